@@ -1,0 +1,3 @@
+//! Decoder benchmarks.
+
+fn main() {}

@@ -1,0 +1,3 @@
+//! `mcpwire`: the load-testing harness and debugging tools.
+
+fn main() {}

@@ -1,0 +1,274 @@
+//! Newline-delimited JSON, as MCP's stdio transport frames messages.
+//!
+//! - Frames end at `\n` only. JSON forbids raw control characters inside strings and U+2028 /
+//!   U+2029 are multi-byte in UTF-8, so neither can end a frame early.
+//! - One `\r` before the `\n` is dropped, so CRLF peers work.
+//! - Lines holding only JSON whitespace (space, tab, `\r`) are skipped.
+//! - A UTF-8 byte order mark at the start of a line is dropped. RFC 8259 lets a parser ignore
+//!   one; writers that prefix every chunk of output with it exist, and refusing would lose a
+//!   valid message.
+//! - At end of input, bytes after the last `\n` form a final frame.
+//! - A line longer than the limit (not counting its line ending) is never buffered whole: the
+//!   splitter reports it once as [`Split::TooLarge`], discards its bytes as they arrive up to the
+//!   next `\n`, then carries on with the next frame.
+
+use bytes::{Buf, BytesMut};
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Where the next frame lies in the buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Split {
+    /// A frame whose body is `buf[start..end]`. The line, with its ending, is `buf[..consumed]`;
+    /// the caller removes it (`start <= end <= consumed <= buf.len()`).
+    Frame {
+        /// First byte of the body: after a byte order mark and leading whitespace.
+        start: usize,
+        /// One past the last byte of the body: before the `\r\n` or `\n`.
+        end: usize,
+        /// Bytes the line occupies, its line ending included.
+        consumed: usize,
+    },
+    /// A line longer than the limit. Its bytes are already gone from the buffer, or will be
+    /// discarded as they arrive; it is reported once.
+    TooLarge,
+}
+
+/// The NDJSON splitter's state: where the newline search stopped, and whether it is discarding
+/// the rest of an over-long line.
+///
+/// # Examples
+///
+/// ```
+/// use bytes::BytesMut;
+/// use mcpwire::framing::{NdjsonFramer, Split};
+///
+/// let mut framer = NdjsonFramer::new(1024);
+/// let mut buf = BytesMut::from(&b"\r\n{\"a\":1}\r\n{\"b\""[..]);
+/// assert_eq!(framer.next(&mut buf, false), Some(Split::Frame { start: 0, end: 7, consumed: 9 }));
+/// ```
+#[derive(Clone, Debug)]
+pub struct NdjsonFramer {
+    /// Bytes of `buf` already searched for `\n` without finding one.
+    next_index: usize,
+    /// Dropping bytes up to the next `\n` after an over-long line.
+    discarding: bool,
+    max_frame_bytes: usize,
+}
+
+impl NdjsonFramer {
+    /// A splitter that refuses lines longer than `max_frame_bytes` (line ending excluded).
+    #[must_use]
+    pub fn new(max_frame_bytes: usize) -> Self {
+        Self {
+            next_index: 0,
+            discarding: false,
+            max_frame_bytes,
+        }
+    }
+
+    /// Whether the splitter is dropping the rest of an over-long line.
+    #[must_use]
+    pub fn is_discarding(&self) -> bool {
+        self.discarding
+    }
+
+    /// Finds the next frame in `buf`, dropping blank lines and discarded bytes from its front.
+    ///
+    /// Returns `None` when `buf` holds no complete frame yet; with `eof` set, bytes after the last
+    /// newline count as a final frame. A returned [`Split::Frame`] is still in `buf`: the caller
+    /// advances past `consumed` bytes before calling again.
+    pub fn next(&mut self, buf: &mut BytesMut, eof: bool) -> Option<Split> {
+        loop {
+            if self.discarding {
+                match memchr::memchr(b'\n', buf) {
+                    Some(nl) => {
+                        buf.advance(nl + 1);
+                        self.discarding = false;
+                        self.next_index = 0;
+                    }
+                    None => {
+                        buf.clear();
+                        return None;
+                    }
+                }
+            }
+            let (line_end, consumed) = match memchr::memchr(b'\n', &buf[self.next_index..]) {
+                Some(rel) => {
+                    let nl = self.next_index + rel;
+                    self.next_index = 0;
+                    (nl, nl + 1)
+                }
+                None => {
+                    self.next_index = buf.len();
+                    if self.unterminated_too_long(buf) {
+                        self.next_index = 0;
+                        self.discarding = true;
+                        buf.clear();
+                        return Some(Split::TooLarge);
+                    }
+                    if !eof || buf.is_empty() {
+                        return None;
+                    }
+                    self.next_index = 0;
+                    (buf.len(), buf.len())
+                }
+            };
+            let end = if line_end > 0 && buf[line_end - 1] == b'\r' {
+                line_end - 1
+            } else {
+                line_end
+            };
+            if end > self.max_frame_bytes {
+                buf.advance(consumed);
+                return Some(Split::TooLarge);
+            }
+            let body = &buf[..end];
+            let bom = if body.starts_with(BOM) { BOM.len() } else { 0 };
+            match body[bom..]
+                .iter()
+                .position(|b| !matches!(b, b' ' | b'\t' | b'\r'))
+            {
+                Some(first) => {
+                    return Some(Split::Frame {
+                        start: bom + first,
+                        end,
+                        consumed,
+                    });
+                }
+                None => buf.advance(consumed),
+            }
+        }
+    }
+
+    /// Whether a buffered line without its `\n` is already known to exceed the limit. A line of
+    /// exactly `max + 1` bytes ending in `\r` may still be a `max`-byte body followed by CRLF.
+    fn unterminated_too_long(&self, buf: &BytesMut) -> bool {
+        let max = self.max_frame_bytes;
+        buf.len() > max + 1 || (buf.len() == max + 1 && buf[max] != b'\r')
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split_all(input: &[u8], max: usize) -> Vec<Result<Vec<u8>, ()>> {
+        let mut framer = NdjsonFramer::new(max);
+        let mut buf = BytesMut::from(input);
+        let mut out = Vec::new();
+        while let Some(s) = framer.next(&mut buf, true) {
+            match s {
+                Split::Frame {
+                    start,
+                    end,
+                    consumed,
+                } => {
+                    out.push(Ok(buf[start..end].to_vec()));
+                    buf.advance(consumed);
+                }
+                Split::TooLarge => out.push(Err(())),
+            }
+        }
+        assert!(buf.is_empty());
+        out
+    }
+
+    #[test]
+    fn crlf_blank_lines_and_final_frame_without_newline() {
+        let got = split_all(b"a\r\n\n  \r\n\t\nb\n\r\nc", 16);
+        assert_eq!(
+            got,
+            vec![Ok(b"a".to_vec()), Ok(b"b".to_vec()), Ok(b"c".to_vec())]
+        );
+    }
+
+    #[test]
+    fn lone_cr_is_not_a_line_ending() {
+        assert_eq!(split_all(b"a\rb\n", 16), vec![Ok(b"a\rb".to_vec())]);
+    }
+
+    #[test]
+    fn bom_is_dropped_on_any_line() {
+        let got = split_all(b"\xEF\xBB\xBF{}\n\xEF\xBB\xBF {}\n\xEF\xBB\n", 16);
+        assert_eq!(
+            got,
+            vec![
+                Ok(b"{}".to_vec()),
+                Ok(b"{}".to_vec()),
+                Ok(b"\xEF\xBB".to_vec())
+            ]
+        );
+    }
+
+    #[test]
+    fn line_at_limit_passes_and_one_past_is_too_large() {
+        let got = split_all(b"abcd\nabcde\nabcd\r\nabcd\r\r\nok\n", 4);
+        assert_eq!(
+            got,
+            vec![
+                Ok(b"abcd".to_vec()),
+                Err(()),
+                Ok(b"abcd".to_vec()),
+                Err(()),
+                Ok(b"ok".to_vec())
+            ]
+        );
+    }
+
+    #[test]
+    fn over_long_line_is_reported_once_while_its_bytes_arrive() {
+        let mut framer = NdjsonFramer::new(4);
+        let mut buf = BytesMut::from(&b"abcdef"[..]);
+        assert_eq!(framer.next(&mut buf, false), Some(Split::TooLarge));
+        assert!(buf.is_empty() && framer.is_discarding());
+        buf.extend_from_slice(b"ghijkl");
+        assert_eq!(framer.next(&mut buf, false), None);
+        assert!(buf.is_empty(), "discarded bytes are not kept");
+        buf.extend_from_slice(b"mn\n{}\n");
+        assert_eq!(
+            framer.next(&mut buf, false),
+            Some(Split::Frame {
+                start: 0,
+                end: 2,
+                consumed: 3
+            })
+        );
+    }
+
+    #[test]
+    fn unterminated_line_of_max_plus_cr_waits_for_its_newline() {
+        let mut framer = NdjsonFramer::new(4);
+        let mut buf = BytesMut::from(&b"abcd\r"[..]);
+        assert_eq!(framer.next(&mut buf, false), None);
+        buf.extend_from_slice(b"\n");
+        assert_eq!(
+            framer.next(&mut buf, false),
+            Some(Split::Frame {
+                start: 0,
+                end: 4,
+                consumed: 6
+            })
+        );
+    }
+
+    #[test]
+    fn partial_reads_resume_the_search_where_it_stopped() {
+        let mut framer = NdjsonFramer::new(64);
+        let mut buf = BytesMut::new();
+        for &b in b"{\"a\":1}" {
+            buf.extend_from_slice(&[b]);
+            assert_eq!(framer.next(&mut buf, false), None);
+            assert_eq!(framer.next_index, buf.len());
+        }
+        buf.extend_from_slice(b"\n");
+        assert_eq!(
+            framer.next(&mut buf, false),
+            Some(Split::Frame {
+                start: 0,
+                end: 7,
+                consumed: 8
+            })
+        );
+    }
+}

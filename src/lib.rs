@@ -1,0 +1,75 @@
+//! A wire core for the Model Context Protocol and JSON-RPC 2.0.
+//!
+//! ```text
+//!  bytes ──► framing ──► message ──► Frame ──► your host
+//!           (NDJSON:    (simd-json  (kind, id, method,
+//!            split on    in-place    params / result / error,
+//!            '\n')       parse)      borrowed from the frame)
+//!
+//!  Outgoing ──► encode ──► bytes       JsonRpcCodec = both, as a tokio-util codec
+//! ```
+//!
+//! Everything below the codec is sans-IO: [`framing`] splits a `BytesMut`, the message layer parses
+//! a byte slice. A decoded [`Frame`] owns its bytes (split off the read buffer, never copied or
+//! modified) and a small index; once the codec is warm, decoding costs no heap allocation.
+//!
+//! Bad input never ends the stream: each bad frame decodes to a [`Kind::Invalid`] frame carrying a
+//! [`DecodeError`] with its JSON-RPC code, and [`Message::error_reply`] builds the answer.
+//!
+//! # Examples
+//!
+//! ```
+//! use bytes::BytesMut;
+//! use mcpwire::{Id, JsonRpcCodec, Kind, Outgoing, RawJson, ReplyDetail};
+//! use tokio_util::codec::{Decoder, Encoder};
+//!
+//! let mut codec = JsonRpcCodec::new();
+//! let mut input = BytesMut::from(&b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n[]\n"[..]);
+//! let mut output = BytesMut::new();
+//! while let Some(frame) = codec.decode(&mut input).unwrap() {
+//!     match frame.kind() {
+//!         Kind::Request if frame.method() == Some("ping") => {
+//!             let reply = Outgoing::Result { id: frame.id().unwrap(), result: RawJson::new("{}") };
+//!             codec.encode(reply, &mut output).unwrap();
+//!         }
+//!         Kind::Invalid => {
+//!             let reply = frame.message().unwrap().error_reply(ReplyDetail::Spec).unwrap();
+//!             codec.encode(reply, &mut output).unwrap();
+//!         }
+//!         _ => {}
+//!     }
+//! }
+//! assert_eq!(
+//!     std::str::from_utf8(&output).unwrap(),
+//!     "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\
+//!      {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"Invalid Request\"}}\n"
+//! );
+//! # let _ = Id::Null;
+//! ```
+//!
+//! # Choices
+//!
+//! - **Unknown top-level members** are refused with -32600. JSON-RPC 2.0 defines the members of
+//!   each message exactly, the MCP TypeScript SDK validates them strictly, and refusing them
+//!   makes every duplicate key detectable in constant space (a duplicated envelope key is a
+//!   smuggling risk: simd-json keeps the first copy, serde_json the last). Unknown members of the
+//!   `error` object are ignored.
+//! - **A UTF-8 byte order mark** at the start of any line is dropped (RFC 8259 allows a parser to
+//!   ignore it). A truncated one is invalid UTF-8: -32700.
+//! - **Numbers** outside i64/u64/f64 (`1e400`, 2^64 as an integer) are a parse error, -32700:
+//!   simd-json refuses them.
+//! - **Frame too large** is answered with -32600 and `"id": null`: the bytes were never read.
+
+#![deny(clippy::undocumented_unsafe_blocks)]
+
+mod codec;
+pub mod error;
+pub mod framing;
+pub mod limits;
+mod message;
+
+pub use codec::JsonRpcCodec;
+pub use error::{DecodeError, Error, ErrorCode, Member, PayloadError};
+pub use limits::Limits;
+pub use message::encode::{Json, Outgoing, Payload, Reason, ReplyDetail};
+pub use message::{ErrorObject, Frame, Id, Kind, Message, RawJson};

@@ -1,0 +1,116 @@
+//! Bounds on what a peer can make the decoder hold or walk.
+
+/// Default for [`Limits::max_frame_bytes`]: 16 MiB.
+///
+/// A peer that never sends a newline would otherwise make the reader buffer without end; the
+/// largest MCP messages seen in practice (a resource read of a base64 image) stay well below.
+pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
+
+/// Default for [`Limits::max_depth`]: 128 levels of arrays and objects.
+///
+/// Deep nesting costs parser stack and, in whoever walks the value later (serde, `Drop`,
+/// `Debug`), native stack; 128 is serde_json's own recursion limit, so anything we accept
+/// a serde_json consumer can also read.
+pub const DEFAULT_MAX_DEPTH: usize = 128;
+
+/// Default for [`Limits::max_batch_len`]: 1,024 elements.
+///
+/// Each batch element becomes a request that must be answered; a bound keeps one frame from
+/// fanning out into an unbounded amount of work and an unbounded reply.
+pub const DEFAULT_MAX_BATCH_LEN: usize = 1024;
+
+/// Largest value accepted for [`Limits::max_frame_bytes`]: frame offsets are kept as `u32`
+/// and simd-json refuses documents of 4 GiB or more.
+pub const MAX_FRAME_BYTES_CEILING: usize = (u32::MAX as usize) - 1024;
+
+/// The bounds the decoder enforces, plus whether batches are accepted.
+///
+/// Every limit is inclusive: a frame of exactly `max_frame_bytes` bytes, a value nested exactly
+/// `max_depth` deep and a batch of exactly `max_batch_len` elements are accepted; one more is not.
+///
+/// # Examples
+///
+/// ```
+/// use mcpwire::Limits;
+///
+/// let limits = Limits::default().max_frame_bytes(1 << 20).batches(false);
+/// assert_eq!(limits.frame_bytes(), 1 << 20);
+/// assert!(!limits.accepts_batches());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    max_frame_bytes: usize,
+    max_depth: usize,
+    max_batch_len: usize,
+    batches: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+            max_depth: DEFAULT_MAX_DEPTH,
+            max_batch_len: DEFAULT_MAX_BATCH_LEN,
+            batches: true,
+        }
+    }
+}
+
+impl Limits {
+    /// The largest frame body in bytes, not counting its line ending (`\n` or `\r\n`).
+    ///
+    /// Values above [`MAX_FRAME_BYTES_CEILING`] are clamped to it; 0 is raised to 1.
+    #[must_use]
+    pub fn max_frame_bytes(mut self, bytes: usize) -> Self {
+        self.max_frame_bytes = bytes.clamp(1, MAX_FRAME_BYTES_CEILING);
+        self
+    }
+
+    /// The deepest nesting of arrays and objects accepted in a frame, counting the frame's own
+    /// object as level 1. 0 is raised to 1 (a frame is always an object or an array).
+    #[must_use]
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.max_depth = depth.max(1);
+        self
+    }
+
+    /// The most elements a batch may have.
+    #[must_use]
+    pub fn max_batch_len(mut self, len: usize) -> Self {
+        self.max_batch_len = len;
+        self
+    }
+
+    /// Whether a JSON array of messages (a batch) is decoded, or refused with -32600.
+    ///
+    /// JSON-RPC 2.0 and MCP 2025-03-26 have batches; MCP 2025-06-18 removed them. On by default.
+    #[must_use]
+    pub fn batches(mut self, accept: bool) -> Self {
+        self.batches = accept;
+        self
+    }
+
+    /// The frame size bound in effect.
+    #[must_use]
+    pub fn frame_bytes(&self) -> usize {
+        self.max_frame_bytes
+    }
+
+    /// The depth bound in effect.
+    #[must_use]
+    pub fn depth(&self) -> usize {
+        self.max_depth
+    }
+
+    /// The batch length bound in effect.
+    #[must_use]
+    pub fn batch_len(&self) -> usize {
+        self.max_batch_len
+    }
+
+    /// Whether batches are decoded.
+    #[must_use]
+    pub fn accepts_batches(&self) -> bool {
+        self.batches
+    }
+}

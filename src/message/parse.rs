@@ -1,0 +1,522 @@
+//! simd-json parse of one frame into an [`Envelope`] per message, with no heap allocation once
+//! the parser's buffers are warm.
+//!
+//! Two phases, because the tape borrows the bytes it was parsed from:
+//! 1. `walk` reads only the tape. It classifies each message and records where its strings and
+//!    members start, as offsets from the frame start. Member value spans stay *pending*: a span
+//!    holds the offset of the member's key and of the next key ([`LAST`] for the last member).
+//! 2. `resolve` runs once the tape is released, with the frame's bytes readable again. It turns
+//!    pending spans into value ranges by scanning only the few bytes around each key, and copies
+//!    envelope strings whose wire form had escapes into the side buffer.
+//!
+//! What simd-json mutates: unescaping rewrites a string that has escapes in place. The frame is
+//! parsed where it lies only when it has no backslash at all (so nothing is rewritten) and at
+//! least [`INPUT_PADDING`] bytes follow it in the read buffer (simd-json uses them as padding
+//! and leaves them as they were). Otherwise it is first copied to a reused scratch buffer,
+//! placed at the same address modulo 64 (a copy whose source and destination differ by 1-31
+//! bytes modulo 4096 runs many times slower on some x86 CPUs). The frame's bytes are therefore
+//! never modified: they stay the exact bytes received, for forwarding and logging, and
+//! `params`/`result` are their exact JSON text.
+
+use simd_json::{Buffers, INPUT_PADDING, Node, StaticNode, Tape, fill_tape_padded};
+use smallvec::SmallVec;
+
+use super::{Envelope, ErrorRepr, IdRepr, Kind, Side, Span, Text};
+use crate::error::{DecodeError, Member};
+use crate::limits::Limits;
+
+/// A pending span's end when the member is the last of its object.
+const LAST: u32 = u32::MAX;
+
+/// Scratch placement keeps the copy at the frame's address modulo this.
+const SCRATCH_ALIGN: usize = 64;
+
+/// What `Parser::parse` found in a frame.
+pub(crate) struct Parsed {
+    pub(crate) batch: bool,
+    pub(crate) messages: SmallVec<[Envelope; 1]>,
+    pub(crate) side: Side,
+}
+
+/// A reusable simd-json parser: its buffers, tape and scratch space survive from frame to frame.
+pub(crate) struct Parser {
+    buffers: Buffers,
+    /// Always `Some` between calls; taken for the length of one parse.
+    tape: Option<Tape<'static>>,
+    scratch: Vec<u8>,
+    limits: Limits,
+}
+
+impl std::fmt::Debug for Parser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Parser")
+            .field("scratch_capacity", &self.scratch.len())
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Parser {
+    pub(crate) fn new(limits: Limits) -> Self {
+        Self {
+            buffers: Buffers::with_max_depth(1024, limits.depth()),
+            tape: Some(Tape::null()),
+            scratch: Vec::new(),
+            limits,
+        }
+    }
+
+    pub(crate) fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Parses and classifies the frame body `buf[..len]`; `buf[len..]` is whatever follows it in
+    /// the read buffer. `buf` is left exactly as it was.
+    pub(crate) fn parse(&mut self, buf: &mut [u8], len: usize) -> Parsed {
+        debug_assert!(len <= buf.len() && len < u32::MAX as usize);
+        let in_place =
+            buf.len() - len >= INPUT_PADDING && memchr::memchr(b'\\', &buf[..len]).is_none();
+        let mut messages = SmallVec::new();
+        let mut side = Side::new();
+        let mut offset = 0;
+        if !in_place {
+            offset = self.stage_in_scratch(&buf[..len]);
+        }
+
+        // Phase 1: the tape borrows the parsed bytes mutably for as long as it lives.
+        let walked = {
+            let input: &mut [u8] = if in_place {
+                buf
+            } else {
+                &mut self.scratch[offset..offset + len + INPUT_PADDING]
+            };
+            let base = input.as_ptr() as usize;
+            let mut tape = self.tape.take().unwrap_or_else(Tape::null).reset();
+            let walked = match fill_tape_padded(input, len, &mut self.buffers, &mut tape) {
+                Ok(()) => Ok(walk(&tape.0, base, &self.limits, &mut messages)),
+                Err(e) => Err(DecodeError::from_simd(&e, self.limits.depth())),
+            };
+            self.tape = Some(tape.reset());
+            walked
+        };
+
+        // Phase 2: the bytes are ours to read again.
+        let batch = match walked {
+            Err(problem) => {
+                messages.push(Envelope::invalid(problem));
+                false
+            }
+            Ok(batch) => {
+                let orig = &buf[..len];
+                let unescaped = if in_place {
+                    orig
+                } else {
+                    &self.scratch[offset..offset + len]
+                };
+                if batch {
+                    let closes = element_closes(orig, self.buffers.structural_indexes());
+                    for (env, close) in messages.iter_mut().zip(closes) {
+                        resolve(env, close, orig, unescaped, &mut side);
+                    }
+                } else {
+                    let close = trim_back(orig, len) - 1;
+                    resolve(&mut messages[0], close, orig, unescaped, &mut side);
+                }
+                batch
+            }
+        };
+        Parsed {
+            batch,
+            messages,
+            side,
+        }
+    }
+
+    /// Copies `body` into the scratch buffer at the body's own address modulo
+    /// [`SCRATCH_ALIGN`], with [`INPUT_PADDING`] bytes after it; returns where it starts.
+    fn stage_in_scratch(&mut self, body: &[u8]) -> usize {
+        let need = body.len() + INPUT_PADDING + SCRATCH_ALIGN;
+        if self.scratch.len() < need {
+            self.scratch.resize(need.next_power_of_two(), 0);
+        }
+        let offset =
+            (body.as_ptr() as usize).wrapping_sub(self.scratch.as_ptr() as usize) % SCRATCH_ALIGN;
+        self.scratch[offset..offset + body.len()].copy_from_slice(body);
+        offset
+    }
+}
+
+/// Nodes a value occupies on the tape, itself included.
+fn size(node: &Node<'_>) -> usize {
+    match node {
+        Node::Object { count, .. } | Node::Array { count, .. } => 1 + count,
+        _ => 1,
+    }
+}
+
+/// Offset of a tape string from the start of the parsed input.
+fn offset(s: &str, base: usize) -> u32 {
+    (s.as_ptr() as usize - base) as u32
+}
+
+fn text(s: &str, base: usize) -> Text {
+    Text {
+        at: offset(s, base),
+        len: s.len() as u32,
+        side: false,
+    }
+}
+
+/// Classifies the root value; returns whether it is a batch.
+fn walk(
+    nodes: &[Node<'_>],
+    base: usize,
+    limits: &Limits,
+    out: &mut SmallVec<[Envelope; 1]>,
+) -> bool {
+    match nodes[0] {
+        Node::Object { .. } => {
+            out.push(envelope(nodes, 0, base));
+            false
+        }
+        Node::Array { len, .. } => {
+            let problem = if !limits.accepts_batches() {
+                Some(DecodeError::BatchesRefused)
+            } else if len == 0 {
+                Some(DecodeError::EmptyBatch)
+            } else if len > limits.batch_len() {
+                Some(DecodeError::BatchTooLong {
+                    len,
+                    limit: limits.batch_len(),
+                })
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                out.push(Envelope::invalid(problem));
+                return false;
+            }
+            out.reserve_exact(len);
+            let mut i = 1;
+            for _ in 0..len {
+                out.push(match nodes[i] {
+                    Node::Object { .. } => envelope(nodes, i, base),
+                    _ => Envelope::invalid(DecodeError::NotAnObject),
+                });
+                i += size(&nodes[i]);
+            }
+            true
+        }
+        Node::String(_) | Node::Static(_) => {
+            out.push(Envelope::invalid(DecodeError::NotAnObject));
+            false
+        }
+    }
+}
+
+fn member(key: &str) -> Option<Member> {
+    Some(match key {
+        "jsonrpc" => Member::Jsonrpc,
+        "id" => Member::Id,
+        "method" => Member::Method,
+        "params" => Member::Params,
+        "result" => Member::Result,
+        "error" => Member::Error,
+        _ => return None,
+    })
+}
+
+fn bit(m: Member) -> u16 {
+    1 << (m as u16)
+}
+
+/// Records the first problem found; later ones do not replace it.
+fn note(slot: &mut Option<DecodeError>, problem: DecodeError) {
+    slot.get_or_insert(problem);
+}
+
+fn integer(node: &Node<'_>) -> Option<i64> {
+    match *node {
+        Node::Static(StaticNode::I64(n)) => Some(n),
+        Node::Static(StaticNode::U64(n)) => i64::try_from(n).ok(),
+        _ => None,
+    }
+}
+
+/// Iterates an object's members as (key, value index, pending value span).
+fn members<'t, 'i>(
+    nodes: &'t [Node<'i>],
+    object: usize,
+    base: usize,
+) -> impl Iterator<Item = (&'i str, usize, Span)> + 't {
+    let len = match nodes[object] {
+        Node::Object { len, .. } => len,
+        _ => 0,
+    };
+    let mut i = object + 1;
+    (0..len).map(move |m| {
+        let Node::String(key) = nodes[i] else {
+            unreachable!("simd-json object keys are strings")
+        };
+        let value = i + 1;
+        i = value + size(&nodes[value]);
+        let next_key = match nodes.get(i) {
+            Some(Node::String(k)) if m + 1 < len => offset(k, base),
+            _ => LAST,
+        };
+        (
+            key,
+            value,
+            Span {
+                start: offset(key, base),
+                end: next_key,
+            },
+        )
+    })
+}
+
+/// Phase 1 for one message object at `nodes[object]`.
+fn envelope(nodes: &[Node<'_>], object: usize, base: usize) -> Envelope {
+    let mut env = Envelope::invalid(DecodeError::NoMethodOrOutcome);
+    env.problem = None;
+    let mut seen = 0u16;
+    let mut error = None;
+    for (key, value, pending) in members(nodes, object, base) {
+        let Some(m) = member(key) else {
+            note(&mut env.problem, DecodeError::UnknownMember);
+            continue;
+        };
+        if seen & bit(m) != 0 {
+            note(&mut env.problem, DecodeError::DuplicateMember(m));
+            if m == Member::Id {
+                env.id = IdRepr::Unreadable;
+            }
+            continue;
+        }
+        seen |= bit(m);
+        let node = &nodes[value];
+        match m {
+            // JSON-RPC 2.0: "jsonrpc ... MUST be exactly "2.0"".
+            Member::Jsonrpc => {
+                if !matches!(node, Node::String("2.0")) {
+                    note(&mut env.problem, DecodeError::WrongVersion);
+                }
+            }
+            Member::Id => {
+                env.id = match *node {
+                    Node::String(s) => IdRepr::Str(text(s, base)),
+                    Node::Static(StaticNode::Null) => IdRepr::Null,
+                    _ => integer(node).map_or(IdRepr::Unreadable, IdRepr::Num),
+                }
+            }
+            Member::Method => match *node {
+                Node::String(s) => env.method = Some(text(s, base)),
+                _ => note(&mut env.problem, DecodeError::MethodNotString),
+            },
+            // "params ... MUST be a Structured value": an object or an array.
+            Member::Params => match node {
+                Node::Object { .. } | Node::Array { .. } => env.payload = Some(pending),
+                _ => note(&mut env.problem, DecodeError::ParamsNotStructured),
+            },
+            Member::Result => env.payload = Some(pending),
+            Member::Error => {
+                env.payload = Some(pending);
+                error = Some(error_object(nodes, value, base));
+            }
+            _ => unreachable!("only top-level members are matched"),
+        }
+    }
+    let has = |m| seen & bit(m) != 0;
+    let (kind, problem) = if let Some(p) = env.problem {
+        (Kind::Invalid, Some(p))
+    } else if !has(Member::Jsonrpc) {
+        (Kind::Invalid, Some(DecodeError::MissingVersion))
+    } else if has(Member::Method) {
+        if has(Member::Result) || has(Member::Error) {
+            (Kind::Invalid, Some(DecodeError::MethodWithOutcome))
+        } else {
+            match env.id {
+                IdRepr::Absent => (Kind::Notification, None),
+                IdRepr::Num(_) | IdRepr::Str(_) => (Kind::Request, None),
+                IdRepr::Null => (Kind::Invalid, Some(DecodeError::NullId)),
+                IdRepr::Unreadable => (Kind::Invalid, Some(DecodeError::InvalidId)),
+            }
+        }
+    } else if has(Member::Result) && has(Member::Error) {
+        (Kind::Invalid, Some(DecodeError::ResultAndError))
+    } else if has(Member::Result) || has(Member::Error) {
+        match (env.id, error) {
+            (IdRepr::Absent, _) => (Kind::Invalid, Some(DecodeError::ResponseWithoutId)),
+            (IdRepr::Unreadable, _) => (Kind::Invalid, Some(DecodeError::InvalidId)),
+            (IdRepr::Null, None) => (Kind::Invalid, Some(DecodeError::NullId)),
+            (_, None) => (Kind::Response, None),
+            (_, Some(Err(p))) => (Kind::Invalid, Some(p)),
+            (_, Some(Ok(e))) => {
+                env.error = Some(e);
+                (Kind::Error, None)
+            }
+        }
+    } else {
+        (Kind::Invalid, Some(DecodeError::NoMethodOrOutcome))
+    };
+    env.kind = kind;
+    env.problem = problem;
+    env
+}
+
+/// Phase 1 for the `error` member of an error response.
+fn error_object(nodes: &[Node<'_>], object: usize, base: usize) -> Result<ErrorRepr, DecodeError> {
+    if !matches!(nodes[object], Node::Object { .. }) {
+        return Err(DecodeError::ErrorNotObject);
+    }
+    let (mut code, mut message, mut data) = (None, None, None);
+    let mut problem = None;
+    let mut seen = 0u16;
+    for (key, value, pending) in members(nodes, object, base) {
+        let m = match key {
+            "code" => Member::ErrorCode,
+            "message" => Member::ErrorMessage,
+            "data" => Member::ErrorData,
+            // Unknown members of the error object are ignored: the specification lists them
+            // without forbidding others, and they cannot change how the message is routed.
+            _ => continue,
+        };
+        if seen & bit(m) != 0 {
+            note(&mut problem, DecodeError::DuplicateMember(m));
+            continue;
+        }
+        seen |= bit(m);
+        match m {
+            Member::ErrorCode => code = integer(&nodes[value]),
+            Member::ErrorMessage => {
+                if let Node::String(s) = nodes[value] {
+                    message = Some(text(s, base));
+                }
+            }
+            _ => data = Some(pending),
+        }
+    }
+    match (problem, code, message) {
+        (Some(p), _, _) => Err(p),
+        (None, None, _) => Err(DecodeError::ErrorCodeNotInteger),
+        (None, _, None) => Err(DecodeError::ErrorMessageNotString),
+        (None, Some(code), Some(message)) => Ok(ErrorRepr {
+            code,
+            message,
+            data,
+        }),
+    }
+}
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// `end` moved back over JSON whitespace.
+fn trim_back(bytes: &[u8], mut end: usize) -> usize {
+    while end > 0 && is_ws(bytes[end - 1]) {
+        end -= 1;
+    }
+    end
+}
+
+fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
+    while at < bytes.len() && is_ws(bytes[at]) {
+        at += 1;
+    }
+    at
+}
+
+/// The position of each batch element's last byte, from stage 1's structural indexes: the
+/// elements of the root array end before each `,` at depth 1 and before its closing `]`.
+fn element_closes<'a>(orig: &'a [u8], structurals: &'a [u32]) -> impl Iterator<Item = usize> + 'a {
+    let mut depth = 0usize;
+    structurals
+        .iter()
+        .map(|&p| p as usize)
+        .filter(|&p| p < orig.len())
+        .filter_map(move |p| {
+            match orig[p] {
+                b'[' | b'{' => depth += 1,
+                b']' | b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(trim_back(orig, p) - 1);
+                    }
+                }
+                b',' if depth == 1 => return Some(trim_back(orig, p) - 1),
+                _ => {}
+            }
+            None
+        })
+}
+
+/// Phase 2 for one message whose object's closing brace is at `close`.
+fn resolve(env: &mut Envelope, close: usize, orig: &[u8], unescaped: &[u8], side: &mut Side) {
+    if let IdRepr::Str(t) = &mut env.id {
+        *t = resolve_text(*t, orig, unescaped, side);
+    }
+    if let Some(t) = &mut env.method {
+        *t = resolve_text(*t, orig, unescaped, side);
+    }
+    if env.kind == Kind::Invalid {
+        env.payload = None;
+        return;
+    }
+    if let Some(p) = &mut env.payload {
+        *p = value_span(*p, close, orig);
+    }
+    if let (Some(e), Some(payload)) = (&mut env.error, env.payload) {
+        e.message = resolve_text(e.message, orig, unescaped, side);
+        if let Some(d) = &mut e.data {
+            *d = value_span(*d, payload.end as usize - 1, orig);
+        }
+    }
+}
+
+/// A string's bytes in the frame when its wire form has no escapes; otherwise its unescaped form,
+/// copied to the side buffer.
+fn resolve_text(t: Text, orig: &[u8], unescaped: &[u8], side: &mut Side) -> Text {
+    let (at, len) = (t.at as usize, t.len as usize);
+    // A validated string whose first `len` bytes hold no backslash and are followed by the
+    // closing quote is exactly its unescaped form.
+    if orig.get(at + len) == Some(&b'"') && memchr::memchr(b'\\', &orig[at..at + len]).is_none() {
+        return t;
+    }
+    let side_at = side.len() as u32;
+    side.extend_from_slice(&unescaped[at..at + len]);
+    Text {
+        at: side_at,
+        len: t.len,
+        side: true,
+    }
+}
+
+/// Turns a pending span (this member's key, the next key or [`LAST`]) into the range of the
+/// member's value, in an object whose closing brace is at `close`.
+fn value_span(pending: Span, close: usize, orig: &[u8]) -> Span {
+    // Past the key's closing quote, then `:` and the whitespace around it.
+    let mut at = pending.start as usize;
+    loop {
+        match orig[at] {
+            b'\\' => at += 2,
+            b'"' => break,
+            _ => at += 1,
+        }
+    }
+    let colon = skip_ws(orig, at + 1);
+    debug_assert_eq!(orig[colon], b':');
+    let start = skip_ws(orig, colon + 1);
+    let end = if pending.end == LAST {
+        trim_back(orig, close)
+    } else {
+        // Back from the next key's opening quote over whitespace, the `,` and whitespace.
+        let comma = trim_back(orig, pending.end as usize - 1) - 1;
+        debug_assert_eq!(orig[comma], b',');
+        trim_back(orig, comma)
+    };
+    Span {
+        start: start as u32,
+        end: end as u32,
+    }
+}
