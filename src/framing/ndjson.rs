@@ -3,7 +3,8 @@
 //! - Frames end at `\n` only. JSON forbids raw control characters inside strings and U+2028 /
 //!   U+2029 are multi-byte in UTF-8, so neither can end a frame early.
 //! - One `\r` before the `\n` is dropped, so CRLF peers work.
-//! - Lines holding only JSON whitespace (space, tab, `\r`) are skipped.
+//! - Lines holding only JSON whitespace (space, tab, `\r`) are skipped; a frame's body excludes
+//!   the whitespace around it.
 //! - A UTF-8 byte order mark at the start of a line is dropped. RFC 8259 lets a parser ignore
 //!   one; writers that prefix every chunk of output with it exist, and refusing would lose a
 //!   valid message.
@@ -16,6 +17,11 @@ use bytes::{Buf, BytesMut};
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// JSON whitespace other than `\n`, which ends the line.
+fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r')
+}
+
 /// Where the next frame lies in the buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Split {
@@ -24,7 +30,7 @@ pub enum Split {
     Frame {
         /// First byte of the body: after a byte order mark and leading whitespace.
         start: usize,
-        /// One past the last byte of the body: before the `\r\n` or `\n`.
+        /// One past the last byte of the body: before trailing whitespace and the line ending.
         end: usize,
         /// Bytes the line occupies, its line ending included.
         consumed: usize,
@@ -125,14 +131,13 @@ impl NdjsonFramer {
             }
             let body = &buf[..end];
             let bom = if body.starts_with(BOM) { BOM.len() } else { 0 };
-            match body[bom..]
-                .iter()
-                .position(|b| !matches!(b, b' ' | b'\t' | b'\r'))
-            {
+            match body[bom..].iter().position(|&b| !is_blank(b)) {
                 Some(first) => {
+                    // A non-blank byte exists, so `rposition` finds one at or after `first`.
+                    let last = body.iter().rposition(|&b| !is_blank(b)).unwrap_or(end - 1);
                     return Some(Split::Frame {
                         start: bom + first,
-                        end,
+                        end: last + 1,
                         consumed,
                     });
                 }
