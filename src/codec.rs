@@ -6,9 +6,8 @@ use tokio_util::codec::{Decoder, Encoder};
 use crate::error::{DecodeError, Error};
 use crate::framing::{NdjsonFramer, Split};
 use crate::limits::Limits;
-use crate::message::Frame;
 use crate::message::encode::{Outgoing, Payload};
-use crate::message::parse::Parser;
+use crate::message::{Frame, FrameParser};
 
 /// Decodes newline-delimited JSON-RPC frames into [`Frame`]s and encodes [`Outgoing`] messages.
 ///
@@ -35,7 +34,7 @@ use crate::message::parse::Parser;
 #[derive(Debug)]
 pub struct JsonRpcCodec {
     framer: NdjsonFramer,
-    parser: Parser,
+    parser: FrameParser,
 }
 
 impl Default for JsonRpcCodec {
@@ -54,10 +53,7 @@ impl JsonRpcCodec {
     /// A codec enforcing `limits`.
     #[must_use]
     pub fn with_limits(limits: Limits) -> Self {
-        Self {
-            framer: NdjsonFramer::new(limits.frame_bytes()),
-            parser: Parser::new(limits),
-        }
+        Self { framer: NdjsonFramer::new(limits.frame_bytes()), parser: FrameParser::new(limits) }
     }
 
     /// The limits in effect.
@@ -70,20 +66,12 @@ impl JsonRpcCodec {
         match self.framer.next(buf, eof)? {
             Split::TooLarge => Some(Frame::from_error(
                 Bytes::new(),
-                DecodeError::FrameTooLarge {
-                    limit: self.limits().frame_bytes(),
-                },
+                DecodeError::FrameTooLarge { limit: self.limits().frame_bytes() },
             )),
-            Split::Frame {
-                start,
-                end,
-                consumed,
-            } => {
-                let parsed = self.parser.parse(&mut buf[start..], end - start);
-                buf.advance(start);
-                let body = buf.split_to(end - start).freeze();
+            Split::Frame { start, end, consumed } => {
+                let frame = self.parser.parse_in(buf, start, end);
                 buf.advance(consumed - end);
-                Some(Frame::new(body, parsed.batch, parsed.messages, parsed.side))
+                Some(frame)
             }
         }
     }

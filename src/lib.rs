@@ -72,4 +72,4 @@ pub use codec::JsonRpcCodec;
 pub use error::{DecodeError, Error, ErrorCode, Member, PayloadError};
 pub use limits::Limits;
 pub use message::encode::{Json, Outgoing, Payload, Reason, ReplyDetail};
-pub use message::{ErrorObject, Frame, Id, Kind, Message, RawJson};
+pub use message::{ErrorObject, Frame, FrameParser, Id, Kind, Message, RawJson};

@@ -15,16 +15,9 @@ fn decode_with(limits: Limits, line: &str) -> Frame {
     let mut followed = BytesMut::from(format!("{line}\n{filler}{filler}").as_bytes());
     let b = codec.decode(&mut followed).unwrap().expect("a frame");
     assert_eq!(a, b, "both parse paths agree on {line}");
-    assert_eq!(
-        a.as_bytes(),
-        line.trim().as_bytes(),
-        "frame bytes are exactly the input"
-    );
+    assert_eq!(a.as_bytes(), line.trim().as_bytes(), "frame bytes are exactly the input");
     for _ in 0..2 {
-        assert_eq!(
-            codec.decode(&mut followed).unwrap().unwrap().method(),
-            Some("filler")
-        );
+        assert_eq!(codec.decode(&mut followed).unwrap().unwrap().method(), Some("filler"));
     }
     a
 }
@@ -111,26 +104,12 @@ fn ids() {
         decode(r#"{"jsonrpc":"2.0","id":9223372036854775807,"method":"m"}"#).id(),
         Some(Id::Num(i64::MAX))
     );
-    for bad in [
-        "9223372036854775808",
-        "1.5",
-        "1.0",
-        "true",
-        "{}",
-        "[]",
-        "1e2",
-    ] {
+    for bad in ["9223372036854775808", "1.5", "1.0", "true", "{}", "[]", "1e2"] {
         let line = format!(r#"{{"jsonrpc":"2.0","id":{bad},"method":"m"}}"#);
         assert_eq!(invalid(&line), DecodeError::InvalidId, "{line}");
     }
-    assert_eq!(
-        invalid(r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#),
-        DecodeError::NullId
-    );
-    assert_eq!(
-        invalid(r#"{"jsonrpc":"2.0","id":null,"result":1}"#),
-        DecodeError::NullId
-    );
+    assert_eq!(invalid(r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#), DecodeError::NullId);
+    assert_eq!(invalid(r#"{"jsonrpc":"2.0","id":null,"result":1}"#), DecodeError::NullId);
 }
 
 #[test]
@@ -142,26 +121,11 @@ fn envelope_rules() {
         (r#"{"jsonrpc":2.0,"id":1,"method":"m"}"#, E::WrongVersion),
         (r#"{"jsonrpc":"2.0 ","id":1,"method":"m"}"#, E::WrongVersion),
         (r#"{"jsonrpc":"2.0","id":1,"method":1}"#, E::MethodNotString),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"method":null}"#,
-            E::MethodNotString,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":"x"}"#,
-            E::ParamsNotStructured,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":null}"#,
-            E::ParamsNotStructured,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":3}"#,
-            E::ParamsNotStructured,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","method":"m","result":1}"#,
-            E::MethodWithOutcome,
-        ),
+        (r#"{"jsonrpc":"2.0","id":1,"method":null}"#, E::MethodNotString),
+        (r#"{"jsonrpc":"2.0","id":1,"method":"m","params":"x"}"#, E::ParamsNotStructured),
+        (r#"{"jsonrpc":"2.0","id":1,"method":"m","params":null}"#, E::ParamsNotStructured),
+        (r#"{"jsonrpc":"2.0","id":1,"method":"m","params":3}"#, E::ParamsNotStructured),
+        (r#"{"jsonrpc":"2.0","method":"m","result":1}"#, E::MethodWithOutcome),
         (
             r#"{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":""}}"#,
             E::ResultAndError,
@@ -171,34 +135,13 @@ fn envelope_rules() {
         (r#"{"jsonrpc":"2.0"}"#, E::NoMethodOrOutcome),
         (r#"{"jsonrpc":"2.0","result":1}"#, E::ResponseWithoutId),
         (r#"{"jsonrpc":"2.0","id":1,"error":"x"}"#, E::ErrorNotObject),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"error":{"message":"x"}}"#,
-            E::ErrorCodeNotInteger,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"error":{"code":"1","message":"x"}}"#,
-            E::ErrorCodeNotInteger,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"x"}}"#,
-            E::ErrorCodeNotInteger,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1}}"#,
-            E::ErrorMessageNotString,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":2}}"#,
-            E::ErrorMessageNotString,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"method":"m","extra":1}"#,
-            E::UnknownMember,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#,
-            E::DuplicateMember(Member::Id),
-        ),
+        (r#"{"jsonrpc":"2.0","id":1,"error":{"message":"x"}}"#, E::ErrorCodeNotInteger),
+        (r#"{"jsonrpc":"2.0","id":1,"error":{"code":"1","message":"x"}}"#, E::ErrorCodeNotInteger),
+        (r#"{"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"x"}}"#, E::ErrorCodeNotInteger),
+        (r#"{"jsonrpc":"2.0","id":1,"error":{"code":1}}"#, E::ErrorMessageNotString),
+        (r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":2}}"#, E::ErrorMessageNotString),
+        (r#"{"jsonrpc":"2.0","id":1,"method":"m","extra":1}"#, E::UnknownMember),
+        (r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#, E::DuplicateMember(Member::Id)),
         (
             r#"{"jsonrpc":"2.0","method":"a","id":1,"method":"b"}"#,
             E::DuplicateMember(Member::Method),
@@ -207,10 +150,7 @@ fn envelope_rules() {
             r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"b"}"#,
             E::DuplicateMember(Member::Jsonrpc),
         ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"result":1,"result":2}"#,
-            E::DuplicateMember(Member::Result),
-        ),
+        (r#"{"jsonrpc":"2.0","id":1,"result":1,"result":2}"#, E::DuplicateMember(Member::Result)),
         (
             r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"code":2,"message":""}}"#,
             E::DuplicateMember(Member::ErrorCode),
@@ -249,11 +189,7 @@ fn parse_errors() {
         "{\"a\":\"\\uD800\"}",
         "{\"a\":1e400}",
     ] {
-        assert_eq!(
-            decode(line).decode_error().unwrap().code(),
-            ErrorCode::PARSE_ERROR,
-            "{line}"
-        );
+        assert_eq!(decode(line).decode_error().unwrap().code(), ErrorCode::PARSE_ERROR, "{line}");
     }
     let mut codec = JsonRpcCodec::new();
     let mut buf = BytesMut::from(&b"{\"a\":\"\xC0\xAF\"}\n"[..]);
@@ -311,8 +247,5 @@ fn depth_at_and_past_the_limit() {
         Some(DecodeError::TooDeep { limit: 8 })
     );
     assert_eq!(decode(&nest(128)).kind(), Kind::Notification);
-    assert_eq!(
-        decode(&nest(129)).decode_error(),
-        Some(DecodeError::TooDeep { limit: 128 })
-    );
+    assert_eq!(decode(&nest(129)).decode_error(), Some(DecodeError::TooDeep { limit: 128 }));
 }

@@ -66,11 +66,7 @@ impl NdjsonFramer {
     /// A splitter that refuses lines longer than `max_frame_bytes` (line ending excluded).
     #[must_use]
     pub fn new(max_frame_bytes: usize) -> Self {
-        Self {
-            next_index: 0,
-            discarding: false,
-            max_frame_bytes,
-        }
+        Self { next_index: 0, discarding: false, max_frame_bytes }
     }
 
     /// Whether the splitter is dropping the rest of an over-long line.
@@ -120,11 +116,8 @@ impl NdjsonFramer {
                     (buf.len(), buf.len())
                 }
             };
-            let end = if line_end > 0 && buf[line_end - 1] == b'\r' {
-                line_end - 1
-            } else {
-                line_end
-            };
+            let end =
+                if line_end > 0 && buf[line_end - 1] == b'\r' { line_end - 1 } else { line_end };
             if end > self.max_frame_bytes {
                 buf.advance(consumed);
                 return Some(Split::TooLarge);
@@ -135,11 +128,7 @@ impl NdjsonFramer {
                 Some(first) => {
                     // A non-blank byte exists, so `rposition` finds one at or after `first`.
                     let last = body.iter().rposition(|&b| !is_blank(b)).unwrap_or(end - 1);
-                    return Some(Split::Frame {
-                        start: bom + first,
-                        end: last + 1,
-                        consumed,
-                    });
+                    return Some(Split::Frame { start: bom + first, end: last + 1, consumed });
                 }
                 None => buf.advance(consumed),
             }
@@ -164,11 +153,7 @@ mod tests {
         let mut out = Vec::new();
         while let Some(s) = framer.next(&mut buf, true) {
             match s {
-                Split::Frame {
-                    start,
-                    end,
-                    consumed,
-                } => {
+                Split::Frame { start, end, consumed } => {
                     out.push(Ok(buf[start..end].to_vec()));
                     buf.advance(consumed);
                 }
@@ -182,10 +167,7 @@ mod tests {
     #[test]
     fn crlf_blank_lines_and_final_frame_without_newline() {
         let got = split_all(b"a\r\n\n  \r\n\t\nb\n\r\nc", 16);
-        assert_eq!(
-            got,
-            vec![Ok(b"a".to_vec()), Ok(b"b".to_vec()), Ok(b"c".to_vec())]
-        );
+        assert_eq!(got, vec![Ok(b"a".to_vec()), Ok(b"b".to_vec()), Ok(b"c".to_vec())]);
     }
 
     #[test]
@@ -196,14 +178,7 @@ mod tests {
     #[test]
     fn bom_is_dropped_on_any_line() {
         let got = split_all(b"\xEF\xBB\xBF{}\n\xEF\xBB\xBF {}\n\xEF\xBB\n", 16);
-        assert_eq!(
-            got,
-            vec![
-                Ok(b"{}".to_vec()),
-                Ok(b"{}".to_vec()),
-                Ok(b"\xEF\xBB".to_vec())
-            ]
-        );
+        assert_eq!(got, vec![Ok(b"{}".to_vec()), Ok(b"{}".to_vec()), Ok(b"\xEF\xBB".to_vec())]);
     }
 
     #[test]
@@ -211,13 +186,7 @@ mod tests {
         let got = split_all(b"abcd\nabcde\nabcd\r\nabcd\r\r\nok\n", 4);
         assert_eq!(
             got,
-            vec![
-                Ok(b"abcd".to_vec()),
-                Err(()),
-                Ok(b"abcd".to_vec()),
-                Err(()),
-                Ok(b"ok".to_vec())
-            ]
+            vec![Ok(b"abcd".to_vec()), Err(()), Ok(b"abcd".to_vec()), Err(()), Ok(b"ok".to_vec())]
         );
     }
 
@@ -233,11 +202,7 @@ mod tests {
         buf.extend_from_slice(b"mn\n{}\n");
         assert_eq!(
             framer.next(&mut buf, false),
-            Some(Split::Frame {
-                start: 0,
-                end: 2,
-                consumed: 3
-            })
+            Some(Split::Frame { start: 0, end: 2, consumed: 3 })
         );
     }
 
@@ -249,11 +214,7 @@ mod tests {
         buf.extend_from_slice(b"\n");
         assert_eq!(
             framer.next(&mut buf, false),
-            Some(Split::Frame {
-                start: 0,
-                end: 4,
-                consumed: 6
-            })
+            Some(Split::Frame { start: 0, end: 4, consumed: 6 })
         );
     }
 
@@ -269,11 +230,7 @@ mod tests {
         buf.extend_from_slice(b"\n");
         assert_eq!(
             framer.next(&mut buf, false),
-            Some(Split::Frame {
-                start: 0,
-                end: 7,
-                consumed: 8
-            })
+            Some(Split::Frame { start: 0, end: 7, consumed: 8 })
         );
     }
 }

@@ -140,12 +140,7 @@ impl<P: Payload> Outgoing<'_, P> {
                 write_id(dst, *id);
                 write_member(dst, b",\"result\":", Some(result))?;
             }
-            Self::Error {
-                id,
-                code,
-                message,
-                data,
-            } => {
+            Self::Error { id, code, message, data } => {
                 dst.put_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
                 write_id(dst, *id);
                 dst.put_slice(b",\"error\":{\"code\":");
@@ -310,12 +305,7 @@ impl<'a> Message<'a> {
             _ => self.id().unwrap_or(Id::Null),
         };
         let data = (detail == ReplyDetail::Reason).then_some(Reason(problem));
-        Some(Outgoing::Error {
-            id,
-            code,
-            message: code.message(),
-            data,
-        })
+        Some(Outgoing::Error { id, code, message: code.message(), data })
     }
 }
 
@@ -331,10 +321,7 @@ mod tests {
 
     #[test]
     fn escapes_quotes_backslashes_and_every_control_character() {
-        for c in (0u8..0x20)
-            .map(char::from)
-            .chain(['"', '\\', '\u{7f}', '\u{2028}', 'é'])
-        {
+        for c in (0u8..0x20).map(char::from).chain(['"', '\\', '\u{7f}', '\u{2028}', 'é']) {
             let s = format!("a{c}b");
             let out = escaped(&s);
             assert!(!out.contains('\n') && !out.contains('\r'));
@@ -345,9 +332,7 @@ mod tests {
     #[test]
     fn raw_json_line_breaks_become_spaces() {
         let mut out = BytesMut::new();
-        Outgoing::<RawJson<'_>>::Raw(RawJson::new("{\r\n  \"a\": 1\n}"))
-            .write(&mut out)
-            .unwrap();
+        Outgoing::<RawJson<'_>>::Raw(RawJson::new("{\r\n  \"a\": 1\n}")).write(&mut out).unwrap();
         assert_eq!(&out[..], b"{    \"a\": 1 }\n");
     }
 
@@ -356,10 +341,7 @@ mod tests {
         let mut map = std::collections::HashMap::new();
         map.insert(vec![1u8], 1);
         let mut out = BytesMut::from(&b"kept"[..]);
-        let msg = Outgoing::Notification {
-            method: "m",
-            params: Some(Json(&map)),
-        };
+        let msg = Outgoing::Notification { method: "m", params: Some(Json(&map)) };
         assert!(msg.write(&mut out).is_err());
         assert_eq!(&out[..], b"kept");
     }

@@ -257,33 +257,19 @@ impl Frame {
         side: Side,
     ) -> Self {
         debug_assert!(batch || messages.len() == 1);
-        Self {
-            bytes,
-            batch,
-            messages,
-            side,
-        }
+        Self { bytes, batch, messages, side }
     }
 
     /// A frame that carries only a decode error, such as an over-long line whose bytes are gone.
     #[must_use]
     pub fn from_error(bytes: Bytes, error: DecodeError) -> Self {
-        Self::new(
-            bytes,
-            false,
-            smallvec::smallvec![Envelope::invalid(error)],
-            Side::new(),
-        )
+        Self::new(bytes, false, smallvec::smallvec![Envelope::invalid(error)], Side::new())
     }
 
     /// The frame's kind; [`Kind::Batch`] for an array of messages.
     #[must_use]
     pub fn kind(&self) -> Kind {
-        if self.batch {
-            Kind::Batch
-        } else {
-            self.messages[0].kind
-        }
+        if self.batch { Kind::Batch } else { self.messages[0].kind }
     }
 
     /// The exact bytes received for this frame, without its line ending.
@@ -301,17 +287,13 @@ impl Frame {
     /// The frame as one message, or `None` for a batch.
     #[must_use]
     pub fn message(&self) -> Option<Message<'_>> {
-        (!self.batch).then(|| Message {
-            frame: self,
-            env: &self.messages[0],
-        })
+        (!self.batch).then(|| Message { frame: self, env: &self.messages[0] })
     }
 
     /// The elements of a batch, each classified on its own, or `None` when the frame is not a
     /// batch.
     pub fn batch(&self) -> Option<impl ExactSizeIterator<Item = Message<'_>> + '_> {
-        self.batch
-            .then(|| self.messages.iter().map(|env| Message { frame: self, env }))
+        self.batch.then(|| self.messages.iter().map(|env| Message { frame: self, env }))
     }
 
     /// Why the frame is [`Kind::Invalid`]; `None` for a valid message or a batch (whose
@@ -370,11 +352,8 @@ impl Frame {
     }
 
     fn text(&self, t: Text) -> &str {
-        let (buf, at, len) = if t.side {
-            (&self.side[..], t.at, t.len)
-        } else {
-            (&self.bytes[..], t.at, t.len)
-        };
+        let (buf, at, len) =
+            if t.side { (&self.side[..], t.at, t.len) } else { (&self.bytes[..], t.at, t.len) };
         let bytes = &buf[at as usize..(at + len) as usize];
         debug_assert!(std::str::from_utf8(bytes).is_ok());
         // SAFETY: the parser makes a `Text` only for a JSON string of a frame simd-json accepted,
@@ -402,8 +381,7 @@ fn payload_as<'a, T: Deserialize<'a>>(raw: Option<RawJson<'a>>) -> Result<T, Pay
 impl fmt::Debug for Frame {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Frame");
-        d.field("kind", &self.kind())
-            .field("len", &self.bytes.len());
+        d.field("kind", &self.kind()).field("len", &self.bytes.len());
         match self.batch() {
             Some(items) => d.field("items", &items.collect::<Vec<_>>()),
             None => d.field("message", &self.message()),
@@ -521,5 +499,74 @@ impl fmt::Debug for Message<'_> {
             d.field("error", &e);
         }
         d.finish_non_exhaustive()
+    }
+}
+
+/// Parses message bodies that arrive already delimited (an HTTP request body, a test vector),
+/// with the same rules and limits as [`JsonRpcCodec`](crate::JsonRpcCodec).
+///
+/// Unlike an NDJSON line, a body may contain raw line breaks (JSON whitespace, as in
+/// pretty-printed JSON). Whitespace around the value and a leading byte order mark are dropped.
+///
+/// # Examples
+///
+/// ```
+/// use bytes::BytesMut;
+/// use mcpwire::{FrameParser, Kind, Limits};
+///
+/// let mut parser = FrameParser::new(Limits::default());
+/// let frame = parser.parse(BytesMut::from("{\n  \"jsonrpc\": \"2.0\",\n  \"method\": \"ping\"\n}\n"));
+/// assert_eq!(frame.kind(), Kind::Notification);
+/// ```
+#[derive(Debug)]
+pub struct FrameParser {
+    inner: parse::Parser,
+}
+
+impl FrameParser {
+    /// A parser enforcing `limits` (the frame size bound applies to the body).
+    #[must_use]
+    pub fn new(limits: crate::Limits) -> Self {
+        Self { inner: parse::Parser::new(limits) }
+    }
+
+    /// The limits in effect.
+    #[must_use]
+    pub fn limits(&self) -> crate::Limits {
+        self.inner.limits()
+    }
+
+    /// Parses one body into a frame that owns it.
+    pub fn parse(&mut self, mut body: bytes::BytesMut) -> Frame {
+        use bytes::Buf;
+        let is_ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+        if body.starts_with(b"\xEF\xBB\xBF") {
+            body.advance(3);
+        }
+        let start = body.iter().position(|b| !is_ws(b)).unwrap_or(body.len());
+        body.advance(start);
+        let end = body.iter().rposition(|b| !is_ws(b)).map_or(0, |i| i + 1);
+        body.truncate(end);
+        self.parse_in(&mut body, 0, end)
+    }
+
+    /// Parses `buf[start..end]` (what follows `end` may serve as parse padding) and splits it off
+    /// `buf` as the frame's bytes: on return `buf` starts with what followed `end`.
+    pub(crate) fn parse_in(
+        &mut self,
+        buf: &mut bytes::BytesMut,
+        start: usize,
+        end: usize,
+    ) -> Frame {
+        use bytes::Buf;
+        let limit = self.limits().frame_bytes();
+        if end - start > limit {
+            buf.advance(end);
+            return Frame::from_error(Bytes::new(), DecodeError::FrameTooLarge { limit });
+        }
+        let parsed = self.inner.parse(&mut buf[start..], end - start);
+        buf.advance(start);
+        let body = buf.split_to(end - start).freeze();
+        Frame::new(body, parsed.batch, parsed.messages, parsed.side)
     }
 }

@@ -108,11 +108,7 @@ impl Parser {
             }
             Ok(batch) => {
                 let orig = &buf[..len];
-                let unescaped = if in_place {
-                    orig
-                } else {
-                    &self.scratch[offset..offset + len]
-                };
+                let unescaped = if in_place { orig } else { &self.scratch[offset..offset + len] };
                 if batch {
                     let closes = element_closes(orig, self.buffers.structural_indexes());
                     for (env, close) in messages.iter_mut().zip(closes) {
@@ -125,11 +121,7 @@ impl Parser {
                 batch
             }
         };
-        Parsed {
-            batch,
-            messages,
-            side,
-        }
+        Parsed { batch, messages, side }
     }
 
     /// Copies `body` into the scratch buffer at the body's own address modulo
@@ -160,11 +152,7 @@ fn offset(s: &str, base: usize) -> u32 {
 }
 
 fn text(s: &str, base: usize) -> Text {
-    Text {
-        at: offset(s, base),
-        len: s.len() as u32,
-        side: false,
-    }
+    Text { at: offset(s, base), len: s.len() as u32, side: false }
 }
 
 /// Classifies the root value; returns whether it is a batch.
@@ -185,10 +173,7 @@ fn walk(
             } else if len == 0 {
                 Some(DecodeError::EmptyBatch)
             } else if len > limits.batch_len() {
-                Some(DecodeError::BatchTooLong {
-                    len,
-                    limit: limits.batch_len(),
-                })
+                Some(DecodeError::BatchTooLong { len, limit: limits.batch_len() })
             } else {
                 None
             };
@@ -255,23 +240,14 @@ fn members<'t, 'i>(
     };
     let mut i = object + 1;
     (0..len).map(move |m| {
-        let Node::String(key) = nodes[i] else {
-            unreachable!("simd-json object keys are strings")
-        };
+        let Node::String(key) = nodes[i] else { unreachable!("simd-json object keys are strings") };
         let value = i + 1;
         i = value + size(&nodes[value]);
         let next_key = match nodes.get(i) {
             Some(Node::String(k)) if m + 1 < len => offset(k, base),
             _ => LAST,
         };
-        (
-            key,
-            value,
-            Span {
-                start: offset(key, base),
-                end: next_key,
-            },
-        )
+        (key, value, Span { start: offset(key, base), end: next_key })
     })
 }
 
@@ -400,11 +376,7 @@ fn error_object(nodes: &[Node<'_>], object: usize, base: usize) -> Result<ErrorR
         (Some(p), _, _) => Err(p),
         (None, None, _) => Err(DecodeError::ErrorCodeNotInteger),
         (None, _, None) => Err(DecodeError::ErrorMessageNotString),
-        (None, Some(code), Some(message)) => Ok(ErrorRepr {
-            code,
-            message,
-            data,
-        }),
+        (None, Some(code), Some(message)) => Ok(ErrorRepr { code, message, data }),
     }
 }
 
@@ -431,24 +403,20 @@ fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
 /// elements of the root array end before each `,` at depth 1 and before its closing `]`.
 fn element_closes<'a>(orig: &'a [u8], structurals: &'a [u32]) -> impl Iterator<Item = usize> + 'a {
     let mut depth = 0usize;
-    structurals
-        .iter()
-        .map(|&p| p as usize)
-        .filter(|&p| p < orig.len())
-        .filter_map(move |p| {
-            match orig[p] {
-                b'[' | b'{' => depth += 1,
-                b']' | b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Some(trim_back(orig, p) - 1);
-                    }
+    structurals.iter().map(|&p| p as usize).filter(|&p| p < orig.len()).filter_map(move |p| {
+        match orig[p] {
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(trim_back(orig, p) - 1);
                 }
-                b',' if depth == 1 => return Some(trim_back(orig, p) - 1),
-                _ => {}
             }
-            None
-        })
+            b',' if depth == 1 => return Some(trim_back(orig, p) - 1),
+            _ => {}
+        }
+        None
+    })
 }
 
 /// Phase 2 for one message whose object's closing brace is at `close`.
@@ -485,11 +453,7 @@ fn resolve_text(t: Text, orig: &[u8], unescaped: &[u8], side: &mut Side) -> Text
     }
     let side_at = side.len() as u32;
     side.extend_from_slice(&unescaped[at..at + len]);
-    Text {
-        at: side_at,
-        len: t.len,
-        side: true,
-    }
+    Text { at: side_at, len: t.len, side: true }
 }
 
 /// Turns a pending span (this member's key, the next key or [`LAST`]) into the range of the
@@ -515,8 +479,5 @@ fn value_span(pending: Span, close: usize, orig: &[u8]) -> Span {
         debug_assert_eq!(orig[comma], b',');
         trim_back(orig, comma)
     };
-    Span {
-        start: start as u32,
-        end: end as u32,
-    }
+    Span { start: start as u32, end: end as u32 }
 }
