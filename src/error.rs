@@ -177,6 +177,8 @@ pub enum DecodeError {
     MethodWithOutcome,
     /// A response carries both `result` and `error`.
     ResultAndError,
+    /// A response (`result` or `error`, no `method`) carries `params`.
+    ParamsOnResponse,
     /// A message with `id` but neither `method`, `result` nor `error`; or no members that make
     /// it a message at all.
     NoMethodOrOutcome,
@@ -214,6 +216,7 @@ impl DecodeError {
             | Self::NullId
             | Self::MethodWithOutcome
             | Self::ResultAndError
+            | Self::ParamsOnResponse
             | Self::NoMethodOrOutcome
             | Self::ResponseWithoutId
             | Self::ErrorNotObject
@@ -244,6 +247,7 @@ impl DecodeError {
             }
             E::ExpectedObjectContent | E::ExpectedArrayContent => "expected a value",
             E::ExpectedTrue | E::ExpectedFalse | E::ExpectedNull => "invalid literal",
+            E::InternalError | E::Syntax => "unexpected character",
             _ => "not valid JSON",
         };
         Self::Syntax { offset, detail }
@@ -280,6 +284,7 @@ impl fmt::Display for DecodeError {
                 f.write_str("request or notification carries `result` or `error`")
             }
             Self::ResultAndError => f.write_str("response carries both `result` and `error`"),
+            Self::ParamsOnResponse => f.write_str("response carries `params`"),
             Self::NoMethodOrOutcome => f.write_str("message has no `method`, `result` or `error`"),
             Self::ResponseWithoutId => f.write_str("response has no `id`"),
             Self::ErrorNotObject => f.write_str("`error` is not an object"),

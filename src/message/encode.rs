@@ -209,6 +209,12 @@ pub(crate) fn write_str(dst: &mut BytesMut, s: &str) {
 }
 
 fn write_escaped(dst: &mut BytesMut, s: &str) {
+    escape(s, |chunk| dst.put_slice(chunk.as_bytes()));
+}
+
+/// Feeds `s` to `out` as the body of a JSON string: runs of plain text as they are, and an escape
+/// sequence for each byte that needs one.
+pub(crate) fn escape(s: &str, mut out: impl FnMut(&str)) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     let mut run = 0;
@@ -216,27 +222,25 @@ fn write_escaped(dst: &mut BytesMut, s: &str) {
         if !needs_escape(b) {
             continue;
         }
-        dst.put_slice(&bytes[run..i]);
+        // `b` is ASCII, so `run..i` and `i + 1..` fall on character boundaries.
+        out(&s[run..i]);
         run = i + 1;
-        match b {
-            b'"' => dst.put_slice(b"\\\""),
-            b'\\' => dst.put_slice(b"\\\\"),
-            b'\n' => dst.put_slice(b"\\n"),
-            b'\r' => dst.put_slice(b"\\r"),
-            b'\t' => dst.put_slice(b"\\t"),
-            0x08 => dst.put_slice(b"\\b"),
-            0x0c => dst.put_slice(b"\\f"),
-            _ => dst.put_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[(b >> 4) as usize],
-                HEX[(b & 15) as usize],
-            ]),
-        }
+        let unicode;
+        out(match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            _ => {
+                unicode = [b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]];
+                std::str::from_utf8(&unicode).unwrap_or_default()
+            }
+        });
     }
-    dst.put_slice(&bytes[run..]);
+    out(&s[run..]);
 }
 
 /// Formats straight into a JSON string's body, escaping as it goes.

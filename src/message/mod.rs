@@ -39,6 +39,10 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in declaration order.
+    pub const ALL: [Self; 6] =
+        [Self::Request, Self::Notification, Self::Response, Self::Error, Self::Batch, Self::Invalid];
+
     /// The lower-case name used by `mcpwire inspect`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
@@ -89,10 +93,11 @@ impl fmt::Display for Id<'_> {
             Self::Num(n) => write!(f, "{n}"),
             Self::Null => f.write_str("null"),
             Self::Str(s) => {
-                let mut out = bytes::BytesMut::with_capacity(s.len() + 2);
-                encode::write_str(&mut out, s);
-                // The escaper writes only ASCII escapes around valid UTF-8 input.
-                f.write_str(std::str::from_utf8(&out).map_err(|_| fmt::Error)?)
+                f.write_str("\"")?;
+                let mut written = Ok(());
+                encode::escape(s, |chunk| written = written.and_then(|()| f.write_str(chunk)));
+                written?;
+                f.write_str("\"")
             }
         }
     }

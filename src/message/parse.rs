@@ -103,7 +103,7 @@ impl Parser {
         // Phase 2: the bytes are ours to read again.
         let batch = match walked {
             Err(problem) => {
-                messages.push(Envelope::invalid(problem));
+                messages.push(Envelope::invalid(refine(problem, &buf[..len])));
                 false
             }
             Ok(batch) => {
@@ -135,6 +135,33 @@ impl Parser {
             (body.as_ptr() as usize).wrapping_sub(self.scratch.as_ptr() as usize) % SCRATCH_ALIGN;
         self.scratch[offset..offset + body.len()].copy_from_slice(body);
         offset
+    }
+}
+
+/// Sharpens a generic syntax error with a second, error-path-only look at the frame: simd-json
+/// reports text after a complete value, a truncated value and a stray bracket all alike.
+/// serde_json tells them apart; the cost falls only on frames that are already invalid.
+#[cold]
+fn refine(problem: DecodeError, frame: &[u8]) -> DecodeError {
+    let DecodeError::Syntax { detail, .. } = problem else { return problem };
+    let mut values = serde_json::Deserializer::from_slice(frame).into_iter::<serde::de::IgnoredAny>();
+    match values.next() {
+        Some(Ok(_)) if values.byte_offset() < frame.len() => DecodeError::TrailingBytes,
+        Some(Err(e)) if e.is_eof() => {
+            DecodeError::Syntax { offset: frame.len(), detail: "unexpected end of input" }
+        }
+        Some(Err(e)) if e.is_syntax() => {
+            // Line and column count from 1; an NDJSON frame is one line, a delimited body may
+            // span several, so count its earlier lines' bytes back in.
+            let line_start: usize = frame
+                .split(|&b| b == b'\n')
+                .take(e.line().saturating_sub(1))
+                .map(|l| l.len() + 1)
+                .sum();
+            let offset = (line_start + e.column().saturating_sub(1)).min(frame.len());
+            DecodeError::Syntax { offset, detail }
+        }
+        _ => problem,
     }
 }
 
@@ -320,6 +347,9 @@ fn envelope(nodes: &[Node<'_>], object: usize, base: usize) -> Envelope {
         }
     } else if has(Member::Result) && has(Member::Error) {
         (Kind::Invalid, Some(DecodeError::ResultAndError))
+    } else if has(Member::Params) {
+        // Also keeps the one payload slot for the result or error: no valid message has two.
+        (Kind::Invalid, Some(DecodeError::ParamsOnResponse))
     } else if has(Member::Result) || has(Member::Error) {
         match (env.id, error) {
             (IdRepr::Absent, _) => (Kind::Invalid, Some(DecodeError::ResponseWithoutId)),
