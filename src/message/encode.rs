@@ -235,7 +235,8 @@ pub(crate) fn escape(s: &str, mut out: impl FnMut(&str)) {
             0x08 => "\\b",
             0x0c => "\\f",
             _ => {
-                unicode = [b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]];
+                unicode =
+                    [b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]];
                 std::str::from_utf8(&unicode).unwrap_or_default()
             }
         });

@@ -40,8 +40,14 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in declaration order.
-    pub const ALL: [Self; 6] =
-        [Self::Request, Self::Notification, Self::Response, Self::Error, Self::Batch, Self::Invalid];
+    pub const ALL: [Self; 6] = [
+        Self::Request,
+        Self::Notification,
+        Self::Response,
+        Self::Error,
+        Self::Batch,
+        Self::Invalid,
+    ];
 
     /// The lower-case name used by `mcpwire inspect`.
     #[must_use]

@@ -144,7 +144,8 @@ impl Parser {
 #[cold]
 fn refine(problem: DecodeError, frame: &[u8]) -> DecodeError {
     let DecodeError::Syntax { detail, .. } = problem else { return problem };
-    let mut values = serde_json::Deserializer::from_slice(frame).into_iter::<serde::de::IgnoredAny>();
+    let mut values =
+        serde_json::Deserializer::from_slice(frame).into_iter::<serde::de::IgnoredAny>();
     match values.next() {
         Some(Ok(_)) if values.byte_offset() < frame.len() => DecodeError::TrailingBytes,
         Some(Err(e)) if e.is_eof() => {
