@@ -44,20 +44,6 @@ pub enum Failure {
     Write(io::Error),
 }
 
-const KINDS: [Kind; 6] =
-    [Kind::Request, Kind::Notification, Kind::Response, Kind::Error, Kind::Batch, Kind::Invalid];
-
-const fn kind_index(kind: Kind) -> usize {
-    match kind {
-        Kind::Request => 0,
-        Kind::Notification => 1,
-        Kind::Response => 2,
-        Kind::Error => 3,
-        Kind::Batch => 4,
-        Kind::Invalid => 5,
-    }
-}
-
 /// What was read and decoded.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Totals {
@@ -65,7 +51,7 @@ pub struct Totals {
     pub lines: u64,
     /// Input bytes.
     pub bytes: u64,
-    /// Frames by kind, in the order of [`KINDS`].
+    /// Frames by kind, in the order of [`Kind::ALL`].
     pub frames: [u64; 6],
     /// Elements of all batches.
     pub batch_items: u64,
@@ -77,7 +63,7 @@ pub struct Totals {
 
 impl Totals {
     fn count(&mut self, frame: &Frame) {
-        self.frames[kind_index(frame.kind())] += 1;
+        self.frames[frame.kind() as usize] += 1;
         if let Some(items) = frame.batch() {
             for item in items {
                 self.batch_items += 1;
@@ -93,7 +79,7 @@ impl Totals {
 
     /// Invalid frames plus invalid batch elements.
     pub fn invalid_messages(&self) -> u64 {
-        self.frames[kind_index(Kind::Invalid)] + self.invalid_items
+        self.frames[Kind::Invalid as usize] + self.invalid_items
     }
 }
 
@@ -326,9 +312,9 @@ impl fmt::Display for Summary<'_> {
         writeln!(f, "{:<16}{}", "lines:", t.lines)?;
         writeln!(f, "{:<16}{}", "bytes:", t.bytes)?;
         writeln!(f, "{:<16}{}", "frames:", t.frame_count())?;
-        for kind in KINDS {
+        for kind in Kind::ALL {
             let key = format!("{kind}:");
-            writeln!(f, "{key:<16}{}", t.frames[kind_index(kind)])?;
+            writeln!(f, "{key:<16}{}", t.frames[kind as usize])?;
         }
         writeln!(f, "{:<16}{}", "batch_items:", t.batch_items)?;
         writeln!(f, "{:<16}{}", "invalid_items:", t.invalid_items)?;
