@@ -348,7 +348,7 @@ fn envelope(nodes: &[Node<'_>], object: usize, base: usize) -> Envelope {
         }
     } else if has(Member::Result) && has(Member::Error) {
         (Kind::Invalid, Some(DecodeError::ResultAndError))
-    } else if has(Member::Params) {
+    } else if (has(Member::Result) || has(Member::Error)) && has(Member::Params) {
         // Also keeps the one payload slot for the result or error: no valid message has two.
         (Kind::Invalid, Some(DecodeError::ParamsOnResponse))
     } else if has(Member::Result) || has(Member::Error) {
