@@ -4,6 +4,8 @@
 ///
 /// A peer that never sends a newline would otherwise make the reader buffer without end; the
 /// largest MCP messages seen in practice (a resource read of a base64 image) stay well below.
+/// The parser keeps its buffers at their high-water mark, a small multiple of the largest frame
+/// decoded, so this bound also caps the codec's own memory.
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
 
 /// Default for [`Limits::max_depth`]: 128 levels of arrays and objects.

@@ -129,7 +129,10 @@ impl Parser {
     fn stage_in_scratch(&mut self, body: &[u8]) -> usize {
         let need = body.len() + INPUT_PADDING + SCRATCH_ALIGN;
         if self.scratch.len() < need {
-            self.scratch.resize(need.next_power_of_two(), 0);
+            // Doubling keeps growth amortised; the cap keeps one maximal frame from costing twice
+            // the frame limit.
+            let cap = self.limits.frame_bytes() + INPUT_PADDING + SCRATCH_ALIGN;
+            self.scratch.resize(need.next_power_of_two().min(cap).max(need), 0);
         }
         let offset =
             (body.as_ptr() as usize).wrapping_sub(self.scratch.as_ptr() as usize) % SCRATCH_ALIGN;
