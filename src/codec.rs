@@ -6,7 +6,7 @@ use tokio_util::codec::{Decoder, Encoder};
 use crate::error::{DecodeError, Error};
 use crate::framing::{NdjsonFramer, Split};
 use crate::limits::Limits;
-use crate::message::encode::{Outgoing, Payload};
+use crate::message::encode::{Outgoing, Payload, write_one_line};
 use crate::message::{Frame, FrameParser};
 
 /// Decodes newline-delimited JSON-RPC frames into [`Frame`]s and encodes [`Outgoing`] messages.
@@ -98,14 +98,16 @@ impl<P: Payload> Encoder<Outgoing<'_, P>> for JsonRpcCodec {
     }
 }
 
-/// Forwards a decoded frame's exact bytes, as a proxy does.
+/// Forwards a decoded frame's bytes, as a proxy does: exactly as received, except that raw line
+/// breaks (JSON whitespace, present only in a pretty-printed body from
+/// [`FrameParser`](crate::FrameParser)) become spaces so the frame stays one line.
 impl Encoder<&Frame> for JsonRpcCodec {
     type Error = Error;
 
     fn encode(&mut self, frame: &Frame, dst: &mut BytesMut) -> Result<(), Error> {
         if !frame.as_bytes().is_empty() {
             dst.reserve(frame.as_bytes().len() + 1);
-            dst.extend_from_slice(frame.as_bytes());
+            write_one_line(dst, frame.as_bytes());
             dst.extend_from_slice(b"\n");
         }
         Ok(())

@@ -306,6 +306,9 @@ pub enum Error {
     /// A typed payload could not be serialised; nothing was written.
     #[error("payload could not be serialised: {0}")]
     Serialize(#[source] serde_json::Error),
+    /// A request was given `Id::Null`, which a peer refuses; nothing was written.
+    #[error("a request's id may not be null")]
+    NullRequestId,
 }
 
 /// A typed view of `params` or `result` failed to deserialise.

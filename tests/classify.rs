@@ -249,3 +249,17 @@ fn depth_at_and_past_the_limit() {
     assert_eq!(decode(&nest(128)).kind(), Kind::Notification);
     assert_eq!(decode(&nest(129)).decode_error(), Some(DecodeError::TooDeep { limit: 128 }));
 }
+
+#[test]
+fn forwarding_a_pretty_printed_body_keeps_it_one_line() {
+    use mcpwire::FrameParser;
+    use tokio_util::codec::Encoder;
+    let body = "{\n  \"jsonrpc\": \"2.0\",\r\n  \"method\": \"m\"\n}";
+    let frame = FrameParser::new(Limits::default()).parse(BytesMut::from(body));
+    let mut codec = JsonRpcCodec::new();
+    let mut wire = BytesMut::new();
+    codec.encode(&frame, &mut wire).unwrap();
+    assert_eq!(wire.iter().filter(|&&b| b == b'\n').count(), 1);
+    let again = codec.decode(&mut wire).unwrap().unwrap();
+    assert_eq!((again.kind(), again.method()), (Kind::Notification, Some("m")));
+}

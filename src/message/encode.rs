@@ -162,6 +162,8 @@ impl<P: Payload> Outgoing<'_, P> {
 
     fn write_inner(&self, dst: &mut BytesMut) -> Result<(), Error> {
         match self {
+            // JSON-RPC discourages a null request id and MCP forbids it; the peer would refuse it.
+            Self::Request { id: Id::Null, .. } => return Err(Error::NullRequestId),
             Self::Request { id, method, params } => {
                 dst.put_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
                 write_id(dst, *id);
@@ -224,7 +226,7 @@ fn write_id(dst: &mut BytesMut, id: Id<'_>) {
 }
 
 /// Appends `bytes` with every `\n` and `\r` replaced by a space.
-fn write_one_line(dst: &mut BytesMut, bytes: &[u8]) {
+pub(crate) fn write_one_line(dst: &mut BytesMut, bytes: &[u8]) {
     let mut rest = bytes;
     while let Some(i) = memchr::memchr2(b'\n', b'\r', rest) {
         dst.put_slice(&rest[..i]);
@@ -378,6 +380,15 @@ mod tests {
         let mut out = BytesMut::new();
         Outgoing::<RawJson<'_>>::Raw(RawJson::new("{\r\n  \"a\": 1\n}")).write(&mut out).unwrap();
         assert_eq!(&out[..], b"{    \"a\": 1 }\n");
+    }
+
+    #[test]
+    fn a_request_with_a_null_id_is_refused() {
+        let mut out = BytesMut::from(&b"kept"[..]);
+        let msg: Outgoing<'_, RawJson<'_>> =
+            Outgoing::Request { id: Id::Null, method: "m", params: None };
+        assert!(matches!(msg.write(&mut out), Err(Error::NullRequestId)));
+        assert_eq!(&out[..], b"kept");
     }
 
     #[test]

@@ -1,0 +1,549 @@
+//! Invariants every decoded frame and every decoded stream must satisfy.
+//!
+//! Shared by the `decode_stream`, `oracle` and `roundtrip` fuzz targets and by
+//! `tests/fuzz_regressions.rs`, which includes this file with `#[path]`: it may use only crates the
+//! main crate also has (`mcpwire`, `bytes`, `memchr`, `serde_json`, `tokio-util`).
+
+use bytes::BytesMut;
+use mcpwire::{
+    DecodeError, ErrorCode, Frame, FrameParser, Id, JsonRpcCodec, Kind, Limits, Message, Outgoing,
+    RawJson, ReplyDetail,
+};
+use serde_json::Value;
+use tokio_util::codec::{Decoder, Encoder};
+
+/// The small limits the stream target runs with, so the fuzzer reaches every bound quickly.
+pub const MAX_FRAME_BYTES: usize = 4096;
+/// See [`MAX_FRAME_BYTES`].
+pub const MAX_DEPTH: usize = 16;
+/// See [`MAX_FRAME_BYTES`].
+pub const MAX_BATCH_LEN: usize = 8;
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Set by a fuzz target (from `MCPWIRE_FUZZ_SKIP_KNOWN=1`) to go on fuzzing past library bugs
+/// already reported; [`known_bug`] lists them. The regression test never sets it, so each
+/// reported bug's regression file fails there until the library is fixed.
+pub static SKIP_KNOWN_BUGS: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Reads `MCPWIRE_FUZZ_SKIP_KNOWN` once.
+pub fn skip_known_bugs_from_env() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let on = std::env::var_os("MCPWIRE_FUZZ_SKIP_KNOWN").is_some_and(|v| v == "1");
+        SKIP_KNOWN_BUGS.store(on, std::sync::atomic::Ordering::Relaxed);
+    });
+}
+
+/// Whether a body hits a library bug already reported, when [`SKIP_KNOWN_BUGS`] is set. None is
+/// open now. Fixed: a response with `params` after its `result`/`error` returned the params'
+/// text as `result()` and a wrong `error().data` span (`regressions/*/…params-after…`).
+pub fn known_bug(body: &[u8]) -> Option<&'static str> {
+    if !SKIP_KNOWN_BUGS.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
+    let _ = body;
+    None
+}
+
+/// The limits of the `decode_stream` and `oracle` targets.
+pub fn limits() -> Limits {
+    Limits::default()
+        .max_frame_bytes(MAX_FRAME_BYTES)
+        .max_depth(MAX_DEPTH)
+        .max_batch_len(MAX_BATCH_LEN)
+}
+
+/// An [`Id`] that owns its string.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OwnedId {
+    /// `Id::Num`
+    Num(i64),
+    /// `Id::Str`
+    Str(String),
+    /// `Id::Null`
+    Null,
+}
+
+impl OwnedId {
+    fn of(id: Id<'_>) -> Self {
+        match id {
+            Id::Num(n) => Self::Num(n),
+            Id::Str(s) => Self::Str(s.to_owned()),
+            Id::Null => Self::Null,
+        }
+    }
+
+    /// The borrowed form.
+    pub fn as_id(&self) -> Id<'_> {
+        match self {
+            Self::Num(n) => Id::Num(*n),
+            Self::Str(s) => Id::Str(s),
+            Self::Null => Id::Null,
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        match self {
+            Self::Num(n) => Value::from(*n),
+            Self::Str(s) => Value::from(s.as_str()),
+            Self::Null => Value::Null,
+        }
+    }
+}
+
+/// An error object, owned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ErrorView {
+    /// `error.code`
+    pub code: i64,
+    /// `error.message`, unescaped
+    pub message: String,
+    /// `error.data`, its exact text
+    pub data: Option<String>,
+}
+
+/// Everything the public accessors say about one message, owned, so two decodes can be compared.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MsgView {
+    /// `kind()`
+    pub kind: Kind,
+    /// `decode_error()`
+    pub decode_error: Option<DecodeError>,
+    /// `id()`
+    pub id: Option<OwnedId>,
+    /// `method()`
+    pub method: Option<String>,
+    /// `params()`, exact text
+    pub params: Option<String>,
+    /// `result()`, exact text
+    pub result: Option<String>,
+    /// `error()`
+    pub error: Option<ErrorView>,
+}
+
+impl MsgView {
+    /// What the accessors of `m` return.
+    pub fn of(m: &Message<'_>) -> Self {
+        Self {
+            kind: m.kind(),
+            decode_error: m.decode_error(),
+            id: m.id().map(OwnedId::of),
+            method: m.method().map(str::to_owned),
+            params: m.params().map(|r| r.get().to_owned()),
+            result: m.result().map(|r| r.get().to_owned()),
+            error: m.error().map(|e| ErrorView {
+                code: e.code,
+                message: e.message.to_owned(),
+                data: e.data.map(|d| d.get().to_owned()),
+            }),
+        }
+    }
+
+    /// An invalid message whose id could not be read.
+    pub fn invalid(problem: DecodeError) -> Self {
+        Self {
+            kind: Kind::Invalid,
+            decode_error: Some(problem),
+            id: None,
+            method: None,
+            params: None,
+            result: None,
+            error: None,
+        }
+    }
+}
+
+/// Everything the public accessors say about one frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameView {
+    /// `kind()`
+    pub kind: Kind,
+    /// `as_bytes()`
+    pub bytes: Vec<u8>,
+    /// `message()`, for a frame that is not a batch
+    pub message: Option<MsgView>,
+    /// `batch()`, for a batch
+    pub items: Option<Vec<MsgView>>,
+}
+
+impl FrameView {
+    /// What the accessors of `f` return.
+    pub fn of(f: &Frame) -> Self {
+        Self {
+            kind: f.kind(),
+            bytes: f.as_bytes().to_vec(),
+            message: f.message().map(|m| MsgView::of(&m)),
+            items: f.batch().map(|items| items.map(|m| MsgView::of(&m)).collect()),
+        }
+    }
+}
+
+/// The JSON text `raw` must be: one value that serde_json reads.
+fn assert_json(what: &str, raw: &str) -> Value {
+    serde_json::from_str(raw).unwrap_or_else(|e| panic!("{what} is not JSON ({e}): {raw:?}"))
+}
+
+/// `\r` and `\n` as the encoder writes raw JSON: as spaces.
+fn one_line(raw: &str) -> String {
+    raw.replace(['\r', '\n'], " ")
+}
+
+/// Checks every accessor of one message (a frame or a batch element) and returns what they say.
+pub fn check_message(m: &Message<'_>) -> MsgView {
+    let v = MsgView::of(m);
+    let _ = format!("{m:?}");
+    assert_ne!(v.kind, Kind::Batch, "a message is never a batch");
+    assert_eq!(
+        v.decode_error.is_some(),
+        v.kind == Kind::Invalid,
+        "decode_error iff Invalid: {v:?}"
+    );
+    let shape_ok = match v.kind {
+        Kind::Request => {
+            matches!(v.id, Some(OwnedId::Num(_) | OwnedId::Str(_)))
+                && v.method.is_some()
+                && v.result.is_none()
+                && v.error.is_none()
+        }
+        Kind::Notification => {
+            v.id.is_none() && v.method.is_some() && v.result.is_none() && v.error.is_none()
+        }
+        Kind::Response => {
+            matches!(v.id, Some(OwnedId::Num(_) | OwnedId::Str(_)))
+                && v.method.is_none()
+                && v.params.is_none()
+                && v.result.is_some()
+                && v.error.is_none()
+        }
+        Kind::Error => {
+            v.id.is_some()
+                && v.method.is_none()
+                && v.params.is_none()
+                && v.result.is_none()
+                && v.error.is_some()
+        }
+        Kind::Invalid => {
+            v.id != Some(OwnedId::Null)
+                && v.method.is_none()
+                && v.params.is_none()
+                && v.result.is_none()
+                && v.error.is_none()
+        }
+        Kind::Batch => false,
+    };
+    assert!(shape_ok, "accessors do not match the kind: {v:?}");
+
+    if let Some(p) = &v.params {
+        let value = assert_json("params", p);
+        assert!(value.is_object() || value.is_array(), "params not structured: {p:?}");
+    }
+    if let Some(r) = &v.result {
+        assert_json("result", r);
+    }
+    if let Some(d) = v.error.as_ref().and_then(|e| e.data.as_ref()) {
+        assert_json("error.data", d);
+    }
+    m.params_as::<Value>().expect("params_as::<Value> reads any params, and absent ones as null");
+    m.result_as::<Value>().expect("result_as::<Value> reads any result, and an absent one as null");
+
+    for detail in [ReplyDetail::Spec, ReplyDetail::Reason] {
+        check_error_reply(m, &v, detail);
+    }
+    if v.kind != Kind::Invalid {
+        check_reencode(&v);
+    }
+    v
+}
+
+/// `error_reply` exists exactly for invalid messages, writes one line of valid JSON, and answers
+/// with the right code and id.
+fn check_error_reply(m: &Message<'_>, v: &MsgView, detail: ReplyDetail) {
+    let reply = m.error_reply(detail);
+    let Some(problem) = v.decode_error else {
+        assert!(reply.is_none(), "error_reply for a valid message: {v:?}");
+        return;
+    };
+    let reply = reply.expect("error_reply for an invalid message");
+    let mut out = BytesMut::new();
+    reply.write(&mut out).expect("an error reply always encodes");
+    assert_eq!(out.last(), Some(&b'\n'), "reply ends its line");
+    assert_eq!(memchr::memchr_iter(b'\n', &out).count(), 1, "reply is one line: {out:?}");
+    let json: Value = serde_json::from_slice(&out)
+        .unwrap_or_else(|e| panic!("error reply is not JSON ({e}): {out:?}"));
+    let code = problem.code();
+    let id = if code == ErrorCode::PARSE_ERROR {
+        Value::Null
+    } else {
+        v.id.as_ref().map_or(Value::Null, OwnedId::to_json)
+    };
+    let mut error = serde_json::json!({ "code": code.get(), "message": code.message() });
+    if detail == ReplyDetail::Reason {
+        error["data"] = Value::from(problem.to_string());
+    }
+    let want = serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": error });
+    assert_eq!(json, want, "error reply for {v:?}");
+
+    let back = FrameParser::new(Limits::default()).parse(out.clone());
+    assert_eq!(back.kind(), Kind::Error, "our own error reply decodes as an error: {out:?}");
+    assert_eq!(back.error().map(|e| e.code), Some(code.get()));
+}
+
+/// A valid message, written back with `Outgoing`, decodes to the same message. Raw payloads have
+/// their `\r` and `\n` turned into spaces by the encoder.
+fn raw(s: &Option<String>) -> Option<RawJson<'_>> {
+    s.as_deref().map(RawJson::new)
+}
+
+fn check_reencode(v: &MsgView) {
+    let id = v.id.as_ref().map(OwnedId::as_id);
+    let msg: Outgoing<'_> = match v.kind {
+        Kind::Request => Outgoing::Request {
+            id: id.expect("request id"),
+            method: v.method.as_deref().expect("request method"),
+            params: raw(&v.params),
+        },
+        Kind::Notification => Outgoing::Notification {
+            method: v.method.as_deref().expect("notification method"),
+            params: raw(&v.params),
+        },
+        Kind::Response => Outgoing::Result {
+            id: id.expect("response id"),
+            result: RawJson::new(v.result.as_deref().expect("response result")),
+        },
+        Kind::Error => {
+            let e = v.error.as_ref().expect("error object");
+            Outgoing::Error {
+                id: id.expect("error id"),
+                code: ErrorCode(e.code),
+                message: &e.message,
+                data: raw(&e.data),
+            }
+        }
+        Kind::Batch | Kind::Invalid => unreachable!("only valid messages are re-encoded"),
+    };
+    let mut out = BytesMut::new();
+    msg.write(&mut out).expect("raw payloads always encode");
+    assert_eq!(memchr::memchr_iter(b'\n', &out).count(), 1, "one line: {out:?}");
+    let back = FrameParser::new(Limits::default()).parse(out.clone());
+    let got = back.message().map(|m| MsgView::of(&m));
+    let mut want = v.clone();
+    want.params = want.params.as_deref().map(one_line);
+    want.result = want.result.as_deref().map(one_line);
+    if let Some(e) = &mut want.error {
+        e.data = e.data.as_deref().map(one_line);
+    }
+    assert_eq!(got.as_ref(), Some(&want), "re-encoded as {out:?}");
+}
+
+/// Checks every accessor of a frame and returns what they say. `from_codec`: the frame came out
+/// of `JsonRpcCodec`, so it is one NDJSON line's trimmed body.
+pub fn check_frame(frame: &Frame, limits: Limits, from_codec: bool) -> FrameView {
+    let bytes = frame.as_bytes();
+    if known_bug(bytes).is_some() {
+        return FrameView::of(frame);
+    }
+    let _ = format!("{frame:?}");
+    let too_large =
+        frame.decode_error() == Some(DecodeError::FrameTooLarge { limit: limits.frame_bytes() });
+    assert!(bytes.len() <= limits.frame_bytes(), "frame of {} bytes past the limit", bytes.len());
+    if too_large {
+        assert!(bytes.is_empty(), "an over-long frame keeps no bytes");
+    }
+    if from_codec {
+        assert!(!bytes.contains(&b'\n'), "codec frame holds a newline: {bytes:?}");
+        assert_eq!(bytes.is_empty(), too_large, "only an over-long frame is empty: {frame:?}");
+        let blank = |b: Option<&u8>| matches!(b, Some(b' ' | b'\t' | b'\r'));
+        assert!(!blank(bytes.first()) && !blank(bytes.last()), "untrimmed body: {bytes:?}");
+    }
+
+    let view = match (frame.message(), frame.batch()) {
+        (Some(m), None) => {
+            assert_ne!(frame.kind(), Kind::Batch);
+            let mv = check_message(&m);
+            assert_eq!(frame.kind(), mv.kind);
+            assert_eq!(frame.decode_error(), mv.decode_error);
+            assert_eq!(frame.id(), m.id());
+            assert_eq!(frame.method(), m.method());
+            assert_eq!(frame.params(), m.params());
+            assert_eq!(frame.result(), m.result());
+            assert_eq!(frame.error(), m.error());
+            FrameView { kind: frame.kind(), bytes: bytes.to_vec(), message: Some(mv), items: None }
+        }
+        (None, Some(items)) => {
+            assert_eq!(frame.kind(), Kind::Batch);
+            let n = items.len();
+            assert!((1..=limits.batch_len()).contains(&n), "batch of {n} elements");
+            assert!(limits.accepts_batches(), "a batch decoded while batches are off");
+            let items: Vec<MsgView> = items.map(|m| check_message(&m)).collect();
+            assert_eq!(items.len(), n, "ExactSizeIterator::len is exact");
+            assert_eq!(frame.decode_error(), None);
+            assert_eq!(frame.id(), None);
+            assert_eq!(frame.method(), None);
+            assert_eq!(frame.params(), None);
+            assert_eq!(frame.result(), None);
+            assert_eq!(frame.error(), None);
+            FrameView {
+                kind: Kind::Batch,
+                bytes: bytes.to_vec(),
+                message: None,
+                items: Some(items),
+            }
+        }
+        _ => panic!("a frame is either one message or a batch: {frame:?}"),
+    };
+    frame.params_as::<Value>().expect("params_as::<Value> never fails");
+    frame.result_as::<Value>().expect("result_as::<Value> never fails");
+
+    // A proxy forwards the frame's exact bytes; decoding them again gives the same frame. The
+    // codec drops a byte order mark at the start of a line, so a body that still starts with one
+    // (the line had two) reads differently the second time.
+    let mut out = BytesMut::new();
+    JsonRpcCodec::with_limits(limits).encode(frame, &mut out).expect("forwarding cannot fail");
+    if bytes.is_empty() {
+        assert!(out.is_empty(), "an empty frame forwards nothing");
+    } else {
+        assert_eq!(&out[..out.len() - 1], bytes, "forwarded bytes are the frame's");
+        assert_eq!(out.last(), Some(&b'\n'));
+        if from_codec && !bytes.starts_with(BOM) {
+            let mut codec = JsonRpcCodec::with_limits(limits);
+            let again = codec.decode(&mut out).expect("decode never fails").expect("a frame");
+            assert!(out.is_empty(), "one forwarded line is one frame");
+            assert_eq!(FrameView::of(&again), view, "forwarded frame decodes differently");
+            assert!(again == *frame, "forwarded frame differs: {again:?} vs {frame:?}");
+            let parsed = FrameParser::new(limits).parse(BytesMut::from(bytes));
+            assert!(
+                parsed == *frame,
+                "FrameParser differs from the codec: {parsed:?} vs {frame:?}"
+            );
+        }
+    }
+    view
+}
+
+/// What a line of input becomes, by the rules in `src/framing/ndjson.rs`.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Piece<'a> {
+    /// A frame with this body.
+    Body(&'a [u8]),
+    /// A line longer than the limit.
+    TooLarge,
+}
+
+/// A naive NDJSON splitter to compare the framer with: split on `\n`, drop one `\r` before it,
+/// refuse a line longer than `max`, drop a byte order mark, trim blanks, skip empty lines.
+pub fn reference_split(input: &[u8], max: usize) -> Vec<Piece<'_>> {
+    let is_blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\r');
+    let mut out = Vec::new();
+    let mut rest = input;
+    while !rest.is_empty() {
+        let (line, next) = match memchr::memchr(b'\n', rest) {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, &rest[rest.len()..]),
+        };
+        rest = next;
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.len() > max {
+            out.push(Piece::TooLarge);
+            continue;
+        }
+        let line = line.strip_prefix(BOM).unwrap_or(line);
+        let Some(first) = line.iter().position(|b| !is_blank(b)) else { continue };
+        let last = line.iter().rposition(|b| !is_blank(b)).expect("a non-blank byte exists");
+        out.push(Piece::Body(&line[first..=last]));
+    }
+    out
+}
+
+/// Feeds `input` to a fresh codec in chunks of `next_chunk()` bytes (0 is an empty read), calling
+/// `decode` until it returns `None` after each, then `decode_eof` until `None`. Checks the read
+/// buffer stays bounded and is empty at the end.
+pub fn feed(input: &[u8], limits: Limits, mut next_chunk: impl FnMut() -> usize) -> Vec<Frame> {
+    let max = limits.frame_bytes();
+    let mut codec = JsonRpcCodec::with_limits(limits);
+    let mut buf = BytesMut::new();
+    let mut frames = Vec::new();
+    let mut pos = 0;
+    let mut empty_reads = 0;
+    loop {
+        loop {
+            let before = buf.len();
+            match codec.decode(&mut buf).expect("decode never fails") {
+                Some(frame) => {
+                    assert!(buf.len() < before || frame.as_bytes().is_empty(), "no progress");
+                    frames.push(frame);
+                    assert!(frames.len() <= input.len(), "more frames than input bytes");
+                }
+                None => break,
+            }
+        }
+        // The framer holds at most one unterminated line: up to `max` bytes and a `\r` that may
+        // be the start of its CRLF.
+        assert!(buf.len() <= max + 1, "buffer holds {} bytes with a {max}-byte limit", buf.len());
+        if pos == input.len() {
+            break;
+        }
+        let mut n = next_chunk().min(input.len() - pos);
+        if n == 0 {
+            empty_reads += 1;
+            if empty_reads > 4 {
+                n = 1;
+            }
+        } else {
+            empty_reads = 0;
+        }
+        buf.extend_from_slice(&input[pos..pos + n]);
+        pos += n;
+    }
+    while let Some(frame) = codec.decode_eof(&mut buf).expect("decode_eof never fails") {
+        frames.push(frame);
+        assert!(frames.len() <= input.len(), "more frames than input bytes");
+    }
+    assert!(buf.is_empty(), "{} bytes left at EOF: FramedRead would fail", buf.len());
+    frames
+}
+
+/// Chunk sizes chosen by a control byte: `c % 8 == 0` feeds one byte at a time, otherwise sizes
+/// are drawn (xorshift, seeded by `c` and the length) from `0..=cap`, 0 being an empty read.
+pub fn chunk_plan(control: u8, len: usize) -> impl FnMut() -> usize {
+    const CAPS: [usize; 8] = [1, 2, 3, 7, 31, 257, 4099, 65536];
+    let cap = CAPS[usize::from(control % 8)];
+    let mut state = (u64::from(control) << 32) ^ (len as u64) ^ 0x9E37_79B9_7F4A_7C15;
+    move || {
+        if cap == 1 {
+            return 1;
+        }
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % (cap as u64 + 1)) as usize
+    }
+}
+
+/// Decodes `input` whole and in the chunks `plan` gives; checks the framing against
+/// [`reference_split`], every frame's invariants, and that both feeds decode alike.
+pub fn check_stream_with(input: &[u8], limits: Limits, plan: impl FnMut() -> usize) {
+    let whole = feed(input, limits, || usize::MAX);
+    let expected = reference_split(input, limits.frame_bytes());
+    let got: Vec<Piece<'_>> = whole
+        .iter()
+        .map(|f| if f.as_bytes().is_empty() { Piece::TooLarge } else { Piece::Body(f.as_bytes()) })
+        .collect();
+    assert_eq!(got, expected, "framing differs from the reference splitter");
+
+    let chunked = feed(input, limits, plan);
+    assert_eq!(whole.len(), chunked.len(), "chunked feed gives a different number of frames");
+    for (a, b) in whole.iter().zip(&chunked) {
+        let va = check_frame(a, limits, true);
+        let vb = FrameView::of(b);
+        assert_eq!(va, vb, "whole and chunked feeds decode differently");
+        assert!(a == b, "whole and chunked frames differ: {a:?} vs {b:?}");
+    }
+}
+
+/// The `decode_stream` target: the first byte picks the chunk sizes, the rest is the stream.
+pub fn check_stream(data: &[u8]) {
+    let Some((&control, input)) = data.split_first() else { return };
+    check_stream_with(input, limits(), chunk_plan(control, input.len()));
+}
