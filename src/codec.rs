@@ -62,6 +62,7 @@ impl JsonRpcCodec {
         self.parser.limits()
     }
 
+    #[inline]
     fn next_frame(&mut self, buf: &mut BytesMut, eof: bool) -> Option<Frame> {
         match self.framer.next(buf, eof)? {
             Split::TooLarge => Some(Frame::from_error(

@@ -261,20 +261,15 @@ pub struct Frame {
 }
 
 impl Frame {
-    pub(crate) fn new(
-        bytes: Bytes,
-        batch: bool,
-        messages: SmallVec<[Envelope; 1]>,
-        side: Side,
-    ) -> Self {
-        debug_assert!(batch || messages.len() == 1);
-        Self { bytes, batch, messages, side }
-    }
-
     /// A frame that carries only a decode error, such as an over-long line whose bytes are gone.
     #[must_use]
     pub fn from_error(bytes: Bytes, error: DecodeError) -> Self {
-        Self::new(bytes, false, smallvec::smallvec![Envelope::invalid(error)], Side::new())
+        Self {
+            bytes,
+            batch: false,
+            messages: smallvec::smallvec![Envelope::invalid(error)],
+            side: Side::new(),
+        }
     }
 
     /// The frame's kind; [`Kind::Batch`] for an array of messages.
@@ -563,6 +558,7 @@ impl FrameParser {
 
     /// Parses `buf[start..end]` (what follows `end` may serve as parse padding) and splits it off
     /// `buf` as the frame's bytes: on return `buf` starts with what followed `end`.
+    #[inline]
     pub(crate) fn parse_in(
         &mut self,
         buf: &mut bytes::BytesMut,
@@ -575,9 +571,17 @@ impl FrameParser {
             buf.advance(end);
             return Frame::from_error(Bytes::new(), DecodeError::FrameTooLarge { limit });
         }
-        let parsed = self.inner.parse(&mut buf[start..], end - start);
+        let mut frame = Frame {
+            bytes: Bytes::new(),
+            batch: false,
+            messages: SmallVec::new(),
+            side: Side::new(),
+        };
+        frame.batch =
+            self.inner.parse(&mut buf[start..], end - start, &mut frame.messages, &mut frame.side);
         buf.advance(start);
-        let body = buf.split_to(end - start).freeze();
-        Frame::new(body, parsed.batch, parsed.messages, parsed.side)
+        frame.bytes = buf.split_to(end - start).freeze();
+        debug_assert!(frame.batch || frame.messages.len() == 1);
+        frame
     }
 }

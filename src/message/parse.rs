@@ -31,13 +31,6 @@ const LAST: u32 = u32::MAX;
 /// Scratch placement keeps the copy at the frame's address modulo this.
 const SCRATCH_ALIGN: usize = 64;
 
-/// What `Parser::parse` found in a frame.
-pub(crate) struct Parsed {
-    pub(crate) batch: bool,
-    pub(crate) messages: SmallVec<[Envelope; 1]>,
-    pub(crate) side: Side,
-}
-
 /// A reusable simd-json parser: its buffers, tape and scratch space survive from frame to frame.
 pub(crate) struct Parser {
     buffers: Buffers,
@@ -72,12 +65,19 @@ impl Parser {
 
     /// Parses and classifies the frame body `buf[..len]`; `buf[len..]` is whatever follows it in
     /// the read buffer. `buf` is left exactly as it was.
-    pub(crate) fn parse(&mut self, buf: &mut [u8], len: usize) -> Parsed {
+    /// The index goes into `messages` and `side`, which the caller passes empty; returns whether
+    /// the frame is a batch. (Filling the caller's storage saves moving a large result.)
+    pub(crate) fn parse(
+        &mut self,
+        buf: &mut [u8],
+        len: usize,
+        messages: &mut SmallVec<[Envelope; 1]>,
+        side: &mut Side,
+    ) -> bool {
         debug_assert!(len <= buf.len() && len < u32::MAX as usize);
+        debug_assert!(messages.is_empty() && side.is_empty());
         let in_place =
             buf.len() - len >= INPUT_PADDING && memchr::memchr(b'\\', &buf[..len]).is_none();
-        let mut messages = SmallVec::new();
-        let mut side = Side::new();
         let mut offset = 0;
         if !in_place {
             offset = self.stage_in_scratch(&buf[..len]);
@@ -93,7 +93,7 @@ impl Parser {
             let base = input.as_ptr() as usize;
             let mut tape = self.tape.take().unwrap_or_else(Tape::null).reset();
             let walked = match fill_tape_padded(input, len, &mut self.buffers, &mut tape) {
-                Ok(()) => Ok(walk(&tape.0, base, &self.limits, &mut messages)),
+                Ok(()) => Ok(walk(&tape.0, base, &self.limits, messages)),
                 Err(e) => Err(DecodeError::from_simd(&e, self.limits.depth())),
             };
             self.tape = Some(tape.reset());
@@ -101,7 +101,7 @@ impl Parser {
         };
 
         // Phase 2: the bytes are ours to read again.
-        let batch = match walked {
+        match walked {
             Err(problem) => {
                 messages.push(Envelope::invalid(refine(problem, &buf[..len])));
                 false
@@ -112,16 +112,15 @@ impl Parser {
                 if batch {
                     let closes = element_closes(orig, self.buffers.structural_indexes());
                     for (env, close) in messages.iter_mut().zip(closes) {
-                        resolve(env, close, orig, unescaped, &mut side);
+                        resolve(env, close, orig, unescaped, side);
                     }
                 } else {
                     let close = trim_back(orig, len) - 1;
-                    resolve(&mut messages[0], close, orig, unescaped, &mut side);
+                    resolve(&mut messages[0], close, orig, unescaped, side);
                 }
                 batch
             }
-        };
-        Parsed { batch, messages, side }
+        }
     }
 
     /// Copies `body` into the scratch buffer at the body's own address modulo
