@@ -545,13 +545,12 @@ impl FrameParser {
     /// Parses one body into a frame that owns it.
     pub fn parse(&mut self, mut body: bytes::BytesMut) -> Frame {
         use bytes::Buf;
-        let is_ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
         if body.starts_with(b"\xEF\xBB\xBF") {
             body.advance(3);
         }
-        let start = body.iter().position(|b| !is_ws(b)).unwrap_or(body.len());
+        let start = body.iter().position(|&b| !parse::is_ws(b)).unwrap_or(body.len());
         body.advance(start);
-        let end = body.iter().rposition(|b| !is_ws(b)).map_or(0, |i| i + 1);
+        let end = parse::trim_back(&body, body.len());
         body.truncate(end);
         self.parse_in(&mut body, 0, end)
     }

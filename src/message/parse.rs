@@ -413,12 +413,12 @@ fn error_object(nodes: &[Node<'_>], object: usize, base: usize) -> Result<ErrorR
     }
 }
 
-fn is_ws(b: u8) -> bool {
+pub(crate) fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
 /// `end` moved back over JSON whitespace.
-fn trim_back(bytes: &[u8], mut end: usize) -> usize {
+pub(crate) fn trim_back(bytes: &[u8], mut end: usize) -> usize {
     while end > 0 && is_ws(bytes[end - 1]) {
         end -= 1;
     }
