@@ -263,3 +263,19 @@ fn forwarding_a_pretty_printed_body_keeps_it_one_line() {
     let again = codec.decode(&mut wire).unwrap().unwrap();
     assert_eq!((again.kind(), again.method()), (Kind::Notification, Some("m")));
 }
+
+#[test]
+fn frame_parser_body_at_and_one_past_the_size_limit() {
+    use mcpwire::FrameParser;
+    let body = r#"{"jsonrpc":"2.0","method":"m"}"#;
+    let mut at = FrameParser::new(Limits::default().max_frame_bytes(body.len()));
+    assert_eq!(
+        at.parse(BytesMut::from(format!("\n {body} \n").as_str())).kind(),
+        Kind::Notification
+    );
+    let mut under = FrameParser::new(Limits::default().max_frame_bytes(body.len() - 1));
+    assert_eq!(
+        under.parse(BytesMut::from(body)).decode_error(),
+        Some(DecodeError::FrameTooLarge { limit: body.len() - 1 })
+    );
+}

@@ -358,9 +358,8 @@ impl Frame {
     }
 
     fn text(&self, t: Text) -> &str {
-        let (buf, at, len) =
-            if t.side { (&self.side[..], t.at, t.len) } else { (&self.bytes[..], t.at, t.len) };
-        let bytes = &buf[at as usize..(at + len) as usize];
+        let buf = if t.side { &self.side[..] } else { &self.bytes[..] };
+        let bytes = &buf[t.at as usize..(t.at + t.len) as usize];
         debug_assert!(std::str::from_utf8(bytes).is_ok());
         // SAFETY: the parser makes a `Text` only for a JSON string of a frame simd-json accepted,
         // which it validated as UTF-8 in full. A frame text starts after an opening quote and ends
@@ -551,12 +550,17 @@ impl FrameParser {
         let start = body.iter().position(|&b| !parse::is_ws(b)).unwrap_or(body.len());
         body.advance(start);
         let end = parse::trim_back(&body, body.len());
+        let limit = self.limits().frame_bytes();
+        if end > limit {
+            return Frame::from_error(Bytes::new(), DecodeError::FrameTooLarge { limit });
+        }
         body.truncate(end);
         self.parse_in(&mut body, 0, end)
     }
 
     /// Parses `buf[start..end]` (what follows `end` may serve as parse padding) and splits it off
-    /// `buf` as the frame's bytes: on return `buf` starts with what followed `end`.
+    /// `buf` as the frame's bytes: on return `buf` starts with what followed `end`. The caller
+    /// has already held the body to the frame size limit (the codec's framer does).
     #[inline]
     pub(crate) fn parse_in(
         &mut self,
@@ -565,11 +569,7 @@ impl FrameParser {
         end: usize,
     ) -> Frame {
         use bytes::Buf;
-        let limit = self.limits().frame_bytes();
-        if end - start > limit {
-            buf.advance(end);
-            return Frame::from_error(Bytes::new(), DecodeError::FrameTooLarge { limit });
-        }
+        debug_assert!(end - start <= self.limits().frame_bytes());
         let mut frame = Frame {
             bytes: Bytes::new(),
             batch: false,
