@@ -13,6 +13,9 @@
 //! a byte slice. A decoded [`Frame`] owns its bytes (split off the read buffer, never copied or
 //! modified) and a small index; once the codec is warm, decoding costs no heap allocation.
 //!
+//! [`mux`] holds the in-flight tables, also sans-IO: [`mux::Outbound`] issues request ids and
+//! matches responses (late, unknown, timed out), [`mux::Inbound`] tracks the peer's requests.
+//!
 //! Bad input never ends the stream: each bad frame decodes to a [`Kind::Invalid`] frame carrying a
 //! [`DecodeError`] with its JSON-RPC code, and [`Message::error_reply`] builds the answer.
 //!
@@ -67,6 +70,9 @@ pub mod error;
 pub mod framing;
 pub mod limits;
 mod message;
+pub mod mux;
+#[cfg(feature = "peer")]
+pub mod peer;
 
 pub use codec::JsonRpcCodec;
 pub use error::{DecodeError, Error, ErrorCode, Member, PayloadError};

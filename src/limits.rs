@@ -21,6 +21,31 @@ pub const DEFAULT_MAX_DEPTH: usize = 128;
 /// fanning out into an unbounded amount of work and an unbounded reply.
 pub const DEFAULT_MAX_BATCH_LEN: usize = 1024;
 
+/// Default for [`Limits::max_in_flight`]: 4,096 outbound requests awaiting their responses.
+///
+/// Each one holds a waiter and a slot until it is answered; past the bound a caller waits for a
+/// slot instead of growing the table, so a host that fires requests in a loop cannot make the
+/// table, or the peer that must answer them all, grow without end.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 4096;
+
+/// Default for [`Limits::max_handlers`]: 256 inbound requests handled at once.
+///
+/// Past the bound the peer stops reading until a handler finishes, so a client that pipelines
+/// requests faster than they are answered is slowed by the transport's own flow control instead
+/// of making the server spawn work without end.
+pub const DEFAULT_MAX_HANDLERS: usize = 256;
+
+/// Default for [`Limits::max_write_queue_bytes`]: 4 MiB of encoded messages waiting to be
+/// written.
+///
+/// A peer that stops reading makes our writes stall; past the bound, senders (requests,
+/// handlers' replies, and through them the read loop) wait instead of buffering without end.
+pub const DEFAULT_MAX_WRITE_QUEUE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Largest value accepted for [`Limits::max_in_flight`]: ids carry the slot index in their low
+/// bits, and 2^20 slots leave 33 bits of generation below JavaScript's 2^53.
+pub const MAX_IN_FLIGHT_CEILING: usize = 1 << 20;
+
 /// Largest value accepted for [`Limits::max_frame_bytes`]: frame offsets are kept as `u32`
 /// and simd-json refuses documents of 4 GiB or more.
 pub const MAX_FRAME_BYTES_CEILING: usize = (u32::MAX as usize) - 1024;
@@ -45,6 +70,9 @@ pub struct Limits {
     max_depth: usize,
     max_batch_len: usize,
     batches: bool,
+    max_in_flight: usize,
+    max_handlers: usize,
+    max_write_queue_bytes: usize,
 }
 
 impl Default for Limits {
@@ -54,6 +82,9 @@ impl Default for Limits {
             max_depth: DEFAULT_MAX_DEPTH,
             max_batch_len: DEFAULT_MAX_BATCH_LEN,
             batches: true,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            max_handlers: DEFAULT_MAX_HANDLERS,
+            max_write_queue_bytes: DEFAULT_MAX_WRITE_QUEUE_BYTES,
         }
     }
 }
@@ -90,6 +121,48 @@ impl Limits {
     pub fn batches(mut self, accept: bool) -> Self {
         self.batches = accept;
         self
+    }
+
+    /// The most outbound requests awaiting a response at once; a further caller waits for one to
+    /// finish. Clamped to `1..=`[`MAX_IN_FLIGHT_CEILING`].
+    #[must_use]
+    pub fn max_in_flight(mut self, n: usize) -> Self {
+        self.max_in_flight = n.clamp(1, MAX_IN_FLIGHT_CEILING);
+        self
+    }
+
+    /// The most inbound requests handled at once; past it the peer stops reading until one
+    /// finishes. 0 is raised to 1.
+    #[must_use]
+    pub fn max_handlers(mut self, n: usize) -> Self {
+        self.max_handlers = n.max(1);
+        self
+    }
+
+    /// The most encoded bytes waiting to be written; past it senders wait. A single message
+    /// larger than the bound is still sent, alone, once the queue is empty. 0 is raised to 1.
+    #[must_use]
+    pub fn max_write_queue_bytes(mut self, bytes: usize) -> Self {
+        self.max_write_queue_bytes = bytes.max(1);
+        self
+    }
+
+    /// The outbound in-flight bound in effect.
+    #[must_use]
+    pub fn in_flight(&self) -> usize {
+        self.max_in_flight
+    }
+
+    /// The inbound handler bound in effect.
+    #[must_use]
+    pub fn handlers(&self) -> usize {
+        self.max_handlers
+    }
+
+    /// The write queue bound in effect.
+    #[must_use]
+    pub fn write_queue_bytes(&self) -> usize {
+        self.max_write_queue_bytes
     }
 
     /// The frame size bound in effect.

@@ -209,6 +209,8 @@ pub(crate) struct Envelope {
     /// response: the kinds are exclusive, so one slot serves.
     pub(crate) payload: Option<Span>,
     pub(crate) error: Option<ErrorRepr>,
+    /// Carries `result` or `error` and no `method`: a response, even when an invalid one.
+    pub(crate) response_shaped: bool,
 }
 
 impl Envelope {
@@ -220,6 +222,7 @@ impl Envelope {
             method: None,
             payload: None,
             error: None,
+            response_shaped: false,
         }
     }
 }
@@ -300,6 +303,24 @@ impl Frame {
     /// batch.
     pub fn batch(&self) -> Option<impl ExactSizeIterator<Item = Message<'_>> + '_> {
         self.batch.then(|| self.messages.iter().map(|env| Message { frame: self, env }))
+    }
+
+    /// Element `i` of a batch, or the message itself at 0 when the frame is not a batch.
+    #[must_use]
+    pub fn element(&self, i: usize) -> Option<Message<'_>> {
+        self.messages.get(i).map(|env| Message { frame: self, env })
+    }
+
+    /// How many messages the frame holds: its batch length, or 1.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// Always `false`: a frame holds at least one message (an empty batch is one invalid one).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
     }
 
     /// Why the frame is [`Kind::Invalid`]; `None` for a valid message or a batch (whose
@@ -413,6 +434,14 @@ impl<'a> Message<'a> {
     #[must_use]
     pub fn decode_error(&self) -> Option<DecodeError> {
         self.env.problem
+    }
+
+    /// Whether the message carries `result` or `error` and no `method`: a response, valid or
+    /// not. An invalid one must not be answered: JSON-RPC never answers a response, and two peers
+    /// that answered each other's malformed responses would loop.
+    #[must_use]
+    pub fn is_response_shaped(&self) -> bool {
+        self.env.response_shaped
     }
 
     /// The id: of a request or response, or of an invalid message when it could be read (so the

@@ -370,6 +370,7 @@ fn envelope(nodes: &[Node<'_>], object: usize, base: usize) -> Envelope {
     };
     env.kind = kind;
     env.problem = problem;
+    env.response_shaped = (has(Member::Result) || has(Member::Error)) && !has(Member::Method);
     env
 }
 

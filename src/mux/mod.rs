@@ -1,0 +1,21 @@
+//! In-flight tables, sans-IO: which requests we are waiting on, and which we are handling.
+//!
+//! ```text
+//!  we send ──► Outbound::register ──► id ──► peer
+//!  peer ──► response(id) ──► Outbound::complete ──► waiter        (or Late / Unknown)
+//!  now ──► Outbound::poll_expired ──► timed-out waiters
+//!
+//!  peer ──► request(id) ──► Inbound::begin ──► token ──► handler
+//!  handler done ──► Inbound::finish(id, token) ──► send the response (or not: cancelled)
+//!  peer ──► notifications/cancelled(id) ──► Inbound::cancel ──► stop the handler
+//! ```
+//!
+//! Neither table reads a clock or does I/O: deadlines are `Instant`s the caller picks and
+//! [`Outbound::poll_expired`] takes `now`. Both are bounded (`max_in_flight`, `max`) and give
+//! memory back after a burst.
+
+mod inbound;
+mod outbound;
+
+pub use inbound::{Inbound, InboundStats, Refused};
+pub use outbound::{Full, MAX_ID, MAX_IN_FLIGHT_CEILING, Outbound, OutboundStats, Unmatched};

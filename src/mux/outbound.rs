@@ -1,0 +1,766 @@
+//! Requests we sent, awaiting their responses: ids, deadlines, late and unknown answers.
+//!
+//! Invariants, kept by every method:
+//! - A slot's `generation` is that of the last id issued from it, in `1..=max_generation`. A
+//!   pushed slot starts at `floor + 1`, so it never repeats an id of an earlier slot at its index.
+//! - Every index in `free` below `slots.len()` names a slot that is neither live nor retired
+//!   (`generation == max_generation`); indices at or past `slots.len()` belong to trimmed slots
+//!   and are skipped when popped. `free` holds no index twice: a slot is pushed only when `free`
+//!   is empty.
+//! - The top of `heap`, if any, is current: its slot is live with exactly that id and deadline.
+//!   Entries below it may be stale, and `heap.len() <= 2 * len + 64` after every call.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fmt;
+use std::mem;
+use std::time::Instant;
+
+use crate::Id;
+
+/// The largest id an [`Outbound`] table issues: 2^53 - 1.
+///
+/// JavaScript peers read every JSON number as a double, which holds integers exactly only up to
+/// 2^53; an id above it would come back as a different number.
+pub const MAX_ID: u64 = (1 << 53) - 1;
+
+/// The largest `max_in_flight` [`Outbound::new`] accepts: 2^20 requests. It leaves 33 bits of
+/// generation per slot, so a slot retires only after 2^33 - 1 requests.
+pub const MAX_IN_FLIGHT_CEILING: usize = 1 << 20;
+
+/// Below this many slots the table neither trims nor shrinks its vectors: small tables keep their
+/// memory and steady traffic never reallocates.
+const MIN_SLOTS: usize = 64;
+
+type Timer = Reverse<(Instant, u64)>;
+
+struct Live<W> {
+    waiter: W,
+    deadline: Option<Instant>,
+}
+
+struct Slot<W> {
+    generation: u64,
+    live: Option<Live<W>>,
+}
+
+/// The table of requests in flight: issues each request's id and matches each response to the
+/// waiter registered for it.
+///
+/// An id is `(generation << slot_bits) | slot`: the low bits index a slab slot, the high bits
+/// count that slot's uses. Completing a response decodes its id, with no hashing and no search,
+/// and tells a response that is late (its request was answered, cancelled or timed out) from one
+/// whose id was never issued. Ids never exceed [`MAX_ID`] and are never issued twice.
+///
+/// Time is passed in: deadlines are `Instant`s the caller chooses, and [`poll_expired`] takes
+/// `now`. The table does no I/O and reads no clock.
+///
+/// # Costs
+///
+/// [`register`], [`complete`] and [`cancel`] are O(1) without deadlines; with deadlines they add
+/// O(log n) heap work, amortised over the entries pushed. One slot costs [`entry_bytes`]: 32 bytes
+/// for a pointer-sized `W` on 64-bit targets, plus 4 bytes of free list and 24 bytes of timer heap
+/// per entry with a deadline. After a burst the table trims trailing free slots and shrinks its
+/// vectors (never below 64 slots), amortised over the removals; a single long-lived request in a
+/// high slot keeps the slots below it allocated until it completes.
+///
+/// # Id exhaustion
+///
+/// A slot whose generation reaches the top of its field (2^(53 - slot_bits) - 1, at least
+/// 2^33 - 1) is retired, never reused. A slot pushed after a trim starts above the highest
+/// generation any trimmed slot reached, so slots past the first 64, which are the only ones
+/// trimmed, share that budget across bursts. Either way exhaustion takes billions of requests;
+/// when the table can issue no new id, [`register`] returns [`Full`] as at `max_in_flight`.
+///
+/// [`register`]: Outbound::register
+/// [`complete`]: Outbound::complete
+/// [`cancel`]: Outbound::cancel
+/// [`poll_expired`]: Outbound::poll_expired
+/// [`entry_bytes`]: Outbound::entry_bytes
+///
+/// # Examples
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use mcpwire::Id;
+/// use mcpwire::mux::{Outbound, Unmatched};
+///
+/// let mut out = Outbound::new(64);
+/// let now = Instant::now();
+/// let list = out.register("tools/list", None).unwrap();
+/// let call = out.register("tools/call", Some(now + Duration::from_secs(30))).unwrap();
+/// assert_ne!(list, call);
+///
+/// // The response's id is the number we sent.
+/// assert_eq!(out.complete(Id::Num(list as i64)), Ok("tools/list"));
+/// assert_eq!(out.complete(Id::Num(list as i64)), Err(Unmatched::Late));
+/// assert_eq!(out.complete(Id::Str("1")), Err(Unmatched::Unknown));
+///
+/// // Nothing answers the call: once its deadline passes, poll_expired hands it back.
+/// assert_eq!(out.next_deadline(), Some(now + Duration::from_secs(30)));
+/// assert_eq!(out.poll_expired(now), None);
+/// assert_eq!(out.poll_expired(now + Duration::from_secs(30)), Some((call, "tools/call")));
+/// assert!(out.is_empty());
+/// assert_eq!(out.stats().timed_out, 1);
+/// ```
+pub struct Outbound<W> {
+    slots: Vec<Slot<W>>,
+    free: Vec<u32>,
+    heap: BinaryHeap<Timer>,
+    len: usize,
+    max_in_flight: usize,
+    slot_bits: u32,
+    max_generation: u64,
+    /// How many slots may exist: 2^slot_bits, capped so an index fits the `u32` free list.
+    slot_limit: u64,
+    /// The highest generation any trimmed slot reached.
+    floor: u64,
+    /// The most slots ever allocated: an index below it but past the end was trimmed.
+    high_water: usize,
+    /// Removals and trimmed slots since the last rebuild, which waits for `slots.len() / 2`.
+    credit: usize,
+    stats: OutboundStats,
+}
+
+/// Why [`Outbound::complete`] found no request for a response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Unmatched {
+    /// The id was never issued by this table: a string, `null`, zero, negative or above
+    /// [`MAX_ID`], a slot never allocated, or a generation the slot has not reached. The peer
+    /// answered a request we did not send.
+    Unknown,
+    /// The id was issued but its request is no longer in flight: answered already, cancelled, or
+    /// timed out. Once the table has trimmed slots, an id on a trimmed or regrown slot that may
+    /// have been issued before the trim also counts as late.
+    Late,
+}
+
+impl fmt::Display for Unmatched {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Unknown => "response to a request id that was never sent",
+            Self::Late => "response to a request no longer in flight",
+        })
+    }
+}
+
+impl std::error::Error for Unmatched {}
+
+/// [`Outbound::register`] refused a request: `max_in_flight` requests are in flight, or the table
+/// has no id left to issue. The waiter is handed back.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Full<W>(pub W);
+
+impl<W> Full<W> {
+    /// The waiter that was not registered.
+    #[must_use]
+    pub fn into_inner(self) -> W {
+        self.0
+    }
+}
+
+impl<W> fmt::Debug for Full<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Full(..)")
+    }
+}
+
+impl<W> fmt::Display for Full<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("too many requests in flight")
+    }
+}
+
+impl<W> std::error::Error for Full<W> {}
+
+/// Counters of an [`Outbound`] table since it was made.
+///
+/// `registered == completed + cancelled + timed_out + drained + len()`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct OutboundStats {
+    /// Requests registered.
+    pub registered: u64,
+    /// Registrations refused with [`Full`].
+    pub refused: u64,
+    /// Responses matched to their request.
+    pub completed: u64,
+    /// Responses whose id was never issued ([`Unmatched::Unknown`]).
+    pub unknown: u64,
+    /// Responses to requests no longer in flight ([`Unmatched::Late`]).
+    pub late: u64,
+    /// Requests removed by [`Outbound::cancel`].
+    pub cancelled: u64,
+    /// Requests removed by [`Outbound::poll_expired`].
+    pub timed_out: u64,
+    /// Requests removed by [`Outbound::drain`].
+    pub drained: u64,
+}
+
+impl<W> Outbound<W> {
+    /// An empty table holding at most `max_in_flight` requests (clamped to
+    /// `1..=`[`MAX_IN_FLIGHT_CEILING`]). Allocates nothing until the first request.
+    #[must_use]
+    pub fn new(max_in_flight: usize) -> Self {
+        let max = max_in_flight.clamp(1, MAX_IN_FLIGHT_CEILING);
+        let slot_bits = (usize::BITS - (max - 1).leading_zeros()).max(1);
+        Self::with_layout(max, slot_bits, (1 << (53 - slot_bits)) - 1)
+    }
+
+    fn with_layout(max: usize, slot_bits: u32, max_generation: u64) -> Self {
+        debug_assert!((1..53).contains(&slot_bits) && max_generation >= 1);
+        debug_assert!(max_generation < 1 << (53 - slot_bits) && (max as u64) <= 1 << slot_bits);
+        Self {
+            slots: Vec::new(),
+            free: Vec::new(),
+            heap: BinaryHeap::new(),
+            len: 0,
+            max_in_flight: max,
+            slot_bits,
+            max_generation,
+            slot_limit: (1u64 << slot_bits).min(1 << 32),
+            floor: 0,
+            high_water: 0,
+            credit: 0,
+            stats: OutboundStats::default(),
+        }
+    }
+
+    /// The most requests the table holds at once.
+    #[must_use]
+    pub fn max_in_flight(&self) -> usize {
+        self.max_in_flight
+    }
+
+    /// Requests in flight.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no request is in flight.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether `id` is in flight.
+    #[must_use]
+    pub fn contains(&self, id: u64) -> bool {
+        self.find(id).is_ok()
+    }
+
+    /// Adds a request and returns the id to send it with: in `1..=`[`MAX_ID`], never issued
+    /// before by this table. With a deadline, [`poll_expired`](Self::poll_expired) hands the
+    /// waiter back once `now >= deadline`.
+    ///
+    /// # Errors
+    ///
+    /// [`Full`], with the waiter, when `max_in_flight` requests are in flight or no id is left.
+    pub fn register(&mut self, waiter: W, deadline: Option<Instant>) -> Result<u64, Full<W>> {
+        if self.len >= self.max_in_flight {
+            self.stats.refused += 1;
+            return Err(Full(waiter));
+        }
+        let i = loop {
+            match self.free.pop() {
+                Some(i) if (i as usize) < self.slots.len() => break i as usize,
+                Some(_) => continue, // a trimmed slot
+                None => {}
+            }
+            let i = self.slots.len();
+            if i as u64 >= self.slot_limit || self.floor >= self.max_generation {
+                self.stats.refused += 1;
+                return Err(Full(waiter));
+            }
+            self.slots.push(Slot { generation: self.floor, live: None });
+            self.high_water = self.high_water.max(i + 1);
+            break i;
+        };
+        let slot = &mut self.slots[i];
+        slot.generation += 1;
+        slot.live = Some(Live { waiter, deadline });
+        let id = (slot.generation << self.slot_bits) | i as u64;
+        self.len += 1;
+        self.stats.registered += 1;
+        if let Some(at) = deadline {
+            self.heap.push(Reverse((at, id)));
+            self.bound_heap();
+        }
+        Ok(id)
+    }
+
+    /// Matches a response's id to its request, removing it and returning its waiter.
+    ///
+    /// Ids compare by type and value: `Id::Str("7")` never matches request 7.
+    ///
+    /// # Errors
+    ///
+    /// [`Unmatched::Unknown`] for an id this table never issued, [`Unmatched::Late`] for a request
+    /// no longer in flight. Both are counted in [`stats`](Self::stats).
+    pub fn complete(&mut self, id: Id<'_>) -> Result<W, Unmatched> {
+        let found = match id {
+            Id::Num(n) => {
+                u64::try_from(n).map_err(|_| Unmatched::Unknown).and_then(|n| self.find(n))
+            }
+            Id::Str(_) | Id::Null => Err(Unmatched::Unknown),
+        };
+        match found.and_then(|i| self.take(i).ok_or(Unmatched::Late)) {
+            Ok(waiter) => {
+                self.stats.completed += 1;
+                Ok(waiter)
+            }
+            Err(e) => {
+                match e {
+                    Unmatched::Unknown => self.stats.unknown += 1,
+                    Unmatched::Late => self.stats.late += 1,
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Removes a request in flight (we gave up on it) and returns its waiter; `None` if `id` is
+    /// not in flight. A response to it later is [`Unmatched::Late`].
+    pub fn cancel(&mut self, id: u64) -> Option<W> {
+        let waiter = self.find(id).ok().and_then(|i| self.take(i))?;
+        self.stats.cancelled += 1;
+        Some(waiter)
+    }
+
+    /// Replaces the deadline of a request in flight; `false` if `id` is not in flight.
+    pub fn set_deadline(&mut self, id: u64, deadline: Option<Instant>) -> bool {
+        let Some(live) = self.find(id).ok().and_then(|i| self.slots[i].live.as_mut()) else {
+            return false;
+        };
+        let old = mem::replace(&mut live.deadline, deadline);
+        if old != deadline {
+            if let Some(at) = deadline {
+                self.heap.push(Reverse((at, id)));
+            }
+            if old.is_some() {
+                self.settle_heap();
+            }
+            self.bound_heap();
+        }
+        true
+    }
+
+    /// The earliest deadline of any request in flight: when to call
+    /// [`poll_expired`](Self::poll_expired) next.
+    #[must_use]
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.heap.peek().map(|&Reverse((at, _))| at)
+    }
+
+    /// Removes and returns one request whose deadline is `<= now`, earliest first; call it until
+    /// `None`. Each is counted as timed out.
+    pub fn poll_expired(&mut self, now: Instant) -> Option<(u64, W)> {
+        let &Reverse((at, id)) = self.heap.peek()?;
+        if at > now {
+            return None;
+        }
+        self.heap.pop();
+        let waiter = self.take(self.slot_of(id))?;
+        self.stats.timed_out += 1;
+        Some((id, waiter))
+    }
+
+    /// Removes every request in flight, in slot order (for a closed connection: every waiter
+    /// learns at once), and returns the table to its small size.
+    pub fn drain(&mut self) -> impl ExactSizeIterator<Item = (u64, W)> + use<W> {
+        let mut out = Vec::with_capacity(self.len);
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            if let Some(live) = slot.live.take() {
+                out.push(((slot.generation << self.slot_bits) | i as u64, live.waiter));
+            }
+        }
+        self.len = 0;
+        self.stats.drained += out.len() as u64;
+        self.heap.clear();
+        self.trim();
+        self.rebuild();
+        out.into_iter()
+    }
+
+    /// The table's counters.
+    #[must_use]
+    pub fn stats(&self) -> OutboundStats {
+        self.stats
+    }
+
+    /// Slots allocated, live or free.
+    #[must_use]
+    pub fn slots_allocated(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Entries in the timer heap, current and stale.
+    #[must_use]
+    pub fn heap_len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// Bytes the table holds on the heap: slot, free list and timer capacity. What each waiter
+    /// owns is not counted.
+    #[must_use]
+    pub fn memory_bytes(&self) -> usize {
+        self.slots.capacity() * Self::entry_bytes()
+            + self.free.capacity() * mem::size_of::<u32>()
+            + self.heap.capacity() * mem::size_of::<Timer>()
+    }
+
+    /// Bytes one slot takes: 32 for a pointer-sized `W` on 64-bit targets (generation, waiter,
+    /// optional deadline).
+    #[must_use]
+    pub const fn entry_bytes() -> usize {
+        mem::size_of::<Slot<W>>()
+    }
+
+    fn slot_of(&self, id: u64) -> usize {
+        (id & ((1 << self.slot_bits) - 1)) as usize
+    }
+
+    /// The slot of a live request with this id, or why there is none.
+    fn find(&self, id: u64) -> Result<usize, Unmatched> {
+        if id == 0 || id > MAX_ID {
+            return Err(Unmatched::Unknown);
+        }
+        let (i, generation) = (self.slot_of(id), id >> self.slot_bits);
+        match self.slots.get(i) {
+            _ if generation == 0 => Err(Unmatched::Unknown),
+            Some(s) if generation == s.generation && s.live.is_some() => Ok(i),
+            Some(s) if generation <= s.generation => Err(Unmatched::Late),
+            None if i < self.high_water && generation <= self.floor => Err(Unmatched::Late),
+            Some(_) | None => Err(Unmatched::Unknown),
+        }
+    }
+
+    /// Empties slot `i`, returning its waiter; then trims, rebuilds and bounds as due.
+    fn take(&mut self, i: usize) -> Option<W> {
+        let slot = &mut self.slots[i];
+        let live = slot.live.take()?;
+        if slot.generation < self.max_generation {
+            self.free.push(i as u32);
+        }
+        self.len -= 1;
+        self.credit += 1;
+        if live.deadline.is_some() {
+            self.settle_heap();
+        }
+        self.bound_heap();
+        let sparse = self.slots.len() > MIN_SLOTS && self.len * 4 <= self.slots.len();
+        if sparse {
+            self.trim();
+        }
+        // A rebuild walks every slot and timer, at most about 2 * slots.len() + 64 steps, and is
+        // paid for by the slots.len() / 2 removals or trimmed slots it waits for. Counting trimmed
+        // slots lets a burst that just drained give its memory back at once.
+        if self.credit >= self.slots.len() / 2 && (sparse || self.oversized()) {
+            self.rebuild();
+        }
+        Some(live.waiter)
+    }
+
+    /// Drops trailing free slots, down to `MIN_SLOTS`. Each slot is dropped at most once per
+    /// push, so this is amortised O(1). Retired slots stay, so they are never reissued.
+    fn trim(&mut self) {
+        while self.slots.len() > MIN_SLOTS {
+            match self.slots.last() {
+                Some(s) if s.live.is_none() && s.generation < self.max_generation => {
+                    self.floor = self.floor.max(s.generation);
+                    self.slots.pop();
+                    self.credit += 1;
+                }
+                _ => break,
+            }
+        }
+    }
+
+    /// Rebuilds the free list in descending order, so the lowest slots are reused first and the
+    /// live set drifts to the front where trimming can free the rest; drops stale timers; shrinks.
+    fn rebuild(&mut self) {
+        let max_generation = self.max_generation;
+        self.free.clear();
+        let free = self.slots.iter().enumerate().rev();
+        let free = free.filter(|(_, s)| s.live.is_none() && s.generation < max_generation);
+        self.free.extend(free.map(|(i, _)| i as u32));
+        self.compact_heap();
+        let keep = self.keep();
+        self.slots.shrink_to(keep);
+        self.free.shrink_to(keep);
+        self.heap.shrink_to(keep);
+        self.credit = 0;
+    }
+
+    /// The capacity a vector may shrink to: room for twice the live set, never below `MIN_SLOTS`.
+    fn keep(&self) -> usize {
+        (2 * self.len).max(MIN_SLOTS)
+    }
+
+    /// Whether some vector has more than twice the capacity it needs, or the free list holds
+    /// indices of trimmed slots.
+    fn oversized(&self) -> bool {
+        let keep = self.keep();
+        self.free.len() > self.slots.len() - self.len
+            || self.slots.capacity() > 2 * keep.max(self.slots.len())
+            || self.free.capacity() > 2 * keep.max(self.free.len())
+            || self.heap.capacity() > 2 * keep.max(self.heap.len())
+    }
+
+    /// Pops stale timers off the top, so the top is current.
+    fn settle_heap(&mut self) {
+        while let Some(&Reverse((at, id))) = self.heap.peek() {
+            if is_current(&self.slots, self.slot_bits, at, id) {
+                break;
+            }
+            self.heap.pop();
+        }
+    }
+
+    /// Keeps stale timers from piling up below the top: a rebuild waits for more than `len + 64`
+    /// stale entries, each left by one call, so it is amortised O(1).
+    fn bound_heap(&mut self) {
+        if self.heap.len() > 2 * self.len + 64 {
+            self.compact_heap();
+        }
+    }
+
+    fn compact_heap(&mut self) {
+        let (slots, bits) = (&self.slots, self.slot_bits);
+        self.heap.retain(|&Reverse((at, id))| is_current(slots, bits, at, id));
+    }
+}
+
+/// Whether timer `(at, id)` belongs to a live request with exactly that deadline.
+fn is_current<W>(slots: &[Slot<W>], slot_bits: u32, at: Instant, id: u64) -> bool {
+    let i = (id & ((1 << slot_bits) - 1)) as usize;
+    slots.get(i).is_some_and(|s| {
+        s.generation == id >> slot_bits && s.live.as_ref().is_some_and(|l| l.deadline == Some(at))
+    })
+}
+
+impl<W> fmt::Debug for Outbound<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Outbound")
+            .field("len", &self.len)
+            .field("max_in_flight", &self.max_in_flight)
+            .field("slots", &self.slots.len())
+            .field("heap", &self.heap.len())
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+    use std::time::Duration;
+
+    use super::*;
+
+    fn num(id: u64) -> Id<'static> {
+        Id::Num(i64::try_from(id).unwrap())
+    }
+
+    fn secs(n: u64) -> Duration {
+        Duration::from_secs(n)
+    }
+
+    /// A fixed scattering of `0..n`: `k * 7919 % n` for `n` not divisible by 7919.
+    fn scattered(n: usize) -> impl Iterator<Item = usize> {
+        (0..n).map(move |k| k * 7919 % n)
+    }
+
+    #[test]
+    fn string_id_never_matches_the_same_number() {
+        let mut out = Outbound::new(8);
+        let id = out.register((), None).unwrap();
+        assert_eq!(out.complete(Id::Str(&id.to_string())), Err(Unmatched::Unknown));
+        assert_eq!(out.complete(Id::Null), Err(Unmatched::Unknown));
+        assert_eq!(out.complete(num(id)), Ok(()));
+        assert_eq!(out.stats().unknown, 2);
+    }
+
+    #[test]
+    fn second_response_is_late() {
+        let mut out = Outbound::new(8);
+        let id = out.register((), None).unwrap();
+        assert_eq!(out.complete(num(id)), Ok(()));
+        assert_eq!(out.complete(num(id)), Err(Unmatched::Late));
+        let reused = out.register((), None).unwrap();
+        assert_ne!(reused, id);
+        assert_eq!(out.complete(num(id)), Err(Unmatched::Late));
+        assert_eq!(out.stats().late, 2);
+    }
+
+    #[test]
+    fn response_after_cancel_is_late() {
+        let mut out = Outbound::new(8);
+        let id = out.register(1, None).unwrap();
+        assert_eq!(out.cancel(id), Some(1));
+        assert_eq!(out.cancel(id), None);
+        assert_eq!(out.complete(num(id)), Err(Unmatched::Late));
+        assert_eq!((out.stats().cancelled, out.stats().late), (1, 1));
+    }
+
+    #[test]
+    fn response_after_timeout_is_late() {
+        let t = Instant::now();
+        let mut out = Outbound::new(8);
+        let id = out.register(1, Some(t)).unwrap();
+        assert_eq!(out.poll_expired(t), Some((id, 1)));
+        assert_eq!(out.complete(num(id)), Err(Unmatched::Late));
+        assert_eq!((out.stats().timed_out, out.stats().late), (1, 1));
+    }
+
+    #[test]
+    fn generation_not_yet_issued_is_unknown() {
+        let mut out = Outbound::new(8); // 3 slot bits
+        let id = out.register((), None).unwrap();
+        assert_eq!(id, 1 << 3);
+        assert_eq!(out.complete(num(2 << 3)), Err(Unmatched::Unknown));
+        assert_eq!(out.complete(num(0)), Err(Unmatched::Unknown));
+        assert_eq!(out.complete(num(id)), Ok(()));
+        assert_eq!(out.register((), None), Ok(2 << 3));
+        assert_eq!(out.complete(num(3 << 3)), Err(Unmatched::Unknown));
+        assert_eq!(out.complete(num(2 << 3)), Ok(()));
+    }
+
+    #[test]
+    fn slot_never_allocated_is_unknown() {
+        let mut out = Outbound::new(8);
+        out.register((), None).unwrap();
+        assert_eq!(out.complete(num((1 << 3) | 5)), Err(Unmatched::Unknown));
+    }
+
+    #[test]
+    fn ids_above_max_id_or_negative_are_unknown() {
+        let mut out = Outbound::new(8);
+        out.register((), None).unwrap();
+        for n in [-1, -(1 << 3), i64::MIN, 1 << 53, i64::MAX] {
+            assert_eq!(out.complete(Id::Num(n)), Err(Unmatched::Unknown), "{n}");
+        }
+        assert_eq!(out.stats().unknown, 5);
+        assert_eq!(out.len(), 1);
+    }
+
+    #[test]
+    fn every_id_is_at_most_max_id() {
+        for max in [1, 2, 3, 1000, 1 << 19, MAX_IN_FLIGHT_CEILING, usize::MAX] {
+            let mut out = Outbound::<()>::new(max);
+            let top_slot = (1 << out.slot_bits) - 1;
+            assert_eq!((out.max_generation << out.slot_bits) | top_slot, MAX_ID, "{max}");
+            assert!(out.max_in_flight() as u64 <= top_slot + 1);
+            for _ in 0..out.max_in_flight().min(100) {
+                assert!(out.register((), None).unwrap() <= MAX_ID);
+            }
+        }
+    }
+
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn one_slot_is_32_bytes_for_a_pointer_sized_waiter() {
+        assert_eq!(Outbound::<Box<u8>>::entry_bytes(), 32);
+        assert_eq!(Outbound::<usize>::entry_bytes(), 32);
+    }
+
+    #[test]
+    fn retired_slots_are_never_reissued() {
+        // 51 slot bits leave 2 bits of generation: each slot issues generations 1, 2 and 3.
+        let mut out = Outbound::with_layout(4, 51, 3);
+        let mut seen = HashSet::new();
+        for w in 0..300 {
+            let id = out.register(w, None).unwrap();
+            assert!(id <= MAX_ID && seen.insert(id), "{id:#x} reissued");
+            assert_eq!(out.complete(num(id)), Ok(w));
+        }
+        assert_eq!(out.complete(num(1 << 51)), Err(Unmatched::Late));
+        assert_eq!(out.complete(num(4 << 51)), Err(Unmatched::Unknown));
+    }
+
+    #[test]
+    fn no_id_left_is_full() {
+        // 2 slots of 3 generations: six ids, then none.
+        let mut out = Outbound::with_layout(2, 1, 3);
+        let mut seen = HashSet::new();
+        for _ in 0..6 {
+            let id = out.register((), None).unwrap();
+            assert!(seen.insert(id));
+            out.complete(num(id)).unwrap();
+        }
+        assert!(out.register((), None).is_err());
+        assert_eq!(out.stats().refused, 1);
+    }
+
+    #[test]
+    fn full_at_max_in_flight_and_free_after_one_completes() {
+        let mut out = Outbound::new(3);
+        let ids: Vec<u64> = (0..3).map(|w| out.register(w, None).unwrap()).collect();
+        let refused = out.register(3, None).unwrap_err();
+        assert_eq!(refused.into_inner(), 3);
+        assert_eq!(out.complete(num(ids[1])), Ok(1));
+        assert!(out.register(4, None).is_ok());
+        assert_eq!(out.len(), 3);
+        assert_eq!(out.stats().refused, 1);
+    }
+
+    #[test]
+    fn deadlines_expire_earliest_first() {
+        let t = Instant::now();
+        let mut out = Outbound::new(8);
+        let c = out.register('c', Some(t + secs(3))).unwrap();
+        let a = out.register('a', Some(t + secs(1))).unwrap();
+        out.register('n', None).unwrap();
+        let b = out.register('b', Some(t + secs(2))).unwrap();
+        assert_eq!(out.next_deadline(), Some(t + secs(1)));
+        assert_eq!(out.poll_expired(t), None);
+        assert_eq!(out.poll_expired(t + secs(5)), Some((a, 'a')));
+        assert_eq!(out.poll_expired(t + secs(5)), Some((b, 'b')));
+        assert_eq!(out.poll_expired(t + secs(5)), Some((c, 'c')));
+        assert_eq!(out.poll_expired(t + secs(5)), None);
+        assert_eq!((out.len(), out.next_deadline()), (1, None));
+    }
+
+    #[test]
+    fn set_deadline_later_earlier_and_none() {
+        let t = Instant::now();
+        let mut out = Outbound::new(8);
+        let id = out.register((), Some(t + secs(1))).unwrap();
+        assert!(out.set_deadline(id, Some(t + secs(5))));
+        assert_eq!(out.next_deadline(), Some(t + secs(5)));
+        assert_eq!(out.poll_expired(t + secs(2)), None);
+        assert!(out.set_deadline(id, Some(t)));
+        assert_eq!(out.next_deadline(), Some(t));
+        assert!(out.set_deadline(id, None));
+        assert_eq!((out.next_deadline(), out.poll_expired(t + secs(9))), (None, None));
+        assert!(out.set_deadline(id, Some(t)));
+        assert_eq!(out.poll_expired(t), Some((id, ())));
+        assert!(!out.set_deadline(id, Some(t)));
+        assert_eq!(out.heap_len(), 0);
+    }
+
+    #[test]
+    fn ids_stay_unique_across_trim_and_regrow() {
+        let mut out = Outbound::new(4096);
+        let mut seen = HashSet::new();
+        let mut old = Vec::new();
+        for round in 0..5 {
+            let ids: Vec<u64> = (0..1000).map(|i| out.register(i, None).unwrap()).collect();
+            assert!(ids.iter().all(|&id| seen.insert(id)), "round {round} reissued an id");
+            for i in scattered(1000) {
+                assert_eq!(out.complete(num(ids[i])), Ok(i));
+            }
+            assert!(out.slots_allocated() <= MIN_SLOTS);
+            old.extend(ids);
+        }
+        assert!(out.floor > 0, "the bursts were trimmed");
+        for &id in &old {
+            assert_eq!(out.complete(num(id)), Err(Unmatched::Late));
+        }
+        // A trimmed slot above the floor was never issued there.
+        let above = ((out.floor + 1) << out.slot_bits) | 999;
+        assert_eq!(out.complete(num(above)), Err(Unmatched::Unknown));
+    }
+}
