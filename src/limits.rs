@@ -35,6 +35,19 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 4096;
 /// of making the server spawn work without end.
 pub const DEFAULT_MAX_HANDLERS: usize = 256;
 
+/// Default for [`Limits::max_queued_requests`]: 4,096 inbound requests waiting for a handler.
+///
+/// Requests past [`Limits::max_handlers`] wait their turn while the peer keeps reading (so the
+/// other side's cancellations and responses still get through); past this bound they are
+/// answered -32000 (server busy) at once, so a client pipelining without end cannot make the
+/// queue grow without end.
+pub const DEFAULT_MAX_QUEUED_REQUESTS: usize = 4096;
+
+/// Default for [`Limits::max_queued_request_bytes`]: 64 MiB of frames waiting for a handler.
+///
+/// The count bound alone would let 4,096 frames of 16 MiB each wait; this caps what they hold.
+pub const DEFAULT_MAX_QUEUED_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+
 /// Default for [`Limits::max_write_queue_bytes`]: 4 MiB of encoded messages waiting to be
 /// written.
 ///
@@ -72,6 +85,8 @@ pub struct Limits {
     batches: bool,
     max_in_flight: usize,
     max_handlers: usize,
+    max_queued_requests: usize,
+    max_queued_request_bytes: usize,
     max_write_queue_bytes: usize,
 }
 
@@ -84,6 +99,8 @@ impl Default for Limits {
             batches: true,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             max_handlers: DEFAULT_MAX_HANDLERS,
+            max_queued_requests: DEFAULT_MAX_QUEUED_REQUESTS,
+            max_queued_request_bytes: DEFAULT_MAX_QUEUED_REQUEST_BYTES,
             max_write_queue_bytes: DEFAULT_MAX_WRITE_QUEUE_BYTES,
         }
     }
@@ -131,11 +148,27 @@ impl Limits {
         self
     }
 
-    /// The most inbound requests handled at once; past it the peer stops reading until one
-    /// finishes. 0 is raised to 1.
+    /// The most inbound requests handled at once; further ones wait for a slot. 0 is raised
+    /// to 1.
     #[must_use]
     pub fn max_handlers(mut self, n: usize) -> Self {
         self.max_handlers = n.max(1);
+        self
+    }
+
+    /// The most inbound requests waiting for a handler slot; past it a request is answered
+    /// -32000 (server busy) at once.
+    #[must_use]
+    pub fn max_queued_requests(mut self, n: usize) -> Self {
+        self.max_queued_requests = n;
+        self
+    }
+
+    /// The most frame bytes held by requests waiting for a handler slot; past it a request is
+    /// answered -32000 (server busy) at once, unless none waits (a lone request always may).
+    #[must_use]
+    pub fn max_queued_request_bytes(mut self, bytes: usize) -> Self {
+        self.max_queued_request_bytes = bytes;
         self
     }
 
@@ -157,6 +190,18 @@ impl Limits {
     #[must_use]
     pub fn handlers(&self) -> usize {
         self.max_handlers
+    }
+
+    /// The bound on requests waiting for a handler slot.
+    #[must_use]
+    pub fn queued_requests(&self) -> usize {
+        self.max_queued_requests
+    }
+
+    /// The bound on frame bytes held by requests waiting for a handler slot.
+    #[must_use]
+    pub fn queued_request_bytes(&self) -> usize {
+        self.max_queued_request_bytes
     }
 
     /// The write queue bound in effect.

@@ -5,126 +5,20 @@
 //! codec (`Raw`), not by a second peer.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use futures::StreamExt;
 use mcpwire::peer::{
-    CloseReason, Context, Handler, Incoming, NO_PARAMS, NoHandler, PeerBuilder, ProgressToken,
-    Reply, RequestError, RequestOptions, RpcError, transport,
+    CloseReason, NO_PARAMS, NoHandler, PeerBuilder, ProgressToken, RequestError, RequestOptions,
+    transport,
 };
-use mcpwire::{ErrorCode, Frame, Id, JsonRpcCodec, Kind, Limits, RawJson};
+use mcpwire::{ErrorCode, Id, Kind, Limits, RawJson};
 use serde_json::{Value, json};
-use tokio::io::{AsyncWriteExt, DuplexStream, ReadHalf, WriteHalf};
-use tokio_util::codec::FramedRead;
 
-/// The other side of a duplex, played by hand.
-struct Raw {
-    frames: FramedRead<ReadHalf<DuplexStream>, JsonRpcCodec>,
-    out: WriteHalf<DuplexStream>,
-}
+mod common;
 
-impl Raw {
-    fn new(io: DuplexStream) -> Self {
-        let (r, w) = tokio::io::split(io);
-        Self { frames: FramedRead::new(r, JsonRpcCodec::new()), out: w }
-    }
-
-    async fn send(&mut self, line: &str) {
-        self.out.write_all(line.as_bytes()).await.unwrap();
-        self.out.write_all(b"\n").await.unwrap();
-    }
-
-    async fn next(&mut self) -> Frame {
-        tokio::time::timeout(Duration::from_secs(20), self.frames.next())
-            .await
-            .expect("a frame within 20 s")
-            .expect("a frame before EOF")
-            .unwrap()
-    }
-
-    async fn next_json(&mut self) -> Value {
-        serde_json::from_slice(self.next().await.as_bytes()).unwrap()
-    }
-}
-
-/// A peer under test on one end of a duplex, the hand-played side on the other.
-fn with_raw<H: Handler>(
-    builder: &PeerBuilder,
-    handler: H,
-) -> (mcpwire::peer::PeerHandle, mcpwire::peer::Connection, Raw) {
-    let (a, b) = tokio::io::duplex(1 << 16);
-    let (peer, conn) = builder.connect(a, handler);
-    (peer, conn, Raw::new(b))
-}
-
-/// Deterministic pseudo-random numbers for delays and orders.
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
-/// Answers `{"n": k}` with `k * 2` after a delay derived from `k`; `ping` with `{}`; `hang`
-/// never; `panic` by panicking; counts how many run at once.
-#[derive(Clone, Default)]
-struct Worker {
-    running: Arc<AtomicUsize>,
-    peak: Arc<AtomicUsize>,
-    ended: Arc<AtomicUsize>,
-}
-
-/// Counts a handler out when it ends, whether it returned or was dropped.
-struct Running(Arc<AtomicUsize>, Arc<AtomicUsize>);
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-        self.1.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-impl Handler for Worker {
-    async fn request(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
-        let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
-        self.peak.fetch_max(now, Ordering::SeqCst);
-        let _running = Running(self.running.clone(), self.ended.clone());
-        match req.method() {
-            "ping" => Ok(Reply::empty()),
-            "work" => {
-                #[derive(serde::Deserialize)]
-                struct P {
-                    n: u64,
-                }
-                let p: P = req.params_as().map_err(RpcError::invalid_params)?;
-                tokio::time::sleep(Duration::from_micros(mix(p.n) % 3000)).await;
-                Reply::json(&json!({ "twice": p.n * 2 }))
-            }
-            "hang" => {
-                tokio::time::sleep(Duration::from_secs(3600)).await;
-                Ok(Reply::empty())
-            }
-            "progress" => {
-                // Reports progress every 500 ms for 3 s, then answers.
-                let token: Value =
-                    req.params_as::<Value>().unwrap()["_meta"]["progressToken"].clone();
-                for i in 0..6 {
-                    tokio::time::sleep(Duration::from_millis(500)).await;
-                    let _ = cx
-                        .peer()
-                        .notify(
-                            "notifications/progress",
-                            Some(mcpwire::Json(&json!({"progressToken": token, "progress": i}))),
-                        )
-                        .await;
-                }
-                Ok(Reply::raw("\"finished\""))
-            }
-            "panic" => panic!("asked to panic"),
-            m => Err(RpcError::method_not_found(m)),
-        }
-    }
-}
+use common::{Worker, with_raw};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_concurrent_requests_each_reach_their_own_waiter() {
@@ -467,7 +361,7 @@ async fn a_batch_is_answered_with_one_array() {
 
 #[tokio::test]
 async fn a_graceful_close_flushes_what_was_queued() {
-    let (client, conn, mut raw) = with_raw(&PeerBuilder::new(), NoHandler);
+    let (client, mut conn, mut raw) = with_raw(&PeerBuilder::new(), NoHandler);
     for i in 0..100 {
         client.notify("note", Some(RawJson::new(&format!("[{i}]")))).await.unwrap();
     }
@@ -478,35 +372,6 @@ async fn a_graceful_close_flushes_what_was_queued() {
         assert_eq!(f.params().unwrap().get(), format!("[{i}]"));
     }
     assert!(raw.frames.next().await.is_none(), "the write side was shut down");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_client_that_does_not_read_is_held_back_and_then_gets_every_answer() {
-    let limits = Limits::default().max_handlers(16).max_write_queue_bytes(4096);
-    let (server, _conn, raw) = with_raw(&PeerBuilder::new().limits(limits), Worker::default());
-    let Raw { frames, mut out } = raw;
-    const N: usize = 20_000;
-    let writer = tokio::spawn(async move {
-        for i in 0..N {
-            let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"ping\"}}\n");
-            out.write_all(line.as_bytes()).await.unwrap();
-        }
-        out
-    });
-    // Not reading: the server fills the pipe, its queue, its handlers, then stops reading, so
-    // the writer stalls well before all requests are sent.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!writer.is_finished(), "backpressure should have stalled the sender");
-    assert!(server.queued_bytes() <= 4096 + 64, "queue at {}", server.queued_bytes());
-    // Now read: every answer arrives, once.
-    let mut seen = vec![false; N];
-    let mut frames = frames;
-    for _ in 0..N {
-        let f = frames.next().await.unwrap().unwrap();
-        let Some(Id::Num(i)) = f.id() else { panic!("{f:?}") };
-        assert!(!std::mem::replace(&mut seen[i as usize], true), "{i} answered twice");
-    }
-    writer.await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -523,26 +388,7 @@ async fn sequential_requests_leave_the_table_at_its_steady_size() {
 
 /// 10^6 in an optimised build; a debug build's round trip is ~20x slower, so 10^5 there.
 fn sequential_count() -> usize {
-    if cfg!(debug_assertions) { 100_000 } else { 1_000_000 }
-}
-
-#[tokio::test]
-async fn at_most_max_handlers_run_and_the_next_request_waits_for_one_to_finish() {
-    let worker = Worker::default();
-    let b = PeerBuilder::new().limits(Limits::default().max_handlers(4));
-    let (_server, _conn, mut raw) = with_raw(&b, worker.clone());
-    for i in 0..4 {
-        raw.send(&format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"hang"}}"#)).await;
-    }
-    raw.send(r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(worker.running.load(Ordering::SeqCst), 4);
-    let early = tokio::time::timeout(Duration::from_millis(50), raw.frames.next()).await;
-    assert!(early.is_err(), "the fifth request ran past the bound: {early:?}");
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#)
-        .await;
-    assert_eq!(raw.next_json().await, json!({"jsonrpc":"2.0","id":"p","result":{}}));
-    assert_eq!(worker.peak.load(Ordering::SeqCst), 4);
+    1_000_000
 }
 
 /// A sink that records the size of every write it is given.

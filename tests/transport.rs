@@ -120,7 +120,7 @@ async fn child_process_over_stdio_with_its_stderr_forwarded() {
         let lines = lines.clone();
         ChildStderr::Lines(Arc::new(move |l: &str| lines.lock().unwrap().push(l.to_owned())))
     };
-    let (client, conn) = stdio_echo(sink);
+    let (client, mut conn) = stdio_echo(sink);
     exchange(&client).await;
     let pid = conn.child_id().unwrap();
     let answered: u32 = client.request("pid", NO_PARAMS).await.unwrap().result_as().unwrap();
@@ -145,7 +145,7 @@ async fn a_child_that_ignores_eof_is_killed_and_reaped() {
     // `sleep` never reads its stdin, so closing it does not end it: the grace period runs out.
     let mut cmd = tokio::process::Command::new("sleep");
     cmd.arg("3600");
-    let (client, conn) =
+    let (client, mut conn) =
         transport::spawn_child(&PeerBuilder::new(), cmd, ChildStderr::Discard, NoHandler).unwrap();
     let pid = conn.child_id().unwrap();
     assert!(alive(pid));
@@ -160,7 +160,7 @@ async fn a_child_that_ignores_eof_is_killed_and_reaped() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_that_exits_fails_pending_requests_at_once() {
-    let (client, conn) = stdio_echo(ChildStderr::Discard);
+    let (client, mut conn) = stdio_echo(ChildStderr::Discard);
     let pid = conn.child_id().unwrap();
     let pending = tokio::spawn({
         let client = client.clone();
@@ -172,4 +172,18 @@ async fn a_child_that_exits_fails_pending_requests_at_once() {
     assert!(matches!(r, Err(RequestError::Closed(CloseReason::Eof))), "{r:?}");
     conn.closed().await;
     assert!(!alive(pid));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_accept_loop_closes_the_connections_it_accepted() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(transport::serve_tcp(listener, PeerBuilder::new(), || Echo));
+    let (client, _conn) =
+        transport::connect_tcp(&PeerBuilder::new(), addr, NoHandler).await.unwrap();
+    exchange(&client).await;
+    server.abort();
+    let closed = tokio::time::timeout(Duration::from_secs(10), client.closing()).await;
+    assert!(closed.is_ok(), "the server side did not close the connection");
+    assert!(matches!(client.request("echo", NO_PARAMS).await, Err(RequestError::Closed(_))));
 }

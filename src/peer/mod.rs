@@ -37,27 +37,26 @@
 //! ```
 
 mod driver;
+mod handle;
 mod handler;
 mod queue;
+mod reader;
+mod shared;
 pub mod transport;
 
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio::task::JoinHandle;
-use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 
+pub use handle::PeerHandle;
 pub use handler::{Context, Handler, Incoming, NoHandler, Reply, RpcError};
 
-use crate::mux::{Inbound, InboundStats, Outbound, OutboundStats};
-use crate::{Id, Limits, Outgoing, Payload, RawJson, ReplyDetail};
-use queue::{SendError, WriteQueue};
+use crate::mux::{InboundStats, OutboundStats};
+use crate::{ErrorCode, Limits, RawJson, ReplyDetail};
+use shared::Shared;
 
 /// Default for [`PeerBuilder::request_timeout`]: 60 seconds, as the MCP SDKs use.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -67,6 +66,16 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Replies to garbage carry `"id": null`, so nobody can match them; answering every one would let
 /// two peers that both answer garbage with garbage flood each other.
 pub const DEFAULT_UNADDRESSED_REPLIES_PER_SECOND: u32 = 4;
+
+/// The code a request is answered with when `max_handlers` requests are running and as many
+/// again are waiting: -32000, from JSON-RPC's range for server errors. Retrying later is safe.
+pub const SERVER_BUSY: ErrorCode = ErrorCode(-32000);
+
+/// Bytes of control messages (error replies, busy answers, cancellations) the write queue takes
+/// past [`Limits::max_write_queue_bytes`], so the read loop keeps reading while handlers wait
+/// for room. Only once these too are spent has the other side stopped reading altogether, and
+/// the read loop waits as well.
+pub const CONTROL_BUDGET_BYTES: usize = queue::CONTROL_BUDGET;
 
 /// Params for a request or notification that has none.
 pub const NO_PARAMS: Option<RawJson<'static>> = None;
@@ -133,6 +142,7 @@ impl PeerBuilder {
 
     /// Starts a peer over one duplex stream (a socket, `tokio::io::duplex`). Must be called
     /// inside a tokio runtime.
+    #[must_use = "dropping the Connection closes it"]
     pub fn connect<T, H>(&self, io: T, handler: H) -> (PeerHandle, Connection)
     where
         T: AsyncRead + AsyncWrite + Send + 'static,
@@ -144,6 +154,7 @@ impl PeerBuilder {
 
     /// Starts a peer over a separate reader and writer (a child's stdout and stdin, the halves
     /// of a TCP stream). Must be called inside a tokio runtime.
+    #[must_use = "dropping the Connection closes it"]
     pub fn spawn<R, W, H>(&self, reader: R, writer: W, handler: H) -> (PeerHandle, Connection)
     where
         R: AsyncRead + Send + 'static,
@@ -254,318 +265,20 @@ pub struct PeerStats {
     pub replies_suppressed: u64,
     /// Handlers that panicked (each answered -32603).
     pub handler_panics: u64,
+    /// Requests answered [`SERVER_BUSY`] because as many were running and waiting as allowed.
+    pub busy_replies: u64,
+    /// Control messages (cancellations) dropped because the other side stopped reading.
+    pub control_dropped: u64,
     /// Heap bytes held by the outbound table (slots, free list, deadline heap).
     pub outbound_table_bytes: usize,
-}
-
-type Waiter = oneshot::Sender<Result<Incoming, RequestError>>;
-
-/// State shared by the handles and the loops.
-pub(crate) struct Shared {
-    state: Mutex<State>,
-    queue: WriteQueue,
-    in_flight: Arc<Semaphore>,
-    /// Wakes the timer when a deadline earlier than the one it sleeps to is registered.
-    timer: Notify,
-    /// Cancelled once the connection is closing.
-    closing: CancellationToken,
-    request_timeout: Option<Duration>,
-}
-
-struct State {
-    outbound: Outbound<Waiter>,
-    inbound: Inbound<CancellationToken>,
-    progress: HashMap<ProgressToken, Progress>,
-    timer_target: Option<std::time::Instant>,
-    closed: Option<CloseReason>,
-    peak_in_flight: usize,
-    invalid_received: u64,
-    replies_suppressed: u64,
-    handler_panics: u64,
-}
-
-struct Progress {
-    id: u64,
-    timeout: Duration,
-    cap: Option<std::time::Instant>,
-}
-
-impl Shared {
-    fn new(b: &PeerBuilder) -> Self {
-        Self {
-            state: Mutex::new(State {
-                outbound: Outbound::new(b.limits.in_flight()),
-                // Running handlers plus as many waiting for a slot.
-                inbound: Inbound::new(b.limits.handlers().saturating_mul(2)),
-                progress: HashMap::new(),
-                timer_target: None,
-                closed: None,
-                peak_in_flight: 0,
-                invalid_received: 0,
-                replies_suppressed: 0,
-                handler_panics: 0,
-            }),
-            queue: WriteQueue::new(b.limits.write_queue_bytes()),
-            in_flight: Arc::new(Semaphore::new(b.limits.in_flight())),
-            timer: Notify::new(),
-            closing: CancellationToken::new(),
-            request_timeout: b.request_timeout,
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // Every critical section leaves the tables consistent before anything that can panic
-        // (waiters are completed after the lock is released), so a poisoned lock is usable.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Ends the connection: every waiter fails with `reason`, every handler is cancelled, the
-    /// queue takes nothing more (what it holds is still written). The first reason sticks.
-    pub(crate) fn close(&self, reason: CloseReason) {
-        let (waiters, handlers, reason) = {
-            let mut st = self.lock();
-            if st.closed.is_some() {
-                return;
-            }
-            st.closed = Some(reason.clone());
-            st.progress.clear();
-            let waiters: Vec<_> = st.outbound.drain().collect();
-            let handlers: Vec<_> = st.inbound.drain().collect();
-            (waiters, handlers, reason)
-        };
-        self.in_flight.close();
-        self.queue.close();
-        self.closing.cancel();
-        for (_, w) in waiters {
-            let _ = w.send(Err(RequestError::Closed(reason.clone())));
-        }
-        for token in handlers {
-            token.cancel();
-        }
-        tracing::debug!(%reason, "connection closed");
-    }
-
-    fn closed_error(&self) -> RequestError {
-        RequestError::Closed(self.lock().closed.clone().unwrap_or(CloseReason::Local))
-    }
-
-    /// Queues `notifications/cancelled` for one of our requests, without waiting.
-    fn send_cancelled(&self, id: u64, reason: &str) {
-        let _ = self.queue.send_now(|buf| write_cancelled(buf, id, reason));
-    }
-}
-
-fn write_cancelled(buf: &mut BytesMut, id: u64, reason: &str) {
-    #[derive(serde::Serialize)]
-    struct Cancelled<'a> {
-        #[serde(rename = "requestId")]
-        request_id: u64,
-        reason: &'a str,
-    }
-    let params = crate::Json(&Cancelled { request_id: id, reason });
-    let msg = Outgoing::Notification { method: "notifications/cancelled", params: Some(params) };
-    // Serialising a u64 and a &str cannot fail.
-    let _ = msg.write(buf);
-}
-
-/// A cloneable handle to one connection: send requests and notifications, read counters, close.
-#[derive(Clone)]
-pub struct PeerHandle {
-    shared: Arc<Shared>,
-}
-
-impl fmt::Debug for PeerHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PeerHandle").field("closed", &self.is_closed()).finish()
-    }
-}
-
-impl PeerHandle {
-    /// Sends a request and waits for its response.
-    ///
-    /// Waits first for a free slot when [`Limits::max_in_flight`] requests are outstanding.
-    /// Dropping the future before it completes cancels the request: its slot is freed and, if it
-    /// was sent, `notifications/cancelled` goes to the other side.
-    ///
-    /// # Errors
-    ///
-    /// The other side's error response, a timeout, the connection's end, or params that cannot
-    /// be serialised.
-    pub async fn request<P: Payload>(
-        &self,
-        method: &str,
-        params: Option<P>,
-    ) -> Result<Incoming, RequestError> {
-        self.request_with(method, params, RequestOptions::default()).await
-    }
-
-    /// [`PeerHandle::request`] with options.
-    ///
-    /// # Errors
-    ///
-    /// As [`PeerHandle::request`].
-    pub async fn request_with<P: Payload>(
-        &self,
-        method: &str,
-        params: Option<P>,
-        options: RequestOptions,
-    ) -> Result<Incoming, RequestError> {
-        let shared = &self.shared;
-        let permit =
-            shared.in_flight.clone().acquire_owned().await.map_err(|_| shared.closed_error())?;
-        let (tx, rx) = oneshot::channel();
-        let timeout = options.timeout.unwrap_or(shared.request_timeout);
-        let now = Instant::now().into_std();
-        let deadline = timeout.and_then(|t| now.checked_add(t));
-        let id = {
-            let mut st = shared.lock();
-            if let Some(reason) = &st.closed {
-                return Err(RequestError::Closed(reason.clone()));
-            }
-            // The permit bounds the table to its capacity, so `Full` cannot happen unless the
-            // id space of a slot ran out (after 2^32 uses); report that as an error, not a hang.
-            let Ok(id) = st.outbound.register(tx, deadline) else {
-                return Err(RequestError::Closed(CloseReason::Io("request ids exhausted".into())));
-            };
-            st.peak_in_flight = st.peak_in_flight.max(st.outbound.len());
-            if let (Some((token, total)), Some(t)) = (options.progress.clone(), timeout) {
-                let cap = total.and_then(|d| now.checked_add(d));
-                st.progress.insert(token, Progress { id, timeout: t, cap });
-            }
-            if deadline.is_some_and(|d| st.timer_target.is_none_or(|t| d < t)) {
-                st.timer_target = deadline;
-                shared.timer.notify_one();
-            }
-            id
-        };
-        let mut guard = Pending {
-            shared,
-            id,
-            sent: false,
-            done: false,
-            progress: options.progress.map(|(t, _)| t),
-            _permit: permit,
-        };
-        let wire_id = Id::Num(i64::try_from(id).expect("ids stay below 2^53"));
-        let sent = shared
-            .queue
-            .send(|buf| Outgoing::Request { id: wire_id, method, params }.write(buf))
-            .await;
-        match sent {
-            Ok(()) => guard.sent = true,
-            Err(SendError::Closed) => return Err(shared.closed_error()),
-            Err(SendError::Encode(e)) => return Err(RequestError::Encode(e.to_string())),
-        }
-        let outcome = rx.await;
-        guard.done = true;
-        match outcome {
-            Ok(Ok(response)) => match response.message().error() {
-                Some(e) => Err(RequestError::Rpc(RpcError::from_object(&e))),
-                None => Ok(response),
-            },
-            Ok(Err(e)) => Err(e),
-            Err(_) => Err(shared.closed_error()),
-        }
-    }
-
-    /// Sends a notification. Waits while the write queue is full.
-    ///
-    /// # Errors
-    ///
-    /// The connection's end, or params that cannot be serialised.
-    pub async fn notify<P: Payload>(
-        &self,
-        method: &str,
-        params: Option<P>,
-    ) -> Result<(), RequestError> {
-        match self
-            .shared
-            .queue
-            .send(|buf| Outgoing::Notification { method, params }.write(buf))
-            .await
-        {
-            Ok(()) => Ok(()),
-            Err(SendError::Closed) => Err(self.shared.closed_error()),
-            Err(SendError::Encode(e)) => Err(RequestError::Encode(e.to_string())),
-        }
-    }
-
-    /// Closes the connection: pending requests fail with [`CloseReason::Local`], handlers are
-    /// cancelled, and what was already queued is written before the write side shuts down.
-    pub fn close(&self) {
-        self.shared.close(CloseReason::Local);
-    }
-
-    /// Whether the connection has ended.
-    #[must_use]
-    pub fn is_closed(&self) -> bool {
-        self.shared.closing.is_cancelled()
-    }
-
-    /// Completes when the connection has started closing (its queue may still be flushing; await
-    /// [`Connection::closed`] for the end).
-    pub async fn closing(&self) {
-        self.shared.closing.cancelled().await;
-    }
-
-    /// The connection's counters.
-    #[must_use]
-    pub fn stats(&self) -> PeerStats {
-        let st = self.shared.lock();
-        PeerStats {
-            outbound: st.outbound.stats(),
-            inbound: st.inbound.stats(),
-            in_flight: st.outbound.len(),
-            peak_in_flight: st.peak_in_flight,
-            invalid_received: st.invalid_received,
-            replies_suppressed: st.replies_suppressed,
-            handler_panics: st.handler_panics,
-            outbound_table_bytes: st.outbound.memory_bytes(),
-        }
-    }
-
-    /// Bytes of encoded messages waiting to be written.
-    #[must_use]
-    pub fn queued_bytes(&self) -> usize {
-        self.shared.queue.len()
-    }
-}
-
-/// A request on its way: frees its slot if the caller gives up before the response.
-struct Pending<'a> {
-    shared: &'a Shared,
-    id: u64,
-    sent: bool,
-    done: bool,
-    progress: Option<ProgressToken>,
-    _permit: OwnedSemaphorePermit,
-}
-
-impl Drop for Pending<'_> {
-    fn drop(&mut self) {
-        if self.done && self.progress.is_none() {
-            return;
-        }
-        let cancelled = {
-            let mut st = self.shared.lock();
-            if let Some(token) = self.progress.take() {
-                if st.progress.get(&token).is_some_and(|p| p.id == self.id) {
-                    st.progress.remove(&token);
-                }
-            }
-            if self.done { None } else { st.outbound.cancel(self.id) }
-        };
-        // MCP: a request given up on SHOULD be followed by notifications/cancelled.
-        if cancelled.is_some() && self.sent {
-            self.shared.send_cancelled(self.id, "the caller gave up on the request");
-        }
-    }
 }
 
 /// The running connection: its loops (and child process, for [`transport::spawn_child`]).
 ///
 /// Dropping it closes the connection as [`PeerHandle::close`] does; the loops then finish
-/// writing what was queued on their own.
+/// writing what was queued on their own. [`Connection::detach`] lets it run until it ends by
+/// itself instead.
+#[must_use = "dropping a Connection closes it; keep it, await `closed`, or `detach` it"]
 pub struct Connection {
     shared: Arc<Shared>,
     tasks: Vec<JoinHandle<()>>,
@@ -583,14 +296,25 @@ impl fmt::Debug for Connection {
 impl Connection {
     /// Waits until the connection has ended and its queue is flushed (and, for a child process,
     /// the child has been reaped); returns why it ended.
-    pub async fn closed(mut self) -> CloseReason {
-        for t in std::mem::take(&mut self.tasks) {
+    ///
+    /// Cancel-safe: a `select!` that drops this future leaves the connection as it was.
+    pub async fn closed(&mut self) -> CloseReason {
+        for t in &mut self.tasks {
             let _ = t.await;
         }
-        if let Some(t) = self.extra.take() {
+        self.tasks.clear();
+        if let Some(t) = &mut self.extra {
             let _ = t.await;
         }
+        self.extra = None;
         self.shared.lock().closed.clone().unwrap_or(CloseReason::Local)
+    }
+
+    /// Lets the connection run on its own until either side closes it.
+    pub fn detach(mut self) {
+        tokio::spawn(async move {
+            self.closed().await;
+        });
     }
 
     /// The child's process id, for a connection made by [`transport::spawn_child`].

@@ -46,7 +46,7 @@ impl std::fmt::Debug for ChildStderr {
 /// Spawns `command` and runs a peer over its stdin (our writes) and stdout (our reads).
 ///
 /// When the connection ends (either side closes, or the [`Connection`] is dropped) the child's
-/// stdin is closed after the queued messages are written; the child then gets
+/// stdin is closed once the queued messages are written; the child then gets
 /// [`CHILD_EXIT_GRACE`] to exit before it is killed, and it is always reaped.
 ///
 /// # Errors
@@ -76,9 +76,9 @@ pub fn spawn_child<H: Handler>(
     let shared = conn.shared.clone();
     conn.pid = pid;
     conn.extra = Some(tokio::spawn(async move {
-        shared.closing.cancelled().await;
-        // The write loop closes the child's stdin once it has flushed; give the child the
-        // chance to exit on that, as the MCP stdio transport asks, then kill it.
+        // The write loop closes the child's stdin once it has flushed (or given up); give the
+        // child the chance to exit on that, as the MCP stdio transport asks, then kill it.
+        shared.writer_done.cancelled().await;
         let status = match tokio::time::timeout(CHILD_EXIT_GRACE, child.wait()).await {
             Ok(status) => status,
             Err(_) => {
@@ -195,11 +195,21 @@ where
     H: Handler,
     F: FnMut() -> H,
 {
+    // Dropping the accept loop closes every connection it accepted.
+    let stop = tokio_util::sync::CancellationToken::new();
+    let _stop_on_drop = stop.clone().drop_guard();
     loop {
         match listener.accept().await {
             Ok((r, w)) => {
-                let (_, conn) = builder.spawn(r, w, make_handler());
-                tokio::spawn(conn.closed());
+                let (peer, mut conn) = builder.spawn(r, w, make_handler());
+                let stop = stop.clone();
+                tokio::spawn(async move {
+                    tokio::select! {
+                        () = stop.cancelled() => peer.close(),
+                        _ = conn.closed() => {}
+                    }
+                    conn.closed().await;
+                });
             }
             Err(e) => accept_failed(e).await,
         }

@@ -1,0 +1,120 @@
+//! Request multiplexing: the cost of one request's round trip through the table of requests in
+//! flight, against the `HashMap<u64, oneshot::Sender>` that peers (rmcp, lsp-server) keep, all
+//! measured in the same run.
+//!
+//! Each table is first filled with `N` live requests. One iteration then registers a new request
+//! and completes the oldest live one (FIFO), so the table stays at `N` entries and slots churn as
+//! they do under steady traffic. Every variant does the same waiter work inside the timing: it
+//! makes a `tokio::sync::oneshot` channel, drops the receiver at once (as if the caller gave up;
+//! this keeps no receivers alive, the same for every variant), and sends on the completed sender,
+//! which fails because its receiver is gone. The ids of live requests are kept in a `VecDeque`,
+//! one push and one pop per iteration, also the same for every variant.
+
+use std::collections::{HashMap, VecDeque};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use mcpwire::Id;
+use mcpwire::mux::Outbound;
+use tokio::sync::oneshot;
+
+type Waiter = oneshot::Sender<u64>;
+
+/// A sender whose receiver is already dropped, made the same way by every variant.
+fn waiter() -> Waiter {
+    let (tx, rx) = oneshot::channel();
+    drop(rx);
+    tx
+}
+
+/// `Outbound` with `N` requests in flight, each registered with `deadline`.
+struct OutboundState {
+    table: Outbound<Waiter>,
+    ids: VecDeque<u64>,
+    deadline: Option<Instant>,
+}
+
+impl OutboundState {
+    fn new(n: usize, deadline: Option<Instant>) -> Self {
+        // Room for the one extra request between register and complete.
+        let mut table = Outbound::new(n + 1);
+        let ids = (0..n).map(|_| table.register(waiter(), deadline).unwrap()).collect();
+        Self { table, ids, deadline }
+    }
+
+    fn round_trip(&mut self) {
+        let id = self.table.register(waiter(), self.deadline).unwrap();
+        self.ids.push_back(id);
+        let oldest = self.ids.pop_front().unwrap();
+        let tx = self.table.complete(Id::Num(oldest as i64)).unwrap();
+        let _ = black_box(tx.send(1));
+    }
+}
+
+/// The peers' table: a `HashMap` keyed by a counter.
+struct HashMapState {
+    table: HashMap<u64, Waiter>,
+    ids: VecDeque<u64>,
+    next: u64,
+}
+
+impl HashMapState {
+    fn new(n: usize) -> Self {
+        let mut state = Self { table: HashMap::new(), ids: VecDeque::new(), next: 0 };
+        for _ in 0..n {
+            let id = state.insert();
+            state.ids.push_back(id);
+        }
+        state
+    }
+
+    fn insert(&mut self) -> u64 {
+        self.next += 1;
+        self.table.insert(self.next, waiter());
+        self.next
+    }
+
+    fn round_trip(&mut self) {
+        let id = self.insert();
+        self.ids.push_back(id);
+        let oldest = self.ids.pop_front().unwrap();
+        let tx = self.table.remove(&oldest).unwrap();
+        let _ = black_box(tx.send(1));
+    }
+}
+
+fn register_complete(c: &mut Criterion) {
+    let mut group = c.benchmark_group("mux_register_complete");
+    group.throughput(Throughput::Elements(1));
+    eprintln!(
+        "Outbound::<oneshot::Sender<u64>>::entry_bytes() = {}",
+        Outbound::<Waiter>::entry_bytes()
+    );
+    let now = Instant::now();
+    for n in [1_000usize, 10_000, 100_000] {
+        let mut state = OutboundState::new(n, None);
+        group.bench_function(BenchmarkId::new("mcpwire_outbound", n), |b| {
+            b.iter(|| state.round_trip());
+        });
+        assert_eq!(state.table.len(), n, "the table stayed at N");
+        drop(state);
+
+        let mut state = OutboundState::new(n, Some(now + Duration::from_secs(60)));
+        group.bench_function(BenchmarkId::new("mcpwire_outbound_deadline", n), |b| {
+            b.iter(|| state.round_trip());
+        });
+        assert_eq!(state.table.len(), n, "the table stayed at N");
+        drop(state);
+
+        let mut state = HashMapState::new(n);
+        group.bench_function(BenchmarkId::new("hashmap_oneshot", n), |b| {
+            b.iter(|| state.round_trip());
+        });
+        assert_eq!(state.table.len(), n, "the table stayed at N");
+    }
+    group.finish();
+}
+
+criterion_group!(benches, register_complete);
+criterion_main!(benches);

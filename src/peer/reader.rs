@@ -1,0 +1,520 @@
+//! The read loop: decodes frames and routes them. Responses complete their waiters; requests
+//! are admitted to handler tasks; notifications go to an ordered worker; invalid messages are
+//! answered. Nothing here waits on the other side reading our writes, except when even the
+//! control lane's budget is spent (see `queue`), so two peers flooding each other with requests
+//! cannot deadlock: each keeps reading what the other writes.
+
+use std::borrow::Cow;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use bytes::{BufMut, BytesMut};
+use futures_util::{FutureExt, StreamExt};
+use tokio::io::AsyncRead;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_util::codec::FramedRead;
+use tokio_util::sync::CancellationToken;
+
+use super::driver::{CLOSE_FLUSH_GRACE, CloseOnExit, Limiter};
+use super::handler::{Context, Handler, Incoming, Reply, RpcError};
+use super::queue::{Lane, SendError};
+use super::shared::Shared;
+use super::{CloseReason, PeerBuilder, PeerHandle, ProgressToken, SERVER_BUSY};
+use crate::mux::Refused;
+use crate::{ErrorCode, Frame, Id, JsonRpcCodec, Kind, Outgoing, ReplyDetail};
+
+/// Notifications waiting for the notification worker; past it the read loop waits.
+const NOTIFICATION_QUEUE: usize = 64;
+
+pub(crate) struct Reader<H> {
+    shared: Arc<Shared>,
+    /// Requests (and their frame bytes) that may wait for a handler slot; past either bound
+    /// they are answered [`SERVER_BUSY`].
+    max_queued: usize,
+    max_queued_bytes: usize,
+    detail: ReplyDetail,
+    limiter: Limiter,
+    peer: PeerHandle,
+    handler: Arc<H>,
+    notes: mpsc::Sender<Incoming>,
+}
+
+impl<H: Handler> Reader<H> {
+    pub(crate) fn new(b: &PeerBuilder, peer: PeerHandle, handler: Arc<H>) -> Self {
+        let shared = peer.shared.clone();
+        let (notes, queue) = mpsc::channel(NOTIFICATION_QUEUE);
+        tokio::spawn(notification_worker(shared.clone(), handler.clone(), peer.clone(), queue));
+        Self {
+            shared,
+            max_queued: b.limits.queued_requests(),
+            max_queued_bytes: b.limits.queued_request_bytes(),
+            detail: b.reply_detail,
+            limiter: Limiter::new(b.unaddressed_per_second),
+            peer,
+            handler,
+            notes,
+        }
+    }
+
+    pub(crate) async fn run<R: AsyncRead + Send>(mut self, frames: FramedRead<R, JsonRpcCodec>) {
+        let _exit = CloseOnExit(self.shared.clone());
+        tokio::pin!(frames);
+        let closing = self.shared.closing.clone();
+        let reason = loop {
+            let next = tokio::select! {
+                biased;
+                () = closing.cancelled() => break None,
+                next = frames.next() => next,
+            };
+            match next {
+                None => break Some(CloseReason::Eof),
+                Some(Err(e)) => break Some(CloseReason::Io(e.to_string())),
+                Some(Ok(frame)) => {
+                    if !self.dispatch(frame).await {
+                        break None;
+                    }
+                }
+            }
+        };
+        match reason {
+            // The other side closed its end: no response can come, but requests it sent before
+            // are still answered (a client may half-close after writing), for a while.
+            Some(CloseReason::Eof) => {
+                self.shared.read_ended(CloseReason::Eof);
+                let drained = async {
+                    loop {
+                        let idle = self.shared.idle.notified();
+                        tokio::pin!(idle);
+                        idle.as_mut().enable();
+                        if self.shared.lock().inbound.is_empty() {
+                            break;
+                        }
+                        idle.await;
+                    }
+                };
+                let _ = tokio::time::timeout(CLOSE_FLUSH_GRACE, drained).await;
+                self.shared.close(CloseReason::Eof);
+            }
+            Some(reason) => self.shared.close(reason),
+            None => {}
+        }
+    }
+
+    /// Routes one frame; `false` when the connection is closing.
+    async fn dispatch(&mut self, frame: Frame) -> bool {
+        match frame.kind() {
+            Kind::Response | Kind::Error => {
+                self.deliver(Incoming::own(frame));
+                true
+            }
+            Kind::Request => {
+                let bytes = frame.as_bytes().len();
+                self.request(Incoming::own(frame), bytes).await
+            }
+            Kind::Notification => self.notification(Incoming::own(frame)).await,
+            Kind::Invalid => self.invalid(&frame).await,
+            Kind::Batch => self.batch(frame).await,
+        }
+    }
+
+    fn deliver(&self, response: Incoming) {
+        let completed = {
+            let id = response.id().unwrap_or(Id::Null);
+            self.shared.lock().outbound.complete(id)
+        };
+        match completed {
+            // The caller may have given up in the meantime; the slot is free either way.
+            Ok(waiter) => drop(waiter.send(Ok(response))),
+            Err(why) => match response.message().error() {
+                Some(e) => {
+                    tracing::debug!(?why, code = e.code, e.message, "dropped an error response")
+                }
+                None => tracing::debug!(?why, id = ?response.id(), "dropped a response"),
+            },
+        }
+    }
+
+    /// Whether a request of `bytes` would have to wait past the queue's bounds.
+    fn saturated(&self, bytes: usize) -> bool {
+        // `queued` counts from admission until a permit is taken, so a request admitted an
+        // instant ago is counted even before its task runs.
+        let queued = self.shared.queued.load(Ordering::Acquire);
+        if queued == 0 && self.shared.handlers.available_permits() > 0 {
+            return false;
+        }
+        let queued_bytes = self.shared.queued_bytes.load(Ordering::Acquire);
+        queued >= self.max_queued
+            || (queued > 0 && queued_bytes.saturating_add(bytes) > self.max_queued_bytes)
+    }
+
+    /// Registers a request of `bytes` in the inbound table, or says how to refuse it.
+    fn begin(&self, id: Id<'_>, bytes: usize) -> Result<(u64, CancellationToken), RpcError> {
+        if self.saturated(bytes) {
+            self.shared.lock().busy_replies += 1;
+            return Err(busy());
+        }
+        let token = self.shared.closing.child_token();
+        let begun = {
+            let mut st = self.shared.lock();
+            let begun = st.inbound.begin(id, token.clone());
+            if matches!(begun, Err(Refused::Full(_))) {
+                st.busy_replies += 1;
+            }
+            begun
+        };
+        match begun {
+            Ok(entry) => {
+                self.shared.queued.fetch_add(1, Ordering::AcqRel);
+                self.shared.queued_bytes.fetch_add(bytes, Ordering::AcqRel);
+                Ok((entry, token))
+            }
+            Err(why) => Err(refusal(&why)),
+        }
+    }
+
+    async fn request(&mut self, req: Incoming, bytes: usize) -> bool {
+        let id = req.id().expect("a request has an id");
+        match self.begin(id, bytes) {
+            Ok((entry, token)) => {
+                let shared = self.shared.clone();
+                let handler = self.handler.clone();
+                let cx = Context { peer: self.peer.clone(), cancel: token };
+                tokio::spawn(async move {
+                    let outcome = run_queued(&shared, &*handler, &req, &cx, bytes).await;
+                    let id = req.id().expect("a request has an id");
+                    if shared.finish_inbound(id, entry) {
+                        if let Some((outcome, permit)) = outcome {
+                            let _ = shared
+                                .queue
+                                .send(Lane::Normal, |buf| write_outcome(buf, id, &outcome))
+                                .await;
+                            drop(permit);
+                        }
+                    }
+                });
+                true
+            }
+            Err(err) => self.control(|buf| write_outcome(buf, id, &Err(err))).await,
+        }
+    }
+
+    async fn notification(&mut self, n: Incoming) -> bool {
+        match n.method() {
+            "notifications/cancelled" => {
+                self.cancelled(&n);
+                return true;
+            }
+            "notifications/progress" => self.progress(&n),
+            _ => {}
+        }
+        tokio::select! {
+            biased;
+            () = self.shared.closing.cancelled() => false,
+            sent = self.notes.send(n) => sent.is_ok(),
+        }
+    }
+
+    /// `notifications/cancelled {requestId, reason?}`: the handler stops and sends nothing.
+    /// Unknown or malformed cancellations are ignored (and counted by the table).
+    fn cancelled(&self, n: &Incoming) {
+        #[derive(serde::Deserialize)]
+        struct Params<'a> {
+            #[serde(rename = "requestId", borrow)]
+            request_id: WireId<'a>,
+        }
+        let Ok(p) = n.params_as::<Params<'_>>() else {
+            tracing::debug!(params = ?n.params(), "ignored a malformed cancellation");
+            return;
+        };
+        let id = p.request_id.as_id();
+        let token = self.shared.lock().inbound.cancel(id);
+        if let Some(token) = token {
+            token.cancel();
+        }
+    }
+
+    /// `notifications/progress {progressToken, …}` restarts the timeout of the request that
+    /// asked for it, up to its total cap.
+    fn progress(&self, n: &Incoming) {
+        #[derive(serde::Deserialize)]
+        struct Params<'a> {
+            #[serde(rename = "progressToken", borrow)]
+            token: WireId<'a>,
+        }
+        let Ok(p) = n.params_as::<Params<'_>>() else { return };
+        let token = match p.token {
+            WireId::Num(n) => ProgressToken::Num(n),
+            WireId::Str(s) => ProgressToken::Str(s.into()),
+        };
+        let now = Instant::now().into_std();
+        let mut st = self.shared.lock();
+        let Some(entry) = st.progress.get(&token) else { return };
+        let mut deadline = now.checked_add(entry.timeout);
+        if let Some(cap) = entry.cap {
+            deadline = Some(deadline.map_or(cap, |d| d.min(cap)));
+        }
+        let id = entry.id;
+        st.outbound.set_deadline(id, deadline);
+        if deadline.is_some_and(|d| st.timer_target.is_none_or(|t| d < t)) {
+            st.timer_target = deadline;
+            self.shared.timer.notify_one();
+        }
+    }
+
+    async fn invalid(&mut self, frame: &Frame) -> bool {
+        self.shared.lock().invalid_received += 1;
+        let Some(msg) = frame.message() else { return true };
+        tracing::debug!(reason = ?msg.decode_error(), "received an invalid message");
+        // JSON-RPC never answers a response, even a broken one.
+        if msg.is_response_shaped() {
+            return true;
+        }
+        let Some(reply) = msg.error_reply(self.detail) else { return true };
+        if matches!(reply, Outgoing::Error { id: Id::Null, .. })
+            && !self.limiter.allow(Instant::now())
+        {
+            self.shared.lock().replies_suppressed += 1;
+            return true;
+        }
+        self.control(|buf| reply.write(buf)).await
+    }
+
+    async fn batch(&mut self, frame: Frame) -> bool {
+        let frame = Arc::new(frame);
+        // Each request of the batch is counted as an equal share of the frame's bytes.
+        let requests = frame.batch().map_or(0, |b| b.filter(|m| m.kind() == Kind::Request).count());
+        let share = frame.as_bytes().len() / requests.max(1);
+        let mut admitted = Vec::new();
+        let mut refused = Vec::new();
+        let mut invalid = Vec::new();
+        for i in 0..frame.len() {
+            let Some(m) = frame.element(i) else { break };
+            match m.kind() {
+                Kind::Response | Kind::Error => self.deliver(Incoming::element(frame.clone(), i)),
+                Kind::Notification => {
+                    if !self.notification(Incoming::element(frame.clone(), i)).await {
+                        return false;
+                    }
+                }
+                // Each request of the batch is tracked, bounded and cancellable on its own.
+                Kind::Request => match self.begin(m.id().expect("a request has an id"), share) {
+                    Ok((entry, token)) => admitted.push((i, entry, token)),
+                    Err(err) => refused.push((i, err)),
+                },
+                Kind::Invalid => {
+                    self.shared.lock().invalid_received += 1;
+                    if !m.is_response_shaped() {
+                        invalid.push(i);
+                    }
+                }
+                Kind::Batch => unreachable!("batches do not nest"),
+            }
+        }
+        if admitted.is_empty() && refused.is_empty() && invalid.is_empty() {
+            return true;
+        }
+        let batch = Batch { frame, share, admitted, refused, invalid };
+        let (shared, handler, peer) =
+            (self.shared.clone(), self.handler.clone(), self.peer.clone());
+        let detail = self.detail;
+        tokio::spawn(async move { batch.run(&shared, &handler, &peer, detail).await });
+        true
+    }
+
+    /// Queues a reply the read loop owes, in the control lane; `false` once closing.
+    async fn control(
+        &self,
+        encode: impl FnOnce(&mut BytesMut) -> Result<(), crate::Error>,
+    ) -> bool {
+        match self.shared.queue.send(Lane::Control, encode).await {
+            Ok(()) => true,
+            Err(SendError::Closed) => false,
+            Err(SendError::Encode(e)) => {
+                tracing::error!(error = %e, "a reply could not be encoded");
+                true
+            }
+        }
+    }
+}
+
+/// Runs notification handlers one at a time, in order, outside the read loop: a handler may
+/// send requests and await their responses, which the read loop goes on delivering.
+async fn notification_worker<H: Handler>(
+    shared: Arc<Shared>,
+    handler: Arc<H>,
+    peer: PeerHandle,
+    mut queue: mpsc::Receiver<Incoming>,
+) {
+    let cx = Context { peer, cancel: shared.closing.clone() };
+    loop {
+        let n = tokio::select! {
+            biased;
+            () = shared.closing.cancelled() => return,
+            n = queue.recv() => match n { Some(n) => n, None => return },
+        };
+        let run = AssertUnwindSafe(async { handler.notification(&n, &cx).await }).catch_unwind();
+        tokio::select! {
+            biased;
+            () = shared.closing.cancelled() => return,
+            r = run => if r.is_err() {
+                tracing::error!(method = n.method(), "a notification handler panicked");
+                shared.lock().handler_panics += 1;
+            },
+        }
+    }
+}
+
+/// The requests of one batch, answered together with one array.
+struct Batch {
+    frame: Arc<Frame>,
+    /// Queued bytes each admitted request counts for.
+    share: usize,
+    /// Element index, inbound table entry, cancellation.
+    admitted: Vec<(usize, u64, CancellationToken)>,
+    /// Requests refused (a duplicate id, or too many in flight), with the error to answer.
+    refused: Vec<(usize, RpcError)>,
+    /// Invalid elements to answer.
+    invalid: Vec<usize>,
+}
+
+impl Batch {
+    async fn run<H: Handler>(
+        self,
+        shared: &Arc<Shared>,
+        handler: &Arc<H>,
+        peer: &PeerHandle,
+        detail: ReplyDetail,
+    ) {
+        let Self { frame, share, admitted, refused, invalid } = self;
+        let runs = admitted.into_iter().map(|(i, entry, token)| {
+            let frame = &frame;
+            let cx = Context { peer: peer.clone(), cancel: token };
+            async move {
+                let req = Incoming::element(frame.clone(), i);
+                let outcome = run_queued(shared, &**handler, &req, &cx, share).await;
+                let id = req.id().expect("a request has an id");
+                let ours = shared.finish_inbound(id, entry);
+                // The slot is free once the element is done: holding it until the whole batch
+                // is answered would starve the batch's own later elements.
+                (i, outcome.filter(|_| ours).map(|(outcome, _permit)| outcome))
+            }
+        });
+        let outcomes = futures_util::future::join_all(runs).await;
+        let id_of = |i: usize| frame.element(i).and_then(|m| m.id()).expect("a request has an id");
+        let mut body = BytesMut::new();
+        for (i, outcome) in outcomes {
+            let Some(outcome) = outcome else { continue };
+            body.put_u8(b',');
+            write_outcome_value(&mut body, id_of(i), &outcome);
+        }
+        for (i, err) in refused {
+            body.put_u8(b',');
+            write_outcome_value(&mut body, id_of(i), &Err(err));
+        }
+        for i in invalid {
+            let Some(reply) = frame.element(i).and_then(|m| m.error_reply(detail)) else {
+                continue;
+            };
+            body.put_u8(b',');
+            let _ = reply.write_value(&mut body);
+        }
+        // JSON-RPC: when nothing in a batch is to be answered, nothing is sent at all.
+        if !body.is_empty() {
+            body[0] = b'[';
+            body.put_slice(b"]\n");
+            let _ = shared
+                .queue
+                .send(Lane::Normal, |buf| {
+                    buf.extend_from_slice(&body);
+                    Ok(())
+                })
+                .await;
+        }
+    }
+}
+
+/// Waits for a handler slot, then runs the handler until it answers, panics (-32603) or is
+/// cancelled (`None`). The slot's permit comes back with the outcome, to be held until the
+/// reply is queued: a handler slot is free only once its reply has room.
+async fn run_queued<H: Handler>(
+    shared: &Shared,
+    handler: &H,
+    req: &Incoming,
+    cx: &Context,
+    bytes: usize,
+) -> Option<(Result<Reply, RpcError>, tokio::sync::OwnedSemaphorePermit)> {
+    let permit = tokio::select! {
+        biased;
+        () = cx.cancel.cancelled() => None,
+        permit = shared.handlers.clone().acquire_owned() => permit.ok(),
+    };
+    shared.queued.fetch_sub(1, Ordering::AcqRel);
+    shared.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
+    let permit = permit?;
+    // The call itself is inside the guarded future, so a handler that panics before returning
+    // its future is caught too.
+    let run = AssertUnwindSafe(async { handler.request(req, cx).await }).catch_unwind();
+    let outcome = tokio::select! {
+        biased;
+        // MCP: the receiver of a cancellation SHOULD NOT send a response for that request.
+        () = cx.cancel.cancelled() => return None,
+        outcome = run => outcome,
+    };
+    let outcome = outcome.unwrap_or_else(|_| {
+        tracing::error!(method = req.method(), "a request handler panicked");
+        shared.lock().handler_panics += 1;
+        Err(RpcError::internal("Internal error").with_data("the handler panicked"))
+    });
+    Some((outcome, permit))
+}
+
+fn busy() -> RpcError {
+    RpcError::new(SERVER_BUSY, "Server busy").with_data("too many requests in flight; retry later")
+}
+
+/// The error answering a request the inbound table refused.
+fn refusal<H>(why: &Refused<H>) -> RpcError {
+    match why {
+        Refused::Duplicate(_) => RpcError::new(ErrorCode::INVALID_REQUEST, "Invalid Request")
+            .with_data("a request with this id is already in flight"),
+        _ => busy(),
+    }
+}
+
+fn write_outcome(
+    buf: &mut BytesMut,
+    id: Id<'_>,
+    outcome: &Result<Reply, RpcError>,
+) -> Result<(), crate::Error> {
+    write_outcome_value(buf, id, outcome);
+    buf.put_u8(b'\n');
+    Ok(())
+}
+
+fn write_outcome_value(buf: &mut BytesMut, id: Id<'_>, outcome: &Result<Reply, RpcError>) {
+    // Raw payloads cannot fail to encode.
+    let _ = match outcome {
+        Ok(reply) => Outgoing::Result { id, result: reply.as_json() }.write_value(buf),
+        Err(e) => Outgoing::Error { id, code: e.code, message: &e.message, data: e.data() }
+            .write_value(buf),
+    };
+}
+
+/// An id or progress token as the other side wrote it: a string or an integer.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum WireId<'a> {
+    Num(i64),
+    Str(#[serde(borrow)] Cow<'a, str>),
+}
+
+impl WireId<'_> {
+    fn as_id(&self) -> Id<'_> {
+        match self {
+            Self::Num(n) => Id::Num(*n),
+            Self::Str(s) => Id::Str(s),
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! The state a connection's handles and loops share: the in-flight tables under one lock, the
+//! write queue, and the signals between the loops.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use bytes::BytesMut;
+use tokio::sync::{Notify, Semaphore, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::handler::Incoming;
+use super::queue::{TrySendError, WriteQueue};
+use super::{CloseReason, PeerBuilder, ProgressToken, RequestError};
+use crate::mux::{Inbound, Outbound};
+use crate::{Id, Outgoing};
+
+pub(crate) type Waiter = oneshot::Sender<Result<Incoming, RequestError>>;
+
+pub(crate) struct Shared {
+    state: Mutex<State>,
+    pub(crate) queue: WriteQueue,
+    /// One permit per outbound request in flight.
+    pub(crate) in_flight: Arc<Semaphore>,
+    /// One permit per running inbound handler.
+    pub(crate) handlers: Arc<Semaphore>,
+    /// Inbound requests admitted and waiting for a handler permit, and their frame bytes.
+    pub(crate) queued: AtomicUsize,
+    pub(crate) queued_bytes: AtomicUsize,
+    /// Wakes the timer when a deadline earlier than the one it sleeps to is registered.
+    pub(crate) timer: Notify,
+    /// Wakes the read loop, after the other side's end of stream, when no handler is left.
+    pub(crate) idle: Notify,
+    /// Cancelled once the connection is closing.
+    pub(crate) closing: CancellationToken,
+    /// Cancelled once the write loop has ended (flushed, failed or given up).
+    pub(crate) writer_done: CancellationToken,
+    pub(crate) request_timeout: Option<Duration>,
+    /// Control messages dropped because the other side stopped reading.
+    pub(crate) control_dropped: AtomicU64,
+}
+
+pub(crate) struct State {
+    pub(crate) outbound: Outbound<Waiter>,
+    pub(crate) inbound: Inbound<CancellationToken>,
+    pub(crate) progress: HashMap<ProgressToken, Progress>,
+    pub(crate) timer_target: Option<std::time::Instant>,
+    /// Set when reading has ended: no response can arrive any more.
+    pub(crate) read_ended: Option<CloseReason>,
+    pub(crate) closed: Option<CloseReason>,
+    pub(crate) peak_in_flight: usize,
+    pub(crate) invalid_received: u64,
+    pub(crate) replies_suppressed: u64,
+    pub(crate) handler_panics: u64,
+    pub(crate) busy_replies: u64,
+}
+
+pub(crate) struct Progress {
+    pub(crate) id: u64,
+    pub(crate) timeout: Duration,
+    pub(crate) cap: Option<std::time::Instant>,
+}
+
+impl Shared {
+    pub(crate) fn new(b: &PeerBuilder) -> Self {
+        let handlers = b.limits.handlers();
+        Self {
+            state: Mutex::new(State {
+                outbound: Outbound::new(b.limits.in_flight()),
+                // Running handlers plus those waiting for a slot: what the read loop admits.
+                inbound: Inbound::new(handlers.saturating_add(b.limits.queued_requests())),
+                progress: HashMap::new(),
+                timer_target: None,
+                read_ended: None,
+                closed: None,
+                peak_in_flight: 0,
+                invalid_received: 0,
+                replies_suppressed: 0,
+                handler_panics: 0,
+                busy_replies: 0,
+            }),
+            queue: WriteQueue::new(b.limits.write_queue_bytes()),
+            in_flight: Arc::new(Semaphore::new(b.limits.in_flight())),
+            handlers: Arc::new(Semaphore::new(handlers)),
+            queued: AtomicUsize::new(0),
+            queued_bytes: AtomicUsize::new(0),
+            timer: Notify::new(),
+            idle: Notify::new(),
+            closing: CancellationToken::new(),
+            writer_done: CancellationToken::new(),
+            request_timeout: b.request_timeout,
+            control_dropped: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        // Every critical section leaves the tables consistent before anything that can panic
+        // (waiters are completed after the lock is released), so a poisoned lock is usable.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Reading has ended: no response can come, so every waiter fails now and new requests are
+    /// refused; handlers already admitted may still answer (see the read loop).
+    pub(crate) fn read_ended(&self, reason: CloseReason) {
+        let waiters: Vec<_> = {
+            let mut st = self.lock();
+            if st.read_ended.is_some() || st.closed.is_some() {
+                return;
+            }
+            st.read_ended = Some(reason.clone());
+            st.progress.clear();
+            st.outbound.drain().collect()
+        };
+        for (_, w) in waiters {
+            let _ = w.send(Err(RequestError::Closed(reason.clone())));
+        }
+    }
+
+    /// Ends the connection: every waiter fails with `reason`, every handler is cancelled, the
+    /// queue takes nothing more (what it holds is still written). The first reason sticks.
+    pub(crate) fn close(&self, reason: CloseReason) {
+        let (waiters, handlers, reason) = {
+            let mut st = self.lock();
+            if st.closed.is_some() {
+                return;
+            }
+            let reason = st.read_ended.clone().unwrap_or(reason);
+            st.closed = Some(reason.clone());
+            st.progress.clear();
+            let waiters: Vec<_> = st.outbound.drain().collect();
+            let handlers: Vec<_> = st.inbound.drain().collect();
+            (waiters, handlers, reason)
+        };
+        self.in_flight.close();
+        self.handlers.close();
+        self.queue.close();
+        self.closing.cancel();
+        for (_, w) in waiters {
+            let _ = w.send(Err(RequestError::Closed(reason.clone())));
+        }
+        for token in handlers {
+            token.cancel();
+        }
+        self.idle.notify_waiters();
+        tracing::debug!(%reason, "connection closed");
+    }
+
+    /// Why requests are refused now, if they are.
+    pub(crate) fn refusing(st: &State) -> Option<CloseReason> {
+        st.closed.clone().or_else(|| st.read_ended.clone())
+    }
+
+    pub(crate) fn closed_error(&self) -> RequestError {
+        RequestError::Closed(Self::refusing(&self.lock()).unwrap_or(CloseReason::Local))
+    }
+
+    /// An inbound request is done: removes its entry if it is still its own. `false` when it
+    /// was cancelled (or the connection closed) meanwhile, and so must not be answered.
+    pub(crate) fn finish_inbound(&self, id: Id<'_>, entry: u64) -> bool {
+        let (ours, idle) = {
+            let mut st = self.lock();
+            let ours = st.inbound.finish(id, entry).is_some();
+            (ours, st.inbound.is_empty())
+        };
+        if idle {
+            self.idle.notify_waiters();
+        }
+        ours
+    }
+
+    /// Queues `notifications/cancelled` for one of our requests without waiting; dropped (and
+    /// counted) when the other side has stopped reading.
+    pub(crate) fn send_cancelled(&self, id: u64, reason: &str) {
+        if self.queue.try_send_control(|buf| write_cancelled(buf, id, reason))
+            == Err(TrySendError::Full)
+        {
+            self.control_dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+fn write_cancelled(buf: &mut BytesMut, id: u64, reason: &str) {
+    #[derive(serde::Serialize)]
+    struct Cancelled<'a> {
+        #[serde(rename = "requestId")]
+        request_id: u64,
+        reason: &'a str,
+    }
+    let params = crate::Json(&Cancelled { request_id: id, reason });
+    let msg = Outgoing::Notification { method: "notifications/cancelled", params: Some(params) };
+    // Serialising a u64 and a &str cannot fail.
+    let _ = msg.write(buf);
+}

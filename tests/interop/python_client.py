@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+"""Interop check: the official MCP Python SDK's client against an MCP server over stdio.
+
+Run with the venv that tests/interop/install.sh sets up (PyPI mcp==2.3.0):
+
+    target/interop/venv/bin/python tests/interop/python_client.py -- target/release/mcpwire serve
+
+    target/interop/venv/bin/python tests/interop/python_client.py \
+        --expect-tools echo,trigger-long-running-operation --echo-prefix 'Echo: ' \
+        --cancel-tool trigger-long-running-operation --cancel-args '{"duration":10,"steps":10}' \
+        -- node target/interop/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio
+
+It spawns the server command given after `--`, then, with the SDK's ClientSession:
+initializes, lists tools (the names in --expect-tools must be there), makes --calls
+concurrent echo calls whose messages mix non-ASCII with characters JSON must escape and
+checks each answer's text is exactly --echo-prefix + message, starts the --cancel-tool
+call and cancels it after --cancel-after-ms (the SDK then sends notifications/cancelled
+itself), checks the cancellation went out on the wire with the request's id, that no
+answer to the cancelled request came back, that the session still answers an echo, and
+that the server exits soon after its stdin closes. Every message in both directions is
+tapped between the SDK's session and its stdio transport, so wire facts are checked too.
+
+Exit status 0 when every check passed; 1 with one line per failed check otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.shared.message import SessionMessage
+
+# Pieces mixed into every echo message: non-ASCII (2-, 3- and 4-byte UTF-8, astral
+# characters that JSON escapes as surrogate pairs), JSON's mandatory escapes (quote,
+# backslash, control characters including NUL), and JavaScript's line terminators.
+PIECES = [
+    "héllo",
+    "naïve café",
+    "日本語テキスト",
+    "Ω≈ç√∫",
+    "✓ done",
+    "😀🎉",
+    "𝄞 clef",
+    '"quoted"',
+    "back\\slash",
+    "new\nline",
+    "tab\there",
+    "cr\rlf",
+    "nul\u0000byte",
+    "bell\u0007",
+    "esc\u001b[0m",
+    "del\u007f",
+    "ls\u2028ps\u2029",
+    "</script>",
+    "{\"json\": [1, 2]}",
+    "'single'",
+]
+
+
+def echo_message(i: int) -> str:
+    """A distinct message for call i; every message carries several hard pieces."""
+    n = len(PIECES)
+    return f"#{i}: " + " | ".join(PIECES[(i + k * 7) % n] for k in range(4)) + f" /{i}"
+
+
+@dataclass
+class WireTap:
+    """Every JSON-RPC message that crossed the transport, with a monotonic timestamp."""
+
+    sent: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+    received: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+    stream_errors: list[Exception] = field(default_factory=list)
+
+
+def as_wire(message: Any) -> dict[str, Any]:
+    return message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+
+
+class Checks:
+    def __init__(self) -> None:
+        self.failures: list[str] = []
+
+    def check(self, ok: bool, what: str) -> bool:
+        if not ok:
+            self.failures.append(what)
+            print(f"FAIL: {what}", flush=True)
+        return ok
+
+
+def short(value: Any, limit: int = 200) -> str:
+    text = json.dumps(value, ensure_ascii=True) if not isinstance(value, str) else ascii(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def result_text(result: types.CallToolResult) -> str | None:
+    texts = [block.text for block in result.content if isinstance(block, types.TextContent)]
+    return texts[0] if len(texts) == 1 else None
+
+
+async def run(args: argparse.Namespace, checks: Checks) -> dict[str, Any]:
+    timings: dict[str, Any] = {}
+    tap = WireTap()
+    params = StdioServerParameters(command=args.server[0], args=args.server[1:])
+    t_start = time.monotonic()
+
+    async with stdio_client(params) as (read_stream, write_stream):
+        # Relay tasks between the SDK's session and the transport, recording both ways.
+        to_session_send, to_session_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        from_session_send, from_session_recv = anyio.create_memory_object_stream[SessionMessage](0)
+
+        async def downstream() -> None:
+            async with to_session_send:
+                async for item in read_stream:
+                    if isinstance(item, Exception):
+                        tap.stream_errors.append(item)
+                    else:
+                        tap.received.append((time.monotonic(), as_wire(item.message)))
+                    await to_session_send.send(item)
+
+        async def upstream() -> None:
+            async with from_session_recv:
+                async for item in from_session_recv:
+                    tap.sent.append((time.monotonic(), as_wire(item.message)))
+                    await write_stream.send(item)
+
+        async with anyio.create_task_group() as relays:
+            relays.start_soon(downstream)
+            relays.start_soon(upstream)
+            async with ClientSession(to_session_recv, from_session_send) as session:
+                await exercise(session, args, checks, tap, timings, t_start)
+            relays.cancel_scope.cancel()
+        t_close = time.monotonic()
+    # Leaving stdio_client closed the server's stdin and waited for it to exit
+    # (SIGTERM after 2 s, SIGKILL 2 s later).
+    timings["shutdown_s"] = round(time.monotonic() - t_close, 3)
+    checks.check(
+        timings["shutdown_s"] <= args.max_shutdown_s,
+        f"server took {timings['shutdown_s']} s to exit after stdin closed (max {args.max_shutdown_s} s)",
+    )
+    checks.check(not tap.stream_errors, f"transport reported unparsable lines: {tap.stream_errors!r}")
+
+    # Wire facts: every request id the SDK sent is an integer; the server answered each
+    # exactly once (cancelled ones excepted, checked in exercise()).
+    sent_requests = [m for _, m in tap.sent if "method" in m and "id" in m]
+    checks.check(
+        all(type(m["id"]) is int for m in sent_requests),
+        "the SDK sent a non-integer request id",
+    )
+    answers: dict[Any, int] = {}
+    for _, m in tap.received:
+        if "method" not in m and "id" in m:
+            answers[m["id"]] = answers.get(m["id"], 0) + 1
+    dup = {k: v for k, v in answers.items() if v > 1}
+    checks.check(not dup, f"server answered some ids more than once: {short(dup)}")
+    unknown = set(answers) - {m["id"] for m in sent_requests}
+    checks.check(not unknown, f"server answered ids never sent: {short(sorted(map(str, unknown)))}")
+    timings["messages_sent"] = len(tap.sent)
+    timings["messages_received"] = len(tap.received)
+    timings["server_notifications"] = sorted(
+        {m["method"] for _, m in tap.received if "method" in m and "id" not in m}
+    )
+    timings["server_requests"] = sorted({m["method"] for _, m in tap.received if "method" in m and "id" in m})
+    return timings
+
+
+async def exercise(
+    session: ClientSession,
+    args: argparse.Namespace,
+    checks: Checks,
+    tap: WireTap,
+    timings: dict[str, Any],
+    t_start: float,
+) -> None:
+    # 1. initialize (the SDK offers 2025-11-25 and then sends notifications/initialized)
+    init = await session.initialize()
+    timings["initialize_s"] = round(time.monotonic() - t_start, 3)
+    timings["protocol_version"] = init.protocol_version
+    timings["server_info"] = f"{init.server_info.name} {init.server_info.version}"
+    if args.expect_protocol:
+        checks.check(
+            init.protocol_version == args.expect_protocol,
+            f"protocolVersion {init.protocol_version!r}, expected {args.expect_protocol!r}",
+        )
+    if args.expect_server_name:
+        checks.check(
+            init.server_info.name == args.expect_server_name,
+            f"serverInfo.name {init.server_info.name!r}, expected {args.expect_server_name!r}",
+        )
+    checks.check(init.capabilities.tools is not None, "server did not advertise the tools capability")
+    await session.send_ping()
+
+    # 2. tools/list
+    t = time.monotonic()
+    listed = await session.list_tools()
+    timings["list_tools_s"] = round(time.monotonic() - t, 3)
+    tools = {tool.name: tool for tool in listed.tools}
+    timings["tools"] = sorted(tools)
+    for name in args.expect_tools:
+        if checks.check(name in tools, f"tools/list lacks {name!r} (has {sorted(tools)})"):
+            checks.check(
+                tools[name].input_schema.get("type") == "object",
+                f"tool {name!r} inputSchema is not an object schema: {short(tools[name].input_schema)}",
+            )
+    if "echo" in tools:
+        schema = tools["echo"].input_schema
+        checks.check(
+            "message" in (schema.get("required") or [])
+            and (schema.get("properties") or {}).get("message", {}).get("type") == "string",
+            f"echo inputSchema does not require a string 'message': {short(schema)}",
+        )
+
+    # 3. concurrent echo calls
+    mismatches: list[str] = []
+    latencies: list[float] = []
+
+    async def one_echo(i: int) -> None:
+        message = echo_message(i)
+        t0 = time.monotonic()
+        try:
+            result = await session.call_tool("echo", {"message": message})
+        except Exception as exc:  # an MCPError or a validation error from the SDK
+            mismatches.append(f"echo #{i}: raised {type(exc).__name__}: {exc}")
+            return
+        latencies.append(time.monotonic() - t0)
+        text = result_text(result)
+        expected = args.echo_prefix + message
+        if result.is_error:
+            mismatches.append(f"echo #{i}: isError result: {short(text)}")
+        elif text != expected:
+            mismatches.append(f"echo #{i}: sent {short(expected)} got {short(text)}")
+
+    t = time.monotonic()
+    async with anyio.create_task_group() as tg:
+        for i in range(args.calls):
+            tg.start_soon(one_echo, i)
+    elapsed = time.monotonic() - t
+    latencies.sort()
+    timings["echo_calls"] = args.calls
+    timings["echo_total_s"] = round(elapsed, 3)
+    if latencies:
+        timings["echo_p50_ms"] = round(1000 * latencies[len(latencies) // 2], 1)
+        timings["echo_max_ms"] = round(1000 * latencies[-1], 1)
+    for line in mismatches[:20]:
+        print(f"  {line}", flush=True)
+    checks.check(not mismatches, f"{len(mismatches)} of {args.calls} echo calls did not come back intact")
+    peak = peak_in_flight(tap)
+    timings["peak_in_flight"] = peak
+    checks.check(
+        args.calls < 2 or peak > 1,
+        f"echo calls were not concurrent on the wire (peak in flight {peak})",
+    )
+
+    # 4. cancel an in-flight slow call
+    if args.cancel_tool:
+        await cancel_one(session, args, checks, tap, timings)
+
+    # 5. the session still works
+    t = time.monotonic()
+    after = await session.call_tool("echo", {"message": "after cancel ✓ \"ok\""})
+    timings["followup_echo_ms"] = round(1000 * (time.monotonic() - t), 1)
+    checks.check(
+        result_text(after) == args.echo_prefix + "after cancel ✓ \"ok\"",
+        f"follow-up echo answered {short(result_text(after))}",
+    )
+    checks.check(
+        timings["followup_echo_ms"] <= 1000 * args.max_followup_s,
+        f"follow-up echo took {timings['followup_echo_ms']} ms (max {args.max_followup_s} s)",
+    )
+
+
+async def cancel_one(
+    session: ClientSession,
+    args: argparse.Namespace,
+    checks: Checks,
+    tap: WireTap,
+    timings: dict[str, Any],
+) -> None:
+    sent_before = len(tap.sent)
+    outcome: dict[str, Any] = {}
+
+    async def slow_call() -> None:
+        try:
+            outcome["result"] = await session.call_tool(args.cancel_tool, args.cancel_args)
+        except BaseException as exc:  # noqa: BLE001 - the cancellation itself lands here
+            outcome["exc"] = exc
+            raise
+
+    t0 = time.monotonic()
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(slow_call)
+            await anyio.sleep(args.cancel_after_ms / 1000)
+            t_cancel = time.monotonic()
+            scope.cancel()
+    t_returned = time.monotonic()
+    timings["cancel_returned_ms"] = round(1000 * (t_returned - t_cancel), 1)
+    checks.check(
+        "result" not in outcome,
+        f"{args.cancel_tool} finished before it was cancelled at {args.cancel_after_ms} ms: "
+        f"{short(outcome.get('result') and result_text(outcome['result']))}",
+    )
+    checks.check(
+        timings["cancel_returned_ms"] <= 500,
+        f"cancelled call took {timings['cancel_returned_ms']} ms to return",
+    )
+
+    # The SDK writes notifications/cancelled itself (shielded) when the caller cancels.
+    new = [m for _, m in tap.sent[sent_before:]]
+    call = next((m for m in new if m.get("method") == "tools/call"), None)
+    if not checks.check(call is not None, f"no tools/call for {args.cancel_tool!r} was sent"):
+        return
+    cancelled = [m for m in new if m.get("method") == "notifications/cancelled"]
+    timings["cancel_notification"] = cancelled[0] if cancelled else None
+    checks.check(
+        len(cancelled) == 1 and cancelled[0].get("params", {}).get("requestId") == call["id"],
+        f"expected one notifications/cancelled for request id {call['id']!r}, sent {short(cancelled)}",
+    )
+
+    # Give a server that ignores the cancel, or answers it anyway, time to show it.
+    await anyio.sleep(args.cancel_linger_s)
+    late = [m for _, m in tap.received if "method" not in m and m.get("id") == call["id"]]
+    checks.check(
+        not late,
+        f"server answered the cancelled request {call['id']} anyway: {short(late)}",
+    )
+    timings["cancel_elapsed_ms"] = round(1000 * (t_returned - t0), 1)
+
+
+def peak_in_flight(tap: WireTap) -> int:
+    """Most tools/call requests outstanding at once, from the tap's timestamps."""
+    events: list[tuple[float, int]] = []
+    call_ids = set()
+    for ts, m in tap.sent:
+        if m.get("method") == "tools/call":
+            call_ids.add(m["id"])
+            events.append((ts, 1))
+    for ts, m in tap.received:
+        if "method" not in m and m.get("id") in call_ids:
+            events.append((ts, -1))
+    events.sort()
+    peak = cur = 0
+    for _, delta in events:
+        cur += delta
+        peak = max(peak, cur)
+    return peak
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument(
+        "--expect-tools",
+        default="echo,sleep",
+        type=lambda s: [t for t in s.split(",") if t],
+        help="comma-separated tool names tools/list must include (default: echo,sleep)",
+    )
+    p.add_argument("--echo-prefix", default="", help="text the server puts before the message (default: none)")
+    p.add_argument("--calls", type=int, default=200, help="concurrent echo calls (default: 200)")
+    p.add_argument("--cancel-tool", default="sleep", help="slow tool to start and cancel; '' skips (default: sleep)")
+    p.add_argument(
+        "--cancel-args", default='{"ms": 10000}', type=json.loads, help='its arguments as JSON (default: {"ms": 10000})'
+    )
+    p.add_argument("--cancel-after-ms", type=float, default=200, help="cancel after this long (default: 200)")
+    p.add_argument(
+        "--cancel-linger-s", type=float, default=1.0, help="watch this long for an answer to the cancelled call"
+    )
+    p.add_argument("--expect-protocol", default="2025-11-25", help="protocolVersion the server must negotiate")
+    p.add_argument("--expect-server-name", default="", help="serverInfo.name the server must report")
+    p.add_argument("--max-followup-s", type=float, default=2.0, help="bound for the echo after the cancel")
+    p.add_argument("--max-shutdown-s", type=float, default=1.5, help="bound for the server's exit after stdin EOF")
+    p.add_argument("--timeout-s", type=float, default=60.0, help="bound for the whole run")
+    p.add_argument("server", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...] starting the server on stdio")
+    args = p.parse_args(argv)
+    if args.server and args.server[0] == "--":
+        args.server = args.server[1:]
+    if not args.server:
+        p.error("give the server command after --")
+    return args
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    checks = Checks()
+    t = time.monotonic()
+
+    async def bounded() -> dict[str, Any] | None:
+        with anyio.move_on_after(args.timeout_s) as scope:
+            return await run(args, checks)
+        if scope.cancelled_caught:
+            checks.check(False, f"run did not finish within {args.timeout_s} s")
+        return None
+
+    try:
+        report = anyio.run(bounded)
+    except BaseException as exc:  # noqa: BLE001 - report anything, including exception groups
+        checks.check(False, f"run raised {type(exc).__name__}: {exc!r}")
+        report = None
+    if report is not None:
+        report["total_s"] = round(time.monotonic() - t, 3)
+        print(json.dumps(report, ensure_ascii=False, indent=1), flush=True)
+    if checks.failures:
+        print(f"python_client: {len(checks.failures)} check(s) failed", flush=True)
+        return 1
+    print("python_client: all checks passed", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
