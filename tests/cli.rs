@@ -1,5 +1,5 @@
 //! Runs the real `mcpwire` binary: `inspect` over standard input and over a file, its exit codes,
-//! `--summary` on the bundled sample, and the default (no-argument) run.
+//! `--summary` on the bundled sample, and the default (no-argument) run, which is `load`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -295,11 +295,19 @@ fn every_nonblank_sample_line_is_reported_on_its_own_line_number() {
 }
 
 #[test]
-fn default_run_summarises_the_bundled_sample() {
+fn default_run_is_load_on_the_embedded_target() {
     let out = Command::new(BIN).stdin(Stdio::null()).output().unwrap();
-    let pairs = summary(&out);
-    assert_eq!(counts(&pairs), sample_counts());
-    assert!(pairs[0].1.contains("bundled sample"), "{pairs:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.starts_with("target:        embedded\n"), "{text}");
+    assert!(text.contains("method:        tools/call echo (concurrency 64)"), "{text}");
+    assert!(text.contains("errors:        0\n"), "{text}");
+    let requests: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("requests:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap();
+    assert!(requests > 0, "{text}");
 }
 
 #[test]

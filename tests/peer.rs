@@ -433,4 +433,5 @@ async fn messages_queued_before_the_writer_wakes_go_out_in_one_write() {
     assert_eq!(sizes.len(), 1, "{sizes:?}");
     let one = r#"{"jsonrpc":"2.0","method":"note","params":[0]}"#.len() + 1;
     assert_eq!(sizes[0], 10 * one + 90 * (one + 1));
+    assert_eq!(peer.stats().bytes_written, sizes[0] as u64);
 }

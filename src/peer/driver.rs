@@ -1,11 +1,14 @@
 //! The loops of a connection: read (in `reader`), write (one write per wake-up of everything
 //! queued), and the timer that fails requests past their deadline.
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::BytesMut;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::codec::FramedRead;
@@ -38,6 +41,7 @@ where
 {
     let shared = peer.shared.clone();
     let codec = JsonRpcCodec::with_limits(b.limits);
+    let reader = Counting { inner: Box::pin(reader), count: shared.bytes_read.clone() };
     let frames = FramedRead::with_capacity(reader, codec, b.read_buffer);
     let read = Reader::new(b, peer, handler);
     vec![
@@ -67,6 +71,7 @@ async fn write_loop<W: AsyncWrite + Send>(shared: Arc<Shared>, writer: W) {
         while shared.queue.take(&mut out).await {
             writer.write_all(&out).await?;
             writer.flush().await?;
+            shared.bytes_written.fetch_add(out.len() as u64, Ordering::Relaxed);
             out.clear();
             if out.capacity() > WRITE_BUFFER_KEEP {
                 out = BytesMut::new();
@@ -155,5 +160,26 @@ impl Limiter {
         } else {
             false
         }
+    }
+}
+
+/// Counts the bytes a reader yields. The reader is boxed so the wrapper is `Unpin` whatever it
+/// wraps (one allocation per connection).
+struct Counting<R> {
+    inner: Pin<Box<R>>,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: AsyncRead> AsyncRead for Counting<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = self.inner.as_mut().poll_read(cx, buf);
+        let read = buf.filled().len() - before;
+        self.count.fetch_add(read as u64, Ordering::Relaxed);
+        polled
     }
 }

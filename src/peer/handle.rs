@@ -176,6 +176,8 @@ impl PeerHandle {
             handler_panics: st.handler_panics,
             busy_replies: st.busy_replies,
             control_dropped: self.shared.control_dropped.load(Ordering::Relaxed),
+            bytes_read: self.shared.bytes_read.load(Ordering::Relaxed),
+            bytes_written: self.shared.bytes_written.load(Ordering::Relaxed),
             outbound_table_bytes: st.outbound.memory_bytes(),
         }
     }

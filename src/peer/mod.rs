@@ -269,6 +269,10 @@ pub struct PeerStats {
     pub busy_replies: u64,
     /// Control messages (cancellations) dropped because the other side stopped reading.
     pub control_dropped: u64,
+    /// Bytes read from the transport.
+    pub bytes_read: u64,
+    /// Bytes written to the transport.
+    pub bytes_written: u64,
     /// Heap bytes held by the outbound table (slots, free list, deadline heap).
     pub outbound_table_bytes: usize,
 }

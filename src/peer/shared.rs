@@ -39,6 +39,9 @@ pub(crate) struct Shared {
     pub(crate) request_timeout: Option<Duration>,
     /// Control messages dropped because the other side stopped reading.
     pub(crate) control_dropped: AtomicU64,
+    /// Bytes read from and written to the transport.
+    pub(crate) bytes_read: Arc<AtomicU64>,
+    pub(crate) bytes_written: AtomicU64,
 }
 
 pub(crate) struct State {
@@ -91,6 +94,8 @@ impl Shared {
             writer_done: CancellationToken::new(),
             request_timeout: b.request_timeout,
             control_dropped: AtomicU64::new(0),
+            bytes_read: Arc::new(AtomicU64::new(0)),
+            bytes_written: AtomicU64::new(0),
         }
     }
 

@@ -1,42 +1,101 @@
 //! `mcpwire`: the load-testing harness and debugging tools.
 //!
 //! Subcommands:
+//! - `load`: drive concurrent MCP requests at a server (in process by default) and report
+//!   throughput, latency percentiles, errors and bytes.
+//! - `serve`: a well-behaved MCP server (echo and sleep tools) on stdio, TCP or a Unix socket.
 //! - `inspect [FILE]`: classify every line of an NDJSON capture (one JSON line per frame, or a
 //!   `--summary` with counts and decoder throughput).
 //!
-//! Without a subcommand it runs `inspect --summary` on the sample capture bundled in the binary.
+//! Without a subcommand it runs `load` with its defaults: the embedded target.
 
 mod inspect;
+mod load;
+mod serve;
 
 use std::fs::File;
 use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-/// The sample MCP session capture, embedded so the binary runs with no input at hand.
-const SAMPLE: &[u8] = include_bytes!("../../../tests/data/capture.ndjson");
-
-/// Exit status for `--strict` when a frame is invalid.
+/// Exit status for `--strict` when a frame is invalid, and for `load` when a request failed.
 const EXIT_INVALID: u8 = 1;
-/// Exit status when the input cannot be opened or read, or the output cannot be written.
+/// Exit status when the input cannot be opened or read, the output cannot be written, or
+/// `load` cannot connect to its target or complete the MCP handshake.
 const EXIT_IO: u8 = 2;
 
 #[derive(Debug, Parser)]
-#[command(name = "mcpwire", version, about = "JSON-RPC 2.0 / MCP wire tools")]
-#[command(after_help = "Without a subcommand, runs `inspect --summary` on the bundled sample \
-                        capture (tests/data/capture.ndjson).")]
+#[command(name = "mcpwire", version, about = "JSON-RPC 2.0 / MCP wire tools and load harness")]
+#[command(after_help = "Without a subcommand, runs `load` with its defaults: the embedded \
+                        target (the `serve` handler in process, over a tokio duplex).")]
 struct Cli {
+    /// Log at debug level (logs go to standard error).
+    #[arg(long, global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Drive concurrent MCP requests at a server and report throughput and latency.
+    Load(LoadArgs),
+    /// Serve MCP (echo and sleep tools) on stdio, TCP or a Unix socket.
+    Serve(ServeArgs),
     /// Classify each line of an NDJSON capture, or summarise it with decoder throughput.
     #[command(long_about = INSPECT_ABOUT)]
     Inspect(InspectArgs),
+}
+
+#[derive(Debug, Args)]
+struct LoadArgs {
+    /// embedded | stdio:CMD | tcp:ADDR | unix:PATH. `stdio:` runs CMD with `sh -c`.
+    #[arg(long, default_value = "embedded")]
+    target: load::Target,
+    /// Requests in flight at once (one worker each).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    concurrency: u64,
+    /// Stop after this many measured requests.
+    #[arg(long, conflicts_with = "duration")]
+    requests: Option<u64>,
+    /// Stop after this many seconds of measurement (default 5, unless --requests is given).
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Seconds of load before measuring starts.
+    #[arg(long, default_value_t = 1.0)]
+    warmup: f64,
+    /// The request to send.
+    #[arg(long, value_enum, default_value = "tools/call")]
+    method: load::Method,
+    /// The tool `tools/call` calls (its `message` argument carries the payload).
+    #[arg(long, default_value = "echo")]
+    tool: String,
+    /// Size of each echo message in bytes (non-ASCII text and characters JSON must escape).
+    #[arg(long, default_value_t = 64)]
+    payload_bytes: usize,
+    /// Per-request timeout in seconds.
+    #[arg(long, default_value_t = 60.0)]
+    timeout: f64,
+    /// Print one JSON object instead of the text report.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+#[group(multiple = false)]
+struct ServeArgs {
+    /// Serve on standard input and output (the default).
+    #[arg(long)]
+    stdio: bool,
+    /// Listen on a TCP address, such as 127.0.0.1:7000.
+    #[arg(long, value_name = "ADDR")]
+    tcp: Option<String>,
+    /// Listen on a Unix socket path.
+    #[arg(long, value_name = "PATH")]
+    unix: Option<PathBuf>,
 }
 
 const INSPECT_ABOUT: &str = "\
@@ -66,18 +125,85 @@ struct InspectArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let level = if cli.verbose { tracing::Level::DEBUG } else { tracing::Level::WARN };
+    tracing_subscriber::fmt().with_writer(io::stderr).with_max_level(level).init();
     match cli.command {
         Some(Command::Inspect(args)) => run_inspect(&args),
-        None => {
-            eprintln!("mcpwire: no subcommand; running `inspect --summary` on the bundled sample");
-            finish(
-                inspect::run(
-                    SAMPLE,
-                    "bundled sample (tests/data/capture.ndjson)",
-                    inspect::Mode::Summary,
-                ),
-                false,
-            )
+        Some(Command::Serve(args)) => run_serve(&args),
+        Some(Command::Load(args)) => run_load(&args),
+        None => run_load(&LoadArgs::parse_defaults()),
+    }
+}
+
+impl LoadArgs {
+    /// `load` with every option at its default.
+    fn parse_defaults() -> Self {
+        #[derive(Parser)]
+        struct Only {
+            #[command(flatten)]
+            load: LoadArgs,
+        }
+        Only::parse_from(["mcpwire"]).load
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime")
+}
+
+fn seconds(s: f64) -> Duration {
+    Duration::try_from_secs_f64(s.max(0.0)).unwrap_or(Duration::MAX)
+}
+
+fn run_load(args: &LoadArgs) -> ExitCode {
+    let plan = load::Plan {
+        target: args.target.clone(),
+        concurrency: usize::try_from(args.concurrency).unwrap_or(usize::MAX),
+        requests: args.requests,
+        duration: seconds(args.duration.unwrap_or(5.0)),
+        warmup: seconds(args.warmup),
+        method: args.method,
+        tool: args.tool.clone(),
+        payload_bytes: args.payload_bytes,
+        timeout: seconds(args.timeout),
+    };
+    let rt = runtime();
+    let outcome = rt.block_on(load::run(plan, async {
+        let _ = tokio::signal::ctrl_c().await;
+    }));
+    // A child's stdio may hold blocking reads; do not wait for them.
+    rt.shutdown_background();
+    match outcome {
+        Ok(report) => {
+            if args.json {
+                println!("{}", report.to_json());
+            } else {
+                print!("{}", report.to_text());
+            }
+            if report.error_count() > 0 { ExitCode::from(EXIT_INVALID) } else { ExitCode::SUCCESS }
+        }
+        Err(e) => {
+            eprintln!("mcpwire: {e}");
+            ExitCode::from(EXIT_IO)
+        }
+    }
+}
+
+fn run_serve(args: &ServeArgs) -> ExitCode {
+    let listen = match (&args.tcp, &args.unix) {
+        (Some(addr), _) => serve::Listen::Tcp(addr.clone()),
+        (_, Some(path)) => serve::Listen::Unix(path.clone()),
+        _ => serve::Listen::Stdio,
+    };
+    let rt = runtime();
+    let outcome = rt.block_on(serve::run(listen));
+    // Standard input is read on a blocking thread that only EOF would end; do not wait for it.
+    rt.shutdown_background();
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcpwire: serve: {e}");
+            ExitCode::from(EXIT_IO)
         }
     }
 }

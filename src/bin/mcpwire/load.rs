@@ -1,0 +1,556 @@
+//! `mcpwire load`: drives concurrent MCP requests at a server and reports throughput, latency
+//! percentiles, errors and bytes.
+//!
+//! Every target gets the MCP handshake first (`initialize`, then `notifications/initialized`).
+//! Every response is checked: it must answer its own request (the multiplexer matches ids), carry
+//! no error, and for `echo` its text must contain the message sent.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use mcpwire::peer::{
+    Connection, NoHandler, PeerBuilder, PeerHandle, RequestError, RequestOptions, transport,
+};
+use mcpwire::{Id, Json, Limits};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::serve::{McpServer, PROTOCOL_VERSIONS};
+
+/// What `load` connects to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// `serve`'s handler in this process, over a tokio duplex.
+    Embedded,
+    /// A command whose stdin/stdout carry the frames, run by `sh -c`.
+    Stdio(String),
+    /// A TCP address.
+    Tcp(String),
+    /// A Unix socket path.
+    Unix(String),
+}
+
+impl std::str::FromStr for Target {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "embedded" {
+            return Ok(Self::Embedded);
+        }
+        let (kind, rest) = s.split_once(':').ok_or_else(|| bad_target(s))?;
+        if rest.is_empty() {
+            return Err(bad_target(s));
+        }
+        match kind {
+            "stdio" => Ok(Self::Stdio(rest.to_owned())),
+            "tcp" => Ok(Self::Tcp(rest.to_owned())),
+            "unix" => Ok(Self::Unix(rest.to_owned())),
+            _ => Err(bad_target(s)),
+        }
+    }
+}
+
+fn bad_target(s: &str) -> String {
+    format!("`{s}`: expected embedded, stdio:CMD, tcp:ADDR or unix:PATH")
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Embedded => f.write_str("embedded"),
+            Self::Stdio(c) => write!(f, "stdio:{c}"),
+            Self::Tcp(a) => write!(f, "tcp:{a}"),
+            Self::Unix(p) => write!(f, "unix:{p}"),
+        }
+    }
+}
+
+/// Which request `load` sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Method {
+    /// `tools/call` of `--tool`.
+    #[value(name = "tools/call")]
+    ToolsCall,
+    /// `ping`.
+    Ping,
+}
+
+/// A load run's settings.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub target: Target,
+    pub concurrency: usize,
+    /// Stop after this many measured requests…
+    pub requests: Option<u64>,
+    /// …or after this long.
+    pub duration: Duration,
+    pub warmup: Duration,
+    pub method: Method,
+    pub tool: String,
+    pub payload_bytes: usize,
+    /// Per-request timeout.
+    pub timeout: Duration,
+}
+
+/// What a run measured.
+#[derive(Debug)]
+pub struct Report {
+    pub target: String,
+    pub method: String,
+    pub concurrency: usize,
+    pub requests: u64,
+    pub errors: BTreeMap<String, u64>,
+    pub elapsed: Duration,
+    pub latency_us: Histogram<u64>,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    pub peak_in_flight: usize,
+    pub interrupted: bool,
+}
+
+impl Report {
+    pub fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+
+    fn rate(&self, n: u64) -> f64 {
+        let secs = self.elapsed.as_secs_f64();
+        if secs > 0.0 { n as f64 / secs } else { 0.0 }
+    }
+
+    /// The one-object JSON form (`--json`).
+    pub fn to_json(&self) -> serde_json::Value {
+        let h = &self.latency_us;
+        json!({
+            "target": self.target,
+            "method": self.method,
+            "concurrency": self.concurrency,
+            "requests": self.requests,
+            "errors": self.error_count(),
+            "errors_by_kind": self.errors,
+            "elapsed_s": self.elapsed.as_secs_f64(),
+            "throughput_rps": self.rate(self.requests),
+            "latency_us": {
+                "p50": h.value_at_quantile(0.50),
+                "p90": h.value_at_quantile(0.90),
+                "p99": h.value_at_quantile(0.99),
+                "p999": h.value_at_quantile(0.999),
+                "max": h.max(),
+            },
+            "bytes_sent": self.bytes_sent,
+            "bytes_received": self.bytes_received,
+            "peak_in_flight": self.peak_in_flight,
+            "interrupted": self.interrupted,
+        })
+    }
+
+    /// The human form.
+    pub fn to_text(&self) -> String {
+        let h = &self.latency_us;
+        let mut out = String::new();
+        let _ = writeln!(out, "target:        {}", self.target);
+        let _ = writeln!(out, "method:        {} (concurrency {})", self.method, self.concurrency);
+        if self.interrupted {
+            let _ = writeln!(out, "interrupted:   yes (partial report)");
+        }
+        let _ = writeln!(out, "requests:      {}", self.requests);
+        let _ = writeln!(out, "errors:        {}", self.error_count());
+        for (kind, n) in &self.errors {
+            let _ = writeln!(out, "  {kind}: {n}");
+        }
+        let _ = writeln!(out, "elapsed:       {:.3} s", self.elapsed.as_secs_f64());
+        let _ = writeln!(out, "throughput:    {:.0} requests/s", self.rate(self.requests));
+        let _ = writeln!(
+            out,
+            "bytes:         {} sent ({:.1} MB/s), {} received ({:.1} MB/s)",
+            self.bytes_sent,
+            self.rate(self.bytes_sent) / 1e6,
+            self.bytes_received,
+            self.rate(self.bytes_received) / 1e6
+        );
+        let _ = writeln!(
+            out,
+            "latency (us):  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+            h.value_at_quantile(0.50),
+            h.value_at_quantile(0.90),
+            h.value_at_quantile(0.99),
+            h.value_at_quantile(0.999),
+            h.max()
+        );
+        let _ = writeln!(out, "peak in flight: {}", self.peak_in_flight);
+        out
+    }
+}
+
+/// A failure before any load could be sent.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("cannot connect to {target}: {source}")]
+    Connect { target: String, source: std::io::Error },
+    #[error("the MCP handshake with {target} failed: {why}")]
+    Handshake { target: String, why: String },
+}
+
+async fn connect(plan: &Plan) -> Result<(PeerHandle, Connection), std::io::Error> {
+    let limits = Limits::default().max_in_flight(plan.concurrency.max(1));
+    let builder = PeerBuilder::new().limits(limits).request_timeout(Some(plan.timeout));
+    Ok(match &plan.target {
+        Target::Embedded => {
+            let server = PeerBuilder::new().limits(Limits::default().max_handlers(
+                plan.concurrency.clamp(1, mcpwire::limits::DEFAULT_MAX_HANDLERS * 4),
+            ));
+            let (a, b) = tokio::io::duplex(1 << 20);
+            server.connect(a, McpServer).1.detach();
+            builder.connect(b, NoHandler)
+        }
+        Target::Stdio(cmd) => {
+            let mut command = tokio::process::Command::new("sh");
+            command.arg("-c").arg(format!("exec {cmd}"));
+            transport::spawn_child(&builder, command, transport::ChildStderr::Tracing, NoHandler)?
+        }
+        Target::Tcp(addr) => transport::connect_tcp(&builder, addr.as_str(), NoHandler).await?,
+        Target::Unix(path) => transport::connect_unix(&builder, path, NoHandler).await?,
+    })
+}
+
+async fn handshake(peer: &PeerHandle) -> Result<String, String> {
+    #[derive(Deserialize)]
+    struct Initialized {
+        #[serde(rename = "protocolVersion")]
+        protocol_version: String,
+    }
+    let latest = PROTOCOL_VERSIONS[PROTOCOL_VERSIONS.len() - 1];
+    let params = json!({
+        "protocolVersion": latest,
+        "capabilities": {},
+        "clientInfo": {"name": "mcpwire-load", "version": env!("CARGO_PKG_VERSION")},
+    });
+    let init = RequestOptions::new().timeout(Some(Duration::from_secs(30)));
+    let reply = peer
+        .request_with("initialize", Some(Json(&params)), init)
+        .await
+        .map_err(|e| e.to_string())?;
+    let agreed: Initialized =
+        reply.result_as().map_err(|e| format!("bad initialize result: {e}"))?;
+    if !PROTOCOL_VERSIONS.contains(&agreed.protocol_version.as_str()) {
+        return Err(format!("unsupported protocol version {}", agreed.protocol_version));
+    }
+    peer.notify("notifications/initialized", mcpwire::peer::NO_PARAMS)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(agreed.protocol_version)
+}
+
+/// The text every echo message is cut from: non-ASCII text and characters JSON must escape.
+const FILLER: &str = "héllo wörld ✓ \"quoted\" back\\slash\ttab\nnew line 日本語 😀 ";
+
+/// A message of about `bytes` bytes (on a character boundary), unique by `seq`.
+fn message(seq: u64, bytes: usize) -> String {
+    let mut m = format!("#{seq} ");
+    while m.len() < bytes {
+        for c in FILLER.chars() {
+            if m.len() + c.len_utf8() > bytes {
+                return m;
+            }
+            m.push(c);
+        }
+    }
+    m
+}
+
+/// One worker's tallies.
+struct Tally {
+    latency_us: Histogram<u64>,
+    errors: BTreeMap<String, u64>,
+    ok: u64,
+}
+
+impl Tally {
+    fn new() -> Self {
+        Self {
+            latency_us: Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds"),
+            errors: BTreeMap::new(),
+            ok: 0,
+        }
+    }
+}
+
+/// Shared between the workers and the reporter.
+struct Run {
+    /// Requests claimed by workers; with `--requests`, no claim past the total.
+    claimed: AtomicU64,
+    done: AtomicU64,
+    in_flight: AtomicUsize,
+    peak: AtomicUsize,
+    stop: AtomicBool,
+    /// Whether results count yet (false during warm-up).
+    measuring: AtomicBool,
+}
+
+async fn worker(peer: PeerHandle, plan: Arc<Plan>, run: Arc<Run>, seed: u64) -> Tally {
+    let mut tally = Tally::new();
+    let mut seq = seed << 40;
+    while !run.stop.load(Ordering::Relaxed) {
+        let measuring = run.measuring.load(Ordering::Relaxed);
+        if measuring
+            && let Some(total) = plan.requests
+            && run.claimed.fetch_add(1, Ordering::Relaxed) >= total
+        {
+            break;
+        }
+        seq += 1;
+        let now = run.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        run.peak.fetch_max(now, Ordering::Relaxed);
+        let started = Instant::now();
+        let outcome = one(&peer, &plan, seq).await;
+        let took = started.elapsed();
+        run.in_flight.fetch_sub(1, Ordering::Relaxed);
+        if !measuring {
+            continue;
+        }
+        run.done.fetch_add(1, Ordering::Relaxed);
+        match outcome {
+            Ok(()) => {
+                tally.ok += 1;
+                let us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX).max(1);
+                let _ = tally.latency_us.record(us);
+            }
+            Err(kind) => {
+                *tally.errors.entry(kind).or_default() += 1;
+                if run.stop.load(Ordering::Relaxed) {
+                    break;
+                }
+            }
+        }
+    }
+    tally
+}
+
+/// Sends one request and checks its answer; `Err` names the kind of failure.
+async fn one(peer: &PeerHandle, plan: &Plan, seq: u64) -> Result<(), String> {
+    match plan.method {
+        Method::Ping => {
+            let r = peer.request("ping", mcpwire::peer::NO_PARAMS).await.map_err(kind)?;
+            check_id(&r)?;
+            match r.result_as::<serde_json::Value>() {
+                Ok(v) if v.is_object() => Ok(()),
+                _ => Err("bad_result".into()),
+            }
+        }
+        Method::ToolsCall => {
+            let msg = message(seq, plan.payload_bytes);
+            let params = json!({"name": plan.tool, "arguments": {"message": msg}});
+            let r = peer.request("tools/call", Some(Json(&params))).await.map_err(kind)?;
+            check_id(&r)?;
+            check_tool_result(&r, &plan.tool, &msg)
+        }
+    }
+}
+
+fn check_id(r: &mcpwire::peer::Incoming) -> Result<(), String> {
+    // The multiplexer delivers a response only to the request whose id it carries; our ids are
+    // integers, so anything else here is a routing bug.
+    match r.id() {
+        Some(Id::Num(_)) => Ok(()),
+        _ => Err("wrong_id".into()),
+    }
+}
+
+fn check_tool_result(r: &mcpwire::peer::Incoming, tool: &str, sent: &str) -> Result<(), String> {
+    #[derive(Deserialize)]
+    struct Block<'a> {
+        #[serde(borrow, default)]
+        text: Option<std::borrow::Cow<'a, str>>,
+    }
+    #[derive(Deserialize)]
+    struct ToolResult<'a> {
+        #[serde(borrow, default)]
+        content: Vec<Block<'a>>,
+        #[serde(rename = "isError", default)]
+        is_error: bool,
+    }
+    let result: ToolResult<'_> = r.result_as().map_err(|_| "bad_result".to_owned())?;
+    if result.is_error {
+        return Err("tool_error".into());
+    }
+    // The reference server answers `Echo: <message>`, ours the message itself.
+    if tool == "echo"
+        && !result.content.iter().any(|b| b.text.as_deref().is_some_and(|t| t.contains(sent)))
+    {
+        return Err("echo_mismatch".into());
+    }
+    Ok(())
+}
+
+fn kind(e: RequestError) -> String {
+    match e {
+        RequestError::Rpc(e) => format!("rpc_error_{}", e.code.get()),
+        RequestError::Timeout => "timeout".into(),
+        RequestError::Closed(_) => "connection_closed".into(),
+        RequestError::Encode(_) => "encode".into(),
+        _ => "other".into(),
+    }
+}
+
+/// Runs the plan; `interrupt` completing (Ctrl-C) stops it early with a partial report.
+pub async fn run(
+    plan: Plan,
+    interrupt: impl std::future::Future<Output = ()>,
+) -> Result<Report, SetupError> {
+    let target = plan.target.to_string();
+    let (peer, mut conn) = connect(&plan)
+        .await
+        .map_err(|source| SetupError::Connect { target: target.clone(), source })?;
+    let version = handshake(&peer)
+        .await
+        .map_err(|why| SetupError::Handshake { target: target.clone(), why })?;
+    tracing::info!(%target, version, "initialized");
+
+    let plan = Arc::new(plan);
+    let run = Arc::new(Run {
+        claimed: AtomicU64::new(0),
+        done: AtomicU64::new(0),
+        in_flight: AtomicUsize::new(0),
+        peak: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+        measuring: AtomicBool::new(plan.warmup.is_zero()),
+    });
+    let workers: Vec<_> = (0..plan.concurrency.max(1))
+        .map(|i| tokio::spawn(worker(peer.clone(), plan.clone(), run.clone(), i as u64)))
+        .collect();
+
+    tokio::pin!(interrupt);
+    let mut interrupted = false;
+    if !plan.warmup.is_zero() {
+        tokio::select! {
+            () = tokio::time::sleep(plan.warmup) => {}
+            () = &mut interrupt => interrupted = true,
+        }
+        run.peak.store(run.in_flight.load(Ordering::Relaxed), Ordering::Relaxed);
+        run.measuring.store(true, Ordering::Relaxed);
+    }
+    let stats0 = peer.stats();
+    let started = Instant::now();
+    let bar = progress_bar(&plan);
+    if !interrupted {
+        let finished = async {
+            loop {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let done = run.done.load(Ordering::Relaxed);
+                bar.as_ref().inspect(|b| b.set_position(progress(&plan, done, started)));
+                let enough =
+                    plan.requests.map_or(started.elapsed() >= plan.duration, |n| done >= n);
+                if enough || peer.is_closed() {
+                    break;
+                }
+            }
+        };
+        tokio::select! {
+            () = finished => {}
+            () = &mut interrupt => interrupted = true,
+        }
+    }
+    run.stop.store(true, Ordering::Relaxed);
+    // Workers finish the request each has in flight (or give up on it, when interrupted).
+    let mut tally = Tally::new();
+    let collect = async {
+        for w in workers {
+            if let Ok(t) = w.await {
+                tally.ok += t.ok;
+                let _ = tally.latency_us.add(&t.latency_us);
+                for (k, n) in t.errors {
+                    *tally.errors.entry(k).or_default() += n;
+                }
+            }
+        }
+    };
+    if interrupted {
+        let _ = tokio::time::timeout(Duration::from_secs(2), collect).await;
+    } else {
+        collect.await;
+    }
+    let elapsed = started.elapsed();
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let stats1 = peer.stats();
+    peer.close();
+    let _ = tokio::time::timeout(Duration::from_secs(5), conn.closed()).await;
+    Ok(Report {
+        target,
+        method: match plan.method {
+            Method::Ping => "ping".into(),
+            Method::ToolsCall => format!("tools/call {}", plan.tool),
+        },
+        concurrency: plan.concurrency,
+        requests: tally.ok + tally.errors.values().sum::<u64>(),
+        errors: tally.errors,
+        elapsed,
+        latency_us: tally.latency_us,
+        bytes_sent: stats1.bytes_written - stats0.bytes_written,
+        bytes_received: stats1.bytes_read - stats0.bytes_read,
+        peak_in_flight: run.peak.load(Ordering::Relaxed),
+        interrupted,
+    })
+}
+
+fn progress(plan: &Plan, done: u64, started: Instant) -> u64 {
+    match plan.requests {
+        Some(_) => done,
+        None => started.elapsed().as_millis().try_into().unwrap_or(u64::MAX),
+    }
+}
+
+/// A progress bar on a terminal only.
+fn progress_bar(plan: &Plan) -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let (len, template) = match plan.requests {
+        Some(n) => (n, "{bar:40} {pos}/{len} requests  {per_sec}  eta {eta}"),
+        None => (
+            plan.duration.as_millis().try_into().unwrap_or(u64::MAX),
+            "{bar:40} {elapsed}/{duration}",
+        ),
+    };
+    let bar = indicatif::ProgressBar::new(len);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    Some(bar)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse_and_print_back() {
+        for s in ["embedded", "stdio:node server.js stdio", "tcp:127.0.0.1:7000", "unix:/tmp/s"] {
+            assert_eq!(s.parse::<Target>().unwrap().to_string(), s);
+        }
+        for bad in ["", "stdio:", "http://x", "tcp"] {
+            assert!(bad.parse::<Target>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn messages_have_the_asked_size_and_need_escaping() {
+        for bytes in [0, 1, 10, 64, 1000] {
+            let m = message(7, bytes);
+            assert!(m.starts_with("#7 "));
+            assert!(
+                m.len() <= bytes.max(3) && m.len() + 4 > bytes.min(m.len() + 4),
+                "{bytes}: {}",
+                m.len()
+            );
+        }
+        let m = message(1, 200);
+        assert!(m.contains('"') && m.contains('\n') && m.contains('é') && m.contains('😀'));
+    }
+}

@@ -1,0 +1,223 @@
+//! `mcpwire serve`: a small, well-behaved MCP server on the peer, for clients to be pointed at
+//! and for `mcpwire load` to drive in process.
+//!
+//! Methods: `initialize`, `notifications/initialized`, `ping`, `tools/list`, `tools/call` with two
+//! tools, `echo` and `sleep`. Tool arguments are untrusted: a wrong type or size is a tool result
+//! with `isError: true` (MCP 2025-11-25 treats input validation as a tool error), an unknown tool
+//! is -32602 and an unknown method -32601.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use mcpwire::ErrorCode;
+use mcpwire::peer::{Context, Handler, Incoming, PeerBuilder, Reply, RpcError, transport};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// Protocol versions `initialize` agrees to, oldest first; a client offering another one is
+/// answered with the latest.
+pub const PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// The longest `echo` message accepted, in bytes.
+pub const MAX_ECHO_BYTES: usize = 1 << 20;
+
+/// The longest `sleep`, in milliseconds.
+pub const MAX_SLEEP_MS: u64 = 60_000;
+
+/// The `tools/list` result: fixed, so it is written once.
+const TOOLS: &str = r#"{"tools":[{"name":"echo","description":"Returns its message exactly.","inputSchema":{"type":"object","properties":{"message":{"type":"string","description":"The text to return (at most 1 MiB)."}},"required":["message"]}},{"name":"sleep","description":"Waits the given number of milliseconds, then answers; cancellable.","inputSchema":{"type":"object","properties":{"ms":{"type":"integer","minimum":0,"maximum":60000,"description":"How long to wait, in milliseconds."}},"required":["ms"]}}]}"#;
+
+/// The MCP server's request handler.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct McpServer;
+
+impl Handler for McpServer {
+    async fn request(&self, req: &Incoming, _cx: &Context) -> Result<Reply, RpcError> {
+        match req.method() {
+            "initialize" => initialize(req),
+            "ping" => Ok(Reply::empty()),
+            "tools/list" => Ok(Reply::raw(TOOLS)),
+            "tools/call" => call(req).await,
+            other => Err(RpcError::method_not_found(other)),
+        }
+    }
+
+    async fn notification(&self, n: &Incoming, _cx: &Context) {
+        match n.method() {
+            "notifications/initialized" => tracing::debug!("client initialized"),
+            other => tracing::debug!(method = other, "notification ignored"),
+        }
+    }
+}
+
+fn initialize(req: &Incoming) -> Result<Reply, RpcError> {
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(rename = "protocolVersion", borrow)]
+        protocol_version: Cow<'a, str>,
+    }
+    #[derive(Serialize)]
+    struct Info {
+        name: &'static str,
+        version: &'static str,
+    }
+    #[derive(Serialize)]
+    struct Capabilities {
+        tools: serde_json::Map<String, serde_json::Value>,
+    }
+    #[derive(Serialize)]
+    struct Initialized {
+        #[serde(rename = "protocolVersion")]
+        protocol_version: &'static str,
+        capabilities: Capabilities,
+        #[serde(rename = "serverInfo")]
+        server_info: Info,
+    }
+    let p: Params<'_> = req.params_as().map_err(RpcError::invalid_params)?;
+    let offered = p.protocol_version.as_ref();
+    let agreed = PROTOCOL_VERSIONS
+        .iter()
+        .find(|v| **v == offered)
+        .unwrap_or(&PROTOCOL_VERSIONS[PROTOCOL_VERSIONS.len() - 1]);
+    tracing::debug!(offered, agreed, "initialize");
+    Reply::json(&Initialized {
+        protocol_version: agreed,
+        capabilities: Capabilities { tools: serde_json::Map::new() },
+        server_info: Info { name: "mcpwire", version: env!("CARGO_PKG_VERSION") },
+    })
+}
+
+#[derive(Deserialize)]
+struct CallParams<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+}
+
+async fn call(req: &Incoming) -> Result<Reply, RpcError> {
+    let p: CallParams<'_> = req.params_as().map_err(RpcError::invalid_params)?;
+    let args = p.arguments.map_or("{}", RawValue::get);
+    match p.name.as_ref() {
+        "echo" => Ok(echo(args)),
+        "sleep" => Ok(sleep(args).await),
+        other => Err(RpcError::new(ErrorCode::INVALID_PARAMS, format!("Unknown tool: {other}"))),
+    }
+}
+
+fn echo(args: &str) -> Reply {
+    #[derive(Deserialize)]
+    struct Args<'a> {
+        #[serde(borrow)]
+        message: Cow<'a, str>,
+    }
+    match serde_json::from_str::<Args<'_>>(args) {
+        Err(e) => tool_error(&format!("echo: invalid arguments: {e}")),
+        Ok(a) if a.message.len() > MAX_ECHO_BYTES => tool_error(&format!(
+            "echo: message is {} bytes; at most {MAX_ECHO_BYTES} are accepted",
+            a.message.len()
+        )),
+        Ok(a) => text(&a.message, false),
+    }
+}
+
+async fn sleep(args: &str) -> Reply {
+    #[derive(Deserialize)]
+    struct Args {
+        ms: serde_json::Number,
+    }
+    let ms = match serde_json::from_str::<Args>(args) {
+        Err(e) => return tool_error(&format!("sleep: invalid arguments: {e}")),
+        Ok(a) => a.ms.as_u64().filter(|ms| *ms <= MAX_SLEEP_MS),
+    };
+    let Some(ms) = ms else {
+        return tool_error(&format!("sleep: ms must be an integer from 0 to {MAX_SLEEP_MS}"));
+    };
+    // Dropped, and nothing answered, when the client cancels.
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    text(&format!("slept {ms}"), false)
+}
+
+/// A tool result of one text block.
+fn text(text: &str, is_error: bool) -> Reply {
+    #[derive(Serialize)]
+    struct Block<'a> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        text: &'a str,
+    }
+    #[derive(Serialize)]
+    struct ToolResult<'a> {
+        content: [Block<'a>; 1],
+        #[serde(rename = "isError", skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    }
+    let result = ToolResult { content: [Block { kind: "text", text }], is_error };
+    // A struct of strings and a bool always serialises.
+    Reply::json(&result).unwrap_or_else(|_| Reply::empty())
+}
+
+fn tool_error(message: &str) -> Reply {
+    text(message, true)
+}
+
+/// Where `serve` listens.
+#[derive(Debug, Clone)]
+pub enum Listen {
+    /// Standard input and output.
+    Stdio,
+    /// A TCP address.
+    Tcp(String),
+    /// A Unix socket path.
+    Unix(PathBuf),
+}
+
+/// Runs the server until its input ends, or SIGINT / SIGTERM.
+pub async fn run(listen: Listen) -> std::io::Result<()> {
+    let builder = PeerBuilder::new();
+    let serving = async {
+        match listen {
+            Listen::Stdio => {
+                let (_peer, mut conn) =
+                    builder.spawn(tokio::io::stdin(), tokio::io::stdout(), McpServer);
+                let reason = conn.closed().await;
+                tracing::info!(%reason, "stdio connection ended");
+                Ok(())
+            }
+            Listen::Tcp(addr) => {
+                let listener = tokio::net::TcpListener::bind(&addr).await?;
+                // The bound address (a port of 0 picks one), for whoever started us.
+                eprintln!("mcpwire: serving MCP on tcp:{}", listener.local_addr()?);
+                transport::serve_tcp(listener, builder, || McpServer).await
+            }
+            Listen::Unix(path) => {
+                let _ = std::fs::remove_file(&path);
+                let listener = tokio::net::UnixListener::bind(&path)?;
+                eprintln!("mcpwire: serving MCP on unix:{}", path.display());
+                transport::serve_unix(listener, builder, || McpServer).await
+            }
+        }
+    };
+    tokio::select! {
+        r = serving => r,
+        signal = shutdown_signal() => {
+            tracing::info!(signal, "shutting down");
+            Ok(())
+        }
+    }
+}
+
+/// Completes on SIGINT or SIGTERM, naming which.
+pub async fn shutdown_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) =
+        (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
+    else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = int.recv() => "SIGINT",
+        _ = term.recv() => "SIGTERM",
+    }
+}

@@ -1,0 +1,304 @@
+//! `mcpwire serve` and `mcpwire load` as real processes: a scripted MCP session over stdio,
+//! cancellation, signals, TCP and Unix sockets, the load report and its exit codes.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcpwire");
+
+/// `mcpwire serve` over stdio, driven line by line.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Server {
+    fn start() -> Self {
+        let mut child = Command::new(BIN)
+            .arg("serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Self { child, stdin, stdout }
+    }
+
+    fn send(&mut self, msg: &Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{msg}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn recv(&mut self) -> Value {
+        let mut line = String::new();
+        assert!(self.stdout.read_line(&mut line).unwrap() > 0, "EOF from serve");
+        assert!(line.ends_with('\n'));
+        serde_json::from_str(&line).unwrap()
+    }
+
+    fn call(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}));
+        let reply = self.recv();
+        assert_eq!(reply["id"], id, "{reply}");
+        assert_eq!(reply["jsonrpc"], "2.0");
+        reply
+    }
+
+    /// Closes stdin and waits for the exit status, failing after `limit`.
+    fn finish(mut self, limit: Duration) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        wait(&mut self.child, limit)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wait(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(started.elapsed() < limit, "still running after {limit:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn tool_text(reply: &Value) -> (&str, bool) {
+    let r = &reply["result"];
+    assert_eq!(r["content"][0]["type"], "text", "{reply}");
+    (r["content"][0]["text"].as_str().unwrap(), r["isError"] == true)
+}
+
+#[test]
+fn serve_answers_a_scripted_mcp_session_over_stdio() {
+    let mut s = Server::start();
+    let init = s.call(
+        1,
+        "initialize",
+        json!({"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}),
+    );
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(init["result"]["serverInfo"]["name"], "mcpwire");
+    assert_eq!(init["result"]["capabilities"], json!({"tools":{}}));
+    s.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    assert_eq!(s.call(2, "ping", json!({}))["result"], json!({}));
+
+    let tools = s.call(3, "tools/list", json!({}));
+    let names: Vec<_> =
+        tools["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()).collect();
+    assert_eq!(names, [json!("echo"), json!("sleep")]);
+    let echo_schema = &tools["result"]["tools"][0]["inputSchema"];
+    assert_eq!(echo_schema["required"], json!(["message"]));
+    assert_eq!(echo_schema["properties"]["message"]["type"], "string");
+    assert_eq!(tools["result"]["tools"][1]["inputSchema"]["properties"]["ms"]["maximum"], 60000);
+
+    // The message comes back exactly: escapes, non-ASCII, NUL, a surrogate pair.
+    let tricky = "a\"b\\c\nd\te\u{0}f é 日本 😀 \u{2028}";
+    let r = s.call(4, "tools/call", json!({"name":"echo","arguments":{"message":tricky}}));
+    assert_eq!(tool_text(&r), (tricky, false));
+    assert_eq!(r["result"].get("isError"), None);
+
+    // Untrusted arguments: a wrong type or size is a tool error, not a protocol error.
+    for (id, args) in [
+        (5, json!({"message": 5})),
+        (6, json!({})),
+        (7, json!({"message": "x".repeat((1 << 20) + 1)})),
+    ] {
+        let r = s.call(id, "tools/call", json!({"name":"echo","arguments":args}));
+        let (text, is_error) = tool_text(&r);
+        assert!(is_error && text.starts_with("echo: "), "{text}");
+    }
+    let at_limit = "y".repeat(1 << 20);
+    let r = s.call(8, "tools/call", json!({"name":"echo","arguments":{"message":at_limit}}));
+    assert_eq!(tool_text(&r), (at_limit.as_str(), false));
+    for (id, ms) in [(9, json!(-1)), (10, json!(60_001)), (11, json!("5")), (12, json!(1.5))] {
+        let r = s.call(id, "tools/call", json!({"name":"sleep","arguments":{"ms":ms}}));
+        let (text, is_error) = tool_text(&r);
+        assert!(is_error && text.starts_with("sleep: "), "{ms}: {text}");
+    }
+    let r = s.call(13, "tools/call", json!({"name":"sleep","arguments":{"ms":0}}));
+    assert_eq!(tool_text(&r), ("slept 0", false));
+
+    // An unknown tool is -32602, an unknown method -32601, bad params -32602.
+    let r = s.call(14, "tools/call", json!({"name":"nope","arguments":{}}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(s.call(15, "resources/list", json!({}))["error"]["code"], -32601);
+    assert_eq!(s.call(16, "tools/call", json!({"arguments":{}}))["error"]["code"], -32602);
+    // A version it does not know: the latest.
+    let r = s.call(17, "initialize", json!({"protocolVersion":"1999-01-01","capabilities":{}}));
+    assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+
+    assert!(s.finish(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn serve_stops_a_cancelled_sleep_and_answers_nothing_for_it() {
+    let mut s = Server::start();
+    s.send(&json!({"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}));
+    std::thread::sleep(Duration::from_millis(100));
+    s.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"long","reason":"test"}}));
+    assert_eq!(s.call(2, "ping", json!({}))["result"], json!({}));
+    // End of input with nothing left to answer: it exits at once, having sent nothing more.
+    let started = Instant::now();
+    drop(s.stdin.take());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut s.stdout, &mut rest).unwrap();
+    assert_eq!(rest, "", "an answer for the cancelled call");
+    assert!(wait(&mut s.child, Duration::from_secs(10)).success());
+    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+}
+
+#[test]
+fn serve_exits_cleanly_on_sigterm_and_sigint_with_stdin_still_open() {
+    for signal in ["-TERM", "-INT"] {
+        let mut s = Server::start();
+        assert_eq!(s.call(1, "ping", json!({}))["result"], json!({}));
+        let pid = s.child.id().to_string();
+        assert!(Command::new("kill").args([signal, &pid]).status().unwrap().success());
+        let status = wait(&mut s.child, Duration::from_secs(10));
+        assert!(status.success(), "{signal}: {status:?}");
+    }
+}
+
+/// `mcpwire serve` with `args`, returning it and the address it reports on stderr.
+fn serve_on(args: &[&str]) -> (Child, String) {
+    let mut child = Command::new(BIN)
+        .arg("serve")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let target =
+        line.trim().strip_prefix("mcpwire: serving MCP on ").unwrap_or_else(|| panic!("{line}"));
+    (child, target.to_owned())
+}
+
+fn load(args: &[&str]) -> (Output, Value) {
+    let out = Command::new(BIN).arg("load").args(args).arg("--json").output().unwrap();
+    let report = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out, report)
+}
+
+fn assert_clean(out: &Output, report: &Value, requests: u64) {
+    assert_eq!(out.status.code(), Some(0), "{report} {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(report["requests"], requests, "{report}");
+    assert_eq!(report["errors"], 0, "{report}");
+    for key in ["p50", "p90", "p99", "p999", "max"] {
+        assert!(report["latency_us"][key].as_u64().is_some_and(|v| v > 0), "{key}: {report}");
+    }
+    assert!(
+        report["bytes_sent"].as_u64().unwrap() > 0
+            && report["bytes_received"].as_u64().unwrap() > 0
+    );
+    assert!(report["elapsed_s"].as_f64().unwrap() > 0.0);
+    assert!(report["throughput_rps"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn load_drives_serve_over_tcp_and_a_unix_socket() {
+    let (mut tcp, target) = serve_on(&["--tcp", "127.0.0.1:0"]);
+    let (out, report) =
+        load(&["--target", &target, "--requests", "500", "--concurrency", "16", "--warmup", "0"]);
+    assert_clean(&out, &report, 500);
+    assert_eq!(report["target"], target);
+    let _ = tcp.kill();
+    let _ = tcp.wait();
+
+    let path = std::env::temp_dir().join(format!("mcpwire-cli-{}.sock", std::process::id()));
+    let (mut unix, target) = serve_on(&["--unix", path.to_str().unwrap()]);
+    let (out, report) =
+        load(&["--target", &target, "--requests", "500", "--method", "ping", "--warmup", "0"]);
+    assert_clean(&out, &report, 500);
+    let _ = unix.kill();
+    let _ = unix.wait();
+    let _ = std::fs::remove_file(path);
+}
+
+#[test]
+fn load_drives_serve_as_a_child_process() {
+    let cmd = format!("stdio:{BIN} serve");
+    let (out, report) = load(&[
+        "--target",
+        &cmd,
+        "--requests",
+        "1000",
+        "--concurrency",
+        "32",
+        "--warmup",
+        "0",
+        "--payload-bytes",
+        "300",
+    ]);
+    assert_clean(&out, &report, 1000);
+    // Each echo carries its 300-byte message both ways.
+    assert!(report["bytes_sent"].as_u64().unwrap() > 1000 * 300);
+}
+
+#[test]
+fn load_embedded_reports_exactly_the_requests_asked() {
+    let (out, report) = load(&["--requests", "300", "--warmup", "0.2", "--concurrency", "8"]);
+    assert_clean(&out, &report, 300);
+    assert_eq!(report["target"], "embedded");
+    assert_eq!(report["peak_in_flight"], 8);
+}
+
+#[test]
+fn load_counts_failed_calls_and_exits_1() {
+    let (out, report) = load(&["--requests", "50", "--warmup", "0", "--tool", "nope"]);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert_eq!(report["errors"], 50);
+    assert_eq!(report["errors_by_kind"], json!({"rpc_error_-32602": 50}));
+    // A tool that answers isError (sleep without `ms`) is an error too.
+    let (out, report) = load(&["--requests", "20", "--warmup", "0", "--tool", "sleep"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(report["errors_by_kind"], json!({"tool_error": 20}));
+}
+
+#[test]
+fn load_that_cannot_connect_exits_2() {
+    let out = Command::new(BIN).args(["load", "--target", "tcp:127.0.0.1:1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot connect to tcp:127.0.0.1:1"));
+    let out = Command::new(BIN).args(["load", "--target", "stdio:true"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("handshake"), "{out:?}");
+}
+
+#[test]
+fn load_interrupted_by_ctrl_c_prints_the_partial_report() {
+    let child = Command::new(BIN)
+        .args(["load", "--duration", "60", "--warmup", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success()
+    );
+    let started = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("interrupted:   yes (partial report)"), "{text}");
+    assert!(text.contains("errors:        0"), "{text}");
+    assert_eq!(out.status.code(), Some(0), "{text}");
+}
