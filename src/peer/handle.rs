@@ -207,10 +207,10 @@ impl Drop for Pending<'_> {
         }
         let cancelled = {
             let mut st = self.shared.lock();
-            if let Some(token) = self.progress.take() {
-                if st.progress.get(&token).is_some_and(|p| p.id == self.id) {
-                    st.progress.remove(&token);
-                }
+            if let Some(token) = self.progress.take()
+                && st.progress.get(&token).is_some_and(|p| p.id == self.id)
+            {
+                st.progress.remove(&token);
             }
             if self.done { None } else { st.outbound.cancel(self.id) }
         };

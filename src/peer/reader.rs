@@ -184,14 +184,14 @@ impl<H: Handler> Reader<H> {
                 tokio::spawn(async move {
                     let outcome = run_queued(&shared, &*handler, &req, &cx, bytes).await;
                     let id = req.id().expect("a request has an id");
-                    if shared.finish_inbound(id, entry) {
-                        if let Some((outcome, permit)) = outcome {
-                            let _ = shared
-                                .queue
-                                .send(Lane::Normal, |buf| write_outcome(buf, id, &outcome))
-                                .await;
-                            drop(permit);
-                        }
+                    if shared.finish_inbound(id, entry)
+                        && let Some((outcome, permit)) = outcome
+                    {
+                        let _ = shared
+                            .queue
+                            .send(Lane::Normal, |buf| write_outcome(buf, id, &outcome))
+                            .await;
+                        drop(permit);
                     }
                 });
                 true
