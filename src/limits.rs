@@ -35,18 +35,21 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 4096;
 /// of making the server spawn work without end.
 pub const DEFAULT_MAX_HANDLERS: usize = 256;
 
-/// Default for [`Limits::max_queued_requests`]: 4,096 inbound requests waiting for a handler.
+/// Default for [`Limits::max_queued_requests`]: 4,096 inbound requests held beyond those
+/// running.
 ///
 /// Requests past [`Limits::max_handlers`] wait their turn while the peer keeps reading (so the
-/// other side's cancellations and responses still get through); past this bound they are
-/// answered -32000 (server busy) at once, so a client pipelining without end cannot make the
-/// queue grow without end.
+/// other side's cancellations and responses still get through); past this bound the peer stops
+/// reading until one finishes, so a client pipelining without end cannot make the queue grow
+/// without end. It is as large as the default [`Limits::max_in_flight`], so two peers with
+/// default limits that flood each other never both stop reading.
 pub const DEFAULT_MAX_QUEUED_REQUESTS: usize = 4096;
 
-/// Default for [`Limits::max_queued_request_bytes`]: 64 MiB of frames waiting for a handler.
+/// Default for [`Limits::max_held_request_bytes`]: 64 MiB of request frames held at once.
 ///
-/// The count bound alone would let 4,096 frames of 16 MiB each wait; this caps what they hold.
-pub const DEFAULT_MAX_QUEUED_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+/// The count bounds alone would let thousands of 16 MiB frames be held (running or waiting);
+/// this caps what they hold together.
+pub const DEFAULT_MAX_HELD_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 
 /// Default for [`Limits::max_write_queue_bytes`]: 4 MiB of encoded messages waiting to be
 /// written.
@@ -86,7 +89,7 @@ pub struct Limits {
     max_in_flight: usize,
     max_handlers: usize,
     max_queued_requests: usize,
-    max_queued_request_bytes: usize,
+    max_held_request_bytes: usize,
     max_write_queue_bytes: usize,
 }
 
@@ -100,7 +103,7 @@ impl Default for Limits {
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             max_handlers: DEFAULT_MAX_HANDLERS,
             max_queued_requests: DEFAULT_MAX_QUEUED_REQUESTS,
-            max_queued_request_bytes: DEFAULT_MAX_QUEUED_REQUEST_BYTES,
+            max_held_request_bytes: DEFAULT_MAX_HELD_REQUEST_BYTES,
             max_write_queue_bytes: DEFAULT_MAX_WRITE_QUEUE_BYTES,
         }
     }
@@ -156,19 +159,21 @@ impl Limits {
         self
     }
 
-    /// The most inbound requests waiting for a handler slot; past it a request is answered
-    /// -32000 (server busy) at once.
+    /// The most inbound requests held beyond the [`Limits::max_handlers`] running: waiting for
+    /// a handler slot, or answered with the reply not yet written. Past it the peer stops
+    /// reading until one finishes.
     #[must_use]
     pub fn max_queued_requests(mut self, n: usize) -> Self {
         self.max_queued_requests = n;
         self
     }
 
-    /// The most frame bytes held by requests waiting for a handler slot; past it a request is
-    /// answered -32000 (server busy) at once, unless none waits (a lone request always may).
+    /// The most frame bytes held by inbound requests admitted and not yet answered; past it
+    /// the peer stops reading until one finishes. A lone request is always admitted, whatever
+    /// its size (up to [`Limits::max_frame_bytes`]).
     #[must_use]
-    pub fn max_queued_request_bytes(mut self, bytes: usize) -> Self {
-        self.max_queued_request_bytes = bytes;
+    pub fn max_held_request_bytes(mut self, bytes: usize) -> Self {
+        self.max_held_request_bytes = bytes;
         self
     }
 
@@ -192,16 +197,16 @@ impl Limits {
         self.max_handlers
     }
 
-    /// The bound on requests waiting for a handler slot.
+    /// The bound on requests held beyond those running.
     #[must_use]
     pub fn queued_requests(&self) -> usize {
         self.max_queued_requests
     }
 
-    /// The bound on frame bytes held by requests waiting for a handler slot.
+    /// The bound on frame bytes held by inbound requests.
     #[must_use]
-    pub fn queued_request_bytes(&self) -> usize {
-        self.max_queued_request_bytes
+    pub fn held_request_bytes(&self) -> usize {
+        self.max_held_request_bytes
     }
 
     /// The write queue bound in effect.

@@ -266,10 +266,34 @@ fn load_counts_failed_calls_and_exits_1() {
     assert_eq!(out.status.code(), Some(1), "{report}");
     assert_eq!(report["errors"], 50);
     assert_eq!(report["errors_by_kind"], json!({"rpc_error_-32602": 50}));
-    // A tool that answers isError (sleep without `ms`) is an error too.
+    // A tool that answers isError (sleep given a message, not `ms`) is an error too.
     let (out, report) = load(&["--requests", "20", "--warmup", "0", "--tool", "sleep"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(report["errors_by_kind"], json!({"tool_error": 20}));
+    // With its own arguments it succeeds.
+    let args =
+        ["--requests", "20", "--warmup", "0", "--tool", "sleep", "--arguments", r#"{"ms":1}"#];
+    let (out, report) = load(&args);
+    assert_clean(&out, &report, 20);
+}
+
+#[test]
+fn serve_on_a_unix_path_never_replaces_a_file_and_removes_its_socket() {
+    let path = std::env::temp_dir().join(format!("mcpwire-precious-{}.txt", std::process::id()));
+    std::fs::write(&path, "keep me").unwrap();
+    let out = Command::new(BIN).args(["serve", "--unix", path.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "keep me");
+    std::fs::remove_file(&path).unwrap();
+    // Its own socket is removed when it stops.
+    let sock = std::env::temp_dir().join(format!("mcpwire-sock-{}.sock", std::process::id()));
+    let (mut child, _) = serve_on(&["--unix", sock.to_str().unwrap()]);
+    assert!(sock.exists());
+    assert!(
+        Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success()
+    );
+    assert!(wait(&mut child, Duration::from_secs(10)).success());
+    assert!(!sock.exists(), "socket left behind");
 }
 
 #[test]
@@ -300,5 +324,12 @@ fn load_interrupted_by_ctrl_c_prints_the_partial_report() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("interrupted:   yes (partial report)"), "{text}");
     assert!(text.contains("errors:        0"), "{text}");
+    // What completed before the interrupt is reported.
+    let requests: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("requests:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap();
+    assert!(requests > 0, "{text}");
     assert_eq!(out.status.code(), Some(0), "{text}");
 }

@@ -174,7 +174,6 @@ impl PeerHandle {
             invalid_received: st.invalid_received,
             replies_suppressed: st.replies_suppressed,
             handler_panics: st.handler_panics,
-            busy_replies: st.busy_replies,
             control_dropped: self.shared.control_dropped.load(Ordering::Relaxed),
             bytes_read: self.shared.bytes_read.load(Ordering::Relaxed),
             bytes_written: self.shared.bytes_written.load(Ordering::Relaxed),

@@ -20,7 +20,9 @@ use crate::{ErrorCode, ErrorObject, Frame, Id, Json, Kind, Message, PayloadError
 /// the request with `notifications/cancelled` or the connection ends. A handler that panics is
 /// answered with -32603 and the peer goes on.
 ///
-/// Notifications are handled one at a time, in order, by the read loop itself: keep
+/// Notifications are handled one at a time, in order, by a worker of their own, so a
+/// notification handler may send a request and await its response. Up to 4,096 notifications
+/// (16 MiB of params) wait for it; past that the read loop waits too, so keep
 /// [`Handler::notification`] short, or spawn.
 ///
 /// # Examples

@@ -55,7 +55,7 @@ pub use handle::PeerHandle;
 pub use handler::{Context, Handler, Incoming, NoHandler, Reply, RpcError};
 
 use crate::mux::{InboundStats, OutboundStats};
-use crate::{ErrorCode, Limits, RawJson, ReplyDetail};
+use crate::{Limits, RawJson, ReplyDetail};
 use shared::Shared;
 
 /// Default for [`PeerBuilder::request_timeout`]: 60 seconds, as the MCP SDKs use.
@@ -67,14 +67,10 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// two peers that both answer garbage with garbage flood each other.
 pub const DEFAULT_UNADDRESSED_REPLIES_PER_SECOND: u32 = 4;
 
-/// The code a request is answered with when `max_handlers` requests are running and as many
-/// again are waiting: -32000, from JSON-RPC's range for server errors. Retrying later is safe.
-pub const SERVER_BUSY: ErrorCode = ErrorCode(-32000);
-
-/// Bytes of control messages (error replies, busy answers, cancellations) the write queue takes
-/// past [`Limits::max_write_queue_bytes`], so the read loop keeps reading while handlers wait
-/// for room. Only once these too are spent has the other side stopped reading altogether, and
-/// the read loop waits as well.
+/// Bytes of control messages (error replies to invalid messages, cancellations) the write queue
+/// takes past [`Limits::max_write_queue_bytes`], so the read loop keeps reading while handlers
+/// wait for room. Only once these too are spent has the other side stopped reading altogether,
+/// and the read loop waits as well.
 pub const CONTROL_BUDGET_BYTES: usize = queue::CONTROL_BUDGET;
 
 /// Params for a request or notification that has none.
@@ -265,8 +261,6 @@ pub struct PeerStats {
     pub replies_suppressed: u64,
     /// Handlers that panicked (each answered -32603).
     pub handler_panics: u64,
-    /// Requests answered [`SERVER_BUSY`] because as many were running and waiting as allowed.
-    pub busy_replies: u64,
     /// Control messages (cancellations) dropped because the other side stopped reading.
     pub control_dropped: u64,
     /// Bytes read from the transport.

@@ -2,11 +2,11 @@
 //! loop, so every message queued between two wake-ups of the writer goes out in one write.
 //!
 //! Two lanes share the buffer. [`Lane::Normal`] (requests, notifications, handlers' replies)
-//! waits while the buffer holds `cap` bytes. [`Lane::Control`] (what the read loop and the
-//! timer must send without waiting on the other side: error replies, "busy" answers,
-//! cancellations) may go [`CONTROL_BUDGET`] bytes past it, so the read loop keeps reading while
-//! handlers wait for room; only when that budget too is spent has the other side stopped
-//! reading altogether, and then the read loop waits as well.
+//! waits while the buffer holds `cap` bytes. [`Lane::Control`] (what the read loop and a
+//! request's `Drop` must send without waiting on the other side: error replies, cancellations)
+//! may go [`CONTROL_BUDGET`] bytes past it, so the read loop keeps reading while handlers wait
+//! for room; only when that budget too is spent has the other side stopped reading altogether,
+//! and then the read loop waits as well.
 
 use std::cell::RefCell;
 use std::sync::Mutex;

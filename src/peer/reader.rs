@@ -1,8 +1,13 @@
 //! The read loop: decodes frames and routes them. Responses complete their waiters; requests
 //! are admitted to handler tasks; notifications go to an ordered worker; invalid messages are
-//! answered. Nothing here waits on the other side reading our writes, except when even the
-//! control lane's budget is spent (see `queue`), so two peers flooding each other with requests
-//! cannot deadlock: each keeps reading what the other writes.
+//! answered.
+//!
+//! Backpressure: a request is admitted only while the requests held (running, waiting for a
+//! handler slot, or answered but not yet written) stay within `max_handlers +
+//! max_queued_requests` and their frames within `max_held_request_bytes`; otherwise the read loop
+//! waits for one to finish, and so stops reading, which holds the other side back through the
+//! transport's own flow control. Replies the read loop itself owes (errors) go into the write
+//! queue's control lane, which waits only when the other side has stopped reading altogether.
 
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
@@ -12,7 +17,7 @@ use std::sync::atomic::Ordering;
 use bytes::{BufMut, BytesMut};
 use futures_util::{FutureExt, StreamExt};
 use tokio::io::AsyncRead;
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio::time::Instant;
 use tokio_util::codec::FramedRead;
 use tokio_util::sync::CancellationToken;
@@ -21,35 +26,39 @@ use super::driver::{CLOSE_FLUSH_GRACE, CloseOnExit, Limiter};
 use super::handler::{Context, Handler, Incoming, Reply, RpcError};
 use super::queue::{Lane, SendError};
 use super::shared::Shared;
-use super::{CloseReason, PeerBuilder, PeerHandle, ProgressToken, SERVER_BUSY};
+use super::{CloseReason, PeerBuilder, PeerHandle, ProgressToken};
 use crate::mux::Refused;
 use crate::{ErrorCode, Frame, Id, JsonRpcCodec, Kind, Outgoing, ReplyDetail};
 
-/// Notifications waiting for the notification worker; past it the read loop waits.
-const NOTIFICATION_QUEUE: usize = 64;
+/// Notifications waiting for the notification worker, and their frame bytes; past either the
+/// read loop waits. Generous, because a notification handler may be awaiting a response that
+/// only the read loop can deliver.
+const NOTIFICATIONS_HELD: usize = 4096;
+const NOTIFICATION_BYTES_HELD: usize = 16 * 1024 * 1024;
 
 pub(crate) struct Reader<H> {
     shared: Arc<Shared>,
-    /// Requests (and their frame bytes) that may wait for a handler slot; past either bound
-    /// they are answered [`SERVER_BUSY`].
-    max_queued: usize,
-    max_queued_bytes: usize,
+    /// Requests held at once (running, waiting, or with their reply not yet written), and
+    /// the frame bytes they may hold; past either bound the read loop waits.
+    max_held: usize,
+    max_held_bytes: usize,
     detail: ReplyDetail,
     limiter: Limiter,
     peer: PeerHandle,
     handler: Arc<H>,
-    notes: mpsc::Sender<Incoming>,
+    notes: mpsc::UnboundedSender<(Incoming, NoteHeld)>,
 }
 
 impl<H: Handler> Reader<H> {
     pub(crate) fn new(b: &PeerBuilder, peer: PeerHandle, handler: Arc<H>) -> Self {
         let shared = peer.shared.clone();
-        let (notes, queue) = mpsc::channel(NOTIFICATION_QUEUE);
+        // Bounded by `NOTIFICATIONS_HELD` and `NOTIFICATION_BYTES_HELD`, counted by `NoteHeld`.
+        let (notes, queue) = mpsc::unbounded_channel();
         tokio::spawn(notification_worker(shared.clone(), handler.clone(), peer.clone(), queue));
         Self {
             shared,
-            max_queued: b.limits.queued_requests(),
-            max_queued_bytes: b.limits.queued_request_bytes(),
+            max_held: b.limits.handlers().saturating_add(b.limits.queued_requests()),
+            max_held_bytes: b.limits.held_request_bytes(),
             detail: b.reply_detail,
             limiter: Limiter::new(b.unaddressed_per_second),
             peer,
@@ -88,7 +97,7 @@ impl<H: Handler> Reader<H> {
                         let idle = self.shared.idle.notified();
                         tokio::pin!(idle);
                         idle.as_mut().enable();
-                        if self.shared.lock().inbound.is_empty() {
+                        if self.shared.held.load(Ordering::Acquire) == 0 {
                             break;
                         }
                         idle.await;
@@ -136,39 +145,52 @@ impl<H: Handler> Reader<H> {
         }
     }
 
-    /// Whether a request of `bytes` would have to wait past the queue's bounds.
-    fn saturated(&self, bytes: usize) -> bool {
-        // `queued` counts from admission until a permit is taken, so a request admitted an
-        // instant ago is counted even before its task runs.
-        let queued = self.shared.queued.load(Ordering::Acquire);
-        if queued == 0 && self.shared.handlers.available_permits() > 0 {
-            return false;
+    /// Takes a place for a request of `bytes` if the bounds allow: a handler slot at once, or
+    /// a place in the queue for one. A lone request is always let in, whatever its size.
+    fn try_admit(&self, bytes: usize) -> Option<Slot> {
+        let held = self.shared.held.load(Ordering::Acquire);
+        let held_bytes = self.shared.held_bytes.load(Ordering::Acquire);
+        if held > 0
+            && (held >= self.max_held || held_bytes.saturating_add(bytes) > self.max_held_bytes)
+        {
+            return None;
         }
-        let queued_bytes = self.shared.queued_bytes.load(Ordering::Acquire);
-        queued >= self.max_queued
-            || (queued > 0 && queued_bytes.saturating_add(bytes) > self.max_queued_bytes)
+        // The semaphore is fair: a permit is free only when nobody waits for one, so taking it
+        // here never jumps the queue.
+        Some(match self.shared.handlers.clone().try_acquire_owned() {
+            Ok(permit) => Slot::Ready(permit),
+            Err(_) => Slot::Queued,
+        })
     }
 
-    /// Registers a request of `bytes` in the inbound table, or says how to refuse it.
-    fn begin(&self, id: Id<'_>, bytes: usize) -> Result<(u64, CancellationToken), RpcError> {
-        if self.saturated(bytes) {
-            self.shared.lock().busy_replies += 1;
-            return Err(busy());
-        }
-        let token = self.shared.closing.child_token();
-        let begun = {
-            let mut st = self.shared.lock();
-            let begun = st.inbound.begin(id, token.clone());
-            if matches!(begun, Err(Refused::Full(_))) {
-                st.busy_replies += 1;
+    /// Waits until a request of `bytes` may be admitted; `None` once closing. While it waits
+    /// nothing more is read.
+    async fn admit(&self, bytes: usize) -> Option<Slot> {
+        loop {
+            let room = self.shared.room.notified();
+            tokio::pin!(room);
+            room.as_mut().enable();
+            if let Some(slot) = self.try_admit(bytes) {
+                return Some(slot);
             }
-            begun
-        };
+            tokio::select! {
+                biased;
+                () = self.shared.closing.cancelled() => return None,
+                () = room => {}
+            }
+        }
+    }
+
+    /// Admits a request and registers it under its id; `Ok(None)` once closing, `Err` with the
+    /// error to answer when its id is already in flight.
+    async fn begin(&self, id: Id<'_>, bytes: usize) -> Result<Option<Admitted>, RpcError> {
+        let Some(slot) = self.admit(bytes).await else { return Ok(None) };
+        let token = self.shared.closing.child_token();
+        let begun = self.shared.lock().inbound.begin(id, token.clone());
         match begun {
             Ok(entry) => {
-                self.shared.queued.fetch_add(1, Ordering::AcqRel);
-                self.shared.queued_bytes.fetch_add(bytes, Ordering::AcqRel);
-                Ok((entry, token))
+                let held = Held::new(&self.shared, bytes);
+                Ok(Some(Admitted { entry, token, slot, held }))
             }
             Err(why) => Err(refusal(&why)),
         }
@@ -176,13 +198,14 @@ impl<H: Handler> Reader<H> {
 
     async fn request(&mut self, req: Incoming, bytes: usize) -> bool {
         let id = req.id().expect("a request has an id");
-        match self.begin(id, bytes) {
-            Ok((entry, token)) => {
+        match self.begin(id, bytes).await {
+            Ok(Some(admitted)) => {
                 let shared = self.shared.clone();
                 let handler = self.handler.clone();
+                let Admitted { entry, token, slot, held } = admitted;
                 let cx = Context { peer: self.peer.clone(), cancel: token };
                 tokio::spawn(async move {
-                    let outcome = run_queued(&shared, &*handler, &req, &cx, bytes).await;
+                    let outcome = run_queued(&shared, &*handler, &req, &cx, slot).await;
                     let id = req.id().expect("a request has an id");
                     if shared.finish_inbound(id, entry)
                         && let Some((outcome, permit)) = outcome
@@ -193,9 +216,12 @@ impl<H: Handler> Reader<H> {
                             .await;
                         drop(permit);
                     }
+                    // Held until the reply is queued (or known not to be owed).
+                    drop(held);
                 });
                 true
             }
+            Ok(None) => false,
             Err(err) => self.control(|buf| write_outcome(buf, id, &Err(err))).await,
         }
     }
@@ -209,11 +235,27 @@ impl<H: Handler> Reader<H> {
             "notifications/progress" => self.progress(&n),
             _ => {}
         }
-        tokio::select! {
-            biased;
-            () = self.shared.closing.cancelled() => false,
-            sent = self.notes.send(n) => sent.is_ok(),
+        let bytes = n.message().params().map_or(0, |p| p.get().len());
+        loop {
+            let room = self.shared.room.notified();
+            tokio::pin!(room);
+            room.as_mut().enable();
+            let held = self.shared.notes_held.load(Ordering::Acquire);
+            let held_bytes = self.shared.notes_held_bytes.load(Ordering::Acquire);
+            if held == 0
+                || (held < NOTIFICATIONS_HELD
+                    && held_bytes.saturating_add(bytes) <= NOTIFICATION_BYTES_HELD)
+            {
+                break;
+            }
+            tokio::select! {
+                biased;
+                () = self.shared.closing.cancelled() => return false,
+                () = room => {}
+            }
         }
+        let held = NoteHeld::new(&self.shared, bytes);
+        self.notes.send((n, held)).is_ok()
     }
 
     /// `notifications/cancelled {requestId, reason?}`: the handler stops and sends nothing.
@@ -283,7 +325,7 @@ impl<H: Handler> Reader<H> {
 
     async fn batch(&mut self, frame: Frame) -> bool {
         let frame = Arc::new(frame);
-        // Each request of the batch is counted as an equal share of the frame's bytes.
+        // Each request of the batch holds an equal share of the frame's bytes.
         let requests = frame.batch().map_or(0, |b| b.filter(|m| m.kind() == Kind::Request).count());
         let share = frame.as_bytes().len() / requests.max(1);
         let mut admitted = Vec::new();
@@ -299,10 +341,13 @@ impl<H: Handler> Reader<H> {
                     }
                 }
                 // Each request of the batch is tracked, bounded and cancellable on its own.
-                Kind::Request => match self.begin(m.id().expect("a request has an id"), share) {
-                    Ok((entry, token)) => admitted.push((i, entry, token)),
-                    Err(err) => refused.push((i, err)),
-                },
+                Kind::Request => {
+                    match self.begin(m.id().expect("a request has an id"), share).await {
+                        Ok(Some(a)) => admitted.push((i, a)),
+                        Ok(None) => return false,
+                        Err(err) => refused.push((i, err)),
+                    }
+                }
                 Kind::Invalid => {
                     self.shared.lock().invalid_received += 1;
                     if !m.is_response_shaped() {
@@ -315,7 +360,7 @@ impl<H: Handler> Reader<H> {
         if admitted.is_empty() && refused.is_empty() && invalid.is_empty() {
             return true;
         }
-        let batch = Batch { frame, share, admitted, refused, invalid };
+        let batch = Batch { frame, admitted, refused, invalid };
         let (shared, handler, peer) =
             (self.shared.clone(), self.handler.clone(), self.peer.clone());
         let detail = self.detail;
@@ -345,7 +390,7 @@ async fn notification_worker<H: Handler>(
     shared: Arc<Shared>,
     handler: Arc<H>,
     peer: PeerHandle,
-    mut queue: mpsc::Receiver<Incoming>,
+    mut queue: mpsc::UnboundedReceiver<(Incoming, NoteHeld)>,
 ) {
     let cx = Context { peer, cancel: shared.closing.clone() };
     loop {
@@ -354,6 +399,7 @@ async fn notification_worker<H: Handler>(
             () = shared.closing.cancelled() => return,
             n = queue.recv() => match n { Some(n) => n, None => return },
         };
+        let (n, _held) = n;
         let run = AssertUnwindSafe(async { handler.notification(&n, &cx).await }).catch_unwind();
         tokio::select! {
             biased;
@@ -369,10 +415,8 @@ async fn notification_worker<H: Handler>(
 /// The requests of one batch, answered together with one array.
 struct Batch {
     frame: Arc<Frame>,
-    /// Queued bytes each admitted request counts for.
-    share: usize,
-    /// Element index, inbound table entry, cancellation.
-    admitted: Vec<(usize, u64, CancellationToken)>,
+    /// Element index and its admission.
+    admitted: Vec<(usize, Admitted)>,
     /// Requests refused (a duplicate id, or too many in flight), with the error to answer.
     refused: Vec<(usize, RpcError)>,
     /// Invalid elements to answer.
@@ -387,20 +431,25 @@ impl Batch {
         peer: &PeerHandle,
         detail: ReplyDetail,
     ) {
-        let Self { frame, share, admitted, refused, invalid } = self;
-        let runs = admitted.into_iter().map(|(i, entry, token)| {
+        let Self { frame, admitted, refused, invalid } = self;
+        let mut holds = Vec::with_capacity(admitted.len());
+        let runs = admitted.into_iter().map(|(i, a)| {
+            let Admitted { entry, token, slot, held } = a;
+            holds.push(held);
             let frame = &frame;
             let cx = Context { peer: peer.clone(), cancel: token };
             async move {
                 let req = Incoming::element(frame.clone(), i);
-                let outcome = run_queued(shared, &**handler, &req, &cx, share).await;
+                let outcome = run_queued(shared, &**handler, &req, &cx, slot).await;
                 let id = req.id().expect("a request has an id");
                 let ours = shared.finish_inbound(id, entry);
-                // The slot is free once the element is done: holding it until the whole batch
-                // is answered would starve the batch's own later elements.
+                // The handler slot is free once the element is done (holding it until the
+                // whole batch is answered would starve the batch's own later elements); the
+                // element stays held, and counted, until the batch's reply is queued.
                 (i, outcome.filter(|_| ours).map(|(outcome, _permit)| outcome))
             }
         });
+        let runs: Vec<_> = runs.collect();
         let outcomes = futures_util::future::join_all(runs).await;
         let id_of = |i: usize| frame.element(i).and_then(|m| m.id()).expect("a request has an id");
         let mut body = BytesMut::new();
@@ -432,6 +481,68 @@ impl Batch {
                 })
                 .await;
         }
+        drop(holds);
+    }
+}
+
+/// Counts a notification, and its params' bytes, as held until its handler is done.
+struct NoteHeld {
+    shared: Arc<Shared>,
+    bytes: usize,
+}
+
+impl NoteHeld {
+    fn new(shared: &Arc<Shared>, bytes: usize) -> Self {
+        shared.notes_held.fetch_add(1, Ordering::AcqRel);
+        shared.notes_held_bytes.fetch_add(bytes, Ordering::AcqRel);
+        Self { shared: shared.clone(), bytes }
+    }
+}
+
+impl Drop for NoteHeld {
+    fn drop(&mut self) {
+        self.shared.notes_held_bytes.fetch_sub(self.bytes, Ordering::AcqRel);
+        self.shared.notes_held.fetch_sub(1, Ordering::AcqRel);
+        self.shared.room.notify_waiters();
+    }
+}
+
+/// A request's handler slot: taken already, or to wait for.
+enum Slot {
+    Ready(OwnedSemaphorePermit),
+    Queued,
+}
+
+/// What admitting a request gives it.
+struct Admitted {
+    entry: u64,
+    token: CancellationToken,
+    slot: Slot,
+    held: Held,
+}
+
+/// Counts a request, and its frame bytes, as held until it is dropped: after its reply is
+/// queued, or once no reply is owed. Dropping it lets the read loop admit more.
+struct Held {
+    shared: Arc<Shared>,
+    bytes: usize,
+}
+
+impl Held {
+    fn new(shared: &Arc<Shared>, bytes: usize) -> Self {
+        shared.held.fetch_add(1, Ordering::AcqRel);
+        shared.held_bytes.fetch_add(bytes, Ordering::AcqRel);
+        Self { shared: shared.clone(), bytes }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.shared.held_bytes.fetch_sub(self.bytes, Ordering::AcqRel);
+        if self.shared.held.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.shared.idle.notify_waiters();
+        }
+        self.shared.room.notify_waiters();
     }
 }
 
@@ -443,16 +554,16 @@ async fn run_queued<H: Handler>(
     handler: &H,
     req: &Incoming,
     cx: &Context,
-    bytes: usize,
-) -> Option<(Result<Reply, RpcError>, tokio::sync::OwnedSemaphorePermit)> {
-    let permit = tokio::select! {
-        biased;
-        () = cx.cancel.cancelled() => None,
-        permit = shared.handlers.clone().acquire_owned() => permit.ok(),
+    slot: Slot,
+) -> Option<(Result<Reply, RpcError>, OwnedSemaphorePermit)> {
+    let permit = match slot {
+        Slot::Ready(permit) => permit,
+        Slot::Queued => tokio::select! {
+            biased;
+            () = cx.cancel.cancelled() => None,
+            permit = shared.handlers.clone().acquire_owned() => permit.ok(),
+        }?,
     };
-    shared.queued.fetch_sub(1, Ordering::AcqRel);
-    shared.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
-    let permit = permit?;
     // The call itself is inside the guarded future, so a handler that panics before returning
     // its future is caught too.
     let run = AssertUnwindSafe(async { handler.request(req, cx).await }).catch_unwind();
@@ -470,16 +581,13 @@ async fn run_queued<H: Handler>(
     Some((outcome, permit))
 }
 
-fn busy() -> RpcError {
-    RpcError::new(SERVER_BUSY, "Server busy").with_data("too many requests in flight; retry later")
-}
-
-/// The error answering a request the inbound table refused.
+/// The error answering a request the inbound table refused. Admission keeps the table within
+/// its capacity, so only a duplicate id is expected here.
 fn refusal<H>(why: &Refused<H>) -> RpcError {
     match why {
         Refused::Duplicate(_) => RpcError::new(ErrorCode::INVALID_REQUEST, "Invalid Request")
             .with_data("a request with this id is already in flight"),
-        _ => busy(),
+        _ => RpcError::internal("Internal error").with_data("the request could not be admitted"),
     }
 }
 

@@ -25,12 +25,18 @@ pub(crate) struct Shared {
     pub(crate) in_flight: Arc<Semaphore>,
     /// One permit per running inbound handler.
     pub(crate) handlers: Arc<Semaphore>,
-    /// Inbound requests admitted and waiting for a handler permit, and their frame bytes.
-    pub(crate) queued: AtomicUsize,
-    pub(crate) queued_bytes: AtomicUsize,
+    /// Inbound requests admitted and not yet answered (running, waiting for a handler slot, or
+    /// with their reply not yet queued), and their frame bytes.
+    pub(crate) held: AtomicUsize,
+    pub(crate) held_bytes: AtomicUsize,
+    /// Notifications waiting for (or in) their handler, and their params' bytes.
+    pub(crate) notes_held: AtomicUsize,
+    pub(crate) notes_held_bytes: AtomicUsize,
+    /// Wakes the read loop when a held request lets go, or a notification is handled.
+    pub(crate) room: Notify,
     /// Wakes the timer when a deadline earlier than the one it sleeps to is registered.
     pub(crate) timer: Notify,
-    /// Wakes the read loop, after the other side's end of stream, when no handler is left.
+    /// Wakes the read loop, after the other side's end of stream, when no request is held.
     pub(crate) idle: Notify,
     /// Cancelled once the connection is closing.
     pub(crate) closing: CancellationToken,
@@ -56,7 +62,6 @@ pub(crate) struct State {
     pub(crate) invalid_received: u64,
     pub(crate) replies_suppressed: u64,
     pub(crate) handler_panics: u64,
-    pub(crate) busy_replies: u64,
 }
 
 pub(crate) struct Progress {
@@ -71,7 +76,7 @@ impl Shared {
         Self {
             state: Mutex::new(State {
                 outbound: Outbound::new(b.limits.in_flight()),
-                // Running handlers plus those waiting for a slot: what the read loop admits.
+                // What the read loop admits at most: running handlers plus the queued.
                 inbound: Inbound::new(handlers.saturating_add(b.limits.queued_requests())),
                 progress: HashMap::new(),
                 timer_target: None,
@@ -81,13 +86,15 @@ impl Shared {
                 invalid_received: 0,
                 replies_suppressed: 0,
                 handler_panics: 0,
-                busy_replies: 0,
             }),
             queue: WriteQueue::new(b.limits.write_queue_bytes()),
             in_flight: Arc::new(Semaphore::new(b.limits.in_flight())),
             handlers: Arc::new(Semaphore::new(handlers)),
-            queued: AtomicUsize::new(0),
-            queued_bytes: AtomicUsize::new(0),
+            held: AtomicUsize::new(0),
+            held_bytes: AtomicUsize::new(0),
+            notes_held: AtomicUsize::new(0),
+            notes_held_bytes: AtomicUsize::new(0),
+            room: Notify::new(),
             timer: Notify::new(),
             idle: Notify::new(),
             closing: CancellationToken::new(),
@@ -163,15 +170,7 @@ impl Shared {
     /// An inbound request is done: removes its entry if it is still its own. `false` when it
     /// was cancelled (or the connection closed) meanwhile, and so must not be answered.
     pub(crate) fn finish_inbound(&self, id: Id<'_>, entry: u64) -> bool {
-        let (ours, idle) = {
-            let mut st = self.lock();
-            let ours = st.inbound.finish(id, entry).is_some();
-            (ours, st.inbound.is_empty())
-        };
-        if idle {
-            self.idle.notify_waiters();
-        }
-        ours
+        self.lock().inbound.finish(id, entry).is_some()
     }
 
     /// Queues `notifications/cancelled` for one of our requests without waiting; dropped (and

@@ -139,8 +139,8 @@ pub async fn connect_tcp<H: Handler>(
 }
 
 /// Accepts TCP connections and runs a peer on each, with a handler from `make_handler`, until
-/// the returned future is dropped. Each connection ends on its own; a failed accept (too many
-/// open files, say) is logged and retried after a short pause.
+/// the returned future is dropped, which closes every connection it accepted. A failed accept
+/// (too many open files, say) is logged and retried after a short pause.
 ///
 /// # Errors
 ///
@@ -154,7 +154,26 @@ where
     H: Handler,
     F: FnMut() -> H,
 {
-    accept_loop(listener, builder, make_handler).await
+    serve_tcp_until(listener, builder, make_handler, std::future::pending()).await
+}
+
+/// [`serve_tcp`] until `shutdown` completes; then it stops accepting, closes every connection
+/// gracefully (what each had queued is written) and returns once they have ended.
+///
+/// # Errors
+///
+/// Only fatal listener errors; none are known today.
+pub async fn serve_tcp_until<H, F>(
+    listener: TcpListener,
+    builder: PeerBuilder,
+    make_handler: F,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()>
+where
+    H: Handler,
+    F: FnMut() -> H,
+{
+    accept_loop(listener, builder, make_handler, shutdown).await
 }
 
 /// A listener whose connections split into a reader and a writer.
@@ -189,21 +208,30 @@ async fn accept_loop<L, H, F>(
     listener: L,
     builder: PeerBuilder,
     mut make_handler: F,
+    shutdown: impl Future<Output = ()>,
 ) -> io::Result<()>
 where
     L: Listener,
     H: Handler,
     F: FnMut() -> H,
 {
-    // Dropping the accept loop closes every connection it accepted.
+    // Dropping the accept loop, or shutting it down, closes every connection it accepted.
     let stop = tokio_util::sync::CancellationToken::new();
     let _stop_on_drop = stop.clone().drop_guard();
+    let mut connections = tokio::task::JoinSet::new();
+    tokio::pin!(shutdown);
     loop {
-        match listener.accept().await {
+        let accepted = tokio::select! {
+            () = &mut shutdown => break,
+            // Reap the tasks of connections that ended, so the set does not grow.
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+            accepted = listener.accept() => accepted,
+        };
+        match accepted {
             Ok((r, w)) => {
                 let (peer, mut conn) = builder.spawn(r, w, make_handler());
                 let stop = stop.clone();
-                tokio::spawn(async move {
+                connections.spawn(async move {
                     tokio::select! {
                         () = stop.cancelled() => peer.close(),
                         _ = conn.closed() => {}
@@ -214,6 +242,9 @@ where
             Err(e) => accept_failed(e).await,
         }
     }
+    stop.cancel();
+    while connections.join_next().await.is_some() {}
+    Ok(())
 }
 
 async fn accept_failed(e: io::Error) {
@@ -252,7 +283,26 @@ where
     H: Handler,
     F: FnMut() -> H,
 {
-    accept_loop(listener, builder, make_handler).await
+    serve_unix_until(listener, builder, make_handler, std::future::pending()).await
+}
+
+/// [`serve_unix`] until `shutdown` completes, as [`serve_tcp_until`].
+///
+/// # Errors
+///
+/// Only fatal listener errors; none are known today.
+#[cfg(unix)]
+pub async fn serve_unix_until<H, F>(
+    listener: tokio::net::UnixListener,
+    builder: PeerBuilder,
+    make_handler: F,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()>
+where
+    H: Handler,
+    F: FnMut() -> H,
+{
+    accept_loop(listener, builder, make_handler, shutdown).await
 }
 
 /// Two peers joined in process by a `tokio::io::duplex` of `buffer` bytes each way: the first

@@ -10,7 +10,10 @@ use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
 use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 
 use hdrhistogram::Histogram;
 use mcpwire::peer::{
@@ -92,6 +95,8 @@ pub struct Plan {
     pub warmup: Duration,
     pub method: Method,
     pub tool: String,
+    /// The tool's arguments as given; `None` sends `{"message": …}` of `payload_bytes`.
+    pub arguments: Option<serde_json::Value>,
     pub payload_bytes: usize,
     /// Per-request timeout.
     pub timeout: Duration,
@@ -211,6 +216,9 @@ async fn connect(plan: &Plan) -> Result<(PeerHandle, Connection), std::io::Error
         Target::Stdio(cmd) => {
             let mut command = tokio::process::Command::new("sh");
             command.arg("-c").arg(format!("exec {cmd}"));
+            // Its own process group: a Ctrl-C at the terminal stops the run (and prints the
+            // partial report), not the server under test in the middle of it.
+            command.process_group(0);
             transport::spawn_child(&builder, command, transport::ChildStderr::Tracing, NoHandler)?
         }
         Target::Tcp(addr) => transport::connect_tcp(&builder, addr.as_str(), NoHandler).await?,
@@ -285,17 +293,21 @@ struct Run {
     /// Requests claimed by workers; with `--requests`, no claim past the total.
     claimed: AtomicU64,
     done: AtomicU64,
+    /// Requests sent and not yet answered, as the workers see them, and the most at once.
     in_flight: AtomicUsize,
     peak: AtomicUsize,
-    stop: AtomicBool,
+    /// Cancels every worker's request in flight and ends the workers.
+    stop: CancellationToken,
     /// Whether results count yet (false during warm-up).
     measuring: AtomicBool,
+    /// Wakes the reporter when the last of `--requests` is done.
+    finished: Notify,
 }
 
 async fn worker(peer: PeerHandle, plan: Arc<Plan>, run: Arc<Run>, seed: u64) -> Tally {
     let mut tally = Tally::new();
     let mut seq = seed << 40;
-    while !run.stop.load(Ordering::Relaxed) {
+    while !run.stop.is_cancelled() {
         let measuring = run.measuring.load(Ordering::Relaxed);
         if measuring
             && let Some(total) = plan.requests
@@ -307,25 +319,30 @@ async fn worker(peer: PeerHandle, plan: Arc<Plan>, run: Arc<Run>, seed: u64) -> 
         let now = run.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
         run.peak.fetch_max(now, Ordering::Relaxed);
         let started = Instant::now();
-        let outcome = one(&peer, &plan, seq).await;
+        // A stop drops the request in flight (which sends notifications/cancelled); it is
+        // neither a success nor an error.
+        let outcome = tokio::select! {
+            biased;
+            () = run.stop.cancelled() => None,
+            outcome = one(&peer, &plan, seq) => Some(outcome),
+        };
         let took = started.elapsed();
         run.in_flight.fetch_sub(1, Ordering::Relaxed);
+        let Some(outcome) = outcome else { break };
         if !measuring {
             continue;
         }
-        run.done.fetch_add(1, Ordering::Relaxed);
         match outcome {
             Ok(()) => {
                 tally.ok += 1;
                 let us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX).max(1);
                 let _ = tally.latency_us.record(us);
             }
-            Err(kind) => {
-                *tally.errors.entry(kind).or_default() += 1;
-                if run.stop.load(Ordering::Relaxed) {
-                    break;
-                }
-            }
+            Err(kind) => *tally.errors.entry(kind).or_default() += 1,
+        }
+        let done = run.done.fetch_add(1, Ordering::Relaxed) + 1;
+        if plan.requests == Some(done) {
+            run.finished.notify_one();
         }
     }
     tally
@@ -343,11 +360,17 @@ async fn one(peer: &PeerHandle, plan: &Plan, seq: u64) -> Result<(), String> {
             }
         }
         Method::ToolsCall => {
+            if let Some(args) = &plan.arguments {
+                let params = json!({"name": plan.tool, "arguments": args});
+                let r = peer.request("tools/call", Some(Json(&params))).await.map_err(kind)?;
+                check_id(&r)?;
+                return check_tool_result(&r, None);
+            }
             let msg = message(seq, plan.payload_bytes);
             let params = json!({"name": plan.tool, "arguments": {"message": msg}});
             let r = peer.request("tools/call", Some(Json(&params))).await.map_err(kind)?;
             check_id(&r)?;
-            check_tool_result(&r, &plan.tool, &msg)
+            check_tool_result(&r, (plan.tool == "echo").then_some(msg.as_str()))
         }
     }
 }
@@ -361,7 +384,9 @@ fn check_id(r: &mcpwire::peer::Incoming) -> Result<(), String> {
     }
 }
 
-fn check_tool_result(r: &mcpwire::peer::Incoming, tool: &str, sent: &str) -> Result<(), String> {
+/// A tool result must not be `isError`; with `echo`, one of its texts must contain the
+/// message sent.
+fn check_tool_result(r: &mcpwire::peer::Incoming, echo: Option<&str>) -> Result<(), String> {
     #[derive(Deserialize)]
     struct Block<'a> {
         #[serde(borrow, default)]
@@ -379,7 +404,7 @@ fn check_tool_result(r: &mcpwire::peer::Incoming, tool: &str, sent: &str) -> Res
         return Err("tool_error".into());
     }
     // The reference server answers `Echo: <message>`, ours the message itself.
-    if tool == "echo"
+    if let Some(sent) = echo
         && !result.content.iter().any(|b| b.text.as_deref().is_some_and(|t| t.contains(sent)))
     {
         return Err("echo_mismatch".into());
@@ -417,8 +442,9 @@ pub async fn run(
         done: AtomicU64::new(0),
         in_flight: AtomicUsize::new(0),
         peak: AtomicUsize::new(0),
-        stop: AtomicBool::new(false),
+        stop: CancellationToken::new(),
         measuring: AtomicBool::new(plan.warmup.is_zero()),
+        finished: Notify::new(),
     });
     let workers: Vec<_> = (0..plan.concurrency.max(1))
         .map(|i| tokio::spawn(worker(peer.clone(), plan.clone(), run.clone(), i as u64)))
@@ -436,49 +462,49 @@ pub async fn run(
     }
     let stats0 = peer.stats();
     let started = Instant::now();
+    let deadline = tokio::time::Instant::now() + plan.duration;
     let bar = progress_bar(&plan);
     if !interrupted {
-        let finished = async {
-            loop {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                let done = run.done.load(Ordering::Relaxed);
-                bar.as_ref().inspect(|b| b.set_position(progress(&plan, done, started)));
-                let enough =
-                    plan.requests.map_or(started.elapsed() >= plan.duration, |n| done >= n);
-                if enough || peer.is_closed() {
+        loop {
+            let tick = tokio::time::Instant::now() + Duration::from_millis(100);
+            let wake = if plan.requests.is_some() { tick } else { tick.min(deadline) };
+            tokio::select! {
+                () = run.finished.notified() => break,
+                () = &mut interrupt => {
+                    interrupted = true;
                     break;
                 }
+                () = tokio::time::sleep_until(wake) => {}
             }
-        };
-        tokio::select! {
-            () = finished => {}
-            () = &mut interrupt => interrupted = true,
-        }
-    }
-    run.stop.store(true, Ordering::Relaxed);
-    // Workers finish the request each has in flight (or give up on it, when interrupted).
-    let mut tally = Tally::new();
-    let collect = async {
-        for w in workers {
-            if let Ok(t) = w.await {
-                tally.ok += t.ok;
-                let _ = tally.latency_us.add(&t.latency_us);
-                for (k, n) in t.errors {
-                    *tally.errors.entry(k).or_default() += n;
-                }
+            let done = run.done.load(Ordering::Relaxed);
+            if let Some(b) = &bar {
+                b.set_position(progress(&plan, done, started));
+            }
+            let enough =
+                plan.requests.map_or(tokio::time::Instant::now() >= deadline, |n| done >= n);
+            if enough || peer.is_closed() {
+                break;
             }
         }
-    };
-    if interrupted {
-        let _ = tokio::time::timeout(Duration::from_secs(2), collect).await;
-    } else {
-        collect.await;
     }
+    // The window ends here: elapsed time and bytes are taken now, before the requests still in
+    // flight are cancelled.
     let elapsed = started.elapsed();
+    let stats1 = peer.stats();
+    run.stop.cancel();
+    let mut tally = Tally::new();
+    for w in workers {
+        if let Ok(t) = w.await {
+            tally.ok += t.ok;
+            let _ = tally.latency_us.add(&t.latency_us);
+            for (k, n) in t.errors {
+                *tally.errors.entry(k).or_default() += n;
+            }
+        }
+    }
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let stats1 = peer.stats();
     peer.close();
     let _ = tokio::time::timeout(Duration::from_secs(5), conn.closed()).await;
     Ok(Report {

@@ -73,6 +73,10 @@ struct LoadArgs {
     /// The tool `tools/call` calls (its `message` argument carries the payload).
     #[arg(long, default_value = "echo")]
     tool: String,
+    /// The tool's arguments as JSON (such as '{"ms":10}' for sleep), instead of a generated
+    /// `message`; the result is then only checked for `isError`.
+    #[arg(long, value_name = "JSON", value_parser = parse_json)]
+    arguments: Option<serde_json::Value>,
     /// Size of each echo message in bytes (non-ASCII text and characters JSON must escape).
     #[arg(long, default_value_t = 64)]
     payload_bytes: usize,
@@ -147,6 +151,10 @@ impl LoadArgs {
     }
 }
 
+fn parse_json(s: &str) -> Result<serde_json::Value, String> {
+    serde_json::from_str(s).map_err(|e| format!("not JSON: {e}"))
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime")
 }
@@ -164,6 +172,7 @@ fn run_load(args: &LoadArgs) -> ExitCode {
         warmup: seconds(args.warmup),
         method: args.method,
         tool: args.tool.clone(),
+        arguments: args.arguments.clone(),
         payload_bytes: args.payload_bytes,
         timeout: seconds(args.timeout),
     };

@@ -173,38 +173,65 @@ pub enum Listen {
     Unix(PathBuf),
 }
 
-/// Runs the server until its input ends, or SIGINT / SIGTERM.
+/// Runs the server until its input ends, or SIGINT / SIGTERM; either way what was queued is
+/// written before it returns.
 pub async fn run(listen: Listen) -> std::io::Result<()> {
     let builder = PeerBuilder::new();
-    let serving = async {
-        match listen {
-            Listen::Stdio => {
-                let (_peer, mut conn) =
-                    builder.spawn(tokio::io::stdin(), tokio::io::stdout(), McpServer);
-                let reason = conn.closed().await;
-                tracing::info!(%reason, "stdio connection ended");
-                Ok(())
-            }
-            Listen::Tcp(addr) => {
-                let listener = tokio::net::TcpListener::bind(&addr).await?;
-                // The bound address (a port of 0 picks one), for whoever started us.
-                eprintln!("mcpwire: serving MCP on tcp:{}", listener.local_addr()?);
-                transport::serve_tcp(listener, builder, || McpServer).await
-            }
-            Listen::Unix(path) => {
-                let _ = std::fs::remove_file(&path);
-                let listener = tokio::net::UnixListener::bind(&path)?;
-                eprintln!("mcpwire: serving MCP on unix:{}", path.display());
-                transport::serve_unix(listener, builder, || McpServer).await
-            }
-        }
+    let signal = async {
+        let name = shutdown_signal().await;
+        tracing::info!(signal = name, "shutting down");
     };
-    tokio::select! {
-        r = serving => r,
-        signal = shutdown_signal() => {
-            tracing::info!(signal, "shutting down");
+    match listen {
+        Listen::Stdio => {
+            let (peer, mut conn) =
+                builder.spawn(tokio::io::stdin(), tokio::io::stdout(), McpServer);
+            tokio::select! {
+                reason = conn.closed() => tracing::info!(%reason, "stdio connection ended"),
+                () = signal => {
+                    peer.close();
+                    conn.closed().await;
+                }
+            }
             Ok(())
         }
+        Listen::Tcp(addr) => {
+            let listener = tokio::net::TcpListener::bind(&addr).await?;
+            // The bound address (a port of 0 picks one), for whoever started us.
+            eprintln!("mcpwire: serving MCP on tcp:{}", listener.local_addr()?);
+            transport::serve_tcp_until(listener, builder, || McpServer, signal).await
+        }
+        Listen::Unix(path) => {
+            let listener = bind_unix(&path)?;
+            let _unlink = Unlink(path.clone());
+            eprintln!("mcpwire: serving MCP on unix:{}", path.display());
+            transport::serve_unix_until(listener, builder, || McpServer, signal).await
+        }
+    }
+}
+
+/// Binds a Unix socket at `path`, replacing only a stale socket that nobody answers on: never
+/// a regular file, and never a live server's socket.
+fn bind_unix(path: &std::path::Path) -> std::io::Result<tokio::net::UnixListener> {
+    use std::os::unix::fs::FileTypeExt;
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        let in_use = std::io::Error::new(
+            std::io::ErrorKind::AddrInUse,
+            format!("{} exists and is not a stale socket", path.display()),
+        );
+        if !meta.file_type().is_socket() || std::os::unix::net::UnixStream::connect(path).is_ok() {
+            return Err(in_use);
+        }
+        std::fs::remove_file(path)?;
+    }
+    tokio::net::UnixListener::bind(path)
+}
+
+/// Removes the socket file when the server stops.
+struct Unlink(PathBuf);
+
+impl Drop for Unlink {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
     }
 }
 
