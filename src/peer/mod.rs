@@ -39,6 +39,7 @@
 mod driver;
 mod handle;
 mod handler;
+mod inbound;
 mod queue;
 mod reader;
 mod shared;

@@ -14,21 +14,20 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 use futures_util::{FutureExt, StreamExt};
 use tokio::io::AsyncRead;
-use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::codec::FramedRead;
-use tokio_util::sync::CancellationToken;
 
 use super::driver::{CLOSE_FLUSH_GRACE, CloseOnExit, Limiter};
-use super::handler::{Context, Handler, Incoming, Reply, RpcError};
+use super::handler::{Context, Handler, Incoming, RpcError};
+use super::inbound::{Admitted, Batch, Held, Slot, refusal, run_queued, write_outcome};
 use super::queue::{Lane, SendError};
 use super::shared::Shared;
 use super::{CloseReason, PeerBuilder, PeerHandle, ProgressToken};
-use crate::mux::Refused;
-use crate::{ErrorCode, Frame, Id, JsonRpcCodec, Kind, Outgoing, ReplyDetail};
+use crate::{Frame, Id, JsonRpcCodec, Kind, Outgoing, ReplyDetail};
 
 /// Notifications waiting for the notification worker, and their frame bytes; past either the
 /// read loop waits. Generous, because a notification handler may be awaiting a response that
@@ -46,7 +45,7 @@ pub(crate) struct Reader<H> {
     limiter: Limiter,
     peer: PeerHandle,
     handler: Arc<H>,
-    notes: mpsc::UnboundedSender<(Incoming, NoteHeld)>,
+    notes: mpsc::UnboundedSender<(Incoming, Held)>,
 }
 
 impl<H: Handler> Reader<H> {
@@ -97,7 +96,7 @@ impl<H: Handler> Reader<H> {
                         let idle = self.shared.idle.notified();
                         tokio::pin!(idle);
                         idle.as_mut().enable();
-                        if self.shared.held.load(Ordering::Acquire) == 0 {
+                        if self.shared.requests.count.load(Ordering::Acquire) == 0 {
                             break;
                         }
                         idle.await;
@@ -148,11 +147,7 @@ impl<H: Handler> Reader<H> {
     /// Takes a place for a request of `bytes` if the bounds allow: a handler slot at once, or
     /// a place in the queue for one. A lone request is always let in, whatever its size.
     fn try_admit(&self, bytes: usize) -> Option<Slot> {
-        let held = self.shared.held.load(Ordering::Acquire);
-        let held_bytes = self.shared.held_bytes.load(Ordering::Acquire);
-        if held > 0
-            && (held >= self.max_held || held_bytes.saturating_add(bytes) > self.max_held_bytes)
-        {
+        if !self.shared.requests.fits(bytes, self.max_held, self.max_held_bytes) {
             return None;
         }
         // The semaphore is fair: a permit is free only when nobody waits for one, so taking it
@@ -189,7 +184,7 @@ impl<H: Handler> Reader<H> {
         let begun = self.shared.lock().inbound.begin(id, token.clone());
         match begun {
             Ok(entry) => {
-                let held = Held::new(&self.shared, bytes);
+                let held = Held::request(&self.shared, bytes);
                 Ok(Some(Admitted { entry, token, slot, held }))
             }
             Err(why) => Err(refusal(&why)),
@@ -240,12 +235,7 @@ impl<H: Handler> Reader<H> {
             let room = self.shared.room.notified();
             tokio::pin!(room);
             room.as_mut().enable();
-            let held = self.shared.notes_held.load(Ordering::Acquire);
-            let held_bytes = self.shared.notes_held_bytes.load(Ordering::Acquire);
-            if held == 0
-                || (held < NOTIFICATIONS_HELD
-                    && held_bytes.saturating_add(bytes) <= NOTIFICATION_BYTES_HELD)
-            {
+            if self.shared.notes.fits(bytes, NOTIFICATIONS_HELD, NOTIFICATION_BYTES_HELD) {
                 break;
             }
             tokio::select! {
@@ -254,7 +244,7 @@ impl<H: Handler> Reader<H> {
                 () = room => {}
             }
         }
-        let held = NoteHeld::new(&self.shared, bytes);
+        let held = Held::notification(&self.shared, bytes);
         self.notes.send((n, held)).is_ok()
     }
 
@@ -390,7 +380,7 @@ async fn notification_worker<H: Handler>(
     shared: Arc<Shared>,
     handler: Arc<H>,
     peer: PeerHandle,
-    mut queue: mpsc::UnboundedReceiver<(Incoming, NoteHeld)>,
+    mut queue: mpsc::UnboundedReceiver<(Incoming, Held)>,
 ) {
     let cx = Context { peer, cancel: shared.closing.clone() };
     loop {
@@ -410,204 +400,6 @@ async fn notification_worker<H: Handler>(
             },
         }
     }
-}
-
-/// The requests of one batch, answered together with one array.
-struct Batch {
-    frame: Arc<Frame>,
-    /// Element index and its admission.
-    admitted: Vec<(usize, Admitted)>,
-    /// Requests refused (a duplicate id, or too many in flight), with the error to answer.
-    refused: Vec<(usize, RpcError)>,
-    /// Invalid elements to answer.
-    invalid: Vec<usize>,
-}
-
-impl Batch {
-    async fn run<H: Handler>(
-        self,
-        shared: &Arc<Shared>,
-        handler: &Arc<H>,
-        peer: &PeerHandle,
-        detail: ReplyDetail,
-    ) {
-        let Self { frame, admitted, refused, invalid } = self;
-        let mut holds = Vec::with_capacity(admitted.len());
-        let runs = admitted.into_iter().map(|(i, a)| {
-            let Admitted { entry, token, slot, held } = a;
-            holds.push(held);
-            let frame = &frame;
-            let cx = Context { peer: peer.clone(), cancel: token };
-            async move {
-                let req = Incoming::element(frame.clone(), i);
-                let outcome = run_queued(shared, &**handler, &req, &cx, slot).await;
-                let id = req.id().expect("a request has an id");
-                let ours = shared.finish_inbound(id, entry);
-                // The handler slot is free once the element is done (holding it until the
-                // whole batch is answered would starve the batch's own later elements); the
-                // element stays held, and counted, until the batch's reply is queued.
-                (i, outcome.filter(|_| ours).map(|(outcome, _permit)| outcome))
-            }
-        });
-        let runs: Vec<_> = runs.collect();
-        let outcomes = futures_util::future::join_all(runs).await;
-        let id_of = |i: usize| frame.element(i).and_then(|m| m.id()).expect("a request has an id");
-        let mut body = BytesMut::new();
-        for (i, outcome) in outcomes {
-            let Some(outcome) = outcome else { continue };
-            body.put_u8(b',');
-            write_outcome_value(&mut body, id_of(i), &outcome);
-        }
-        for (i, err) in refused {
-            body.put_u8(b',');
-            write_outcome_value(&mut body, id_of(i), &Err(err));
-        }
-        for i in invalid {
-            let Some(reply) = frame.element(i).and_then(|m| m.error_reply(detail)) else {
-                continue;
-            };
-            body.put_u8(b',');
-            let _ = reply.write_value(&mut body);
-        }
-        // JSON-RPC: when nothing in a batch is to be answered, nothing is sent at all.
-        if !body.is_empty() {
-            body[0] = b'[';
-            body.put_slice(b"]\n");
-            let _ = shared
-                .queue
-                .send(Lane::Normal, |buf| {
-                    buf.extend_from_slice(&body);
-                    Ok(())
-                })
-                .await;
-        }
-        drop(holds);
-    }
-}
-
-/// Counts a notification, and its params' bytes, as held until its handler is done.
-struct NoteHeld {
-    shared: Arc<Shared>,
-    bytes: usize,
-}
-
-impl NoteHeld {
-    fn new(shared: &Arc<Shared>, bytes: usize) -> Self {
-        shared.notes_held.fetch_add(1, Ordering::AcqRel);
-        shared.notes_held_bytes.fetch_add(bytes, Ordering::AcqRel);
-        Self { shared: shared.clone(), bytes }
-    }
-}
-
-impl Drop for NoteHeld {
-    fn drop(&mut self) {
-        self.shared.notes_held_bytes.fetch_sub(self.bytes, Ordering::AcqRel);
-        self.shared.notes_held.fetch_sub(1, Ordering::AcqRel);
-        self.shared.room.notify_waiters();
-    }
-}
-
-/// A request's handler slot: taken already, or to wait for.
-enum Slot {
-    Ready(OwnedSemaphorePermit),
-    Queued,
-}
-
-/// What admitting a request gives it.
-struct Admitted {
-    entry: u64,
-    token: CancellationToken,
-    slot: Slot,
-    held: Held,
-}
-
-/// Counts a request, and its frame bytes, as held until it is dropped: after its reply is
-/// queued, or once no reply is owed. Dropping it lets the read loop admit more.
-struct Held {
-    shared: Arc<Shared>,
-    bytes: usize,
-}
-
-impl Held {
-    fn new(shared: &Arc<Shared>, bytes: usize) -> Self {
-        shared.held.fetch_add(1, Ordering::AcqRel);
-        shared.held_bytes.fetch_add(bytes, Ordering::AcqRel);
-        Self { shared: shared.clone(), bytes }
-    }
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        self.shared.held_bytes.fetch_sub(self.bytes, Ordering::AcqRel);
-        if self.shared.held.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.shared.idle.notify_waiters();
-        }
-        self.shared.room.notify_waiters();
-    }
-}
-
-/// Waits for a handler slot, then runs the handler until it answers, panics (-32603) or is
-/// cancelled (`None`). The slot's permit comes back with the outcome, to be held until the
-/// reply is queued: a handler slot is free only once its reply has room.
-async fn run_queued<H: Handler>(
-    shared: &Shared,
-    handler: &H,
-    req: &Incoming,
-    cx: &Context,
-    slot: Slot,
-) -> Option<(Result<Reply, RpcError>, OwnedSemaphorePermit)> {
-    let permit = match slot {
-        Slot::Ready(permit) => permit,
-        Slot::Queued => tokio::select! {
-            biased;
-            () = cx.cancel.cancelled() => None,
-            permit = shared.handlers.clone().acquire_owned() => permit.ok(),
-        }?,
-    };
-    // The call itself is inside the guarded future, so a handler that panics before returning
-    // its future is caught too.
-    let run = AssertUnwindSafe(async { handler.request(req, cx).await }).catch_unwind();
-    let outcome = tokio::select! {
-        biased;
-        // MCP: the receiver of a cancellation SHOULD NOT send a response for that request.
-        () = cx.cancel.cancelled() => return None,
-        outcome = run => outcome,
-    };
-    let outcome = outcome.unwrap_or_else(|_| {
-        tracing::error!(method = req.method(), "a request handler panicked");
-        shared.lock().handler_panics += 1;
-        Err(RpcError::internal("Internal error").with_data("the handler panicked"))
-    });
-    Some((outcome, permit))
-}
-
-/// The error answering a request the inbound table refused. Admission keeps the table within
-/// its capacity, so only a duplicate id is expected here.
-fn refusal<H>(why: &Refused<H>) -> RpcError {
-    match why {
-        Refused::Duplicate(_) => RpcError::new(ErrorCode::INVALID_REQUEST, "Invalid Request")
-            .with_data("a request with this id is already in flight"),
-        _ => RpcError::internal("Internal error").with_data("the request could not be admitted"),
-    }
-}
-
-fn write_outcome(
-    buf: &mut BytesMut,
-    id: Id<'_>,
-    outcome: &Result<Reply, RpcError>,
-) -> Result<(), crate::Error> {
-    write_outcome_value(buf, id, outcome);
-    buf.put_u8(b'\n');
-    Ok(())
-}
-
-fn write_outcome_value(buf: &mut BytesMut, id: Id<'_>, outcome: &Result<Reply, RpcError>) {
-    // Raw payloads cannot fail to encode.
-    let _ = match outcome {
-        Ok(reply) => Outgoing::Result { id, result: reply.as_json() }.write_value(buf),
-        Err(e) => Outgoing::Error { id, code: e.code, message: &e.message, data: e.data() }
-            .write_value(buf),
-    };
 }
 
 /// An id or progress token as the other side wrote it: a string or an integer.

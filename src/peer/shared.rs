@@ -27,11 +27,9 @@ pub(crate) struct Shared {
     pub(crate) handlers: Arc<Semaphore>,
     /// Inbound requests admitted and not yet answered (running, waiting for a handler slot, or
     /// with their reply not yet queued), and their frame bytes.
-    pub(crate) held: AtomicUsize,
-    pub(crate) held_bytes: AtomicUsize,
+    pub(crate) requests: Holding,
     /// Notifications waiting for (or in) their handler, and their params' bytes.
-    pub(crate) notes_held: AtomicUsize,
-    pub(crate) notes_held_bytes: AtomicUsize,
+    pub(crate) notes: Holding,
     /// Wakes the read loop when a held request lets go, or a notification is handled.
     pub(crate) room: Notify,
     /// Wakes the timer when a deadline earlier than the one it sleeps to is registered.
@@ -48,6 +46,23 @@ pub(crate) struct Shared {
     /// Bytes read from and written to the transport.
     pub(crate) bytes_read: Arc<AtomicU64>,
     pub(crate) bytes_written: AtomicU64,
+}
+
+/// How many messages the read loop has taken in and not yet seen through, and their bytes.
+#[derive(Default)]
+pub(crate) struct Holding {
+    pub(crate) count: AtomicUsize,
+    pub(crate) bytes: AtomicUsize,
+}
+
+impl Holding {
+    /// Whether one more of `bytes` fits within `max` messages and `max_bytes`; the first one
+    /// always does, whatever its size.
+    pub(crate) fn fits(&self, bytes: usize, max: usize, max_bytes: usize) -> bool {
+        let count = self.count.load(Ordering::Acquire);
+        let held = self.bytes.load(Ordering::Acquire);
+        count == 0 || (count < max && held.saturating_add(bytes) <= max_bytes)
+    }
 }
 
 pub(crate) struct State {
@@ -90,10 +105,8 @@ impl Shared {
             queue: WriteQueue::new(b.limits.write_queue_bytes()),
             in_flight: Arc::new(Semaphore::new(b.limits.in_flight())),
             handlers: Arc::new(Semaphore::new(handlers)),
-            held: AtomicUsize::new(0),
-            held_bytes: AtomicUsize::new(0),
-            notes_held: AtomicUsize::new(0),
-            notes_held_bytes: AtomicUsize::new(0),
+            requests: Holding::default(),
+            notes: Holding::default(),
             room: Notify::new(),
             timer: Notify::new(),
             idle: Notify::new(),
