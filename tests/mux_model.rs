@@ -230,7 +230,7 @@ impl Model {
         assert_eq!(t.len(), self.live.len());
         let earliest = self.live.values().filter_map(|&(_, d)| d).min();
         assert_eq!(t.next_deadline(), earliest);
-        assert!(t.heap_len() <= 2 * t.len() + 64, "{} timers for {}", t.heap_len(), t.len());
+        assert!(t.timers_len() <= 2 * t.len() + 64, "{} timers for {}", t.timers_len(), t.len());
         let s = t.stats();
         let got = Counts {
             registered: s.registered,
@@ -297,7 +297,7 @@ fn timer_heap_stays_bounded_under_churn() {
         if window.len() > 10 {
             out.complete(num(window.pop_front().unwrap())).unwrap();
         }
-        assert!(out.heap_len() <= 2 * out.len() + 64, "{} timers", out.heap_len());
+        assert!(out.timers_len() <= 2 * out.len() + 64, "{} timers", out.timers_len());
     }
     assert_eq!(out.next_deadline(), Some(t));
 }
@@ -315,7 +315,7 @@ fn sequential_requests_reuse_one_slot_and_memory() {
         assert_eq!(out.complete(num(id)), Ok(i));
     }
     assert_eq!((out.slots_allocated(), out.memory_bytes()), (1, memory));
-    assert_eq!(out.heap_len(), 0);
+    assert_eq!(out.timers_len(), 0);
 }
 
 #[test]
@@ -347,7 +347,7 @@ fn drain_takes_every_request_and_answers_are_late() {
     let ids: Vec<u64> = (0..500).map(|i| out.register(i, Some(t)).unwrap()).collect();
     let drained: Vec<(u64, u64)> = out.drain().collect();
     assert_eq!(drained, ids.iter().copied().zip(0..).collect::<Vec<_>>());
-    assert_eq!((out.len(), out.heap_len(), out.next_deadline()), (0, 0, None));
+    assert_eq!((out.len(), out.timers_len(), out.next_deadline()), (0, 0, None));
     assert_eq!(out.complete(num(ids[7])), Err(Unmatched::Late));
     assert_eq!(out.stats().drained, 500);
     assert!(!ids.contains(&out.register(0, None).unwrap()));

@@ -16,6 +16,7 @@
 
 mod inbound;
 mod outbound;
+mod timers;
 
 pub use inbound::{Inbound, InboundStats, Refused};
 pub use outbound::{Full, MAX_ID, MAX_IN_FLIGHT_CEILING, Outbound, OutboundStats, Unmatched};

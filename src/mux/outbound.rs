@@ -7,15 +7,15 @@
 //!   (`generation == max_generation`); indices at or past `slots.len()` belong to trimmed slots
 //!   and are skipped when popped. `free` holds no index twice: a slot is pushed only when `free`
 //!   is empty.
-//! - The top of `heap`, if any, is current: its slot is live with exactly that id and deadline.
-//!   Entries below it may be stale, and `heap.len() <= 2 * len + 64` after every call.
+//! - The earliest entry of `timers`, if any, is current: its slot is live with exactly that id
+//!   and deadline. Other entries may be stale, and `timers.len() <= 2 * len + 64` after every
+//!   call.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::fmt;
 use std::mem;
 use std::time::Instant;
 
+use super::timers::Timers;
 use crate::Id;
 
 /// The largest id an [`Outbound`] table issues: 2^53 - 1.
@@ -31,8 +31,6 @@ pub const MAX_IN_FLIGHT_CEILING: usize = 1 << 20;
 /// Below this many slots the table neither trims nor shrinks its vectors: small tables keep their
 /// memory and steady traffic never reallocates.
 const MIN_SLOTS: usize = 64;
-
-type Timer = Reverse<(Instant, u64)>;
 
 struct Live<W> {
     waiter: W,
@@ -57,9 +55,11 @@ struct Slot<W> {
 ///
 /// # Costs
 ///
-/// [`register`], [`complete`] and [`cancel`] are O(1) without deadlines; with deadlines they add
-/// O(log n) heap work, amortised over the entries pushed. One slot costs [`entry_bytes`]: 32 bytes
-/// for a pointer-sized `W` on 64-bit targets, plus 4 bytes of free list and 24 bytes of timer heap
+/// [`register`], [`complete`] and [`cancel`] are O(1), no hashing. Deadlines that arrive in
+/// order (the same timeout for every request) cost O(1) more; one earlier than the last
+/// registered (a shorter timeout, a progress reset) goes to a heap, O(log n). Stale deadlines are
+/// dropped lazily, amortised over the entries pushed. One slot costs [`entry_bytes`]: 32 bytes
+/// for a pointer-sized `W` on 64-bit targets, plus 4 bytes of free list and 24 bytes of timer
 /// per entry with a deadline. After a burst the table trims trailing free slots and shrinks its
 /// vectors (never below 64 slots), amortised over the removals; a single long-lived request in a
 /// high slot keeps the slots below it allocated until it completes.
@@ -106,7 +106,7 @@ struct Slot<W> {
 pub struct Outbound<W> {
     slots: Vec<Slot<W>>,
     free: Vec<u32>,
-    heap: BinaryHeap<Timer>,
+    timers: Timers,
     len: usize,
     max_in_flight: usize,
     slot_bits: u32,
@@ -214,7 +214,7 @@ impl<W> Outbound<W> {
         Self {
             slots: Vec::new(),
             free: Vec::new(),
-            heap: BinaryHeap::new(),
+            timers: Timers::default(),
             len: 0,
             max_in_flight: max,
             slot_bits,
@@ -285,7 +285,7 @@ impl<W> Outbound<W> {
         self.len += 1;
         self.stats.registered += 1;
         if let Some(at) = deadline {
-            self.heap.push(Reverse((at, id)));
+            self.timers.push(at, id);
             self.bound_heap();
         }
         Ok(id)
@@ -337,7 +337,7 @@ impl<W> Outbound<W> {
         let old = mem::replace(&mut live.deadline, deadline);
         if old != deadline {
             if let Some(at) = deadline {
-                self.heap.push(Reverse((at, id)));
+                self.timers.push(at, id);
             }
             if old.is_some() {
                 self.settle_heap();
@@ -351,17 +351,17 @@ impl<W> Outbound<W> {
     /// [`poll_expired`](Self::poll_expired) next.
     #[must_use]
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.heap.peek().map(|&Reverse((at, _))| at)
+        self.timers.peek().map(|(at, _)| at)
     }
 
     /// Removes and returns one request whose deadline is `<= now`, earliest first; call it until
     /// `None`. Each is counted as timed out.
     pub fn poll_expired(&mut self, now: Instant) -> Option<(u64, W)> {
-        let &Reverse((at, id)) = self.heap.peek()?;
+        let (at, id) = self.timers.peek()?;
         if at > now {
             return None;
         }
-        self.heap.pop();
+        self.timers.pop();
         let waiter = self.take(self.slot_of(id))?;
         self.stats.timed_out += 1;
         Some((id, waiter))
@@ -378,7 +378,7 @@ impl<W> Outbound<W> {
         }
         self.len = 0;
         self.stats.drained += out.len() as u64;
-        self.heap.clear();
+        self.timers.clear();
         self.trim();
         self.rebuild();
         out.into_iter()
@@ -396,10 +396,10 @@ impl<W> Outbound<W> {
         self.slots.len()
     }
 
-    /// Entries in the timer heap, current and stale.
+    /// Timer entries held, current and stale.
     #[must_use]
-    pub fn heap_len(&self) -> usize {
-        self.heap.len()
+    pub fn timers_len(&self) -> usize {
+        self.timers.len()
     }
 
     /// Bytes the table holds on the heap: slot, free list and timer capacity. What each waiter
@@ -408,7 +408,7 @@ impl<W> Outbound<W> {
     pub fn memory_bytes(&self) -> usize {
         self.slots.capacity() * Self::entry_bytes()
             + self.free.capacity() * mem::size_of::<u32>()
-            + self.heap.capacity() * mem::size_of::<Timer>()
+            + self.timers.capacity() * Timers::entry_bytes()
     }
 
     /// Bytes one slot takes: 32 for a pointer-sized `W` on 64-bit targets (generation, waiter,
@@ -490,7 +490,7 @@ impl<W> Outbound<W> {
         let keep = self.keep();
         self.slots.shrink_to(keep);
         self.free.shrink_to(keep);
-        self.heap.shrink_to(keep);
+        self.timers.shrink_to(keep);
         self.credit = 0;
     }
 
@@ -506,30 +506,26 @@ impl<W> Outbound<W> {
         self.free.len() > self.slots.len() - self.len
             || self.slots.capacity() > 2 * keep.max(self.slots.len())
             || self.free.capacity() > 2 * keep.max(self.free.len())
-            || self.heap.capacity() > 2 * keep.max(self.heap.len())
+            || self.timers.capacity() > 2 * keep.max(self.timers.len())
     }
 
-    /// Pops stale timers off the top, so the top is current.
+    /// Drops stale timers from the fronts, so the earliest is current.
     fn settle_heap(&mut self) {
-        while let Some(&Reverse((at, id))) = self.heap.peek() {
-            if is_current(&self.slots, self.slot_bits, at, id) {
-                break;
-            }
-            self.heap.pop();
-        }
+        let (slots, bits) = (&self.slots, self.slot_bits);
+        self.timers.settle(|(at, id)| is_current(slots, bits, at, id));
     }
 
     /// Keeps stale timers from piling up below the top: a rebuild waits for more than `len + 64`
     /// stale entries, each left by one call, so it is amortised O(1).
     fn bound_heap(&mut self) {
-        if self.heap.len() > 2 * self.len + 64 {
+        if self.timers.len() > 2 * self.len + 64 {
             self.compact_heap();
         }
     }
 
     fn compact_heap(&mut self) {
         let (slots, bits) = (&self.slots, self.slot_bits);
-        self.heap.retain(|&Reverse((at, id))| is_current(slots, bits, at, id));
+        self.timers.retain(|(at, id)| is_current(slots, bits, at, id));
     }
 }
 
@@ -547,7 +543,7 @@ impl<W> fmt::Debug for Outbound<W> {
             .field("len", &self.len)
             .field("max_in_flight", &self.max_in_flight)
             .field("slots", &self.slots.len())
-            .field("heap", &self.heap.len())
+            .field("timers", &self.timers.len())
             .field("stats", &self.stats)
             .finish_non_exhaustive()
     }
@@ -738,7 +734,7 @@ mod tests {
         assert!(out.set_deadline(id, Some(t)));
         assert_eq!(out.poll_expired(t), Some((id, ())));
         assert!(!out.set_deadline(id, Some(t)));
-        assert_eq!(out.heap_len(), 0);
+        assert_eq!(out.timers_len(), 0);
     }
 
     #[test]
