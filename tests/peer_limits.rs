@@ -144,3 +144,28 @@ async fn a_client_that_reads_while_it_pipelines_gets_every_result() {
     }
     writer.await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_from_a_client_that_does_not_read_are_held_back_too() {
+    let limits =
+        Limits::default().max_handlers(16).max_queued_requests(64).max_write_queue_bytes(4096);
+    let (server, _conn, raw) = with_raw(&PeerBuilder::new().limits(limits), Worker::default());
+    let Raw { mut frames, mut out } = raw;
+    const N: usize = 20_000;
+    let writer = tokio::spawn(async move {
+        for i in 0..N {
+            let line = format!("[{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"ping\"}}]\n");
+            out.write_all(line.as_bytes()).await.unwrap();
+        }
+        out
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!writer.is_finished(), "batches got around backpressure");
+    let s = server.stats().inbound;
+    assert!(s.begun < N as u64 / 2, "{s:?}");
+    for _ in 0..N {
+        let f = frames.next().await.unwrap().unwrap();
+        assert_eq!(f.kind(), mcpwire::Kind::Batch);
+    }
+    writer.await.unwrap();
+}
