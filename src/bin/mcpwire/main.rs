@@ -13,6 +13,12 @@ mod inspect;
 mod load;
 mod serve;
 
+/// mimalloc serves the harness's many small, short-lived allocations (frames, tasks, replies)
+/// faster than the system allocator; PERF.md has the measurement.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::fs::File;
 use std::io;
 use std::path::PathBuf;
