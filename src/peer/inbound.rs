@@ -133,11 +133,14 @@ impl Held {
 impl Drop for Held {
     fn drop(&mut self) {
         let h = (self.of)(&self.shared);
-        h.bytes.fetch_sub(self.bytes, Ordering::AcqRel);
-        if h.count.fetch_sub(1, Ordering::AcqRel) == 1 {
+        // SeqCst: see `Shared::wait_for_room`.
+        h.bytes.fetch_sub(self.bytes, Ordering::SeqCst);
+        if h.count.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.shared.idle.notify_waiters();
         }
-        self.shared.room.notify_waiters();
+        if self.shared.room_waiters.load(Ordering::SeqCst) > 0 {
+            self.shared.room.notify_waiters();
+        }
     }
 }
 

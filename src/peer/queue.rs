@@ -10,6 +10,7 @@
 
 use std::cell::RefCell;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::BytesMut;
 use tokio::sync::Notify;
@@ -43,8 +44,11 @@ pub(crate) struct WriteQueue {
     /// Wakes the writer; `notify_one` keeps a permit, so a push between the writer's check and
     /// its wait is never missed.
     writer: Notify,
-    /// Wakes senders waiting for room.
+    /// Wakes senders waiting for room; `space_waiters` counts them, so the writer skips the wake
+    /// when nobody waits. A sender counts itself before it registers and checks, so a writer that
+    /// frees room after the check sees the count.
     space: Notify,
+    space_waiters: AtomicUsize,
     cap: usize,
 }
 
@@ -67,6 +71,7 @@ impl WriteQueue {
             inner: Mutex::new(Inner { buf: BytesMut::new(), closed: false }),
             writer: Notify::new(),
             space: Notify::new(),
+            space_waiters: AtomicUsize::new(0),
             cap,
         }
     }
@@ -119,17 +124,26 @@ impl WriteQueue {
     }
 
     async fn push(&self, lane: Lane, msg: &[u8]) -> Result<(), SendError> {
-        loop {
+        // The common case, room at once, registers no waiter.
+        match self.try_push(lane, msg) {
+            Ok(()) => return Ok(()),
+            Err(TrySendError::Closed) => return Err(SendError::Closed),
+            Err(TrySendError::Full) => {}
+        }
+        self.space_waiters.fetch_add(1, Ordering::AcqRel);
+        let pushed = loop {
             let room = self.space.notified();
             tokio::pin!(room);
             // Registered before the check, so a writer that frees room after it wakes us.
             room.as_mut().enable();
             match self.try_push(lane, msg) {
-                Ok(()) => return Ok(()),
-                Err(TrySendError::Closed) => return Err(SendError::Closed),
+                Ok(()) => break Ok(()),
+                Err(TrySendError::Closed) => break Err(SendError::Closed),
                 Err(TrySendError::Full) => room.await,
             }
-        }
+        };
+        self.space_waiters.fetch_sub(1, Ordering::AcqRel);
+        pushed
     }
 
     /// Queues a control message without waiting, for where waiting is impossible (a `Drop`, the
@@ -158,7 +172,9 @@ impl WriteQueue {
                 if !q.buf.is_empty() {
                     std::mem::swap(&mut q.buf, out);
                     drop(q);
-                    self.space.notify_waiters();
+                    if self.space_waiters.load(Ordering::Acquire) > 0 {
+                        self.space.notify_waiters();
+                    }
                     return true;
                 }
                 if q.closed {

@@ -161,6 +161,11 @@ impl<H: Handler> Reader<H> {
     /// Waits until a request of `bytes` may be admitted; `None` once closing. While it waits
     /// nothing more is read.
     async fn admit(&self, bytes: usize) -> Option<Slot> {
+        // The common case, room at once, registers no waiter.
+        if let Some(slot) = self.try_admit(bytes) {
+            return Some(slot);
+        }
+        let _waiting = self.shared.wait_for_room();
         loop {
             let room = self.shared.room.notified();
             tokio::pin!(room);
@@ -231,17 +236,20 @@ impl<H: Handler> Reader<H> {
             _ => {}
         }
         let bytes = n.message().params().map_or(0, |p| p.get().len());
-        loop {
-            let room = self.shared.room.notified();
-            tokio::pin!(room);
-            room.as_mut().enable();
-            if self.shared.notes.fits(bytes, NOTIFICATIONS_HELD, NOTIFICATION_BYTES_HELD) {
-                break;
-            }
-            tokio::select! {
-                biased;
-                () = self.shared.closing.cancelled() => return false,
-                () = room => {}
+        if !self.shared.notes.fits(bytes, NOTIFICATIONS_HELD, NOTIFICATION_BYTES_HELD) {
+            let _waiting = self.shared.wait_for_room();
+            loop {
+                let room = self.shared.room.notified();
+                tokio::pin!(room);
+                room.as_mut().enable();
+                if self.shared.notes.fits(bytes, NOTIFICATIONS_HELD, NOTIFICATION_BYTES_HELD) {
+                    break;
+                }
+                tokio::select! {
+                    biased;
+                    () = self.shared.closing.cancelled() => return false,
+                    () = room => {}
+                }
             }
         }
         let held = Held::notification(&self.shared, bytes);

@@ -30,8 +30,10 @@ pub(crate) struct Shared {
     pub(crate) requests: Holding,
     /// Notifications waiting for (or in) their handler, and their params' bytes.
     pub(crate) notes: Holding,
-    /// Wakes the read loop when a held request lets go, or a notification is handled.
+    /// Wakes the read loop when a held request lets go, or a notification is handled;
+    /// `room_waiters` says whether it waits, so the common release skips the wake.
     pub(crate) room: Notify,
+    pub(crate) room_waiters: AtomicUsize,
     /// Wakes the timer when a deadline earlier than the one it sleeps to is registered.
     pub(crate) timer: Notify,
     /// Wakes the read loop, after the other side's end of stream, when no request is held.
@@ -59,8 +61,8 @@ impl Holding {
     /// Whether one more of `bytes` fits within `max` messages and `max_bytes`; the first one
     /// always does, whatever its size.
     pub(crate) fn fits(&self, bytes: usize, max: usize, max_bytes: usize) -> bool {
-        let count = self.count.load(Ordering::Acquire);
-        let held = self.bytes.load(Ordering::Acquire);
+        let count = self.count.load(Ordering::SeqCst);
+        let held = self.bytes.load(Ordering::SeqCst);
         count == 0 || (count < max && held.saturating_add(bytes) <= max_bytes)
     }
 }
@@ -108,6 +110,7 @@ impl Shared {
             requests: Holding::default(),
             notes: Holding::default(),
             room: Notify::new(),
+            room_waiters: AtomicUsize::new(0),
             timer: Notify::new(),
             idle: Notify::new(),
             closing: CancellationToken::new(),
@@ -123,6 +126,16 @@ impl Shared {
         // Every critical section leaves the tables consistent before anything that can panic
         // (waiters are completed after the lock is released), so a poisoned lock is usable.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Marks the read loop as waiting for room until the guard drops. Taken before the loop
+    /// registers and re-checks, so a release after that check sees it and wakes the loop.
+    pub(crate) fn wait_for_room(&self) -> RoomWait<'_> {
+        // SeqCst here, on the counts' updates and on the loads that read them: the loop writes
+        // this flag then reads a count, a release writes a count then reads this flag, and only
+        // sequential consistency rules out both missing the other's write.
+        self.room_waiters.fetch_add(1, Ordering::SeqCst);
+        RoomWait(self)
     }
 
     /// Reading has ended: no response can come, so every waiter fails now and new requests are
@@ -208,4 +221,13 @@ fn write_cancelled(buf: &mut BytesMut, id: u64, reason: &str) {
     let msg = Outgoing::Notification { method: "notifications/cancelled", params: Some(params) };
     // Serialising a u64 and a &str cannot fail.
     let _ = msg.write(buf);
+}
+
+/// See [`Shared::wait_for_room`].
+pub(crate) struct RoomWait<'a>(&'a Shared);
+
+impl Drop for RoomWait<'_> {
+    fn drop(&mut self) {
+        self.0.room_waiters.fetch_sub(1, Ordering::SeqCst);
+    }
 }

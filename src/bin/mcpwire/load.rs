@@ -98,6 +98,8 @@ pub struct Plan {
     /// The tool's arguments as given; `None` sends `{"message": …}` of `payload_bytes`.
     pub arguments: Option<serde_json::Value>,
     pub payload_bytes: usize,
+    /// What echo messages are cut from (see [`filler`]).
+    pub filler: String,
     /// Per-request timeout.
     pub timeout: Duration,
 }
@@ -258,17 +260,21 @@ async fn handshake(peer: &PeerHandle) -> Result<String, String> {
 const FILLER: &str = "héllo wörld ✓ \"quoted\" back\\slash\ttab\nnew line 日本語 😀 ";
 
 /// A message of about `bytes` bytes (on a character boundary), unique by `seq`.
-fn message(seq: u64, bytes: usize) -> String {
-    let mut m = format!("#{seq} ");
-    while m.len() < bytes {
-        for c in FILLER.chars() {
-            if m.len() + c.len_utf8() > bytes {
-                return m;
-            }
-            m.push(c);
-        }
+fn message(seq: u64, bytes: usize, filler: &str) -> String {
+    use std::fmt::Write as _;
+    let mut m = String::with_capacity(bytes.max(24));
+    let _ = write!(m, "#{seq} ");
+    let mut cut = bytes.saturating_sub(m.len()).min(filler.len());
+    while !filler.is_char_boundary(cut) {
+        cut -= 1;
     }
+    m.push_str(&filler[..cut]);
     m
+}
+
+/// `FILLER` repeated to at least `bytes`.
+pub fn filler(bytes: usize) -> String {
+    FILLER.repeat(bytes / FILLER.len() + 1)
 }
 
 /// One worker's tallies.
@@ -366,8 +372,17 @@ async fn one(peer: &PeerHandle, plan: &Plan, seq: u64) -> Result<(), String> {
                 check_id(&r)?;
                 return check_tool_result(&r, None);
             }
-            let msg = message(seq, plan.payload_bytes);
-            let params = json!({"name": plan.tool, "arguments": {"message": msg}});
+            #[derive(serde::Serialize)]
+            struct Args<'a> {
+                message: &'a str,
+            }
+            #[derive(serde::Serialize)]
+            struct Call<'a> {
+                name: &'a str,
+                arguments: Args<'a>,
+            }
+            let msg = message(seq, plan.payload_bytes, &plan.filler);
+            let params = Call { name: &plan.tool, arguments: Args { message: &msg } };
             let r = peer.request("tools/call", Some(Json(&params))).await.map_err(kind)?;
             check_id(&r)?;
             check_tool_result(&r, (plan.tool == "echo").then_some(msg.as_str()))
@@ -567,16 +582,15 @@ mod tests {
 
     #[test]
     fn messages_have_the_asked_size_and_need_escaping() {
-        for bytes in [0, 1, 10, 64, 1000] {
-            let m = message(7, bytes);
+        for bytes in [10, 64, 1000] {
+            let m = message(7, bytes, &filler(bytes));
             assert!(m.starts_with("#7 "));
-            assert!(
-                m.len() <= bytes.max(3) && m.len() + 4 > bytes.min(m.len() + 4),
-                "{bytes}: {}",
-                m.len()
-            );
+            // Cut on a character boundary: short of the size by less than one character.
+            assert!(m.len() <= bytes && m.len() + 4 > bytes, "{bytes}: {}", m.len());
         }
-        let m = message(1, 200);
+        // Never shorter than its unique prefix.
+        assert_eq!(message(7, 0, &filler(0)), "#7 ");
+        let m = message(1, 200, &filler(200));
         assert!(m.contains('"') && m.contains('\n') && m.contains('é') && m.contains('😀'));
     }
 }

@@ -180,6 +180,7 @@ fn run_load(args: &LoadArgs) -> ExitCode {
         tool: args.tool.clone(),
         arguments: args.arguments.clone(),
         payload_bytes: args.payload_bytes,
+        filler: load::filler(args.payload_bytes),
         timeout: seconds(args.timeout),
     };
     let rt = runtime();
