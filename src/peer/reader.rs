@@ -20,6 +20,7 @@ use tokio::io::AsyncRead;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::codec::FramedRead;
+use tokio_util::sync::CancellationToken;
 
 use super::driver::{CLOSE_FLUSH_GRACE, CloseOnExit, Limiter};
 use super::handler::{Context, Handler, Incoming, RpcError};
@@ -185,8 +186,17 @@ impl<H: Handler> Reader<H> {
     /// error to answer when its id is already in flight.
     async fn begin(&self, id: Id<'_>, bytes: usize) -> Result<Option<Admitted>, RpcError> {
         let Some(slot) = self.admit(bytes).await else { return Ok(None) };
-        let token = self.shared.closing.child_token();
-        let begun = self.shared.lock().inbound.begin(id, token.clone());
+        // A token of its own, not a child of `closing`: children share their parent's lock, and
+        // `Shared::close` cancels every token in the table anyway. Registered under the same lock
+        // that `close` takes, so a request is either cancelled by it or never begun.
+        let token = CancellationToken::new();
+        let begun = {
+            let mut st = self.shared.lock();
+            if st.closed.is_some() {
+                return Ok(None);
+            }
+            st.inbound.begin(id, token.clone())
+        };
         match begun {
             Ok(entry) => {
                 let held = Held::request(&self.shared, bytes);
