@@ -1,0 +1,452 @@
+//! End to end: MCP `tools/call` round trips between a client and an echo server joined by a
+//! `tokio::io::duplex`, with 1, 64 and 1,024 requests in flight, against an equivalent rmcp
+//! client/server pair over the same kind of duplex, all measured in the same run.
+//!
+//! - `mcpwire`: two mcpwire peers. The server answers like `mcpwire serve`: `initialize`, `ping`,
+//!   `tools/list`, and `tools/call` of `echo`, whose result is one text block holding the message.
+//!   The client sends `tools/call` with typed params and reads the result into a borrowed struct.
+//! - `rmcp`: rmcp's client (`().serve(duplex)`, which does the MCP handshake) calling
+//!   `Peer::call_tool`, and a `ServerHandler` whose `call_tool` answers
+//!   `CallToolResult::success(vec![ContentBlock::text(message)])`, over rmcp's async-rw
+//!   transport.
+//!
+//! Both pairs run in one multi-thread tokio runtime with 2 workers and do the MCP handshake
+//! first; every response is checked (the echoed text must equal the ~64-byte message sent).
+//!
+//! One criterion iteration is one completed round trip: a sample of `K` iterations starts `N`
+//! client tasks that each loop request → await response, taking work from a shared counter until
+//! `K` round trips are done, and times the whole; throughput is round trips per second. Samples
+//! are flat (every sample the same `K`, large enough that `N` stay in flight nearly throughout).
+//!
+//! Printed besides: latency percentiles at 1,024 in flight (a separate, untimed-by-criterion run
+//! that times each request), and allocations per round trip (client and server together) counted
+//! with a counting wrapper around the global allocator.
+
+use std::alloc::{GlobalAlloc, Layout};
+use std::borrow::Cow;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use criterion::{
+    BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
+};
+use mcpwire::peer::{
+    Connection, Context, Handler, Incoming, NoHandler, PeerBuilder, PeerHandle, Reply, RpcError,
+};
+use mcpwire::{ErrorCode, Json, Limits};
+use mimalloc::MiMalloc;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RunningService};
+use rmcp::{ErrorData, Peer, RoleClient, RoleServer, ServerHandler, ServiceExt};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// mimalloc, counting allocations while [`COUNTING`] is on.
+struct CountingMimalloc;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+fn counted() {
+    if COUNTING.load(Ordering::Relaxed) {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: every method forwards to mimalloc with the same arguments; counting touches no memory
+// the allocator hands out.
+unsafe impl GlobalAlloc for CountingMimalloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        counted();
+        // SAFETY: the caller's contract for `alloc` is passed on unchanged.
+        unsafe { MiMalloc.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        counted();
+        // SAFETY: the caller's contract for `alloc_zeroed` is passed on unchanged.
+        unsafe { MiMalloc.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        counted();
+        // SAFETY: the caller's contract for `realloc` is passed on unchanged; `ptr` came from
+        // this allocator, that is from mimalloc.
+        unsafe { MiMalloc.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract for `dealloc` is passed on unchanged; `ptr` came from
+        // this allocator, that is from mimalloc.
+        unsafe { MiMalloc.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingMimalloc = CountingMimalloc;
+
+/// The echoed message: 64 bytes.
+const MESSAGE: &str = "The quick brown fox jumps over the lazy dog, then echoes it back.";
+
+/// Bytes each way in the duplex, for both pairs: a Linux pipe's default capacity.
+const DUPLEX_BYTES: usize = 64 * 1024;
+
+/// Requests in flight.
+const IN_FLIGHT: [usize; 3] = [1, 64, 1024];
+
+/// Round trips each client task makes in the latency run at 1,024 in flight.
+const LATENCY_ROUNDS_PER_TASK: usize = 200;
+
+/// The protocol version the mcpwire client offers.
+const PROTOCOL_VERSION: &str = "2025-06-18";
+
+// ---- The mcpwire pair. ----
+
+/// `tools/call` params as the client sends them.
+#[derive(Serialize)]
+struct CallParams<'a> {
+    name: &'a str,
+    arguments: EchoArgs<'a>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct EchoArgs<'a> {
+    #[serde(borrow)]
+    message: Cow<'a, str>,
+}
+
+/// `tools/call` params as the server reads them (as `mcpwire serve` does).
+#[derive(Deserialize)]
+struct CallParamsIn<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Block<'a> {
+    #[serde(rename = "type")]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    text: Cow<'a, str>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ToolResult<'a> {
+    #[serde(borrow)]
+    content: Vec<Block<'a>>,
+    #[serde(rename = "isError", default, skip_serializing_if = "std::ops::Not::not")]
+    is_error: bool,
+}
+
+const TOOLS: &str = r#"{"tools":[{"name":"echo","description":"Returns its message exactly.","inputSchema":{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}}]}"#;
+
+/// The echo server, as `mcpwire serve` answers.
+struct McpwireEcho;
+
+impl Handler for McpwireEcho {
+    async fn request(&self, req: &Incoming, _cx: &Context) -> Result<Reply, RpcError> {
+        match req.method() {
+            "initialize" => Ok(Reply::raw(
+                r#"{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"mcpwire-bench","version":"0"}}"#,
+            )),
+            "ping" => Ok(Reply::empty()),
+            "tools/list" => Ok(Reply::raw(TOOLS)),
+            "tools/call" => {
+                let p: CallParamsIn<'_> = req.params_as().map_err(RpcError::invalid_params)?;
+                if p.name != "echo" {
+                    return Err(RpcError::new(
+                        ErrorCode::INVALID_PARAMS,
+                        format!("Unknown tool: {}", p.name),
+                    ));
+                }
+                let args = p.arguments.map_or("{}", RawValue::get);
+                let a: EchoArgs<'_> =
+                    serde_json::from_str(args).map_err(RpcError::invalid_params)?;
+                Reply::json(&ToolResult {
+                    content: vec![Block { kind: "text".into(), text: a.message }],
+                    is_error: false,
+                })
+            }
+            other => Err(RpcError::method_not_found(other)),
+        }
+    }
+}
+
+/// A round trip, checked.
+trait Client: Clone + Send + Sync + 'static {
+    fn call(&self) -> impl Future<Output = ()> + Send;
+}
+
+#[derive(Clone)]
+struct McpwireClient(PeerHandle);
+
+impl Client for McpwireClient {
+    async fn call(&self) {
+        let params = CallParams { name: "echo", arguments: EchoArgs { message: MESSAGE.into() } };
+        let response = self.0.request("tools/call", Some(Json(&params))).await.unwrap();
+        let result: ToolResult<'_> = response.result_as().unwrap();
+        assert!(result.content.len() == 1 && result.content[0].text == MESSAGE);
+    }
+}
+
+struct McpwirePair {
+    client: McpwireClient,
+    connections: [Connection; 2],
+}
+
+impl McpwirePair {
+    async fn start() -> Self {
+        // As `mcpwire load` sets up its embedded server: one handler per request in flight.
+        let server = PeerBuilder::new().limits(Limits::default().max_handlers(1024));
+        let (a, b) = tokio::io::duplex(DUPLEX_BYTES);
+        let (_server, server_conn) = server.connect(a, McpwireEcho);
+        let (client, client_conn) = PeerBuilder::new().connect(b, NoHandler);
+
+        let init = serde_json::json!({
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "mcpwire-bench", "version": "0"},
+        });
+        let response = client.request("initialize", Some(Json(&init))).await.unwrap();
+        let agreed: serde_json::Value = response.result_as().unwrap();
+        assert_eq!(agreed["protocolVersion"], PROTOCOL_VERSION);
+        client.notify("notifications/initialized", mcpwire::peer::NO_PARAMS).await.unwrap();
+
+        let pair = Self { client: McpwireClient(client), connections: [server_conn, client_conn] };
+        pair.client.call().await;
+        pair
+    }
+
+    async fn stop(self) {
+        self.client.0.close();
+        for mut conn in self.connections {
+            conn.closed().await;
+        }
+    }
+}
+
+// ---- The rmcp pair. ----
+
+#[derive(Clone)]
+struct RmcpEcho;
+
+impl ServerHandler for RmcpEcho {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let schema: JsonObject = serde_json::from_value(serde_json::json!({
+            "type": "object",
+            "properties": {"message": {"type": "string"}},
+            "required": ["message"],
+        }))
+        .unwrap();
+        Ok(ListToolsResult::with_all_items(vec![Tool::new(
+            "echo",
+            "Returns its message exactly.",
+            schema,
+        )]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name != "echo" {
+            return Err(ErrorData::invalid_params(format!("Unknown tool: {}", request.name), None));
+        }
+        let message = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("message"))
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| ErrorData::invalid_params("echo: message must be a string", None))?;
+        Ok(CallToolResult::success(vec![ContentBlock::text(message)]).into())
+    }
+}
+
+#[derive(Clone)]
+struct RmcpClient(Peer<RoleClient>);
+
+impl Client for RmcpClient {
+    async fn call(&self) {
+        let mut arguments = JsonObject::new();
+        arguments.insert("message".into(), MESSAGE.into());
+        let params = CallToolRequestParams::new("echo").with_arguments(arguments);
+        let result = self.0.call_tool(params).await.unwrap();
+        let text = result.content.first().and_then(ContentBlock::as_text).unwrap();
+        assert!(result.content.len() == 1 && text.text == MESSAGE);
+    }
+}
+
+struct RmcpPair {
+    client: RmcpClient,
+    running: RunningService<RoleClient, ()>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl RmcpPair {
+    async fn start() -> Self {
+        let (a, b) = tokio::io::duplex(DUPLEX_BYTES);
+        let server = tokio::spawn(async move {
+            let running = RmcpEcho.serve(a).await.unwrap();
+            let _ = running.waiting().await;
+        });
+        // Sends `initialize`, awaits its result, then sends `notifications/initialized`.
+        let running = ().serve(b).await.unwrap();
+        assert!(running.peer().peer_info().is_some(), "rmcp handshake");
+        let tools = running.peer().list_all_tools().await.unwrap();
+        assert_eq!(tools.len(), 1);
+        let pair = Self { client: RmcpClient(running.peer().clone()), running, server };
+        pair.client.call().await;
+        pair
+    }
+
+    async fn stop(self) {
+        drop(self.client);
+        let _ = self.running.cancel().await;
+        let _ = self.server.await;
+    }
+}
+
+// ---- Driving. ----
+
+/// Makes `total` round trips with `in_flight` client tasks; returns the time taken.
+async fn drive<C: Client>(client: &C, in_flight: usize, total: u64) -> Duration {
+    let remaining = Arc::new(AtomicI64::new(i64::try_from(total).unwrap()));
+    let tasks = in_flight.min(usize::try_from(total).unwrap_or(usize::MAX));
+    let start = Instant::now();
+    let handles: Vec<_> = (0..tasks)
+        .map(|_| {
+            let (client, remaining) = (client.clone(), remaining.clone());
+            tokio::spawn(async move {
+                while remaining.fetch_sub(1, Ordering::Relaxed) > 0 {
+                    client.call().await;
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.await.unwrap();
+    }
+    start.elapsed()
+}
+
+/// `in_flight` client tasks making `rounds` timed round trips each; returns every latency, in
+/// nanoseconds, sorted, and the wall time.
+async fn latencies<C: Client>(client: &C, in_flight: usize, rounds: usize) -> (Vec<u64>, Duration) {
+    let start = Instant::now();
+    let handles: Vec<_> = (0..in_flight)
+        .map(|_| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                let mut times = Vec::with_capacity(rounds);
+                for _ in 0..rounds {
+                    let t = Instant::now();
+                    client.call().await;
+                    times.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
+                }
+                times
+            })
+        })
+        .collect();
+    let mut all = Vec::with_capacity(in_flight * rounds);
+    for h in handles {
+        all.extend(h.await.unwrap());
+    }
+    let wall = start.elapsed();
+    all.sort_unstable();
+    (all, wall)
+}
+
+fn percentile(sorted: &[u64], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
+    Duration::from_nanos(sorted[i])
+}
+
+fn report_latency<C: Client>(rt: &tokio::runtime::Runtime, name: &str, client: &C) {
+    let n = IN_FLIGHT[IN_FLIGHT.len() - 1];
+    // Warm up at full concurrency first.
+    rt.block_on(drive(client, n, (n * 20) as u64));
+    let (sorted, wall) = rt.block_on(latencies(client, n, LATENCY_ROUNDS_PER_TASK));
+    println!(
+        "e2e latency, {n} in flight, {name}: {} round trips in {wall:.2?} ({:.0}/s); \
+         p50 {:.1?}, p90 {:.1?}, p99 {:.1?}, p99.9 {:.1?}, max {:.1?}",
+        sorted.len(),
+        sorted.len() as f64 / wall.as_secs_f64(),
+        percentile(&sorted, 0.50),
+        percentile(&sorted, 0.90),
+        percentile(&sorted, 0.99),
+        percentile(&sorted, 0.999),
+        Duration::from_nanos(*sorted.last().unwrap()),
+    );
+}
+
+/// Allocations per round trip, client and server together, at `in_flight`.
+fn report_allocations<C: Client>(
+    rt: &tokio::runtime::Runtime,
+    name: &str,
+    client: &C,
+    in_flight: usize,
+) {
+    const ROUNDS: u64 = 20_000;
+    rt.block_on(drive(client, in_flight, ROUNDS));
+    ALLOCATIONS.store(0, Ordering::Relaxed);
+    COUNTING.store(true, Ordering::Relaxed);
+    rt.block_on(drive(client, in_flight, ROUNDS));
+    COUNTING.store(false, Ordering::Relaxed);
+    let per = ALLOCATIONS.load(Ordering::Relaxed) as f64 / ROUNDS as f64;
+    println!("e2e allocations per round trip, {in_flight} in flight, {name}: {per:.1}");
+}
+
+fn e2e(c: &mut Criterion) {
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let mcpwire = rt.block_on(McpwirePair::start());
+    let rmcp = rt.block_on(RmcpPair::start());
+
+    for n in IN_FLIGHT {
+        report_allocations(&rt, "mcpwire", &mcpwire.client, n);
+        report_allocations(&rt, "rmcp", &rmcp.client, n);
+    }
+
+    let mut group = c.benchmark_group("e2e/tools_call_echo");
+    group.throughput(Throughput::Elements(1));
+    group.sample_size(10);
+    group.sampling_mode(SamplingMode::Flat);
+    for n in IN_FLIGHT {
+        group.bench_with_input(BenchmarkId::new("mcpwire", n), &n, |b, &n| {
+            b.iter_custom(|iters| rt.block_on(drive(&mcpwire.client, n, iters)));
+        });
+        group.bench_with_input(BenchmarkId::new("rmcp", n), &n, |b, &n| {
+            b.iter_custom(|iters| rt.block_on(drive(&rmcp.client, n, iters)));
+        });
+    }
+    group.finish();
+
+    report_latency(&rt, "mcpwire", &mcpwire.client);
+    report_latency(&rt, "rmcp", &rmcp.client);
+    let stats = mcpwire.client.0.stats();
+    println!("e2e mcpwire client: peak in flight {}", stats.peak_in_flight);
+
+    rt.block_on(async {
+        mcpwire.stop().await;
+        rmcp.stop().await;
+    });
+}
+
+criterion_group!(benches, e2e);
+criterion_main!(benches);
