@@ -58,9 +58,8 @@ pub const DEFAULT_MAX_HELD_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 /// handlers' replies, and through them the read loop) wait instead of buffering without end.
 pub const DEFAULT_MAX_WRITE_QUEUE_BYTES: usize = 4 * 1024 * 1024;
 
-/// Largest value accepted for [`Limits::max_in_flight`]: ids carry the slot index in their low
-/// bits, and 2^20 slots leave 33 bits of generation below JavaScript's 2^53.
-pub const MAX_IN_FLIGHT_CEILING: usize = 1 << 20;
+/// Largest value accepted for [`Limits::max_in_flight`]: the multiplexer's own bound.
+pub use crate::mux::MAX_IN_FLIGHT_CEILING;
 
 /// Largest value accepted for [`Limits::max_frame_bytes`]: frame offsets are kept as `u32`
 /// and simd-json refuses documents of 4 GiB or more.

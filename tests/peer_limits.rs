@@ -18,7 +18,8 @@ fn hang(id: usize) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"hang"}}"#)
 }
 
-#[tokio::test]
+// On the paused clock, a sleep ends only once every task is idle: "nothing more will happen".
+#[tokio::test(start_paused = true)]
 async fn at_most_max_handlers_run_and_the_next_request_waits_for_one_to_finish() {
     let worker = Worker::default();
     let b = PeerBuilder::new().limits(Limits::default().max_handlers(4));
@@ -59,7 +60,7 @@ async fn probe_admitted(limits: Limits, queued: usize, probe: &str) -> bool {
     worker.ended.load(Ordering::SeqCst) == 1
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn past_max_queued_requests_the_peer_stops_reading() {
     let limits = Limits::default().max_handlers(1).max_queued_requests(8);
     let probe = r#"{"jsonrpc":"2.0","id":"probe","method":"hang"}"#;
@@ -69,7 +70,7 @@ async fn past_max_queued_requests_the_peer_stops_reading() {
     assert!(!probe_admitted(limits, 8, probe).await);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn held_requests_hold_at_most_max_held_request_bytes() {
     let one = hang(1).len();
     let probe = r#"{"jsonrpc":"2.0","id":99,"method":"hang"}"#;

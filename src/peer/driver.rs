@@ -23,6 +23,9 @@ use crate::JsonRpcCodec;
 /// stopped reading must not keep a closed connection alive forever.
 pub(crate) const CLOSE_FLUSH_GRACE: Duration = Duration::from_secs(5);
 
+/// The read buffer's initial capacity; it grows to the largest frame seen.
+const READ_BUFFER: usize = 64 * 1024;
+
 /// The writer's buffer is dropped after a write when it grew past this, so one huge message
 /// does not pin its memory for the connection's life.
 const WRITE_BUFFER_KEEP: usize = 1 << 20;
@@ -42,7 +45,7 @@ where
     let shared = peer.shared.clone();
     let codec = JsonRpcCodec::with_limits(b.limits);
     let reader = Counting { inner: Box::pin(reader), count: shared.bytes_read.clone() };
-    let frames = FramedRead::with_capacity(reader, codec, b.read_buffer);
+    let frames = FramedRead::with_capacity(reader, codec, READ_BUFFER);
     let read = Reader::new(b, peer, handler);
     vec![
         tokio::spawn(read.run(frames)),

@@ -135,7 +135,9 @@ impl Drop for Held {
         let h = (self.of)(&self.shared);
         // SeqCst: see `Shared::wait_for_room`.
         h.bytes.fetch_sub(self.bytes, Ordering::SeqCst);
-        if h.count.fetch_sub(1, Ordering::SeqCst) == 1 {
+        if h.count.fetch_sub(1, Ordering::SeqCst) == 1
+            && self.shared.draining.load(Ordering::SeqCst)
+        {
             self.shared.idle.notify_waiters();
         }
         if self.shared.room_waiters.load(Ordering::SeqCst) > 0 {

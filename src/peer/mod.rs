@@ -84,7 +84,6 @@ pub struct PeerBuilder {
     request_timeout: Option<Duration>,
     reply_detail: ReplyDetail,
     unaddressed_per_second: u32,
-    read_buffer: usize,
 }
 
 impl Default for PeerBuilder {
@@ -102,7 +101,6 @@ impl PeerBuilder {
             request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
             reply_detail: ReplyDetail::Reason,
             unaddressed_per_second: DEFAULT_UNADDRESSED_REPLIES_PER_SECOND,
-            read_buffer: 64 * 1024,
         }
     }
 

@@ -92,6 +92,7 @@ impl<H: Handler> Reader<H> {
             // are still answered (a client may half-close after writing), for a while.
             Some(CloseReason::Eof) => {
                 self.shared.read_ended(CloseReason::Eof);
+                self.shared.draining.store(true, Ordering::SeqCst);
                 let drained = async {
                     loop {
                         let idle = self.shared.idle.notified();

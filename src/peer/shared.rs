@@ -2,7 +2,7 @@
 //! write queue, and the signals between the loops.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -36,8 +36,10 @@ pub(crate) struct Shared {
     pub(crate) room_waiters: AtomicUsize,
     /// Wakes the timer when a deadline earlier than the one it sleeps to is registered.
     pub(crate) timer: Notify,
-    /// Wakes the read loop, after the other side's end of stream, when no request is held.
+    /// Wakes the read loop, after the other side's end of stream, when no request is held;
+    /// `draining` is set then (SeqCst, as for `room_waiters`), so the wake costs nothing before.
     pub(crate) idle: Notify,
+    pub(crate) draining: AtomicBool,
     /// Cancelled once the connection is closing.
     pub(crate) closing: CancellationToken,
     /// Cancelled once the write loop has ended (flushed, failed or given up).
@@ -113,6 +115,7 @@ impl Shared {
             room_waiters: AtomicUsize::new(0),
             timer: Notify::new(),
             idle: Notify::new(),
+            draining: AtomicBool::new(false),
             closing: CancellationToken::new(),
             writer_done: CancellationToken::new(),
             request_timeout: b.request_timeout,

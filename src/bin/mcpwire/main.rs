@@ -184,9 +184,18 @@ fn run_load(args: &LoadArgs) -> ExitCode {
         timeout: seconds(args.timeout),
     };
     let rt = runtime();
-    let outcome = rt.block_on(load::run(plan, async {
-        let _ = tokio::signal::ctrl_c().await;
-    }));
+    let outcome = rt.block_on(async {
+        // Registered before connecting, so a Ctrl-C at any point yields the partial report
+        // rather than the default action (killing the process).
+        let interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt());
+        let interrupt = async move {
+            match interrupt {
+                Ok(mut sig) => drop(sig.recv().await),
+                Err(_) => std::future::pending().await,
+            }
+        };
+        load::run(plan, interrupt).await
+    });
     // A child's stdio may hold blocking reads; do not wait for them.
     rt.shutdown_background();
     match outcome {
