@@ -177,8 +177,11 @@ pub enum Listen {
 /// written before it returns.
 pub async fn run(listen: Listen) -> std::io::Result<()> {
     let builder = PeerBuilder::new();
+    // The handlers are installed now, before anything is served or announced: a signal that
+    // arrives at any later point ends the server cleanly instead of killing it.
+    let signals = shutdown_signals()?;
     let signal = async {
-        let name = shutdown_signal().await;
+        let name = signals.await;
         tracing::info!(signal = name, "shutting down");
     };
     match listen {
@@ -235,16 +238,19 @@ impl Drop for Unlink {
     }
 }
 
-/// Completes on SIGINT or SIGTERM, naming which.
-pub async fn shutdown_signal() -> &'static str {
+/// Installs SIGINT and SIGTERM handlers now; the future completes on either, naming which.
+///
+/// # Errors
+///
+/// When the signal handlers cannot be installed.
+pub fn shutdown_signals() -> std::io::Result<impl std::future::Future<Output = &'static str>> {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) =
-        (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
-    else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = int.recv() => "SIGINT",
-        _ = term.recv() => "SIGTERM",
-    }
+    let mut int = signal(SignalKind::interrupt())?;
+    let mut term = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = int.recv() => "SIGINT",
+            _ = term.recv() => "SIGTERM",
+        }
+    })
 }
