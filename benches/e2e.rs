@@ -22,11 +22,10 @@
 //! that times each request), and allocations per round trip (client and server together) counted
 //! with a counting wrapper around the global allocator.
 
-use std::alloc::{GlobalAlloc, Layout};
 use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{
@@ -36,7 +35,6 @@ use mcpwire::peer::{
     Connection, Context, Handler, Incoming, NoHandler, PeerBuilder, PeerHandle, Reply, RpcError,
 };
 use mcpwire::{ErrorCode, Json, Limits};
-use mimalloc::MiMalloc;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -46,49 +44,9 @@ use rmcp::{ErrorData, Peer, RoleClient, RoleServer, ServerHandler, ServiceExt};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-/// mimalloc, counting allocations while [`COUNTING`] is on.
-struct CountingMimalloc;
+mod common;
 
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-fn counted() {
-    if COUNTING.load(Ordering::Relaxed) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: every method forwards to mimalloc with the same arguments; counting touches no memory
-// the allocator hands out.
-unsafe impl GlobalAlloc for CountingMimalloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        counted();
-        // SAFETY: the caller's contract for `alloc` is passed on unchanged.
-        unsafe { MiMalloc.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        counted();
-        // SAFETY: the caller's contract for `alloc_zeroed` is passed on unchanged.
-        unsafe { MiMalloc.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        counted();
-        // SAFETY: the caller's contract for `realloc` is passed on unchanged; `ptr` came from
-        // this allocator, that is from mimalloc.
-        unsafe { MiMalloc.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract for `dealloc` is passed on unchanged; `ptr` came from
-        // this allocator, that is from mimalloc.
-        unsafe { MiMalloc.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: CountingMimalloc = CountingMimalloc;
+use common::{ALLOCATIONS, COUNTING};
 
 /// The echoed message: 64 bytes.
 const MESSAGE: &str = "The quick brown fox jumps over the lazy dog, then echoes it back.";

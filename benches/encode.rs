@@ -15,59 +15,17 @@
 //! `serde_json::Value`). Allocations per frame, counted outside the timing with a counting
 //! wrapper around the global allocator, are printed before the timings.
 
-use std::alloc::{GlobalAlloc, Layout};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 use bytes::BytesMut;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use mcpwire::{ErrorCode, Id, Json, Outgoing, Payload, RawJson};
-use mimalloc::MiMalloc;
 use serde::Serialize;
 
-/// mimalloc, counting allocations while [`COUNTING`] is on.
-struct CountingMimalloc;
+mod common;
 
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-fn counted() {
-    if COUNTING.load(Ordering::Relaxed) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: every method forwards to mimalloc with the same arguments; counting touches no memory
-// the allocator hands out.
-unsafe impl GlobalAlloc for CountingMimalloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        counted();
-        // SAFETY: the caller's contract for `alloc` is passed on unchanged.
-        unsafe { MiMalloc.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        counted();
-        // SAFETY: the caller's contract for `alloc_zeroed` is passed on unchanged.
-        unsafe { MiMalloc.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        counted();
-        // SAFETY: the caller's contract for `realloc` is passed on unchanged; `ptr` came from
-        // this allocator, that is from mimalloc.
-        unsafe { MiMalloc.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract for `dealloc` is passed on unchanged; `ptr` came from
-        // this allocator, that is from mimalloc.
-        unsafe { MiMalloc.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: CountingMimalloc = CountingMimalloc;
+use common::{ALLOCATIONS, COUNTING};
 
 /// Allocations per call of `f`, averaged over `runs` calls after one untimed call.
 fn allocations_per_call(runs: u64, mut f: impl FnMut()) -> f64 {
