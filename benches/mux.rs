@@ -9,15 +9,36 @@
 //! this keeps no receivers alive, the same for every variant), and sends on the completed sender,
 //! which fails because its receiver is gone. The ids of live requests are kept in a `VecDeque`,
 //! one push and one pop per iteration, also the same for every variant.
+//!
+//! The global allocator is mimalloc (as in the other benches and the binary). Allocations per
+//! round trip are counted outside the timing and printed as `allocs <function>/<N> <allocs/op>`.
+
+mod common;
 
 use std::collections::{HashMap, VecDeque};
 use std::hint::black_box;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use mcpwire::Id;
 use mcpwire::mux::Outbound;
 use tokio::sync::oneshot;
+
+use common::{ALLOCATIONS, COUNTING};
+
+/// Allocations per call of `round_trip`, counted over 1,000 calls outside the timing.
+fn allocs_per_op(name: &str, n: usize, mut round_trip: impl FnMut()) {
+    const CALLS: u64 = 1_000;
+    ALLOCATIONS.store(0, Ordering::Relaxed);
+    COUNTING.store(true, Ordering::Relaxed);
+    for _ in 0..CALLS {
+        round_trip();
+    }
+    COUNTING.store(false, Ordering::Relaxed);
+    let per = ALLOCATIONS.load(Ordering::Relaxed) as f64 / CALLS as f64;
+    println!("allocs {name}/{n} {per:.2}");
+}
 
 type Waiter = oneshot::Sender<u64>;
 
@@ -94,6 +115,7 @@ fn register_complete(c: &mut Criterion) {
     let now = Instant::now();
     for n in [1_000usize, 10_000, 100_000] {
         let mut state = OutboundState::new(n, None);
+        allocs_per_op("mcpwire_outbound", n, || state.round_trip());
         group.bench_function(BenchmarkId::new("mcpwire_outbound", n), |b| {
             b.iter(|| state.round_trip());
         });
@@ -101,6 +123,7 @@ fn register_complete(c: &mut Criterion) {
         drop(state);
 
         let mut state = OutboundState::new(n, Some(now + Duration::from_secs(60)));
+        allocs_per_op("mcpwire_outbound_deadline", n, || state.round_trip());
         group.bench_function(BenchmarkId::new("mcpwire_outbound_deadline", n), |b| {
             b.iter(|| state.round_trip());
         });
@@ -108,6 +131,7 @@ fn register_complete(c: &mut Criterion) {
         drop(state);
 
         let mut state = HashMapState::new(n);
+        allocs_per_op("hashmap_oneshot", n, || state.round_trip());
         group.bench_function(BenchmarkId::new("hashmap_oneshot", n), |b| {
             b.iter(|| state.round_trip());
         });

@@ -264,6 +264,11 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// A frame with no bytes and no messages, for the parser to fill.
+    fn empty() -> Self {
+        Self { bytes: Bytes::new(), batch: false, messages: SmallVec::new(), side: Side::new() }
+    }
+
     /// A frame that carries only a decode error, such as an over-long line whose bytes are gone.
     #[must_use]
     pub fn from_error(bytes: Bytes, error: DecodeError) -> Self {
@@ -584,7 +589,12 @@ impl FrameParser {
             return Frame::from_error(Bytes::new(), DecodeError::FrameTooLarge { limit });
         }
         body.truncate(end);
-        self.parse_in(&mut body, 0, end)
+        // The body is ours whole: it becomes the frame's bytes as it is, with no split (a split
+        // and the drop of the empty remainder each touch the buffer's shared reference count).
+        let mut frame = Frame::empty();
+        frame.batch = self.inner.parse(&mut body, end, &mut frame.messages, &mut frame.side);
+        frame.bytes = body.freeze();
+        frame
     }
 
     /// Parses `buf[start..end]` (what follows `end` may serve as parse padding) and splits it off
@@ -599,12 +609,7 @@ impl FrameParser {
     ) -> Frame {
         use bytes::Buf;
         debug_assert!(end - start <= self.limits().frame_bytes());
-        let mut frame = Frame {
-            bytes: Bytes::new(),
-            batch: false,
-            messages: SmallVec::new(),
-            side: Side::new(),
-        };
+        let mut frame = Frame::empty();
         frame.batch =
             self.inner.parse(&mut buf[start..], end - start, &mut frame.messages, &mut frame.side);
         buf.advance(start);

@@ -482,7 +482,8 @@ fn resolve_text(t: Text, orig: &[u8], unescaped: &[u8], side: &mut Side) -> Text
     let (at, len) = (t.at as usize, t.len as usize);
     // A validated string whose first `len` bytes hold no backslash and are followed by the
     // closing quote is exactly its unescaped form.
-    if orig.get(at + len) == Some(&b'"') && memchr::memchr(b'\\', &orig[at..at + len]).is_none() {
+    // Envelope strings are short: a plain loop beats a call into memchr here.
+    if orig.get(at + len) == Some(&b'"') && !orig[at..at + len].contains(&b'\\') {
         return t;
     }
     let side_at = side.len() as u32;

@@ -24,6 +24,9 @@
 //!   codec's read buffer is after its first frame: splitting it off costs a reference count,
 //!   not the one-off allocation of promoting a fresh `Vec`.
 //!   On `stream_10k` it is [`JsonRpcCodec::decode`] until the buffer is empty: framing included.
+//! - `mcpwire_framing_only` (`stream_10k`): the codec's framing without the parse: the
+//!   `NdjsonFramer` newline scan and the split of each frame's bytes off the read buffer. Its
+//!   time over (`mcpwire` minus it) is what framing adds to the parse.
 //! - `serde_json_untagged_enum`: `serde_json::from_slice` into an untagged enum of
 //!   request / notification / response / error with `serde_json::Value` fields, as serde-based
 //!   peers write it (`Vec` of it for a batch).
@@ -70,23 +73,17 @@
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::hint::black_box;
-use std::marker::PhantomData;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use bytes::BytesMut;
+use bytes::{Buf, BytesMut};
 use criterion::measurement::WallTime;
 use criterion::{BatchSize, BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_group};
+use mcpwire::framing::{NdjsonFramer, Split};
 use mcpwire::{Frame, FrameParser, JsonRpcCodec, Kind, Limits};
-use rmcp::model::{
-    ClientJsonRpcMessage, CustomNotification, CustomRequest, CustomResult, JsonRpcMessage,
-    ServerJsonRpcMessage,
-};
-use serde::Deserialize;
-use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
-use simd_json::{Buffers, INPUT_PADDING, Tape};
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use simd_json::INPUT_PADDING;
 use tokio_util::codec::Decoder;
 
 // ---------------------------------------------------------------------------------------------
@@ -163,213 +160,11 @@ fn count_allocations(f: impl FnOnce()) -> (u64, u64) {
 /// `allocs <group>/<function> <allocs/op> <bytes/op>` lines, printed after the timings.
 static ALLOC_TABLE: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-// ---------------------------------------------------------------------------------------------
-// Workloads
+mod baselines;
+mod workloads;
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Direction {
-    ToServer,
-    ToClient,
-}
-
-struct Workload {
-    group: &'static str,
-    frame: Vec<u8>,
-    direction: Direction,
-    /// Messages in the frame: 1, or the batch length.
-    messages: usize,
-    /// The `Debug` prefix of the rmcp typed message's payload variant, checked once.
-    rmcp_variant: &'static str,
-}
-
-/// A JSON string literal (quotes included) of about `json_len` bytes, made of `lines` in turn.
-fn text_literal(json_len: usize, lines: &[&str]) -> String {
-    let mut raw = String::new();
-    let mut len = 2;
-    for line in lines.iter().cycle() {
-        let escaped = serde_json::to_string(line).unwrap().len() - 2;
-        if len + escaped > json_len {
-            break;
-        }
-        raw.push_str(line);
-        len += escaped;
-    }
-    let literal = serde_json::to_string(&raw).unwrap();
-    assert_eq!(literal.len(), len);
-    literal
-}
-
-/// Tool output: quotes, tabs, newlines, Windows paths, and text in several scripts.
-const TOOL_OUTPUT: &[&str] = &[
-    "Résumé: 3 files changed — all checks passed ✓\n",
-    "\tsrc/lib.rs: \"ok\" (12 ms)\n",
-    "\tC:\\Users\\dev\\projet\\données.txt → 日本語のテキスト\n",
-    "Status: 🚀 deployed; naïve café façade, Straße, Ελληνικά, русский текст\n",
-    "plain ASCII output line with nothing to escape in it at all, just words\n",
-];
-
-/// A source file: mostly ASCII, a quote or tab on most lines, a rare non-ASCII comment.
-const SOURCE_FILE: &[&str] = &[
-    "fn parse(input: &str) -> Result<Value, Error> {\n",
-    "    if input.is_empty() {\n",
-    "        return Err(Error::new(\"empty input\"));\n",
-    "    }\n",
-    "\tlet message = format!(\"{}: {}\", name, value); // C:\\tmp\\out.log\n",
-    "    let pattern = r\"\\d+\\.\\d+\"; // naïve — résumé\n",
-    "    Ok(Value::String(input.trim().to_owned()))\n",
-    "}\n",
-    "\n",
-];
-
-const PING_RESPONSE: &str = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
-const TOOLS_CALL: &str = r#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"}}}"#;
-const PROGRESS: &str = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"call-42","progress":50,"total":100,"message":"Indexing files"}}"#;
-const ERROR_WITH_DATA: &str = r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"Unknown tool: \"nope\"","data":{"tool":"nope","available":["echo","sleep"]}}}"#;
-
-fn tool_result_4k() -> String {
-    let envelope = r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":}],"isError":false}}"#;
-    format!(
-        r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"type":"text","text":{}}}],"isError":false}}}}"#,
-        text_literal(4096 - envelope.len(), TOOL_OUTPUT)
-    )
-}
-
-fn resource_1m() -> String {
-    let envelope = r#"{"jsonrpc":"2.0","id":8,"result":{"contents":[{"uri":"file:///project/src/parser.rs","mimeType":"text/x-rust","text":}]}}"#;
-    format!(
-        r#"{{"jsonrpc":"2.0","id":8,"result":{{"contents":[{{"uri":"file:///project/src/parser.rs","mimeType":"text/x-rust","text":{}}}]}}}}"#,
-        text_literal((1 << 20) - envelope.len(), SOURCE_FILE)
-    )
-}
-
-/// 16 requests a client sends at once: tool calls, reads, listings, a prompt, a ping.
-fn batch_16() -> String {
-    let requests: Vec<String> = (0..16)
-        .map(|i| match i % 5 {
-            0 => format!(
-                r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"item {i}"}}}}}}"#
-            ),
-            1 => format!(
-                r#"{{"jsonrpc":"2.0","id":{i},"method":"resources/read","params":{{"uri":"file:///project/src/mod{i}.rs"}}}}"#
-            ),
-            2 => format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/list","params":{{}}}}"#),
-            3 => format!(
-                r#"{{"jsonrpc":"2.0","id":{i},"method":"prompts/get","params":{{"name":"summarize","arguments":{{"style":"short"}}}}}}"#
-            ),
-            _ => format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#),
-        })
-        .collect();
-    format!("[{}]", requests.join(","))
-}
-
-/// 126 levels in all: the message, `params`, and 124 arrays.
-fn deep_126() -> String {
-    format!(
-        r#"{{"jsonrpc":"2.0","method":"notifications/deep","params":{{"v":{}1{}}}}}"#,
-        "[".repeat(124),
-        "]".repeat(124)
-    )
-}
-
-fn workloads() -> Vec<Workload> {
-    use Direction::{ToClient, ToServer};
-    let w = |group, frame: String, direction, messages, rmcp_variant| Workload {
-        group,
-        frame: frame.into_bytes(),
-        direction,
-        messages,
-        rmcp_variant,
-    };
-    vec![
-        w(
-            "P_ping_response",
-            PING_RESPONSE.into(),
-            ToClient,
-            1,
-            "Response(JsonRpcResponse { jsonrpc: JsonRpcVersion2_0, id: Number(1), result: EmptyResult",
-        ),
-        w(
-            "S_tools_call",
-            TOOLS_CALL.into(),
-            ToServer,
-            1,
-            "Request(JsonRpcRequest { jsonrpc: JsonRpcVersion2_0, id: Number(42), request: CallToolRequest",
-        ),
-        w(
-            "N_progress",
-            PROGRESS.into(),
-            ToClient,
-            1,
-            "Notification(JsonRpcNotification { jsonrpc: JsonRpcVersion2_0, notification: ProgressNotification",
-        ),
-        w(
-            "E_error_with_data",
-            ERROR_WITH_DATA.into(),
-            ToClient,
-            1,
-            "Error(JsonRpcError { jsonrpc: JsonRpcVersion2_0, id: Some(Number(9)), error: ErrorData",
-        ),
-        w(
-            "M_tool_result_4k",
-            tool_result_4k(),
-            ToClient,
-            1,
-            "Response(JsonRpcResponse { jsonrpc: JsonRpcVersion2_0, id: Number(7), result: CallToolResult",
-        ),
-        w(
-            "L_resource_1m",
-            resource_1m(),
-            ToClient,
-            1,
-            "Response(JsonRpcResponse { jsonrpc: JsonRpcVersion2_0, id: Number(8), result: ReadResourceResult",
-        ),
-        w(
-            "B_batch_16",
-            batch_16(),
-            ToServer,
-            16,
-            "Request(JsonRpcRequest { jsonrpc: JsonRpcVersion2_0, id: Number(0), request: CallToolRequest",
-        ),
-        w(
-            "D_deep_126",
-            deep_126(),
-            ToServer,
-            1,
-            "Notification(JsonRpcNotification { jsonrpc: JsonRpcVersion2_0, notification: CustomNotification",
-        ),
-    ]
-}
-
-/// 10,000 frames drawn from P, S, N, E, M and B by a fixed-seed xorshift: by count mostly small
-/// frames, by bytes mostly tool results and batches. Returns the stream and its message count.
-fn stream_10k() -> (Vec<u8>, usize) {
-    let (m, b) = (tool_result_4k(), batch_16());
-    // (frame, messages, cumulative weight out of 100)
-    let mix: [(&str, usize, u64); 6] = [
-        (PING_RESPONSE, 1, 30),
-        (TOOLS_CALL, 1, 60),
-        (PROGRESS, 1, 80),
-        (ERROR_WITH_DATA, 1, 85),
-        (&m, 1, 95),
-        (&b, 16, 100),
-    ];
-    let mut state = 0x9E37_79B9_7F4A_7C15_u64;
-    let (mut stream, mut messages) = (Vec::new(), 0);
-    for _ in 0..10_000 {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        let pick = state % 100;
-        let &(frame, n, _) = mix.iter().find(|&&(_, _, upto)| pick < upto).unwrap();
-        stream.extend_from_slice(frame.as_bytes());
-        stream.push(b'\n');
-        messages += n;
-    }
-    (stream, messages)
-}
-
-// ---------------------------------------------------------------------------------------------
-// The decoders
+use baselines::*;
+use workloads::*;
 
 /// mcpwire: the kind, id and method of the frame or of each batch element; `None` if any is
 /// invalid.
@@ -393,295 +188,6 @@ fn classify(frame: &Frame) -> Option<usize> {
             Some(1)
         }
     }
-}
-
-/// What a typical serde_json-based peer decodes each line into: an untagged enum of owned values.
-#[allow(dead_code, reason = "fields exist to be deserialised, as a peer's would")]
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum PeerMessage {
-    Request {
-        jsonrpc: String,
-        id: serde_json::Value,
-        method: String,
-        params: Option<serde_json::Value>,
-    },
-    Notification {
-        jsonrpc: String,
-        method: String,
-        params: Option<serde_json::Value>,
-    },
-    Response {
-        jsonrpc: String,
-        id: serde_json::Value,
-        result: serde_json::Value,
-    },
-    Error {
-        jsonrpc: String,
-        id: serde_json::Value,
-        error: PeerError,
-    },
-}
-
-#[allow(dead_code, reason = "fields exist to be deserialised, as a peer's would")]
-#[derive(Deserialize)]
-struct PeerError {
-    code: i64,
-    message: String,
-    data: Option<serde_json::Value>,
-}
-
-/// A line as `T`, or as `Vec<T>` when it is a batch; the number of messages.
-#[inline]
-fn serde_json_line<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Option<usize> {
-    if line.first() == Some(&b'[') {
-        serde_json::from_slice::<Vec<T>>(line).ok().map(|v| black_box(v).len())
-    } else {
-        serde_json::from_slice::<T>(line).ok().map(|m| {
-            black_box(m);
-            1
-        })
-    }
-}
-
-#[inline]
-fn serde_json_value(line: &[u8]) -> Option<usize> {
-    match serde_json::from_slice::<serde_json::Value>(line).ok()? {
-        serde_json::Value::Array(items) => Some(black_box(items).len()),
-        value => {
-            black_box(value);
-            Some(1)
-        }
-    }
-}
-
-/// As rmcp's `transport-async-rw` codec decodes a line (`try_parse_with_compatibility`): strip a
-/// BOM, check UTF-8 (it keeps the text for its fallback path), `serde_json::from_slice`.
-#[inline]
-fn rmcp_line<T: DeserializeOwned>(line: &[u8]) -> Option<usize> {
-    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-    std::str::from_utf8(line).ok()?;
-    serde_json_line::<T>(line)
-}
-
-/// rmcp's most generic message: any method, any params, any result.
-type RmcpGeneric = JsonRpcMessage<CustomRequest, CustomResult, CustomNotification>;
-
-type JsonrpseeNotification<'a> = jsonrpsee_types::Notification<'a, Option<&'a RawValue>>;
-
-/// As a jsonrpsee server reads a body: a request, else a notification; a batch as raw elements,
-/// then each one.
-#[inline]
-fn jsonrpsee_server(line: &[u8]) -> Option<usize> {
-    fn one(line: &[u8]) -> Option<usize> {
-        if let Ok(request) = serde_json::from_slice::<jsonrpsee_types::Request<'_>>(line) {
-            black_box(request);
-            return Some(1);
-        }
-        serde_json::from_slice::<JsonrpseeNotification<'_>>(line).ok().map(|n| {
-            black_box(n);
-            1
-        })
-    }
-    if line.first() == Some(&b'[') {
-        let batch: Vec<&RawValue> = serde_json::from_slice(line).ok()?;
-        let mut n = 0;
-        for element in &batch {
-            n += one(element.get().as_bytes())?;
-        }
-        return Some(n);
-    }
-    one(line)
-}
-
-/// As a jsonrpsee client reads a message: a response (success or error), else a notification.
-#[inline]
-fn jsonrpsee_client(line: &[u8]) -> Option<usize> {
-    if let Ok(response) = serde_json::from_slice::<jsonrpsee_types::Response<'_, &RawValue>>(line) {
-        black_box(response);
-        return Some(1);
-    }
-    serde_json::from_slice::<JsonrpseeNotification<'_>>(line).ok().map(|n| {
-        black_box(n);
-        1
-    })
-}
-
-/// Both directions on one stream: request, response, notification, in that order.
-#[inline]
-fn jsonrpsee_any(line: &[u8]) -> Option<usize> {
-    if line.first() == Some(&b'[') {
-        return jsonrpsee_server(line);
-    }
-    if let Ok(request) = serde_json::from_slice::<jsonrpsee_types::Request<'_>>(line) {
-        black_box(request);
-        return Some(1);
-    }
-    jsonrpsee_client(line)
-}
-
-/// An id borrowed from the input: what a lean decoder keeps.
-#[allow(dead_code, reason = "fields exist to be deserialised")]
-enum BorrowedId<'a> {
-    Num(i64),
-    Str(&'a str),
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for BorrowedId<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visitor<'a>(PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visitor<'a> {
-            type Value = BorrowedId<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an integer or a string without escapes")
-            }
-            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Self::Value, E> {
-                Ok(BorrowedId::Num(n))
-            }
-            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Self::Value, E> {
-                i64::try_from(n).map(BorrowedId::Num).map_err(E::custom)
-            }
-            fn visit_borrowed_str<E: serde::de::Error>(
-                self,
-                s: &'de str,
-            ) -> Result<Self::Value, E> {
-                Ok(BorrowedId::Str(s))
-            }
-        }
-        d.deserialize_any(Visitor(PhantomData))
-    }
-}
-
-/// sonic-rs's lazy struct: envelope members borrowed, payloads skipped and kept as raw text.
-#[derive(Deserialize)]
-struct SonicMessage<'a> {
-    jsonrpc: &'a str,
-    #[serde(borrow)]
-    id: Option<BorrowedId<'a>>,
-    method: Option<&'a str>,
-    #[serde(borrow)]
-    params: Option<sonic_rs::LazyValue<'a>>,
-    #[serde(borrow)]
-    result: Option<sonic_rs::LazyValue<'a>>,
-    #[serde(borrow)]
-    error: Option<sonic_rs::LazyValue<'a>>,
-}
-
-impl SonicMessage<'_> {
-    #[inline]
-    fn kind(&self) -> Option<Kind> {
-        if self.jsonrpc != "2.0" {
-            return None;
-        }
-        let has =
-            (self.method.is_some(), self.id.is_some(), self.result.is_some(), self.error.is_some());
-        match has {
-            (true, true, false, false) => Some(Kind::Request),
-            (true, false, false, false) => Some(Kind::Notification),
-            (false, true, true, false) => Some(Kind::Response),
-            (false, true, false, true) => Some(Kind::Error),
-            _ => None,
-        }
-    }
-}
-
-#[inline]
-fn sonic_rs_lazy(line: &[u8]) -> Option<usize> {
-    fn one(m: &SonicMessage<'_>) -> Option<usize> {
-        black_box((m.kind()?, &m.id, m.method, &m.params, &m.result, &m.error));
-        Some(1)
-    }
-    if line.first() == Some(&b'[') {
-        let batch: Vec<SonicMessage<'_>> = sonic_rs::from_slice(line).ok()?;
-        batch.iter().map(one).sum()
-    } else {
-        one(&sonic_rs::from_slice(line).ok()?)
-    }
-}
-
-/// Messages on a tape: the root array's length for a batch, else 1.
-#[inline]
-fn tape_messages(tape: &Tape<'_>) -> usize {
-    match tape.0.first() {
-        Some(simd_json::Node::Array { len, .. }) => *len,
-        _ => 1,
-    }
-}
-
-/// Reused simd-json state: `Buffers` and a tape whose allocation outlives each input.
-struct SimdJson {
-    buffers: Buffers,
-    tape: Option<Tape<'static>>,
-    scratch: Vec<u8>,
-}
-
-impl SimdJson {
-    fn new() -> Self {
-        Self { buffers: Buffers::default(), tape: Some(Tape::null()), scratch: Vec::new() }
-    }
-
-    /// `fill_tape`: copies `input` into its padded buffer, unescapes strings in place in `input`.
-    #[inline]
-    fn fill_tape(&mut self, input: &mut [u8]) -> Option<usize> {
-        let mut tape = self.tape.take().unwrap().reset();
-        let n = simd_json::fill_tape(input, &mut self.buffers, &mut tape)
-            .ok()
-            .map(|()| tape_messages(black_box(&tape)));
-        self.tape = Some(tape.reset());
-        n
-    }
-
-    /// `fill_tape_padded` of `input[..len]`, with `input[len..]` at least `INPUT_PADDING` long.
-    #[inline]
-    fn fill_tape_padded(&mut self, input: &mut [u8], len: usize) -> Option<usize> {
-        let mut tape = self.tape.take().unwrap().reset();
-        let n = simd_json::fill_tape_padded(input, len, &mut self.buffers, &mut tape)
-            .ok()
-            .map(|()| tape_messages(black_box(&tape)));
-        self.tape = Some(tape.reset());
-        n
-    }
-
-    /// Each line of `stream` with `fill_tape_padded`: in place where `INPUT_PADDING` bytes
-    /// follow the line, else from a padded copy, as the codec does.
-    fn stream_padded(&mut self, stream: &mut [u8]) -> Option<usize> {
-        let (mut start, mut n) = (0, 0);
-        let mut scratch = std::mem::take(&mut self.scratch);
-        while let Some(len) = memchr::memchr(b'\n', &stream[start..]) {
-            n += if stream.len() - (start + len) >= INPUT_PADDING {
-                self.fill_tape_padded(&mut stream[start..], len)?
-            } else {
-                scratch.clear();
-                scratch.extend_from_slice(&stream[start..start + len]);
-                scratch.resize(len + INPUT_PADDING, b' ');
-                self.fill_tape_padded(&mut scratch, len)?
-            };
-            start += len + 1;
-        }
-        self.scratch = scratch;
-        Some(n)
-    }
-
-    /// Each line of `stream` with `fill_tape`.
-    fn stream_copying(&mut self, stream: &mut [u8]) -> Option<usize> {
-        let (mut start, mut n) = (0, 0);
-        while let Some(len) = memchr::memchr(b'\n', &stream[start..]) {
-            n += self.fill_tape(&mut stream[start..start + len])?;
-            start += len + 1;
-        }
-        Some(n)
-    }
-}
-
-/// Splits `stream` at newlines as an NDJSON reader does and decodes each line with `decode`.
-#[inline]
-fn lines(stream: &[u8], mut decode: impl FnMut(&[u8]) -> Option<usize>) -> Option<usize> {
-    let (mut start, mut n) = (0, 0);
-    for nl in memchr::memchr_iter(b'\n', stream) {
-        n += decode(&stream[start..nl])?;
-        start = nl + 1;
-    }
-    Some(n)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -881,6 +387,25 @@ fn stream(c: &mut Criterion) {
             let mut n = 0;
             while let Some(frame) = codec.decode(buf).unwrap() {
                 n += classify(&frame)?;
+            }
+            Some(n)
+        },
+    );
+    // The codec's framing alone: the newline scan and the split of each frame's bytes off the
+    // read buffer, as `JsonRpcCodec::decode` does them, without the parse.
+    let mut framer = NdjsonFramer::new(Limits::default().frame_bytes());
+    g.bench(
+        "mcpwire_framing_only",
+        frames,
+        |i| BytesMut::from(i),
+        move |buf| {
+            let mut n = 0;
+            while let Some(split) = framer.next(buf, false) {
+                let Split::Frame { start, end, consumed } = split else { return None };
+                buf.advance(start);
+                black_box(buf.split_to(end - start).freeze());
+                buf.advance(consumed - end);
+                n += 1;
             }
             Some(n)
         },
