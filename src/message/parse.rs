@@ -194,7 +194,7 @@ fn walk(
 ) -> bool {
     match nodes[0] {
         Node::Object { .. } => {
-            out.push(envelope(nodes, 0, base));
+            push_envelope(nodes, 0, base, out);
             false
         }
         Node::Array { len, .. } => {
@@ -214,10 +214,10 @@ fn walk(
             out.reserve_exact(len);
             let mut i = 1;
             for _ in 0..len {
-                out.push(match nodes[i] {
-                    Node::Object { .. } => envelope(nodes, i, base),
-                    _ => Envelope::invalid(DecodeError::NotAnObject),
-                });
+                match nodes[i] {
+                    Node::Object { .. } => push_envelope(nodes, i, base, out),
+                    _ => out.push(Envelope::invalid(DecodeError::NotAnObject)),
+                }
                 i += size(&nodes[i]);
             }
             true
@@ -281,9 +281,17 @@ fn members<'t, 'i>(
     })
 }
 
-/// Phase 1 for one message object at `nodes[object]`.
-fn envelope(nodes: &[Node<'_>], object: usize, base: usize) -> Envelope {
-    let mut env = Envelope::invalid(DecodeError::NoMethodOrOutcome);
+/// Phase 1 for one message object at `nodes[object]`: its envelope, appended to `out`.
+fn push_envelope(
+    nodes: &[Node<'_>],
+    object: usize,
+    base: usize,
+    out: &mut SmallVec<[Envelope; 1]>,
+) {
+    // Filled where it lies: an envelope is large enough that building it aside and moving it in
+    // costs more than the classification itself on small frames.
+    out.push(Envelope::invalid(DecodeError::NoMethodOrOutcome));
+    let env = out.last_mut().expect("just pushed");
     env.problem = None;
     let mut seen = 0u16;
     let mut error = None;
@@ -371,7 +379,6 @@ fn envelope(nodes: &[Node<'_>], object: usize, base: usize) -> Envelope {
     env.kind = kind;
     env.problem = problem;
     env.response_shaped = (has(Member::Result) || has(Member::Error)) && !has(Member::Method);
-    env
 }
 
 /// Phase 1 for the `error` member of an error response.
