@@ -9,6 +9,15 @@ use crate::limits::Limits;
 use crate::message::encode::{Outgoing, Payload, write_one_line};
 use crate::message::{Frame, FrameParser};
 
+/// A read buffer's size between long lines: a reader's initial capacity.
+pub(crate) const READ_BUFFER: usize = 64 * 1024;
+
+/// An unterminated line this long switches the buffer's growth to [`JsonRpcCodec::make_room`].
+const LONG_LINE: usize = 1 << 20;
+
+/// How many times its length a long line's buffer grows to at once.
+const LONG_LINE_GROWTH: usize = 8;
+
 /// Decodes newline-delimited JSON-RPC frames into [`Frame`]s and encodes [`Outgoing`] messages.
 ///
 /// A malformed or over-long frame decodes to a [`Frame`] of [`Kind::Invalid`](crate::Kind)
@@ -64,16 +73,49 @@ impl JsonRpcCodec {
 
     #[inline]
     fn next_frame(&mut self, buf: &mut BytesMut, eof: bool) -> Option<Frame> {
-        match self.framer.next(buf, eof)? {
-            Split::TooLarge => Some(Frame::from_error(
-                Bytes::new(),
-                DecodeError::FrameTooLarge { limit: self.limits().frame_bytes() },
-            )),
+        let Some(split) = self.framer.next(buf, eof) else {
+            self.make_room(buf);
+            return None;
+        };
+        match split {
+            Split::TooLarge => {
+                // The line's bytes are gone; so is the room grown for them.
+                if buf.is_empty() && buf.capacity() > 4 * READ_BUFFER {
+                    *buf = BytesMut::with_capacity(READ_BUFFER);
+                }
+                Some(Frame::from_error(
+                    Bytes::new(),
+                    DecodeError::FrameTooLarge { limit: self.limits().frame_bytes() },
+                ))
+            }
             Split::Frame { start, end, consumed } => {
                 let frame = self.parser.parse_in(buf, start, end);
                 buf.advance(consumed - end);
                 Some(frame)
             }
+        }
+    }
+}
+
+impl JsonRpcCodec {
+    /// Grows the buffer for a long unterminated line before the reader does.
+    ///
+    /// A reader grows a full buffer by doubling, which for a line near the frame limit ends at
+    /// twice the limit, and leaves each smaller buffer behind on the way (an allocator may keep
+    /// them). Past [`LONG_LINE`] the buffer grows instead by [`LONG_LINE_GROWTH`] times at once,
+    /// and never past what the longest frame needs: the limit, a CRLF, and the parser's padding.
+    /// Untouched capacity costs address space, not memory.
+    fn make_room(&self, buf: &mut BytesMut) {
+        let len = buf.len();
+        if len < LONG_LINE || buf.capacity() - len >= READ_BUFFER {
+            return;
+        }
+        let most = self.limits().frame_bytes() + 2 + simd_json::INPUT_PADDING;
+        let room = len.saturating_mul(LONG_LINE_GROWTH).min(most);
+        if room > buf.capacity() {
+            let mut bigger = BytesMut::with_capacity(room);
+            bigger.extend_from_slice(buf);
+            *buf = bigger;
         }
     }
 }

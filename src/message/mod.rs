@@ -292,6 +292,20 @@ impl Frame {
         &self.bytes
     }
 
+    /// Copies the frame's bytes into an allocation of their own.
+    ///
+    /// A decoded frame's bytes are a slice of the read buffer it was cut from, so keeping the
+    /// frame keeps that whole buffer alive: a 100-byte frame can pin a 64 KiB read chunk (or a
+    /// much larger one after a big frame), whatever else the chunk held. Anything that keeps
+    /// frames for a while under a byte budget (the peer, for the requests and notifications it
+    /// holds) calls this first, so the budget counts what is actually kept. The index stays
+    /// valid: it holds offsets, not pointers. Costs one allocation and a copy of the frame.
+    pub fn unshare(&mut self) {
+        if !self.bytes.is_empty() {
+            self.bytes = Bytes::copy_from_slice(&self.bytes);
+        }
+    }
+
     /// Gives up the index and returns the frame's bytes.
     #[must_use]
     pub fn into_bytes(self) -> Bytes {

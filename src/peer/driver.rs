@@ -18,13 +18,11 @@ use super::reader::Reader;
 use super::shared::Shared;
 use super::{CloseReason, PeerBuilder, PeerHandle, RequestError};
 use crate::JsonRpcCodec;
+use crate::codec::READ_BUFFER;
 
 /// How long the writer keeps trying to flush after the connection started closing: a peer that
 /// stopped reading must not keep a closed connection alive forever.
 pub(crate) const CLOSE_FLUSH_GRACE: Duration = Duration::from_secs(5);
-
-/// The read buffer's initial capacity; it grows to the largest frame seen.
-const READ_BUFFER: usize = 64 * 1024;
 
 /// The writer's buffer is dropped after a write when it grew past this, so one huge message
 /// does not pin its memory for the connection's life.

@@ -117,6 +117,13 @@ impl Incoming {
         Self(Source::Own(frame))
     }
 
+    /// A request or notification about to be held: its bytes get an allocation of their own
+    /// (see [`Frame::unshare`]), so what the held-bytes bounds count is what stays in memory.
+    pub(crate) fn held(mut frame: Frame) -> Self {
+        frame.unshare();
+        Self(Source::Own(frame))
+    }
+
     pub(crate) fn element(frame: Arc<Frame>, i: usize) -> Self {
         debug_assert!(i < frame.len());
         Self(Source::Element(frame, i))

@@ -121,9 +121,12 @@ impl<H: Handler> Reader<H> {
             }
             Kind::Request => {
                 let bytes = frame.as_bytes().len();
-                self.request(Incoming::own(frame), bytes).await
+                self.request(Incoming::held(frame), bytes).await
             }
-            Kind::Notification => self.notification(Incoming::own(frame)).await,
+            Kind::Notification => {
+                let bytes = frame.as_bytes().len();
+                self.notification(Incoming::held(frame), bytes).await
+            }
             Kind::Invalid => self.invalid(&frame).await,
             Kind::Batch => self.batch(frame).await,
         }
@@ -237,7 +240,9 @@ impl<H: Handler> Reader<H> {
         }
     }
 
-    async fn notification(&mut self, n: Incoming) -> bool {
+    /// A notification of `bytes`: cancellation and progress are handled here, at once; the
+    /// others are held for the notification worker, in order.
+    async fn notification(&mut self, n: Incoming, bytes: usize) -> bool {
         match n.method() {
             "notifications/cancelled" => {
                 self.cancelled(&n);
@@ -246,7 +251,6 @@ impl<H: Handler> Reader<H> {
             "notifications/progress" => self.progress(&n),
             _ => {}
         }
-        let bytes = n.message().params().map_or(0, |p| p.get().len());
         if !self.shared.notes.fits(bytes, NOTIFICATIONS_HELD, NOTIFICATION_BYTES_HELD) {
             let _waiting = self.shared.wait_for_room();
             loop {
@@ -332,7 +336,9 @@ impl<H: Handler> Reader<H> {
         self.control(|buf| reply.write(buf)).await
     }
 
-    async fn batch(&mut self, frame: Frame) -> bool {
+    async fn batch(&mut self, mut frame: Frame) -> bool {
+        // Its elements may be held: the frame gets bytes of its own, as `Incoming::held` does.
+        frame.unshare();
         let frame = Arc::new(frame);
         // Each request of the batch holds an equal share of the frame's bytes.
         let requests = frame.batch().map_or(0, |b| b.filter(|m| m.kind() == Kind::Request).count());
@@ -345,7 +351,8 @@ impl<H: Handler> Reader<H> {
             match m.kind() {
                 Kind::Response | Kind::Error => self.deliver(Incoming::element(frame.clone(), i)),
                 Kind::Notification => {
-                    if !self.notification(Incoming::element(frame.clone(), i)).await {
+                    let bytes = m.params().map_or(0, |p| p.get().len());
+                    if !self.notification(Incoming::element(frame.clone(), i), bytes).await {
                         return false;
                     }
                 }

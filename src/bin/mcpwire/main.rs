@@ -95,8 +95,16 @@ struct LoadArgs {
 }
 
 #[derive(Debug, Args)]
-#[group(multiple = false)]
 struct ServeArgs {
+    #[command(flatten)]
+    listen: ListenArgs,
+    #[command(flatten)]
+    limits: serve::LimitArgs,
+}
+
+#[derive(Debug, Args)]
+#[group(multiple = false)]
+struct ListenArgs {
     /// Serve on standard input and output (the default).
     #[arg(long)]
     stdio: bool,
@@ -215,13 +223,13 @@ fn run_load(args: &LoadArgs) -> ExitCode {
 }
 
 fn run_serve(args: &ServeArgs) -> ExitCode {
-    let listen = match (&args.tcp, &args.unix) {
+    let listen = match (&args.listen.tcp, &args.listen.unix) {
         (Some(addr), _) => serve::Listen::Tcp(addr.clone()),
         (_, Some(path)) => serve::Listen::Unix(path.clone()),
         _ => serve::Listen::Stdio,
     };
     let rt = runtime();
-    let outcome = rt.block_on(serve::run(listen));
+    let outcome = rt.block_on(serve::run(listen, args.limits.builder()));
     // Standard input is read on a blocking thread that only EOF would end; do not wait for it.
     rt.shutdown_background();
     match outcome {

@@ -10,8 +10,17 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use mcpwire::ErrorCode;
-use mcpwire::peer::{Context, Handler, Incoming, PeerBuilder, Reply, RpcError, transport};
+use clap::builder::RangedU64ValueParser;
+use mcpwire::limits::{
+    DEFAULT_MAX_BATCH_LEN, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_HANDLERS,
+    DEFAULT_MAX_HELD_REQUEST_BYTES, DEFAULT_MAX_QUEUED_REQUESTS, DEFAULT_MAX_WRITE_QUEUE_BYTES,
+    MAX_FRAME_BYTES_CEILING,
+};
+use mcpwire::peer::{
+    Context, DEFAULT_UNADDRESSED_REPLIES_PER_SECOND, Handler, Incoming, PeerBuilder, Reply,
+    RpcError, transport,
+};
+use mcpwire::{ErrorCode, Limits, ReplyDetail};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -162,6 +171,79 @@ fn tool_error(message: &str) -> Reply {
     text(message, true)
 }
 
+/// The bounds `serve` holds each connection to (`mcpwire serve --help` lists them under
+/// "Limits"); every one defaults to the library's default.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Limits")]
+pub struct LimitArgs {
+    /// The longest frame (one line, its line ending excluded). A longer line is discarded up to
+    /// its newline, never buffered whole, and answered -32600 with "id": null.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME_BYTES,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_FRAME_BYTES_CEILING as u64))]
+    max_frame_bytes: usize,
+    /// The deepest nesting of arrays and objects, the message object being level 1. Deeper is
+    /// answered -32700 with "id": null.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_DEPTH,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_depth: usize,
+    /// The most elements in a batch. A longer batch is answered with one -32600, "id": null,
+    /// and none of its elements is run.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_BATCH_LEN,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_batch_len: usize,
+    /// Refuse every batch (as MCP 2025-06-18 removed them) with one -32600, "id": null.
+    #[arg(long)]
+    no_batches: bool,
+    /// The most requests handled at once; further ones queue.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_HANDLERS,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_handlers: usize,
+    /// The most requests held beyond those running; past it the server stops reading until one
+    /// is answered.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_QUEUED_REQUESTS,
+          value_parser = RangedU64ValueParser::<usize>::new())]
+    max_queued_requests: usize,
+    /// The most frame bytes held by requests admitted and not yet answered; past it the server
+    /// stops reading until one is answered (a lone request is always admitted).
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_HELD_REQUEST_BYTES,
+          value_parser = RangedU64ValueParser::<usize>::new())]
+    max_held_request_bytes: usize,
+    /// The most encoded bytes waiting to be written; past it replies wait for the client to
+    /// read.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_WRITE_QUEUE_BYTES,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_write_queue_bytes: usize,
+    /// The most error replies with "id": null (to bytes that are not JSON, or messages whose id
+    /// cannot be read) sent per second, with a burst of as many; the rest are dropped. 0 sends
+    /// none.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_UNADDRESSED_REPLIES_PER_SECOND)]
+    unaddressed_replies_per_second: u32,
+    /// Error replies to invalid messages carry only the code and its message, not the reason in
+    /// `data`.
+    #[arg(long)]
+    no_error_reasons: bool,
+}
+
+impl LimitArgs {
+    /// A peer builder with these limits.
+    pub fn builder(&self) -> PeerBuilder {
+        let limits = Limits::default()
+            .max_frame_bytes(self.max_frame_bytes)
+            .max_depth(self.max_depth)
+            .max_batch_len(self.max_batch_len)
+            .batches(!self.no_batches)
+            .max_handlers(self.max_handlers)
+            .max_queued_requests(self.max_queued_requests)
+            .max_held_request_bytes(self.max_held_request_bytes)
+            .max_write_queue_bytes(self.max_write_queue_bytes);
+        let detail = if self.no_error_reasons { ReplyDetail::Spec } else { ReplyDetail::Reason };
+        PeerBuilder::new()
+            .limits(limits)
+            .reply_detail(detail)
+            .unaddressed_replies_per_second(self.unaddressed_replies_per_second)
+    }
+}
+
 /// Where `serve` listens.
 #[derive(Debug, Clone)]
 pub enum Listen {
@@ -173,10 +255,9 @@ pub enum Listen {
     Unix(PathBuf),
 }
 
-/// Runs the server until its input ends, or SIGINT / SIGTERM; either way what was queued is
-/// written before it returns.
-pub async fn run(listen: Listen) -> std::io::Result<()> {
-    let builder = PeerBuilder::new();
+/// Runs the server, each connection a peer made by `builder`, until its input ends, or SIGINT /
+/// SIGTERM; either way what was queued is written before it returns.
+pub async fn run(listen: Listen, builder: PeerBuilder) -> std::io::Result<()> {
     // The handlers are installed now, before anything is served or announced: a signal that
     // arrives at any later point ends the server cleanly instead of killing it.
     let signals = shutdown_signals()?;

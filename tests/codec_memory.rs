@@ -1,0 +1,143 @@
+//! What decoding keeps in memory: how far the read buffer grows for a long line, that it shrinks
+//! back after an over-long one, and that an unshared frame keeps only its own bytes.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::BytesMut;
+use futures::StreamExt;
+use mcpwire::{FrameParser, Id, JsonRpcCodec, Kind, Limits};
+use tokio::io::{AsyncRead, ReadBuf};
+use tokio_util::codec::{Decoder, FramedRead};
+
+/// Serves `data` in reads of at most `chunk` bytes, and records the largest read buffer it was
+/// offered: bytes served so far plus the room offered is at least the buffer's capacity.
+struct Recording {
+    data: Vec<u8>,
+    at: usize,
+    chunk: usize,
+    /// The largest `served + room offered` seen while serving the first `watch` bytes.
+    watch: usize,
+    largest: usize,
+}
+
+impl AsyncRead for Recording {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        if this.at < this.watch {
+            this.largest = this.largest.max(this.at + buf.remaining());
+        }
+        let n = buf.remaining().min(this.chunk).min(this.data.len() - this.at);
+        buf.put_slice(&this.data[this.at..this.at + n]);
+        this.at += n;
+        Poll::Ready(Ok(()))
+    }
+}
+
+const PING: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+
+fn stream_with_long_line(line: usize) -> Vec<u8> {
+    // A string member padded to `line` bytes, then a valid frame after it.
+    let head = br#"{"jsonrpc":"2.0","method":"x","params":{"s":""#;
+    let tail = br#""}}"#;
+    let mut data = head.to_vec();
+    data.resize(line - tail.len(), b'a');
+    data.extend_from_slice(tail);
+    assert_eq!(data.len(), line);
+    data.push(b'\n');
+    data.extend_from_slice(PING);
+    data.push(b'\n');
+    data
+}
+
+/// Decodes `data` through a `FramedRead` in 256 KiB reads; returns the kinds decoded and the
+/// largest read buffer offered while the first line was read.
+async fn decode(limit: usize, data: Vec<u8>) -> (Vec<Kind>, usize, usize) {
+    let watch = data.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let reader = Recording { data, at: 0, chunk: 256 * 1024, watch, largest: 0 };
+    let codec = JsonRpcCodec::with_limits(Limits::default().max_frame_bytes(limit));
+    let mut frames = FramedRead::with_capacity(reader, codec, 64 * 1024);
+    let mut kinds = Vec::new();
+    while let Some(frame) = frames.next().await {
+        kinds.push(frame.unwrap().kind());
+    }
+    let capacity_after = frames.read_buffer().capacity();
+    (kinds, frames.get_ref().largest, capacity_after)
+}
+
+/// What the longest frame needs: the limit, a CRLF and the parser's padding; plus one read of
+/// slack for the estimate (served + offered counts the last read twice at most).
+fn bound(limit: usize) -> usize {
+    limit + 2 + simd_json::INPUT_PADDING + 256 * 1024
+}
+
+#[tokio::test]
+async fn a_frame_at_the_limit_grows_the_buffer_to_the_limit_not_past_it() {
+    let limit = 6 << 20;
+    let (kinds, largest, _) = decode(limit, stream_with_long_line(limit)).await;
+    assert_eq!(kinds, [Kind::Notification, Kind::Request]);
+    // Doubling would have reached 8 MiB from 4 MiB, then 16 MiB.
+    assert!(
+        largest <= bound(limit),
+        "read buffer reached {largest} bytes for a {limit}-byte frame"
+    );
+}
+
+#[tokio::test]
+async fn an_over_long_line_grows_the_buffer_no_further_and_gives_the_room_back() {
+    let limit = 6 << 20;
+    let (kinds, largest, after) = decode(limit, stream_with_long_line(limit + 1)).await;
+    assert_eq!(kinds, [Kind::Invalid, Kind::Request]);
+    assert!(
+        largest <= bound(limit),
+        "read buffer reached {largest} bytes for a {limit}-byte limit"
+    );
+    assert!(after <= 256 * 1024, "the buffer kept {after} bytes after the over-long line");
+}
+
+#[tokio::test]
+async fn short_lines_keep_the_initial_buffer() {
+    let mut data = Vec::new();
+    for _ in 0..10_000 {
+        data.extend_from_slice(PING);
+        data.push(b'\n');
+    }
+    let (kinds, largest, _) = decode(1 << 20, data).await;
+    assert_eq!(kinds.len(), 10_000);
+    assert!(largest <= 64 * 1024 + PING.len() + 1, "read buffer reached {largest} bytes");
+}
+
+#[test]
+fn an_unshared_frame_keeps_its_index_and_only_its_own_bytes() {
+    let mut codec = JsonRpcCodec::new();
+    let mut buf = BytesMut::with_capacity(64 * 1024);
+    buf.extend_from_slice(
+        br#"{"jsonrpc":"2.0","id":"a\"b","method":"tools/call","params":{"x":[1,2]}}"#,
+    );
+    buf.extend_from_slice(b"\n");
+    buf.extend_from_slice(PING);
+    buf.extend_from_slice(b"\n");
+    let start = buf.as_ptr() as usize;
+    let within = |p: *const u8| (start..start + 64 * 1024).contains(&(p as usize));
+
+    let mut frame = codec.decode(&mut buf).unwrap().unwrap();
+    let before = frame.clone();
+    assert!(within(frame.as_bytes().as_ptr()), "a decoded frame is cut from the read buffer");
+    frame.unshare();
+    assert!(!within(frame.as_bytes().as_ptr()), "an unshared frame has bytes of its own");
+    assert_eq!(frame, before);
+    assert_eq!(frame.id(), Some(Id::Str("a\"b")));
+    assert_eq!(frame.method(), Some("tools/call"));
+    assert_eq!(frame.params().unwrap().get(), r#"{"x":[1,2]}"#);
+
+    // A frame with no bytes (an over-long line's) stays as it is.
+    let mut parser = FrameParser::new(Limits::default().max_frame_bytes(4));
+    let mut empty = parser.parse(BytesMut::from(&b"{\"a\":1}"[..]));
+    empty.unshare();
+    assert_eq!(empty.kind(), Kind::Invalid);
+    assert!(empty.as_bytes().is_empty());
+}
