@@ -225,15 +225,35 @@ fn write_id(dst: &mut BytesMut, id: Id<'_>) {
     }
 }
 
-/// Appends `bytes` with every `\n` and `\r` replaced by a space.
+/// What a raw line break inside a string becomes in [`write_one_line`]: a control character,
+/// which JSON forbids in a string just as it forbids the line break.
+pub(crate) const BREAK_IN_STRING: u8 = 0x1F;
+
+/// Appends `bytes` on one line. A raw `\n` or `\r` between JSON tokens is whitespace and becomes
+/// a space, which means the same. One inside a string (where JSON forbids it, so the text is not
+/// valid JSON) becomes [`BREAK_IN_STRING`], forbidden there too: a space would quietly turn the
+/// invalid text into a valid message.
 pub(crate) fn write_one_line(dst: &mut BytesMut, bytes: &[u8]) {
-    let mut rest = bytes;
-    while let Some(i) = memchr::memchr2(b'\n', b'\r', rest) {
-        dst.put_slice(&rest[..i]);
-        dst.put_u8(b' ');
-        rest = &rest[i + 1..];
+    if memchr::memchr2(b'\n', b'\r', bytes).is_none() {
+        dst.put_slice(bytes);
+        return;
     }
-    dst.put_slice(rest);
+    let (mut in_string, mut escaped, mut from) = (false, false, 0);
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\n' || b == b'\r' {
+            dst.put_slice(&bytes[from..i]);
+            dst.put_u8(if in_string { BREAK_IN_STRING } else { b' ' });
+            from = i + 1;
+            escaped = false;
+        } else if escaped {
+            escaped = false;
+        } else if b == b'"' {
+            in_string = !in_string;
+        } else if b == b'\\' && in_string {
+            escaped = true;
+        }
+    }
+    dst.put_slice(&bytes[from..]);
 }
 
 /// Bytes that cannot appear raw in a JSON string: `"`, `\` and the control characters.
@@ -380,6 +400,30 @@ mod tests {
         let mut out = BytesMut::new();
         Outgoing::<RawJson<'_>>::Raw(RawJson::new("{\r\n  \"a\": 1\n}")).write(&mut out).unwrap();
         assert_eq!(&out[..], b"{    \"a\": 1 }\n");
+    }
+
+    #[test]
+    fn a_line_break_inside_a_string_stays_forbidden_when_put_on_one_line() {
+        let cases: [(&[u8], &[u8]); 4] = [
+            // Between tokens: whitespace, a space.
+            (b"{\n\"a\":\r\"b\"}", b"{ \"a\": \"b\"}"),
+            // Inside a string, even after an escaped quote or an escaped backslash.
+            (b"{\"a\":\"x\ny\"}", b"{\"a\":\"x\x1fy\"}"),
+            (b"{\"a\":\"\\\"\r\"}", b"{\"a\":\"\\\"\x1f\"}"),
+            (b"{\"a\\\\\":\n1}", b"{\"a\\\\\": 1}"),
+        ];
+        for (input, expected) in cases {
+            let mut out = BytesMut::new();
+            write_one_line(&mut out, input);
+            assert_eq!(&out[..], expected, "{}", String::from_utf8_lossy(input));
+        }
+        // What was not JSON stays not JSON; what was stays the same value.
+        let mut out = BytesMut::new();
+        write_one_line(&mut out, b"{\"t\":\"a\nb\"}");
+        assert!(serde_json::from_slice::<serde_json::Value>(&out).is_err());
+        let mut out = BytesMut::new();
+        write_one_line(&mut out, b"{\n\"t\" :\r\n[1,\n2]}");
+        assert_eq!(serde_json::from_slice::<serde_json::Value>(&out).unwrap()["t"][1], 2);
     }
 
     #[test]
