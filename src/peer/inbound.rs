@@ -133,16 +133,14 @@ impl Held {
 impl Drop for Held {
     fn drop(&mut self) {
         let h = (self.of)(&self.shared);
-        // SeqCst: see `Shared::wait_for_room`.
+        // SeqCst: see `Room`.
         h.bytes.fetch_sub(self.bytes, Ordering::SeqCst);
         if h.count.fetch_sub(1, Ordering::SeqCst) == 1
             && self.shared.draining.load(Ordering::SeqCst)
         {
             self.shared.idle.notify_waiters();
         }
-        if self.shared.room_waiters.load(Ordering::SeqCst) > 0 {
-            self.shared.room.notify_waiters();
-        }
+        self.shared.room.release();
     }
 }
 

@@ -42,6 +42,7 @@ mod handler;
 mod inbound;
 mod queue;
 mod reader;
+mod room;
 mod shared;
 pub mod transport;
 

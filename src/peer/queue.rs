@@ -10,11 +10,11 @@
 
 use std::cell::RefCell;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::BytesMut;
 use tokio::sync::Notify;
 
+use super::room::Room;
 use crate::Error;
 
 /// Bytes the control lane may queue past the normal bound.
@@ -44,11 +44,8 @@ pub(crate) struct WriteQueue {
     /// Wakes the writer; `notify_one` keeps a permit, so a push between the writer's check and
     /// its wait is never missed.
     writer: Notify,
-    /// Wakes senders waiting for room; `space_waiters` counts them, so the writer skips the wake
-    /// when nobody waits. A sender counts itself before it registers and checks, so a writer that
-    /// frees room after the check sees the count.
-    space: Notify,
-    space_waiters: AtomicUsize,
+    /// Wakes senders waiting for room.
+    space: Room,
     cap: usize,
 }
 
@@ -70,8 +67,7 @@ impl WriteQueue {
         Self {
             inner: Mutex::new(Inner { buf: BytesMut::new(), closed: false }),
             writer: Notify::new(),
-            space: Notify::new(),
-            space_waiters: AtomicUsize::new(0),
+            space: Room::new(),
             cap,
         }
     }
@@ -124,26 +120,13 @@ impl WriteQueue {
     }
 
     async fn push(&self, lane: Lane, msg: &[u8]) -> Result<(), SendError> {
-        // The common case, room at once, registers no waiter.
-        match self.try_push(lane, msg) {
-            Ok(()) => return Ok(()),
-            Err(TrySendError::Closed) => return Err(SendError::Closed),
-            Err(TrySendError::Full) => {}
-        }
-        self.space_waiters.fetch_add(1, Ordering::AcqRel);
-        let pushed = loop {
-            let room = self.space.notified();
-            tokio::pin!(room);
-            // Registered before the check, so a writer that frees room after it wakes us.
-            room.as_mut().enable();
-            match self.try_push(lane, msg) {
-                Ok(()) => break Ok(()),
-                Err(TrySendError::Closed) => break Err(SendError::Closed),
-                Err(TrySendError::Full) => room.await,
-            }
+        let attempt = || match self.try_push(lane, msg) {
+            Ok(()) => Some(Ok(())),
+            Err(TrySendError::Closed) => Some(Err(SendError::Closed)),
+            Err(TrySendError::Full) => None,
         };
-        self.space_waiters.fetch_sub(1, Ordering::AcqRel);
-        pushed
+        // Closing wakes every waiter and makes the attempt fail, so no other stop is needed.
+        self.space.until(attempt, std::future::pending()).await.unwrap_or(Err(SendError::Closed))
     }
 
     /// Queues a control message without waiting, for where waiting is impossible (a `Drop`, the
@@ -172,9 +155,7 @@ impl WriteQueue {
                 if !q.buf.is_empty() {
                     std::mem::swap(&mut q.buf, out);
                     drop(q);
-                    if self.space_waiters.load(Ordering::Acquire) > 0 {
-                        self.space.notify_waiters();
-                    }
+                    self.space.release();
                     return true;
                 }
                 if q.closed {
@@ -189,7 +170,7 @@ impl WriteQueue {
     pub(crate) fn close(&self) {
         self.lock().closed = true;
         self.writer.notify_one();
-        self.space.notify_waiters();
+        self.space.wake_all();
     }
 
     /// Bytes waiting.

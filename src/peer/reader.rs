@@ -166,24 +166,7 @@ impl<H: Handler> Reader<H> {
     /// Waits until a request of `bytes` may be admitted; `None` once closing. While it waits
     /// nothing more is read.
     async fn admit(&self, bytes: usize) -> Option<Slot> {
-        // The common case, room at once, registers no waiter.
-        if let Some(slot) = self.try_admit(bytes) {
-            return Some(slot);
-        }
-        let _waiting = self.shared.wait_for_room();
-        loop {
-            let room = self.shared.room.notified();
-            tokio::pin!(room);
-            room.as_mut().enable();
-            if let Some(slot) = self.try_admit(bytes) {
-                return Some(slot);
-            }
-            tokio::select! {
-                biased;
-                () = self.shared.closing.cancelled() => return None,
-                () = room => {}
-            }
-        }
+        self.shared.room.until(|| self.try_admit(bytes), self.shared.closing.cancelled()).await
     }
 
     /// Admits a request and registers it under its id; `Ok(None)` once closing, `Err` with the
@@ -251,21 +234,11 @@ impl<H: Handler> Reader<H> {
             "notifications/progress" => self.progress(&n),
             _ => {}
         }
-        if !self.shared.notes.fits(bytes, NOTIFICATIONS_HELD, NOTIFICATION_BYTES_HELD) {
-            let _waiting = self.shared.wait_for_room();
-            loop {
-                let room = self.shared.room.notified();
-                tokio::pin!(room);
-                room.as_mut().enable();
-                if self.shared.notes.fits(bytes, NOTIFICATIONS_HELD, NOTIFICATION_BYTES_HELD) {
-                    break;
-                }
-                tokio::select! {
-                    biased;
-                    () = self.shared.closing.cancelled() => return false,
-                    () = room => {}
-                }
-            }
+        let fits = || {
+            self.shared.notes.fits(bytes, NOTIFICATIONS_HELD, NOTIFICATION_BYTES_HELD).then_some(())
+        };
+        if self.shared.room.until(fits, self.shared.closing.cancelled()).await.is_none() {
+            return false;
         }
         let held = Held::notification(&self.shared, bytes);
         self.notes.send((n, held)).is_ok()

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::handler::Incoming;
 use super::queue::{TrySendError, WriteQueue};
+use super::room::Room;
 use super::{CloseReason, PeerBuilder, ProgressToken, RequestError};
 use crate::mux::{Inbound, Outbound};
 use crate::{Id, Outgoing};
@@ -30,14 +31,12 @@ pub(crate) struct Shared {
     pub(crate) requests: Holding,
     /// Notifications waiting for (or in) their handler, and their params' bytes.
     pub(crate) notes: Holding,
-    /// Wakes the read loop when a held request lets go, or a notification is handled;
-    /// `room_waiters` says whether it waits, so the common release skips the wake.
-    pub(crate) room: Notify,
-    pub(crate) room_waiters: AtomicUsize,
+    /// Wakes the read loop when a held request lets go, or a notification is handled.
+    pub(crate) room: Room,
     /// Wakes the timer when a deadline earlier than the one it sleeps to is registered.
     pub(crate) timer: Notify,
     /// Wakes the read loop, after the other side's end of stream, when no request is held;
-    /// `draining` is set then (SeqCst, as for `room_waiters`), so the wake costs nothing before.
+    /// `draining` is set then (SeqCst, as for [`Room`]'s count), so the wake costs nothing before.
     pub(crate) idle: Notify,
     pub(crate) draining: AtomicBool,
     /// Cancelled once the connection is closing.
@@ -111,8 +110,7 @@ impl Shared {
             handlers: Arc::new(Semaphore::new(handlers)),
             requests: Holding::default(),
             notes: Holding::default(),
-            room: Notify::new(),
-            room_waiters: AtomicUsize::new(0),
+            room: Room::new(),
             timer: Notify::new(),
             idle: Notify::new(),
             draining: AtomicBool::new(false),
@@ -129,16 +127,6 @@ impl Shared {
         // Every critical section leaves the tables consistent before anything that can panic
         // (waiters are completed after the lock is released), so a poisoned lock is usable.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Marks the read loop as waiting for room until the guard drops. Taken before the loop
-    /// registers and re-checks, so a release after that check sees it and wakes the loop.
-    pub(crate) fn wait_for_room(&self) -> RoomWait<'_> {
-        // SeqCst here, on the counts' updates and on the loads that read them: the loop writes
-        // this flag then reads a count, a release writes a count then reads this flag, and only
-        // sequential consistency rules out both missing the other's write.
-        self.room_waiters.fetch_add(1, Ordering::SeqCst);
-        RoomWait(self)
     }
 
     /// Reading has ended: no response can come, so every waiter fails now and new requests are
@@ -224,13 +212,4 @@ fn write_cancelled(buf: &mut BytesMut, id: u64, reason: &str) {
     let msg = Outgoing::Notification { method: "notifications/cancelled", params: Some(params) };
     // Serialising a u64 and a &str cannot fail.
     let _ = msg.write(buf);
-}
-
-/// See [`Shared::wait_for_room`].
-pub(crate) struct RoomWait<'a>(&'a Shared);
-
-impl Drop for RoomWait<'_> {
-    fn drop(&mut self) {
-        self.0.room_waiters.fetch_sub(1, Ordering::SeqCst);
-    }
 }
