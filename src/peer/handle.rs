@@ -77,10 +77,7 @@ impl PeerHandle {
                 let cap = total.and_then(|d| now.checked_add(d));
                 st.progress.insert(token, Progress { id, timeout: t, cap });
             }
-            if deadline.is_some_and(|d| st.timer_target.is_none_or(|t| d < t)) {
-                st.timer_target = deadline;
-                shared.timer.notify_one();
-            }
+            shared.arm_timer(&mut st, deadline);
             id
         };
         let mut guard = Pending {

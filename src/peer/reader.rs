@@ -285,10 +285,7 @@ impl<H: Handler> Reader<H> {
         }
         let id = entry.id;
         st.outbound.set_deadline(id, deadline);
-        if deadline.is_some_and(|d| st.timer_target.is_none_or(|t| d < t)) {
-            st.timer_target = deadline;
-            self.shared.timer.notify_one();
-        }
+        self.shared.arm_timer(&mut st, deadline);
     }
 
     async fn invalid(&mut self, frame: &Frame) -> bool {

@@ -175,6 +175,14 @@ impl Shared {
         tracing::debug!(%reason, "connection closed");
     }
 
+    /// Wakes the timer loop when `deadline` comes before the one it sleeps to.
+    pub(crate) fn arm_timer(&self, st: &mut State, deadline: Option<std::time::Instant>) {
+        if deadline.is_some_and(|d| st.timer_target.is_none_or(|t| d < t)) {
+            st.timer_target = deadline;
+            self.timer.notify_one();
+        }
+    }
+
     /// Why requests are refused now, if they are.
     pub(crate) fn refusing(st: &State) -> Option<CloseReason> {
         st.closed.clone().or_else(|| st.read_ended.clone())
