@@ -190,18 +190,48 @@ pub enum DecodeError {
     ErrorCodeNotInteger,
     /// `error.message` is absent or not a string.
     ErrorMessageNotString,
+    /// A Content-Length header block longer than
+    /// [`MAX_HEADER_BYTES`](crate::framing::content_length::MAX_HEADER_BYTES); its bytes were
+    /// discarded and the stream resynchronised at the next `Content-Length` header.
+    HeaderTooLarge {
+        /// The bound in effect.
+        limit: usize,
+    },
+    /// A header line that is not `name: value` (no colon, a name with a space or another
+    /// character HTTP does not allow in a token, or a bare carriage return).
+    MalformedHeader,
+    /// A header block ended (at its empty line) without a `Content-Length` header.
+    MissingContentLength,
+    /// A `Content-Length` value that is not 1 to 10 decimal digits.
+    InvalidContentLength,
+    /// A second `Content-Length` header in one block: which one delimits the body is ambiguous.
+    DuplicateContentLength,
+    /// The input ended inside a header block or a body.
+    Truncated,
 }
 
 impl DecodeError {
     /// The JSON-RPC code to answer this message with.
+    ///
+    /// -32700 for bytes from which no JSON text could be read: not UTF-8, not JSON, and a
+    /// Content-Length header block that does not delimit a body (the body was never read as
+    /// JSON, and a -32700 reply always carries `"id": null`). -32600 for JSON that is not a valid
+    /// message, and for anything refused by a limit before it was read (a frame or a header block
+    /// too large), which may well have been valid.
     #[must_use]
     pub const fn code(&self) -> ErrorCode {
         match self {
             Self::InvalidUtf8
             | Self::Syntax { .. }
             | Self::TrailingBytes
-            | Self::TooDeep { .. } => ErrorCode::PARSE_ERROR,
+            | Self::TooDeep { .. }
+            | Self::MalformedHeader
+            | Self::MissingContentLength
+            | Self::InvalidContentLength
+            | Self::DuplicateContentLength
+            | Self::Truncated => ErrorCode::PARSE_ERROR,
             Self::FrameTooLarge { .. }
+            | Self::HeaderTooLarge { .. }
             | Self::NotAnObject
             | Self::EmptyBatch
             | Self::BatchTooLong { .. }
@@ -290,6 +320,16 @@ impl fmt::Display for DecodeError {
             Self::ErrorNotObject => f.write_str("`error` is not an object"),
             Self::ErrorCodeNotInteger => f.write_str("`error.code` missing or not an integer"),
             Self::ErrorMessageNotString => f.write_str("`error.message` missing or not a string"),
+            Self::HeaderTooLarge { limit } => {
+                write!(f, "header block longer than the {limit}-byte limit")
+            }
+            Self::MalformedHeader => f.write_str("header line is not `name: value`"),
+            Self::MissingContentLength => f.write_str("header block has no Content-Length"),
+            Self::InvalidContentLength => {
+                f.write_str("Content-Length is not 1 to 10 decimal digits")
+            }
+            Self::DuplicateContentLength => f.write_str("Content-Length given twice"),
+            Self::Truncated => f.write_str("input ended inside a message"),
         }
     }
 }
@@ -309,6 +349,9 @@ pub enum Error {
     /// A request was given `Id::Null`, which a peer refuses; nothing was written.
     #[error("a request's id may not be null")]
     NullRequestId,
+    /// A Server-Sent Event id holding a CR, an LF or a NUL; nothing was written.
+    #[error("an SSE event id may not hold CR, LF or NUL")]
+    InvalidSseId,
 }
 
 /// A typed view of `params` or `result` failed to deserialise.

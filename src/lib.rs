@@ -10,7 +10,9 @@
 //! ```
 //!
 //! Everything below the codec is sans-IO: [`framing`] splits a `BytesMut`, the message layer parses
-//! a byte slice. A decoded [`Frame`] owns its bytes (split off the read buffer, never copied or
+//! a byte slice. NDJSON is the default framing; [`Framing::ContentLength`] (LSP, DAP) and
+//! [`Framing::Detect`] take the same zero-copy path, and [`SseDecoder`] reads Server-Sent Events
+//! whose data are messages ([`Outgoing::write_sse`] writes them). A decoded [`Frame`] owns its bytes (split off the read buffer, never copied or
 //! modified) and a small index; once the codec is warm, decoding costs no heap allocation.
 //!
 //! [`mux`] holds the in-flight tables, also sans-IO: [`mux::Outbound`] issues request ids and
@@ -77,7 +79,7 @@ pub mod mux;
 #[cfg(feature = "peer")]
 pub mod peer;
 
-pub use codec::JsonRpcCodec;
+pub use codec::{Framing, JsonRpcCodec, SseDecoder, SseEvent};
 pub use error::{DecodeError, Error, ErrorCode, Member, PayloadError};
 pub use limits::Limits;
 pub use message::encode::{Json, Outgoing, Payload, Reason, ReplyDetail};

@@ -199,3 +199,48 @@ fn cold_codec_allocates_so_the_count_is_not_vacuous() {
     });
     assert!(allocations > 0);
 }
+
+#[test]
+fn content_length_and_one_line_sse_events_decode_warm_without_allocating() {
+    use mcpwire::{Framing, Limits, SseDecoder};
+    let lines: Vec<Vec<u8>> = stream().split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+    let mut cl = Vec::new();
+    let mut sse = Vec::new();
+    for line in &lines {
+        cl.extend_from_slice(format!("Content-Length: {}\r\n\r\n", line.len()).as_bytes());
+        cl.extend_from_slice(line);
+        // The same id and type on every event: the decoder reuses their names.
+        sse.extend_from_slice(b"event: message\r\nid: 7\r\ndata: ");
+        sse.extend_from_slice(line);
+        sse.extend_from_slice(b"\r\n\r\n");
+    }
+
+    let mut codec = JsonRpcCodec::with_framing(Limits::default(), Framing::ContentLength);
+    let mut frames = Vec::with_capacity(FRAMES);
+    decode_all(&mut codec, &mut BytesMut::from(&cl[..]), &mut frames);
+    assert_eq!(frames.len(), FRAMES);
+    frames.clear();
+    let mut buf = BytesMut::from(&cl[..]);
+    drop(buf.split_to(0));
+    let (_, allocations) = count_allocations(|| decode_all(&mut codec, &mut buf, &mut frames));
+    assert_eq!(frames.len(), FRAMES);
+    assert_eq!(allocations, 0, "Content-Length: {allocations} allocations");
+
+    let mut decoder = SseDecoder::new(Limits::default());
+    let mut events = Vec::with_capacity(FRAMES);
+    let sse_all = |decoder: &mut SseDecoder, buf: &mut BytesMut, events: &mut Vec<_>| {
+        while let Some(e) = decoder.decode(buf).expect("decode never fails") {
+            classify(e.frame());
+            events.push(e);
+        }
+    };
+    sse_all(&mut decoder, &mut BytesMut::from(&sse[..]), &mut events);
+    assert_eq!(events.len(), FRAMES);
+    events.clear();
+    let mut buf = BytesMut::from(&sse[..]);
+    drop(buf.split_to(0));
+    let (_, allocations) = count_allocations(|| sse_all(&mut decoder, &mut buf, &mut events));
+    assert_eq!(events.len(), FRAMES);
+    assert!(events.iter().all(|e| e.frame().kind() != Kind::Invalid && e.last_event_id() == "7"));
+    assert_eq!(allocations, 0, "SSE: {allocations} allocations");
+}

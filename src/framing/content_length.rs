@@ -1,0 +1,416 @@
+//! Content-Length framing, as the Language Server Protocol and the Debug Adapter Protocol frame
+//! messages: a block of `Name: value` header lines, an empty line, then exactly `Content-Length`
+//! bytes of body.
+//!
+//! ```text
+//! Content-Length: 40\r\n
+//! Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n
+//! \r\n
+//! {"jsonrpc":"2.0","id":1,"method":"ping"}
+//! ```
+//!
+//! - **Headers.** `Content-Length` (name case-insensitive) is required, given once, as 1 to
+//!   [`MAX_LENGTH_DIGITS`] decimal digits with no sign; whitespace around a value is dropped.
+//!   Every other header, `Content-Type` included, is ignored, as LSP asks. The charset is not
+//!   checked: a body that is not UTF-8 fails the message parser's own validation (-32700), so a
+//!   check here would only refuse, earlier, what is refused anyway.
+//! - **Line endings.** Header lines end with CRLF; a bare LF is tolerated too. The end of the
+//!   block is unambiguous either way (it is the first empty line), and nothing sits between the
+//!   two ends of a stdio pipe that could read the block differently. A CR anywhere else in a
+//!   header line is malformed.
+//! - **Between messages**, empty lines before a header block are skipped, so a writer that ends
+//!   each body with a newline stays in step.
+//! - **Body.** Its bytes are never copied: the splitter returns where the body lies in the read
+//!   buffer, without the whitespace and byte order mark around it, so the codec parses it in place
+//!   exactly as it does an NDJSON line. A body may hold raw line breaks (pretty-printed JSON).
+//! - **Bounds.** A header block longer than [`MAX_HEADER_BYTES`] is refused without being held.
+//!   A declared length above the frame limit is refused as soon as the block ends, before any
+//!   body byte is held: the body's bytes are then dropped as they arrive.
+//! - **Errors** are reported once each, as [`BodySplit::Refused`], and the stream goes on. After
+//!   a malformed block (a bad line, a bad or missing or repeated `Content-Length`, a block too
+//!   long) the splitter cannot know where the body ends, so it resynchronises: it drops bytes up
+//!   to the next occurrence of `Content-Length` (any case), wherever it is. Searching anywhere,
+//!   not only at a line start, is what finds the next message after an unterminated body, since
+//!   LSP writers put the next header block straight after a body that does not end in a newline.
+//!   A body that itself contains the text `Content-Length` can make the resync start early; that
+//!   costs at most one more error.
+//! - **End of input** inside a header block or a body is one [`DecodeError::Truncated`].
+
+use bytes::{Buf, BytesMut};
+
+use crate::error::DecodeError;
+
+/// The longest header block accepted, its line endings and closing empty line included: 8 KiB.
+///
+/// An LSP header block is two short lines. The bound keeps a peer that sends header lines without
+/// end (or one endless line) from making the reader buffer them; past it the block is refused and
+/// its bytes dropped.
+pub const MAX_HEADER_BYTES: usize = 8 * 1024;
+
+/// The most digits a `Content-Length` value may have: 10, enough for any length below the frame
+/// limit's ceiling (4 GiB), and few enough that the value cannot overflow a `u64`.
+pub const MAX_LENGTH_DIGITS: usize = 10;
+
+/// The header name, lower case; matched without regard to case.
+pub(crate) const NAME: &[u8] = b"content-length";
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// JSON whitespace.
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// What the Content-Length splitter found next in the buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodySplit {
+    /// A body at `buf[start..end]` (whitespace and a byte order mark around it excluded). The
+    /// whole body is `buf[..consumed]`: the header block is already gone from the buffer, and the
+    /// caller removes the body (`start <= end <= consumed <= buf.len()`).
+    Frame {
+        /// First byte of the JSON value.
+        start: usize,
+        /// One past its last byte.
+        end: usize,
+        /// The declared length: bytes the body occupies.
+        consumed: usize,
+    },
+    /// A message refused for the reason given: a declared length above the frame limit
+    /// ([`DecodeError::FrameTooLarge`], its body dropped as it arrives), a malformed header block
+    /// (the stream resynchronises at the next `Content-Length`), or the end of input inside a
+    /// message.
+    Refused(DecodeError),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Reading header lines.
+    Headers,
+    /// The block declared this many body bytes.
+    Body(usize),
+    /// Dropping the body of a message whose declared length was over the limit.
+    Discard(u64),
+    /// Dropping bytes up to the next `Content-Length` after a malformed block.
+    Resync,
+    /// Dropping the rest of an over-long header line, then resynchronising.
+    SkipLine,
+}
+
+/// The Content-Length splitter's state: where it is in the header block, body, or a discarded
+/// stretch of input.
+///
+/// # Examples
+///
+/// ```
+/// use bytes::BytesMut;
+/// use mcpwire::framing::content_length::{BodySplit, ContentLengthFramer};
+///
+/// let mut framer = ContentLengthFramer::new(1024);
+/// let mut buf = BytesMut::from(&b"Content-Length: 9\r\n\r\n {\"a\":1}\nContent-Len"[..]);
+/// let split = framer.next(&mut buf, false);
+/// assert_eq!(split, Some(BodySplit::Frame { start: 1, end: 8, consumed: 9 }));
+/// assert_eq!(&buf[1..8], b"{\"a\":1}");
+/// ```
+#[derive(Clone, Debug)]
+pub struct ContentLengthFramer {
+    state: State,
+    /// Bytes of the current header block already read and removed from the buffer.
+    header_bytes: usize,
+    /// Bytes at the front of the buffer already searched for `\n` without finding one.
+    next_index: usize,
+    /// The block's `Content-Length`, once read.
+    length: Option<u64>,
+    max_frame_bytes: usize,
+}
+
+impl ContentLengthFramer {
+    /// A splitter that refuses bodies longer than `max_frame_bytes`.
+    #[must_use]
+    pub fn new(max_frame_bytes: usize) -> Self {
+        Self {
+            state: State::Headers,
+            header_bytes: 0,
+            next_index: 0,
+            length: None,
+            max_frame_bytes,
+        }
+    }
+
+    /// Finds the next body in `buf`, removing header blocks and dropped bytes from its front.
+    ///
+    /// Returns `None` when `buf` holds no complete message yet. With `eof` set, what is left of
+    /// an incomplete message is dropped and reported once as [`DecodeError::Truncated`]. A
+    /// returned [`BodySplit::Frame`] is still in `buf`: the caller removes `consumed` bytes before
+    /// calling again.
+    pub fn next(&mut self, buf: &mut BytesMut, eof: bool) -> Option<BodySplit> {
+        loop {
+            match self.state {
+                State::Headers => {
+                    if let Some(split) = self.header_line(buf, eof)? {
+                        return Some(split);
+                    }
+                }
+                State::Body(len) => {
+                    if buf.len() < len {
+                        return eof.then(|| self.truncated(buf));
+                    }
+                    self.state = State::Headers;
+                    let body = &buf[..len];
+                    let bom = if body.starts_with(BOM) { BOM.len() } else { 0 };
+                    let start =
+                        body[bom..].iter().position(|&b| !is_ws(b)).map_or(len, |i| bom + i);
+                    let end = body.iter().rposition(|&b| !is_ws(b)).map_or(start, |i| i + 1);
+                    return Some(BodySplit::Frame { start, end: end.max(start), consumed: len });
+                }
+                State::Discard(left) => {
+                    let n = usize::try_from(left).unwrap_or(usize::MAX).min(buf.len());
+                    buf.advance(n);
+                    let left = left - n as u64;
+                    if left > 0 {
+                        self.state = State::Discard(left);
+                        return None;
+                    }
+                    self.state = State::Headers;
+                }
+                State::SkipLine => match memchr::memchr(b'\n', buf) {
+                    Some(nl) => {
+                        buf.advance(nl + 1);
+                        self.state = State::Resync;
+                    }
+                    None => {
+                        buf.clear();
+                        return None;
+                    }
+                },
+                State::Resync => {
+                    if !resync(buf) {
+                        if eof {
+                            buf.clear();
+                        }
+                        return None;
+                    }
+                    self.state = State::Headers;
+                }
+            }
+        }
+    }
+
+    /// Reads one header line. `None`: more input is needed; `Some(None)`: go on; `Some(Some)`:
+    /// a result for the caller.
+    fn header_line(&mut self, buf: &mut BytesMut, eof: bool) -> Option<Option<BodySplit>> {
+        let Some(rel) = memchr::memchr(b'\n', &buf[self.next_index..]) else {
+            self.next_index = buf.len();
+            if self.header_bytes + buf.len() > MAX_HEADER_BYTES {
+                // The rest of the line is dropped as it arrives, then the stream resynchronises
+                // after it, just as when the whole line arrives at once.
+                buf.clear();
+                let refused = self.refuse(DecodeError::HeaderTooLarge { limit: MAX_HEADER_BYTES });
+                self.state = State::SkipLine;
+                return Some(Some(refused));
+            }
+            if !eof {
+                return None;
+            }
+            if self.header_bytes == 0 && buf.iter().all(|&b| is_ws(b)) {
+                buf.clear();
+                self.next_index = 0;
+                return None;
+            }
+            return Some(Some(self.truncated(buf)));
+        };
+        let nl = self.next_index + rel;
+        self.next_index = 0;
+        let consumed = nl + 1;
+        self.header_bytes += consumed;
+        let line = &buf[..nl];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if self.header_bytes > MAX_HEADER_BYTES {
+            buf.advance(consumed);
+            return Some(Some(
+                self.refuse(DecodeError::HeaderTooLarge { limit: MAX_HEADER_BYTES }),
+            ));
+        }
+        if line.is_empty() {
+            buf.advance(consumed);
+            if self.header_bytes == consumed {
+                // An empty line before any header: between messages, skipped.
+                self.header_bytes = 0;
+                return Some(None);
+            }
+            return Some(self.end_of_block());
+        }
+        let parsed = parse_header(line);
+        buf.advance(consumed);
+        match parsed {
+            Err(e) => Some(Some(self.refuse(e))),
+            Ok(None) => Some(None),
+            Ok(Some(_)) if self.length.is_some() => {
+                Some(Some(self.refuse(DecodeError::DuplicateContentLength)))
+            }
+            Ok(Some(n)) => {
+                self.length = Some(n);
+                Some(None)
+            }
+        }
+    }
+
+    /// The block's empty line arrived: the body follows, or the message is refused.
+    fn end_of_block(&mut self) -> Option<BodySplit> {
+        let length = self.length.take();
+        self.header_bytes = 0;
+        match length {
+            None => Some(self.refuse(DecodeError::MissingContentLength)),
+            Some(n) if n > self.max_frame_bytes as u64 => {
+                self.state = State::Discard(n);
+                Some(BodySplit::Refused(DecodeError::FrameTooLarge { limit: self.max_frame_bytes }))
+            }
+            Some(n) => {
+                // At most `max_frame_bytes`, which is a `usize`.
+                self.state = State::Body(n as usize);
+                None
+            }
+        }
+    }
+
+    /// Reports a malformed block and starts resynchronising.
+    #[cold]
+    fn refuse(&mut self, e: DecodeError) -> BodySplit {
+        self.state = State::Resync;
+        self.header_bytes = 0;
+        self.length = None;
+        self.next_index = 0;
+        BodySplit::Refused(e)
+    }
+
+    /// End of input inside a message: drops what is left and starts afresh.
+    #[cold]
+    fn truncated(&mut self, buf: &mut BytesMut) -> BodySplit {
+        buf.clear();
+        *self = Self::new(self.max_frame_bytes);
+        BodySplit::Refused(DecodeError::Truncated)
+    }
+}
+
+/// Parses one header line (its line ending removed): `Ok(Some(n))` for a `Content-Length`,
+/// `Ok(None)` for any other well-formed header.
+fn parse_header(line: &[u8]) -> Result<Option<u64>, DecodeError> {
+    let colon = memchr::memchr(b':', line).ok_or(DecodeError::MalformedHeader)?;
+    let (name, value) = (&line[..colon], &line[colon + 1..]);
+    // HTTP (RFC 9110 5.1): a field name is a token, with no whitespace before the colon.
+    if name.is_empty() || !name.iter().all(|&b| is_tchar(b)) || value.contains(&b'\r') {
+        return Err(DecodeError::MalformedHeader);
+    }
+    if !name.eq_ignore_ascii_case(NAME) {
+        return Ok(None);
+    }
+    let value = value.trim_ascii();
+    if value.is_empty() || value.len() > MAX_LENGTH_DIGITS || !value.iter().all(u8::is_ascii_digit)
+    {
+        return Err(DecodeError::InvalidContentLength);
+    }
+    Ok(Some(value.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'))))
+}
+
+/// A character allowed in an HTTP token (RFC 9110 5.6.2).
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// Drops bytes up to the next `Content-Length` (any case). Returns whether one now starts the
+/// buffer; when not, at most a partial match of the name is kept.
+fn resync(buf: &mut BytesMut) -> bool {
+    let mut from = 0;
+    while let Some(rel) = memchr::memchr2(b'C', b'c', &buf[from..]) {
+        let at = from + rel;
+        let n = (buf.len() - at).min(NAME.len());
+        if buf[at..at + n].eq_ignore_ascii_case(&NAME[..n]) {
+            buf.advance(at);
+            return n == NAME.len();
+        }
+        from = at + 1;
+    }
+    buf.clear();
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split_all(input: &[u8], max: usize) -> Vec<Result<Vec<u8>, DecodeError>> {
+        let mut framer = ContentLengthFramer::new(max);
+        let mut buf = BytesMut::from(input);
+        let mut out = Vec::new();
+        while let Some(s) = framer.next(&mut buf, true) {
+            match s {
+                BodySplit::Frame { start, end, consumed } => {
+                    out.push(Ok(buf[start..end].to_vec()));
+                    buf.advance(consumed);
+                }
+                BodySplit::Refused(e) => out.push(Err(e)),
+            }
+        }
+        assert!(buf.is_empty());
+        out
+    }
+
+    #[test]
+    fn header_values_are_parsed_strictly() {
+        assert_eq!(parse_header(b"Content-Length: 12"), Ok(Some(12)));
+        assert_eq!(parse_header(b"content-LENGTH:\t0012 "), Ok(Some(12)));
+        assert_eq!(parse_header(b"Content-Length:9999999999"), Ok(Some(9_999_999_999)));
+        assert_eq!(parse_header(b"Content-Type: a; charset=utf-8"), Ok(None));
+        assert_eq!(parse_header(b"X-Odd: :::"), Ok(None));
+        for bad in [
+            &b"Content-Length: +1"[..],
+            b"Content-Length: -1",
+            b"Content-Length: 1 2",
+            b"Content-Length: 0x10",
+            b"Content-Length:",
+            b"Content-Length: 99999999999",
+        ] {
+            assert_eq!(parse_header(bad), Err(DecodeError::InvalidContentLength), "{bad:?}");
+        }
+        for bad in [
+            &b"Content-Length 12"[..],
+            b"Content-Length : 12",
+            b": 12",
+            b"{\"a\":1}",
+            b"A\rB: 1",
+            b"A: 1\r2",
+        ] {
+            assert_eq!(parse_header(bad), Err(DecodeError::MalformedHeader), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn resync_keeps_a_partial_name_and_finds_it_anywhere() {
+        let mut buf = BytesMut::from(&b"junk}conTENT-len"[..]);
+        assert!(!resync(&mut buf));
+        assert_eq!(&buf[..], b"conTENT-len");
+        buf.extend_from_slice(b"gth: 1");
+        assert!(resync(&mut buf));
+        let mut buf = BytesMut::from(&b"cccc"[..]);
+        assert!(!resync(&mut buf));
+        assert_eq!(&buf[..], b"c");
+    }
+
+    #[test]
+    fn bodies_lf_headers_and_blank_lines_between_messages() {
+        let got = split_all(
+            b"\r\n\nContent-Length: 2\r\n\r\n{}\nContent-Length: 4\nX: y\n\n [1]\r\n",
+            16,
+        );
+        assert_eq!(got, vec![Ok(b"{}".to_vec()), Ok(b"[1]".to_vec())]);
+    }
+
+    #[test]
+    fn empty_body_is_an_empty_frame_for_the_parser_to_refuse() {
+        let mut framer = ContentLengthFramer::new(16);
+        let mut buf = BytesMut::from(&b"Content-Length: 3\r\n\r\n \r\n"[..]);
+        assert_eq!(
+            framer.next(&mut buf, false),
+            Some(BodySplit::Frame { start: 3, end: 3, consumed: 3 })
+        );
+    }
+}
