@@ -28,7 +28,7 @@ impl fmt::Debug for PeerHandle {
 impl PeerHandle {
     /// Sends a request and waits for its response.
     ///
-    /// Waits first for a free slot when [`Limits::max_in_flight`] requests are outstanding.
+    /// Waits first for a free slot when [`Limits::max_in_flight`](crate::Limits::max_in_flight) requests are outstanding.
     /// Dropping the future before it completes cancels the request: its slot is freed and, if it
     /// was sent, `notifications/cancelled` goes to the other side.
     ///
@@ -154,7 +154,7 @@ impl PeerHandle {
     }
 
     /// Completes when the connection has started closing (its queue may still be flushing; await
-    /// [`Connection::closed`] for the end).
+    /// [`Connection::closed`](super::Connection::closed) for the end).
     pub async fn closing(&self) {
         self.shared.closing.cancelled().await;
     }
