@@ -1,29 +1,63 @@
 #!/usr/bin/env bash
-# Fills fuzz/corpus/<target>/ (git-ignored) from the committed seeds in fuzz/seeds/ and
-# fuzz/regressions/, and writes the large hostile inputs of BAD_INPUTS.md to fuzz/corpus/large/
-# (too big to commit; run them once with `cargo +nightly fuzz run <target> fuzz/corpus/large/*`).
+# Fills fuzz/corpus/<target>/ (git-ignored) with seeds, and writes the large hostile inputs of
+# BAD_INPUTS.md to fuzz/corpus/large/ (too big to commit; run them once with
+# `cargo fuzz run <target> corpus/large/*`, see README.md).
+#
+# Bodies come from the committed seeds (fuzz/seeds/: BAD_INPUTS.md sections A-D and MCP
+# messages), from ../shared/conformance/ read in place (JSONTestSuite's test_parsing files and
+# every line of the JSON-RPC 2.0 specification examples), and from fuzz/regressions/. Set
+# MCPWIRE_CONFORMANCE to read the conformance files from elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")"
-mkdir -p corpus/decode_stream corpus/oracle corpus/roundtrip corpus/large
+conformance="${MCPWIRE_CONFORMANCE:-../../shared/conformance}"
+mkdir -p corpus/frame corpus/stream corpus/differential corpus/roundtrip corpus/mux corpus/large
 
-# decode_stream inputs start with a control byte choosing the chunk sizes: 0 is one byte at a
-# time, 3 up to 7 bytes, 5 up to 257, 6 up to 4099 (see chunk_plan in src/checks.rs).
-for f in seeds/body/* seeds/stream/*; do
-    name=$(basename "$f")
-    cp "$f" "corpus/oracle/$name"
+# body NAME FILE: one body for frame and differential; for stream, the same bytes behind each of
+# the control bytes 0 (one byte at a time), 3 (chunks up to 7), 5 (up to 257) and 6 (up to 4099),
+# see chunk_plan in src/checks.rs.
+body() {
+    cp "$2" "corpus/frame/$1"
+    cp "$2" "corpus/differential/$1"
     for c in 0 3 5 6; do
-        { printf "\\x0$c"; cat "$f"; } > "corpus/decode_stream/$c-$name"
+        { printf "\\x0$c"; cat "$2"; } > "corpus/stream/$c-$1"
     done
+}
+
+for f in seeds/body/* seeds/stream/*; do
+    body "$(basename "$f")" "$f"
 done
-cp regressions/oracle/* corpus/oracle/ 2>/dev/null || true
-cp regressions/decode_stream/* corpus/decode_stream/ 2>/dev/null || true
+
+if [ -d "$conformance" ]; then
+    for f in "$conformance"/JSONTestSuite/test_parsing/*.json; do
+        body "jts-$(basename "$f" .json)" "$f"
+    done
+    # Each "-->" (request) and "<--" (reply) line of the specification examples is a body; all
+    # of them in order are one NDJSON stream.
+    spec="$conformance/jsonrpc2-spec-examples.txt"
+    tmp=$(mktemp)
+    n=0
+    grep -E '^(-->|<--) ' "$spec" | cut -c5- | while IFS= read -r line; do
+        n=$((n + 1))
+        printf '%s' "$line" > "$tmp"
+        body "spec-$n" "$tmp"
+    done
+    grep -E '^(-->|<--) ' "$spec" | cut -c5- > "$tmp"
+    body spec-all "$tmp"
+    rm -f "$tmp"
+else
+    echo "warning: $conformance not found; JSONTestSuite and specification seeds skipped" >&2
+fi
+
+for t in frame stream differential roundtrip mux; do
+    cp regressions/"$t"/* corpus/"$t"/
+done
 
 valid='{"jsonrpc":"2.0","id":1,"method":"ping"}'
 repeat() { # repeat STRING COUNT
     awk -v n="$2" -v s="$1" 'BEGIN { for (i = 0; i < n; i++) printf "%s", s }'
 }
-# Each large input comes with control byte 6 (chunks up to 4099 bytes): decode_stream reads the
-# first byte as control, oracle reads it as part of the body.
+# Each large input comes with control byte 6 (chunks up to 4099 bytes): stream reads the first
+# byte as control, frame and differential read it as part of the body.
 large() { # large NAME, the input on stdin
     { printf '\x06'; cat; } > "corpus/large/$1"
 }
@@ -38,4 +72,7 @@ repeat "$valid"$'\n' 10000 | large frames-10k
 { printf '{"jsonrpc":"2.0","method":"m","params":["'; repeat 'x' 100000; printf '"]}\n'; } | large string-100k
 { printf '{"jsonrpc":"2.0","method":"m","params":{'; seq 1 100000 | sed 's/.*/"&":1/' | paste -sd, | tr -d '\n'; printf '}}\n'; } | large keys-100k
 { printf '['; repeat "$valid," 100000; printf '%s]\n' "$valid"; } | large batch-100k
-echo "corpus: $(ls corpus/decode_stream | wc -l) decode_stream, $(ls corpus/oracle | wc -l) oracle, $(ls corpus/large | wc -l) large"
+for t in frame stream differential roundtrip mux large; do
+    printf '%s: %s  ' "$t" "$(ls corpus/$t | wc -l)"
+done
+echo

@@ -1,14 +1,28 @@
-//! Replays the fuzz regression corpus, `fuzz/regressions/<target>/`, on the stable toolchain.
+//! Replays the fuzz regression corpus, `fuzz/regressions/<target>/`, on the stable toolchain:
+//! each folder through its target's own checks, so a file fails here exactly when it made the
+//! fuzzer crash.
 //!
-//! Every file goes through the `decode_stream` checks: fed whole and one byte at a time, framed as
-//! a naive splitter frames it, every frame's accessors, error replies and re-encoding checked. A
-//! `decode_stream` file starts with the control byte that chose its chunk sizes, so it is also
-//! replayed exactly as the fuzzer ran it. Files under `oracle/` also go through `FrameParser` and
-//! are compared with the serde_json reference classifier. The checks are the fuzz crate's own
-//! source, included by path, so a fix to either is a fix to both.
+//! - `frame/`: one body through `FrameParser` under several limits (`checks::check_body`).
+//! - `stream/`: the first byte chooses the chunk sizes, the rest is an NDJSON stream fed to the
+//!   codec (`checks::check_stream`); the stream is also fed whole and one byte at a time.
+//! - `differential/`: one body compared with the serde_json reference classifier
+//!   (`reference::check_differential`).
+//! - `roundtrip/`: bytes decoded by `arbitrary` into messages, encoded and decoded back
+//!   (`generate::check_roundtrip`).
+//! - `mux/`: bytes decoded into operations on the in-flight tables, checked against the model
+//!   (`mux_model::check_mux`).
+//!
+//! Body and stream files also go through the stream checks whole and one byte at a time. The
+//! checks are the fuzz crate's own source, included by path, so a fix to either is a fix to both.
+//! A folder that is missing or empty, or that no test here replays, fails.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
+
+use arbitrary::Unstructured;
+use bytes::BytesMut;
+use mcpwire::{FrameParser, JsonRpcCodec, Kind, Limits};
+use tokio_util::codec::{Decoder, Encoder};
 
 #[allow(dead_code, reason = "shared with the fuzz targets, which use more of it")]
 #[path = "../fuzz/src/checks.rs"]
@@ -17,6 +31,17 @@ mod checks;
 #[allow(dead_code, reason = "shared with the fuzz targets, which use more of it")]
 #[path = "../fuzz/src/reference.rs"]
 mod reference;
+
+#[allow(dead_code, reason = "shared with the fuzz targets, which use more of it")]
+#[path = "../fuzz/src/generate.rs"]
+mod generate;
+
+#[allow(dead_code, reason = "shared with the fuzz targets, which use more of it")]
+#[path = "../fuzz/src/mux_model.rs"]
+mod mux_model;
+
+/// The folders replayed by the tests below.
+const TARGETS: [&str; 5] = ["frame", "stream", "differential", "roundtrip", "mux"];
 
 fn regressions() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join("regressions")
@@ -37,8 +62,8 @@ fn files(target: &str) -> Vec<PathBuf> {
 }
 
 /// Runs `check` on every file, then fails naming every file that failed.
-fn replay(files: &[PathBuf], check: impl Fn(&[u8])) {
-    let failed: Vec<String> = files
+fn replay(target: &str, check: impl Fn(&[u8])) {
+    let failed: Vec<String> = files(target)
         .iter()
         .filter_map(|path| {
             let data = std::fs::read(path).expect("a readable regression file");
@@ -59,31 +84,86 @@ fn whole_and_bytewise(input: &[u8]) {
 }
 
 #[test]
-fn decode_stream_regressions_hold_fed_as_fuzzed_and_byte_by_byte() {
-    replay(&files("decode_stream"), |data| {
+fn frame_regressions_hold_as_bodies_and_as_streams() {
+    replay("frame", |data| {
+        checks::check_body(data);
+        whole_and_bytewise(data);
+    });
+}
+
+#[test]
+fn stream_regressions_hold_fed_as_fuzzed_and_byte_by_byte() {
+    replay("stream", |data| {
         checks::check_stream(data);
         whole_and_bytewise(data.get(1..).unwrap_or_default());
     });
 }
 
 #[test]
-fn oracle_regressions_match_the_reference_and_hold_as_streams() {
-    replay(&files("oracle"), |data| {
-        reference::check_oracle(data);
+fn differential_regressions_match_the_reference_and_hold_as_bodies_and_streams() {
+    replay("differential", |data| {
+        reference::check_differential(data);
+        checks::check_body(data);
         whole_and_bytewise(data);
     });
 }
 
 #[test]
-fn every_other_regression_file_holds_as_a_stream() {
+fn roundtrip_regressions_decode_to_what_was_encoded() {
+    replay("roundtrip", |data| {
+        let msgs = generate::messages(&mut Unstructured::new(data))
+            .expect("a roundtrip regression file decodes to messages");
+        assert!(!msgs.is_empty(), "a roundtrip regression file holds at least one message");
+        generate::check_roundtrip(&msgs);
+    });
+}
+
+#[test]
+fn mux_regressions_match_the_model() {
+    replay("mux", |data| {
+        let ops = mux_model::ops(&mut Unstructured::new(data))
+            .expect("a mux regression file decodes to operations");
+        assert!(!ops.is_empty(), "a mux regression file holds at least one operation");
+        mux_model::check_mux(data);
+    });
+}
+
+/// Found by the `stream` fuzzer (`stream/forwarded-invalid-frame-becomes-valid`,
+/// `frame/forwarded-invalid-body-becomes-valid`): a raw `\r` or `\n` inside a string makes a frame
+/// invalid (-32700), and forwarding it must not turn it into a valid message.
+#[test]
+fn a_forwarded_invalid_frame_stays_invalid() {
+    let bodies: [&[u8]; 2] = [
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"a\rb\"}",
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"t\":\"a\nb\"}}",
+    ];
+    for body in bodies {
+        let frame = FrameParser::new(Limits::default()).parse(BytesMut::from(body));
+        assert_eq!(frame.kind(), Kind::Invalid, "{frame:?}");
+        let mut line = BytesMut::new();
+        JsonRpcCodec::new().encode(&frame, &mut line).expect("forwarding cannot fail");
+        let forwarded = String::from_utf8_lossy(&line).into_owned();
+        let again = JsonRpcCodec::new().decode(&mut line).expect("decode never fails");
+        let again = again.expect("one line is one frame");
+        assert_eq!(again.kind(), Kind::Invalid, "forwarded as {forwarded:?}: {again:?}");
+    }
+}
+
+#[test]
+fn every_regression_folder_is_replayed() {
     let dirs = std::fs::read_dir(regressions()).unwrap_or_else(|e| {
         panic!("regression corpus {} is missing: {e}", regressions().display())
     });
     for dir in dirs {
         let dir = dir.expect("a readable directory entry").path();
         let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
-        if dir.is_dir() && name != "decode_stream" && name != "oracle" {
-            replay(&files(&name), whole_and_bytewise);
-        }
+        assert!(
+            !dir.is_dir() || TARGETS.contains(&name.as_str()),
+            "no test replays {}",
+            dir.display()
+        );
+    }
+    for target in TARGETS {
+        assert!(!files(target).is_empty());
     }
 }

@@ -1,5 +1,7 @@
 //! Properties: what the encoder writes, the codec reads back unchanged; and the codec classifies
-//! arbitrary envelope-like JSON exactly as a naive serde_json reference classifier does.
+//! arbitrary envelope-like JSON exactly as a naive serde_json reference classifier does. The
+//! `roundtrip` fuzz target's property runs here too, on its own generator and checks
+//! (`fuzz/src/generate.rs`, `fuzz/src/checks.rs`) fed with proptest's bytes.
 
 use bytes::BytesMut;
 use mcpwire::{
@@ -8,6 +10,14 @@ use mcpwire::{
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value};
 use tokio_util::codec::Decoder;
+
+#[allow(dead_code, reason = "shared with the fuzz targets, which use more of it")]
+#[path = "../fuzz/src/checks.rs"]
+mod checks;
+
+#[allow(dead_code, reason = "shared with the fuzz targets, which use more of it")]
+#[path = "../fuzz/src/generate.rs"]
+mod generate;
 
 // ---- Generators ----
 
@@ -278,6 +288,22 @@ proptest! {
         how in prop_oneof![Just(Encoding::Json), Just(Encoding::RawCompact), Just(Encoding::RawPretty)],
     ) {
         check_roundtrip(&msg, how)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(config(512))]
+
+    /// The `roundtrip` fuzz target: messages built by `arbitrary` from the bytes, written into one
+    /// buffer with `Json`, compact or pretty `RawJson`, decoded and compared field by field.
+    #[test]
+    fn fuzz_generated_messages_decode_to_what_was_encoded(
+        data in proptest::collection::vec(any::<u8>(), 0..4096),
+    ) {
+        let msgs = generate::messages(&mut arbitrary::Unstructured::new(&data));
+        if let Ok(msgs) = msgs {
+            generate::check_roundtrip(&msgs);
+        }
     }
 }
 

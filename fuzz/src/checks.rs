@@ -1,6 +1,6 @@
 //! Invariants every decoded frame and every decoded stream must satisfy.
 //!
-//! Shared by the `decode_stream`, `oracle` and `roundtrip` fuzz targets and by
+//! Shared by the `frame`, `stream`, `differential` and `roundtrip` fuzz targets and by
 //! `tests/fuzz_regressions.rs`, which includes this file with `#[path]`: it may use only crates the
 //! main crate also has (`mcpwire`, `bytes`, `memchr`, `serde_json`, `tokio-util`).
 
@@ -37,8 +37,10 @@ pub fn skip_known_bugs_from_env() {
 }
 
 /// Whether a body hits a library bug already reported, when [`SKIP_KNOWN_BUGS`] is set. None is
-/// open now. Fixed: a response with `params` after its `result`/`error` returned the params'
-/// text as `result()` and a wrong `error().data` span (`regressions/*/…params-after…`).
+/// open now. Fixed: a response with `params` after its `result`/`error` returned the params' text
+/// as `result()` and a wrong `error().data` span (`regressions/*/…params-after…`); forwarding
+/// turned a raw line break inside a string into a space, so an invalid frame could be forwarded
+/// as a valid one (`regressions/{stream,frame}/forwarded-invalid-…`).
 pub fn known_bug(body: &[u8]) -> Option<&'static str> {
     if !SKIP_KNOWN_BUGS.load(std::sync::atomic::Ordering::Relaxed) {
         return None;
@@ -47,7 +49,7 @@ pub fn known_bug(body: &[u8]) -> Option<&'static str> {
     None
 }
 
-/// The limits of the `decode_stream` and `oracle` targets.
+/// The limits of the `stream` and `differential` targets.
 pub fn limits() -> Limits {
     Limits::default()
         .max_frame_bytes(MAX_FRAME_BYTES)
@@ -168,7 +170,31 @@ pub struct FrameView {
     pub items: Option<Vec<MsgView>>,
 }
 
+impl MsgView {
+    /// The view of the same message forwarded on one line: payload texts with `\r` and `\n`
+    /// turned into spaces.
+    pub fn one_line(&self) -> Self {
+        let mut v = self.clone();
+        v.params = v.params.as_deref().map(one_line);
+        v.result = v.result.as_deref().map(one_line);
+        if let Some(e) = &mut v.error {
+            e.data = e.data.as_deref().map(one_line);
+        }
+        v
+    }
+}
+
 impl FrameView {
+    /// The view of the same frame forwarded on one line.
+    pub fn one_line(&self) -> Self {
+        Self {
+            kind: self.kind,
+            bytes: one_line_bytes(&self.bytes),
+            message: self.message.as_ref().map(MsgView::one_line),
+            items: self.items.as_ref().map(|items| items.iter().map(MsgView::one_line).collect()),
+        }
+    }
+
     /// What the accessors of `f` return.
     pub fn of(f: &Frame) -> Self {
         Self {
@@ -180,8 +206,88 @@ impl FrameView {
     }
 }
 
+/// A JSON value as serde_json reads it in full (every string decoded, so a lone surrogate escape
+/// is refused, and the same nesting limit), keeping only its structure.
+///
+/// Unlike `serde_json::Value`, it gives the key `$serde_json::private::RawValue` no meaning. With
+/// serde_json's `raw_value` feature, which mcpwire enables, `Value` reads an object whose first
+/// key is that token as the JSON text in the member's string: `{"$serde_json::private::RawValue":
+/// ""}` fails to read and `{"$serde_json::private::RawValue": "[1]"}` reads as `[1]`
+/// (`regressions/roundtrip/raw-value-token-key-in-payload`). The checks use this type wherever
+/// they ask serde_json whether text is JSON, and what shape it has.
+#[derive(Debug)]
+pub enum AnyJson {
+    /// A string, number, boolean or null.
+    Scalar,
+    /// An array's elements.
+    Array(Vec<AnyJson>),
+    /// An object's member values.
+    Object(Vec<AnyJson>),
+}
+
+impl AnyJson {
+    /// How many arrays and objects deep the value is.
+    pub fn depth(&self) -> usize {
+        match self {
+            Self::Scalar => 0,
+            Self::Array(v) | Self::Object(v) => 1 + v.iter().map(Self::depth).max().unwrap_or(0),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for AnyJson {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = AnyJson;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<AnyJson, E> {
+                Ok(AnyJson::Scalar)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<AnyJson, E> {
+                Ok(AnyJson::Scalar)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<AnyJson, E> {
+                Ok(AnyJson::Scalar)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<AnyJson, E> {
+                Ok(AnyJson::Scalar)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<AnyJson, E> {
+                Ok(AnyJson::Scalar)
+            }
+            fn visit_unit<E>(self) -> Result<AnyJson, E> {
+                Ok(AnyJson::Scalar)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<AnyJson, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(AnyJson::Array(items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<AnyJson, A::Error> {
+                let mut values = Vec::new();
+                while map.next_key::<String>()?.is_some() {
+                    values.push(map.next_value()?);
+                }
+                Ok(AnyJson::Object(values))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// The JSON text `raw` must be: one value that serde_json reads.
-fn assert_json(what: &str, raw: &str) -> Value {
+fn assert_json(what: &str, raw: &str) -> AnyJson {
     serde_json::from_str(raw).unwrap_or_else(|e| panic!("{what} is not JSON ({e}): {raw:?}"))
 }
 
@@ -237,7 +343,7 @@ pub fn check_message(m: &Message<'_>) -> MsgView {
 
     if let Some(p) = &v.params {
         let value = assert_json("params", p);
-        assert!(value.is_object() || value.is_array(), "params not structured: {p:?}");
+        assert!(!matches!(value, AnyJson::Scalar), "params not structured: {p:?}");
     }
     if let Some(r) = &v.result {
         assert_json("result", r);
@@ -245,8 +351,8 @@ pub fn check_message(m: &Message<'_>) -> MsgView {
     if let Some(d) = v.error.as_ref().and_then(|e| e.data.as_ref()) {
         assert_json("error.data", d);
     }
-    m.params_as::<Value>().expect("params_as::<Value> reads any params, and absent ones as null");
-    m.result_as::<Value>().expect("result_as::<Value> reads any result, and an absent one as null");
+    m.params_as::<AnyJson>().expect("params_as reads any params, and absent ones as null");
+    m.result_as::<AnyJson>().expect("result_as reads any result, and an absent one as null");
 
     for detail in [ReplyDetail::Spec, ReplyDetail::Reason] {
         check_error_reply(m, &v, detail);
@@ -328,13 +434,7 @@ fn check_reencode(v: &MsgView) {
     assert_eq!(memchr::memchr_iter(b'\n', &out).count(), 1, "one line: {out:?}");
     let back = FrameParser::new(Limits::default()).parse(out.clone());
     let got = back.message().map(|m| MsgView::of(&m));
-    let mut want = v.clone();
-    want.params = want.params.as_deref().map(one_line);
-    want.result = want.result.as_deref().map(one_line);
-    if let Some(e) = &mut want.error {
-        e.data = e.data.as_deref().map(one_line);
-    }
-    assert_eq!(got.as_ref(), Some(&want), "re-encoded as {out:?}");
+    assert_eq!(got.as_ref(), Some(&v.one_line()), "re-encoded as {out:?}");
 }
 
 /// Checks every accessor of a frame and returns what they say. `from_codec`: the frame came out
@@ -393,25 +493,46 @@ pub fn check_frame(frame: &Frame, limits: Limits, from_codec: bool) -> FrameView
         }
         _ => panic!("a frame is either one message or a batch: {frame:?}"),
     };
-    frame.params_as::<Value>().expect("params_as::<Value> never fails");
-    frame.result_as::<Value>().expect("result_as::<Value> never fails");
+    frame.params_as::<AnyJson>().expect("params_as::<AnyJson> never fails");
+    frame.result_as::<AnyJson>().expect("result_as::<AnyJson> never fails");
 
-    // A proxy forwards the frame's exact bytes; decoding them again gives the same frame. The
+    // A proxy forwards the frame's bytes on one line (see `one_line_bytes`); decoding that line
+    // gives the same frame, the line breaks in its payloads' whitespace turned into spaces. The
     // codec drops a byte order mark at the start of a line, so a body that still starts with one
-    // (the line had two) reads differently the second time.
+    // (it had two) reads differently the second time.
     let mut out = BytesMut::new();
     JsonRpcCodec::with_limits(limits).encode(frame, &mut out).expect("forwarding cannot fail");
     if bytes.is_empty() {
         assert!(out.is_empty(), "an empty frame forwards nothing");
     } else {
-        assert_eq!(&out[..out.len() - 1], bytes, "forwarded bytes are the frame's");
+        let line = one_line_bytes(bytes);
+        assert_eq!(&out[..out.len() - 1], &line[..], "forwarded bytes are the frame's, one line");
         assert_eq!(out.last(), Some(&b'\n'));
-        if from_codec && !bytes.starts_with(BOM) {
+        if !bytes.starts_with(BOM) {
             let mut codec = JsonRpcCodec::with_limits(limits);
             let again = codec.decode(&mut out).expect("decode never fails").expect("a frame");
             assert!(out.is_empty(), "one forwarded line is one frame");
-            assert_eq!(FrameView::of(&again), view, "forwarded frame decodes differently");
-            assert!(again == *frame, "forwarded frame differs: {again:?} vs {frame:?}");
+            if frame.kind() == Kind::Invalid && line != bytes {
+                // An invalid frame with line breaks stays invalid with the same code once they
+                // are replaced, but which problem the parser reports (a syntax error, invalid
+                // UTF-8, ...) and its wording may change: simd-json's report depends on the
+                // structure it indexed, and a break inside a string (U+001F now) or an unclosed
+                // string's misread tokens change it.
+                let code = |f: &Frame| f.decode_error().map(|e| e.code());
+                assert_eq!(again.kind(), Kind::Invalid, "forwarded as a valid frame: {again:?}");
+                assert_eq!(code(&again), code(frame), "forwarded: {again:?}, received: {frame:?}");
+            } else {
+                assert_eq!(
+                    FrameView::of(&again),
+                    view.one_line(),
+                    "forwarded frame decodes differently (left: forwarded, right: received)"
+                );
+            }
+            if line == bytes {
+                assert!(again == *frame, "forwarded frame differs: {again:?} vs {frame:?}");
+            }
+        }
+        if from_codec && !bytes.starts_with(BOM) {
             let parsed = FrameParser::new(limits).parse(BytesMut::from(bytes));
             assert!(
                 parsed == *frame,
@@ -420,6 +541,31 @@ pub fn check_frame(frame: &Frame, limits: Limits, from_codec: bool) -> FrameView
         }
     }
     view
+}
+
+/// `bytes` on one line, as the encoder forwards a frame: a raw `\r` or `\n` between JSON tokens is
+/// whitespace and becomes a space; one inside a string (where JSON forbids it) becomes U+001F,
+/// forbidden there too, so an invalid frame stays invalid. A string starts at a `"` outside one
+/// and ends at the next `"` not escaped by a backslash.
+fn one_line_bytes(bytes: &[u8]) -> Vec<u8> {
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut out = Vec::with_capacity(bytes.len());
+    for &b in bytes {
+        match b {
+            b'\r' | b'\n' => {
+                out.push(if in_string { 0x1F } else { b' ' });
+                escaped = false;
+                continue;
+            }
+            _ if escaped => escaped = false,
+            b'"' => in_string = !in_string,
+            b'\\' if in_string => escaped = true,
+            _ => {}
+        }
+        out.push(b);
+    }
+    out
 }
 
 /// What a line of input becomes, by the rules in `src/framing/ndjson.rs`.
@@ -542,8 +688,84 @@ pub fn check_stream_with(input: &[u8], limits: Limits, plan: impl FnMut() -> usi
     }
 }
 
-/// The `decode_stream` target: the first byte picks the chunk sizes, the rest is the stream.
+/// The `stream` target: the first byte picks the chunk sizes, the rest is the stream.
 pub fn check_stream(data: &[u8]) {
     let Some((&control, input)) = data.split_first() else { return };
     check_stream_with(input, limits(), chunk_plan(control, input.len()));
+}
+
+/// The limits the `frame` target parses every body with: the small fuzzing limits with batches on
+/// and off, the defaults, and tiny ones (64 bytes, depth 2, batches of 1) that most inputs hit.
+pub fn frame_limits() -> [Limits; 4] {
+    [
+        limits(),
+        limits().batches(false),
+        Limits::default(),
+        Limits::default().max_frame_bytes(64).max_depth(2).max_batch_len(1),
+    ]
+}
+
+/// The `frame` target: `body` through `FrameParser` under each of [`frame_limits`]. Every accessor
+/// is checked against the kind ([`check_frame`]), the frame's bytes are the trimmed body (or none
+/// when it is too large), `element`/`len` agree with `batch`/`message`, and parsing the same body
+/// again, with the same parser or a fresh one, or the frame's own bytes, gives an equal frame.
+pub fn check_body(body: &[u8]) {
+    if known_bug(body).is_some() {
+        return;
+    }
+    for limits in frame_limits() {
+        let mut parser = FrameParser::new(limits);
+        let frame = parser.parse(BytesMut::from(body));
+        let view = check_frame(&frame, limits, false);
+
+        let trimmed = trim_body(body);
+        if trimmed.len() > limits.frame_bytes() {
+            assert_eq!(
+                frame.decode_error(),
+                Some(DecodeError::FrameTooLarge { limit: limits.frame_bytes() }),
+                "a body past the limit is too large"
+            );
+        } else {
+            assert_eq!(view.bytes, trimmed, "the frame's bytes are the trimmed body");
+        }
+
+        match frame.batch() {
+            Some(items) => {
+                assert_eq!(frame.len(), items.len());
+                for (i, m) in items.enumerate() {
+                    let at = frame.element(i).expect("element i of a batch");
+                    assert_eq!(MsgView::of(&at), MsgView::of(&m), "element {i}");
+                }
+            }
+            None => {
+                assert_eq!(frame.len(), 1, "a single message has length 1");
+                let at = frame.element(0).expect("element 0 is the message");
+                assert_eq!(Some(MsgView::of(&at)), view.message);
+            }
+        }
+        assert!(!frame.is_empty(), "a frame holds at least one message");
+        assert!(frame.element(frame.len()).is_none(), "no element past the end");
+
+        let again = parser.parse(BytesMut::from(body));
+        assert!(again == frame, "the same parser parses the same body differently");
+        let fresh = FrameParser::new(limits).parse(BytesMut::from(body));
+        assert!(fresh == frame, "a fresh parser parses the body differently");
+        // The parser drops one byte order mark: a body that still starts with one (it had two)
+        // reads differently the second time. A body too large keeps no bytes to parse again.
+        if !view.bytes.is_empty() && !view.bytes.starts_with(BOM) {
+            let own = parser.parse(BytesMut::from(frame.as_bytes()));
+            assert!(own == frame, "the frame's own bytes parse differently: {own:?} vs {frame:?}");
+        }
+        assert_eq!(frame.clone().into_bytes(), view.bytes, "into_bytes is as_bytes");
+    }
+}
+
+/// What `FrameParser` keeps of a body: without one leading byte order mark and without JSON
+/// whitespace on either side.
+pub fn trim_body(body: &[u8]) -> &[u8] {
+    let body = body.strip_prefix(BOM).unwrap_or(body);
+    let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+    let start = body.iter().position(|b| !ws(b)).unwrap_or(body.len());
+    let end = body.iter().rposition(|b| !ws(b)).map_or(start, |i| i + 1);
+    &body[start..end]
 }

@@ -1,4 +1,4 @@
-//! A naive reference classifier built on serde_json, for the `oracle` target and
+//! A naive reference classifier built on serde_json, for the `differential` target and
 //! `tests/fuzz_regressions.rs` (which includes this file with `#[path]`).
 //!
 //! It reads the body with serde_json, then applies the rules documented on `DecodeError`'s
@@ -20,7 +20,9 @@
 //!   token, as simd-json does: `"id": -0` is `Id::Num(0)`.
 //! - Lone or inverted UTF-16 surrogate escapes (`"\uD800"`, `"\uDC00\uD800"`, `"\uD800\u0041"`):
 //!   both refuse when the string is decoded. serde_json's `RawValue` and `IgnoredAny` do not check
-//!   surrogates, which is why the body is first read into a full `Value`.
+//!   surrogates, which is why the body is first read in full, every string decoded
+//!   (`checks::AnyJson`; not `serde_json::Value`, which gives the key
+//!   `$serde_json::private::RawValue` a meaning of its own).
 //! - Nesting: serde_json stops at depth 128; the target's limit is 16, so every input deeper than
 //!   serde_json reads is also too deep for mcpwire.
 
@@ -29,10 +31,9 @@ use std::fmt;
 use bytes::BytesMut;
 use mcpwire::{DecodeError, ErrorCode, FrameParser, Kind, Limits, Member};
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
-use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::checks::{self, ErrorView, MsgView, OwnedId};
+use crate::checks::{self, AnyJson, ErrorView, MsgView, OwnedId};
 
 /// An object's members in order, duplicates kept, values as their exact text.
 struct Members<'a>(Vec<(String, &'a RawValue)>);
@@ -273,15 +274,6 @@ fn has_out_of_range_integer(body: &[u8]) -> bool {
     false
 }
 
-/// Arrays and objects nested in `v`, `v` included.
-fn depth(v: &Value) -> usize {
-    match v {
-        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
-        Value::Object(members) => 1 + members.values().map(depth).max().unwrap_or(0),
-        _ => 0,
-    }
-}
-
 /// What the reference expects of a body.
 #[derive(Debug)]
 pub enum Expect {
@@ -293,18 +285,9 @@ pub enum Expect {
     Frame(Box<checks::FrameView>),
 }
 
-/// The body `FrameParser::parse` reads: a leading byte order mark and JSON whitespace dropped.
-pub fn trimmed_body(input: &[u8]) -> &[u8] {
-    let is_ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
-    let body = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
-    let start = body.iter().position(|b| !is_ws(b)).unwrap_or(body.len());
-    let end = body.iter().rposition(|b| !is_ws(b)).map_or(start, |i| i + 1);
-    &body[start..end]
-}
-
 /// The reference classification of one body under `limits`.
 pub fn expect(input: &[u8], limits: Limits) -> Expect {
-    let body = trimmed_body(input);
+    let body = checks::trim_body(input);
     if body.len() > limits.frame_bytes() {
         let m = MsgView::invalid(DecodeError::FrameTooLarge { limit: limits.frame_bytes() });
         return Expect::Frame(Box::new(checks::FrameView {
@@ -314,7 +297,7 @@ pub fn expect(input: &[u8], limits: Limits) -> Expect {
             items: None,
         }));
     }
-    let Ok(value) = serde_json::from_slice::<Value>(body) else { return Expect::ParseError };
+    let Ok(value) = serde_json::from_slice::<AnyJson>(body) else { return Expect::ParseError };
     if has_out_of_range_integer(body) {
         return Expect::Skip(
             "integer outside i64/u64: simd-json refuses it, serde_json reads an f64",
@@ -327,13 +310,13 @@ pub fn expect(input: &[u8], limits: Limits) -> Expect {
         message: Some(m),
         items: None,
     };
-    if depth(&value) > limits.depth() {
+    if value.depth() > limits.depth() {
         let too_deep = DecodeError::TooDeep { limit: limits.depth() };
         return Expect::Frame(Box::new(single(MsgView::invalid(too_deep))));
     }
     Expect::Frame(Box::new(match value {
-        Value::Object(_) => single(envelope(text)),
-        Value::Array(items) => {
+        AnyJson::Object(_) => single(envelope(text)),
+        AnyJson::Array(items) => {
             let len = items.len();
             let refused = if !limits.accepts_batches() {
                 Some(DecodeError::BatchesRefused)
@@ -367,9 +350,9 @@ pub fn expect(input: &[u8], limits: Limits) -> Expect {
     }))
 }
 
-/// The `oracle` target: parses `input` as one body with batches on and off, checks the frame's
+/// The `differential` target: parses `input` as one body with batches on and off, checks the frame's
 /// invariants, and compares it with the reference.
-pub fn check_oracle(input: &[u8]) {
+pub fn check_differential(input: &[u8]) {
     if checks::known_bug(input).is_some() {
         return;
     }
@@ -382,7 +365,7 @@ pub fn check_oracle(input: &[u8]) {
             Expect::ParseError => {
                 assert_eq!(
                     got.bytes,
-                    trimmed_body(input),
+                    checks::trim_body(input),
                     "the frame's bytes are the trimmed body"
                 );
                 let code = frame.decode_error().map(|e| e.code());

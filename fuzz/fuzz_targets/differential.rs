@@ -7,5 +7,5 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     mcpwire_fuzz::checks::skip_known_bugs_from_env();
-    mcpwire_fuzz::reference::check_oracle(data);
+    mcpwire_fuzz::reference::check_differential(data);
 });
