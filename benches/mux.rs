@@ -8,7 +8,9 @@
 //! makes a `tokio::sync::oneshot` channel, drops the receiver at once (as if the caller gave up;
 //! this keeps no receivers alive, the same for every variant), and sends on the completed sender,
 //! which fails because its receiver is gone. The ids of live requests are kept in a `VecDeque`,
-//! one push and one pop per iteration, also the same for every variant.
+//! one push and one pop per iteration, also the same for every variant. `floor_waiter_only` does
+//! that waiter and queue work with no table at all (its queue holds the senders themselves): the
+//! floor under every variant, so a variant's time minus the floor is its table's own cost.
 //!
 //! The global allocator is mimalloc (as in the other benches and the binary). Allocations per
 //! round trip are counted outside the timing and printed as `allocs <function>/<N> <allocs/op>`.
@@ -74,6 +76,23 @@ impl OutboundState {
 }
 
 /// The peers' table: a `HashMap` keyed by a counter.
+/// The waiter work every variant does, with no table: the floor under all of them.
+struct FloorState {
+    waiters: VecDeque<Waiter>,
+}
+
+impl FloorState {
+    fn new(n: usize) -> Self {
+        Self { waiters: (0..n).map(|_| waiter()).collect() }
+    }
+
+    fn round_trip(&mut self) {
+        self.waiters.push_back(waiter());
+        let tx = self.waiters.pop_front().unwrap();
+        let _ = black_box(tx.send(1));
+    }
+}
+
 struct HashMapState {
     table: HashMap<u64, Waiter>,
     ids: VecDeque<u64>,
@@ -129,6 +148,13 @@ fn register_complete(c: &mut Criterion) {
         });
         assert_eq!(state.table.len(), n, "the table stayed at N");
         drop(state);
+
+        let mut floor = FloorState::new(n);
+        allocs_per_op("floor_waiter_only", n, || floor.round_trip());
+        group.bench_function(BenchmarkId::new("floor_waiter_only", n), |b| {
+            b.iter(|| floor.round_trip());
+        });
+        drop(floor);
 
         let mut state = HashMapState::new(n);
         allocs_per_op("hashmap_oneshot", n, || state.round_trip());
