@@ -94,6 +94,9 @@ pub struct JsonRpcCodec {
     parser: FrameParser,
     /// `None` for NDJSON, so its path costs one test of this field per call and nothing more.
     other: Option<Box<Other>>,
+    /// The read buffer was grown for a long line ([`JsonRpcCodec::make_room`]); it goes back to
+    /// the usual size once that line is a frame or refused.
+    grown: bool,
 }
 
 impl Default for JsonRpcCodec {
@@ -116,6 +119,7 @@ impl JsonRpcCodec {
             framer: NdjsonFramer::new(limits.frame_bytes()),
             parser: FrameParser::new(limits),
             other: None,
+            grown: false,
         }
     }
 
@@ -178,9 +182,10 @@ impl JsonRpcCodec {
         };
         match split {
             Split::TooLarge => {
-                // The line's bytes are gone; so is the room grown for them.
-                if buf.is_empty() && buf.capacity() > 4 * READ_BUFFER {
-                    *buf = BytesMut::with_capacity(READ_BUFFER);
+                // The line's bytes are gone; so is the room grown for them (here or by the
+                // reader's own doubling, when the limit is below `LONG_LINE`).
+                if self.grown || buf.capacity() > 4 * READ_BUFFER {
+                    self.shrink(buf);
                 }
                 Some(Frame::from_error(
                     Bytes::new(),
@@ -190,6 +195,10 @@ impl JsonRpcCodec {
             Split::Frame { start, end, consumed } => {
                 let frame = self.parser.parse_in(buf, start, end);
                 buf.advance(consumed - end);
+                if self.grown {
+                    // The long line's room now lives only as long as its frame.
+                    self.shrink(buf);
+                }
                 Some(frame)
             }
         }
@@ -244,8 +253,9 @@ impl JsonRpcCodec {
     /// twice the limit, and leaves each smaller buffer behind on the way (an allocator may keep
     /// them). Past [`LONG_LINE`] the buffer grows instead by [`LONG_LINE_GROWTH`] times at once,
     /// and never past what the longest frame needs: the limit, a CRLF, and the parser's padding.
-    /// Untouched capacity costs address space, not memory.
-    fn make_room(&self, buf: &mut BytesMut) {
+    /// Untouched capacity costs address space, not memory, and the grown buffer is given up as
+    /// soon as the line is a frame or refused ([`JsonRpcCodec::shrink`]).
+    fn make_room(&mut self, buf: &mut BytesMut) {
         let len = buf.len();
         if len < LONG_LINE || buf.capacity() - len >= READ_BUFFER {
             return;
@@ -256,7 +266,18 @@ impl JsonRpcCodec {
             let mut bigger = BytesMut::with_capacity(room);
             bigger.extend_from_slice(buf);
             *buf = bigger;
+            self.grown = true;
         }
+    }
+
+    /// Moves what is buffered to a buffer of the usual size, dropping this one's share of a
+    /// larger one (a frame cut from it keeps it only while it lives).
+    #[cold]
+    fn shrink(&mut self, buf: &mut BytesMut) {
+        self.grown = false;
+        let mut fresh = BytesMut::with_capacity(READ_BUFFER.max(buf.len()));
+        fresh.extend_from_slice(buf);
+        *buf = fresh;
     }
 }
 

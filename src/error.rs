@@ -121,7 +121,8 @@ impl Member {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DecodeError {
-    /// The line was longer than [`Limits::max_frame_bytes`](crate::Limits::max_frame_bytes); its
+    /// The frame (an NDJSON line, a Content-Length body, an SSE event's data) was longer than
+    /// [`Limits::max_frame_bytes`](crate::Limits::max_frame_bytes); its
     /// bytes were discarded up to the next newline.
     FrameTooLarge {
         /// The bound in effect.

@@ -12,8 +12,11 @@
 //! Everything below the codec is sans-IO: [`framing`] splits a `BytesMut`, the message layer parses
 //! a byte slice. NDJSON is the default framing; [`Framing::ContentLength`] (LSP, DAP) and
 //! [`Framing::Detect`] take the same zero-copy path, and [`SseDecoder`] reads Server-Sent Events
-//! whose data are messages ([`Outgoing::write_sse`] writes them). A decoded [`Frame`] owns its bytes (split off the read buffer, never copied or
-//! modified) and a small index; once the codec is warm, decoding costs no heap allocation.
+//! whose data are messages ([`Outgoing::write_sse`] writes them). A decoded [`Frame`] owns its
+//! bytes (split off the read buffer, not copied and never modified) and a small index; once the
+//! codec is warm, decoding costs no heap allocation. (The peer copies the requests and
+//! notifications it holds, [`Frame::unshare`], so its byte bounds count what stays in memory;
+//! an SSE event whose data spans several lines is joined into a buffer of its own.)
 //!
 //! [`mux`] holds the in-flight tables, also sans-IO: [`mux::Outbound`] issues request ids and
 //! matches responses (late, unknown, timed out), [`mux::Inbound`] tracks the peer's requests.

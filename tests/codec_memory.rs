@@ -19,6 +19,13 @@ struct Recording {
     /// The largest `served + room offered` seen while serving the first `watch` bytes.
     watch: usize,
     largest: usize,
+    /// The largest room offered once those bytes were served (the reads after the long line).
+    largest_after: usize,
+    /// The buffer the last read of the first `watch` bytes went to (the first line starts the
+    /// data, so all it has served is in that buffer), and whether a read after them was offered
+    /// room inside it (the long line's buffer still in use).
+    region: (usize, usize),
+    reused: bool,
 }
 
 impl AsyncRead for Recording {
@@ -28,8 +35,14 @@ impl AsyncRead for Recording {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
         let this = &mut *self;
+        // Where this read would write: the start of the room offered.
+        let at = buf.filled().as_ptr() as usize + buf.filled().len();
         if this.at < this.watch {
             this.largest = this.largest.max(this.at + buf.remaining());
+            this.region = (at - this.at, at + buf.remaining());
+        } else {
+            this.largest_after = this.largest_after.max(buf.remaining());
+            this.reused |= (this.region.0..this.region.1).contains(&at);
         }
         let n = buf.remaining().min(this.chunk).min(this.data.len() - this.at);
         buf.put_slice(&this.data[this.at..this.at + n]);
@@ -54,19 +67,37 @@ fn stream_with_long_line(line: usize) -> Vec<u8> {
     data
 }
 
-/// Decodes `data` through a `FramedRead` in 256 KiB reads; returns the kinds decoded and the
-/// largest read buffer offered while the first line was read.
-async fn decode(limit: usize, data: Vec<u8>) -> (Vec<Kind>, usize, usize) {
+/// Decodes `data` through a `FramedRead` in 256 KiB reads; returns the kinds decoded, the
+/// largest read buffer offered while the first line was read, and the largest room offered to
+/// the reads after it (at least the read that finds the end of input).
+async fn decode(limit: usize, data: Vec<u8>) -> Decoded {
     let watch = data.iter().position(|&b| b == b'\n').unwrap() + 1;
-    let reader = Recording { data, at: 0, chunk: 256 * 1024, watch, largest: 0 };
+    let reader = Recording {
+        data,
+        at: 0,
+        chunk: 256 * 1024,
+        watch,
+        largest: 0,
+        largest_after: 0,
+        region: (usize::MAX, 0),
+        reused: false,
+    };
     let codec = JsonRpcCodec::with_limits(Limits::default().max_frame_bytes(limit));
     let mut frames = FramedRead::with_capacity(reader, codec, 64 * 1024);
     let mut kinds = Vec::new();
     while let Some(frame) = frames.next().await {
         kinds.push(frame.unwrap().kind());
     }
-    let capacity_after = frames.read_buffer().capacity();
-    (kinds, frames.get_ref().largest, capacity_after)
+    let r = frames.get_ref();
+    Decoded { kinds, largest: r.largest, largest_after: r.largest_after, reused: r.reused }
+}
+
+struct Decoded {
+    kinds: Vec<Kind>,
+    largest: usize,
+    largest_after: usize,
+    /// A read after the first line was offered room in the buffer that line was read into.
+    reused: bool,
 }
 
 /// What the longest frame needs: the limit, a CRLF and the parser's padding; plus one read of
@@ -76,27 +107,33 @@ fn bound(limit: usize) -> usize {
 }
 
 #[tokio::test]
-async fn a_frame_at_the_limit_grows_the_buffer_to_the_limit_not_past_it() {
+async fn a_frame_at_the_limit_grows_the_buffer_to_the_limit_not_past_it_then_gives_it_up() {
     let limit = 6 << 20;
-    let (kinds, largest, _) = decode(limit, stream_with_long_line(limit)).await;
-    assert_eq!(kinds, [Kind::Notification, Kind::Request]);
+    let d = decode(limit, stream_with_long_line(limit)).await;
+    assert_eq!(d.kinds, [Kind::Notification, Kind::Request]);
     // Doubling would have reached 8 MiB from 4 MiB, then 16 MiB.
+    let largest = d.largest;
     assert!(
         largest <= bound(limit),
         "read buffer reached {largest} bytes for a {limit}-byte frame"
     );
+    // The new buffer is made while the long frame is alive, so it cannot be the same memory.
+    assert!(!d.reused, "a read after the long frame went to the buffer grown for it");
+    assert!(d.largest_after <= 64 * 1024, "reads after it were offered {}", d.largest_after);
 }
 
 #[tokio::test]
 async fn an_over_long_line_grows_the_buffer_no_further_and_gives_the_room_back() {
     let limit = 6 << 20;
-    let (kinds, largest, after) = decode(limit, stream_with_long_line(limit + 1)).await;
-    assert_eq!(kinds, [Kind::Invalid, Kind::Request]);
+    let d = decode(limit, stream_with_long_line(limit + 1)).await;
+    assert_eq!(d.kinds, [Kind::Invalid, Kind::Request]);
+    let largest = d.largest;
     assert!(
         largest <= bound(limit),
         "read buffer reached {largest} bytes for a {limit}-byte limit"
     );
-    assert!(after <= 256 * 1024, "the buffer kept {after} bytes after the over-long line");
+    assert!(!d.reused, "a read after the over-long line went to the buffer grown for it");
+    assert!(d.largest_after <= 64 * 1024, "reads after it were offered {}", d.largest_after);
 }
 
 #[tokio::test]
@@ -106,9 +143,9 @@ async fn short_lines_keep_the_initial_buffer() {
         data.extend_from_slice(PING);
         data.push(b'\n');
     }
-    let (kinds, largest, _) = decode(1 << 20, data).await;
-    assert_eq!(kinds.len(), 10_000);
-    assert!(largest <= 64 * 1024 + PING.len() + 1, "read buffer reached {largest} bytes");
+    let d = decode(1 << 20, data).await;
+    assert_eq!(d.kinds.len(), 10_000);
+    assert!(d.largest <= 64 * 1024 + PING.len() + 1, "read buffer reached {} bytes", d.largest);
 }
 
 #[test]

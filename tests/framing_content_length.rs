@@ -238,6 +238,22 @@ fn resync_finds_a_header_right_after_an_unterminated_body() {
     );
 }
 
+#[test]
+fn a_body_shorter_than_declared_does_not_lose_the_next_message() {
+    // The declared length ends inside `{"a":1}`: the rest of it, `1}`, runs into the next
+    // header line, which is then malformed. Resync must still find the `Content-Length` on that
+    // same line, so the ping after it is read and answered.
+    let input = [&b"Content-Length: 5\r\n\r\n{\"a\":1}"[..], &msg(PING)].concat();
+    assert_eq!(
+        decode(&input),
+        vec![
+            (Kind::Invalid, Some(syntax(r#"{"a":"#)), br#"{"a":"#.to_vec()),
+            err(DecodeError::MalformedHeader),
+            ok(Kind::Request, PING)
+        ]
+    );
+}
+
 /// A header block of exactly `len` bytes, closing empty line included, declaring `body`.
 fn block_of_len(len: usize, body: &[u8]) -> Vec<u8> {
     let cl = format!("Content-Length: {}\r\n", body.len());

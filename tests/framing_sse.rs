@@ -367,6 +367,13 @@ fn a_line_without_a_colon_is_a_field_with_an_empty_value() {
     // Before a data line it adds a leading `\n`, which is whitespace to JSON.
     let got = decode(format!("data\ndata: {NOTE}\n\n").as_bytes());
     assert_eq!(got, vec![ev("message", "", None, Kind::Notification, NOTE)]);
+    // An empty data line followed by other fields (the priming event with its fields in any
+    // order) is still empty data: not dispatched, and its id is still recorded.
+    for input in [&b"data:\nid: 7\n\n"[..], b"data: \n: ping\n\n", b"data:\nretry: 10\n\n"] {
+        assert_eq!(decode(input), vec![], "{}", String::from_utf8_lossy(input));
+    }
+    let got = decode(format!("data:\nid: 7\n\ndata: {NOTE}\n\n").as_bytes());
+    assert_eq!(got, vec![ev("message", "7", None, Kind::Notification, NOTE)]);
     // Two empty data lines join to "\n": an event, whose data is not JSON.
     let got = decode(b"data:\ndata:\n\n");
     assert_eq!(got.len(), 1);

@@ -170,3 +170,53 @@ async fn batches_from_a_client_that_does_not_read_are_held_back_too() {
     }
     writer.await.unwrap();
 }
+
+/// Answers `ping`; its notification handler holds on to the first notification for an hour.
+#[derive(Clone)]
+struct SlowNotes;
+
+impl mcpwire::peer::Handler for SlowNotes {
+    async fn request(
+        &self,
+        _: &mcpwire::peer::Incoming,
+        _: &mcpwire::peer::Context,
+    ) -> Result<mcpwire::peer::Reply, mcpwire::peer::RpcError> {
+        Ok(mcpwire::peer::Reply::empty())
+    }
+
+    async fn notification(&self, _: &mcpwire::peer::Incoming, _: &mcpwire::peer::Context) {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+    }
+}
+
+/// Sends `batches` batches, each one short notification padded with 1 MiB of whitespace, behind
+/// a notification the handler holds, then a ping; returns whether the ping was answered, that
+/// is whether the read loop still read after the batches.
+async fn ping_after_padded_notification_batches(batches: usize) -> bool {
+    let (_server, _conn, raw) = with_raw(&PeerBuilder::new(), SlowNotes);
+    let Raw { mut frames, mut out } = raw;
+    let writer = tokio::spawn(async move {
+        out.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"first\"}\n").await.unwrap();
+        let padding = vec![b' '; 1 << 20];
+        for _ in 0..batches {
+            out.write_all(b"[{\"jsonrpc\":\"2.0\",\"method\":\"n\"}").await.unwrap();
+            out.write_all(&padding).await.unwrap();
+            out.write_all(b"]\n").await.unwrap();
+        }
+        out.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n").await.unwrap();
+        out
+    });
+    let answered = tokio::time::timeout(Duration::from_secs(60), frames.next()).await.is_ok();
+    writer.abort();
+    answered
+}
+
+// The notifications held for the ordered worker are bounded by their frames' bytes (16 MiB), and
+// a batch's notifications count their share of the batch: padding cannot hide what they keep.
+#[tokio::test(start_paused = true)]
+async fn notifications_in_batches_count_the_bytes_they_keep() {
+    // 15 batches of a little over 1 MiB each are held, under the bound: reading goes on.
+    assert!(ping_after_padded_notification_batches(15).await);
+    // 17 pass it: the read loop waits for room, and the ping is never read.
+    assert!(!ping_after_padded_notification_batches(17).await);
+}

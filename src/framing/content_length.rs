@@ -33,7 +33,10 @@
 //!   not only at a line start, is what finds the next message after an unterminated body, since
 //!   LSP writers put the next header block straight after a body that does not end in a newline.
 //!   A body that itself contains the text `Content-Length` can make the resync start early; that
-//!   costs at most one more error.
+//!   costs at most one more error. A malformed header line drops only its first byte before the
+//!   search, so a header block that starts later on the same line (after a body shorter than
+//!   declared) is still found; and a block with one malformed line is answered once for that
+//!   line, then read from its `Content-Length` on, so its message is still delivered.
 //! - **End of input** inside a header block or a body is one [`DecodeError::Truncated`].
 
 use bytes::{Buf, BytesMut};
@@ -63,6 +66,7 @@ fn is_ws(b: u8) -> bool {
 
 /// What the Content-Length splitter found next in the buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BodySplit {
     /// A body at `buf[start..end]` (whitespace and a byte order mark around it excluded). The
     /// whole body is `buf[..consumed]`: the header block is already gone from the buffer, and the
@@ -240,9 +244,16 @@ impl ContentLengthFramer {
             return Some(self.end_of_block());
         }
         let parsed = parse_header(line);
+        if let Err(e) = parsed {
+            // Only the line's first byte is dropped: a message's next header block may start
+            // later on this very line (a body shorter than declared runs into it), and resync
+            // must be able to find it there.
+            buf.advance(1);
+            return Some(Some(self.refuse(e)));
+        }
         buf.advance(consumed);
         match parsed {
-            Err(e) => Some(Some(self.refuse(e))),
+            Err(_) => unreachable!("handled above"),
             Ok(None) => Some(None),
             Ok(Some(_)) if self.length.is_some() => {
                 Some(Some(self.refuse(DecodeError::DuplicateContentLength)))

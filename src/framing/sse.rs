@@ -17,7 +17,9 @@
 //!   follows that line, the data is returned where it lies in the read buffer
 //!   ([`EventData::InPlace`]), so the codec parses and keeps it exactly as it does an NDJSON line.
 //!   Otherwise (several `data` lines, or another field after the data) the values are copied and
-//!   joined into a buffer of their own ([`EventData::Joined`]): one allocation and one copy.
+//!   joined into a buffer of their own ([`EventData::Joined`]): one allocation and one copy, and
+//!   the parser copies that buffer once more to its padded scratch, as for any frame with no
+//!   room after it.
 //! - **Bounds.** An event's data (joined, `\n`s included) may hold up to the frame limit, and no
 //!   line may be longer than the limit plus [`LINE_SLACK`] bytes (room for `data: `), so nothing is
 //!   held without bound. Past either, the event is reported once as [`EventData::TooLarge`] and
@@ -40,6 +42,7 @@ pub const LINE_SLACK: usize = 6;
 
 /// Where an event's data lies.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EventData {
     /// One line of data at `buf[start..end]` (whitespace and a byte order mark around it
     /// excluded). The event, its empty line included, is `buf[..consumed]`; the caller removes it
@@ -62,6 +65,7 @@ pub enum EventData {
 
 /// One dispatched event.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SseSplit {
     /// The event's type: its `event` field, or `message`.
     pub event: Arc<str>,
@@ -357,13 +361,14 @@ impl SseFramer {
                 let last = value.iter().rposition(|&b| !is_ws(b)).map_or(first, |i| start + i + 1);
                 EventData::InPlace { start: first, end: last.max(first), consumed: next }
             }
-            Data::Joined(joined) => {
+            Data::Joined(joined) if !joined.is_empty() => {
                 self.consume_to(buf, next);
                 EventData::Joined(joined)
             }
             // "If the data buffer is an empty string, set the data buffer and the event type
-            // buffer to the empty string and return." (And the priming event's one empty line.)
-            Data::None | Data::Kept { .. } => {
+            // buffer to the empty string and return." (And the priming event's one empty line,
+            // whether other fields come before it or after.)
+            Data::None | Data::Kept { .. } | Data::Joined(_) => {
                 self.consume_to(buf, next);
                 return None;
             }

@@ -22,7 +22,7 @@ use crate::{ErrorCode, ErrorObject, Frame, Id, Json, Kind, Message, PayloadError
 ///
 /// Notifications are handled one at a time, in order, by a worker of their own, so a
 /// notification handler may send a request and await its response. Up to 4,096 notifications
-/// (16 MiB of params) wait for it; past that the read loop waits too, so keep
+/// (16 MiB of frame bytes) wait for it; past that the read loop waits too, so keep
 /// [`Handler::notification`] short, or spawn.
 ///
 /// # Examples

@@ -310,9 +310,12 @@ impl<H: Handler> Reader<H> {
         // Its elements may be held: the frame gets bytes of its own, as `Incoming::held` does.
         frame.unshare();
         let frame = Arc::new(frame);
-        // Each request of the batch holds an equal share of the frame's bytes.
-        let requests = frame.batch().map_or(0, |b| b.filter(|m| m.kind() == Kind::Request).count());
-        let share = frame.as_bytes().len() / requests.max(1);
+        // Each request and notification of the batch may hold the frame: each counts an equal
+        // share of its bytes against its bound, so together they count all of them.
+        let held = frame.batch().map_or(0, |b| {
+            b.filter(|m| matches!(m.kind(), Kind::Request | Kind::Notification)).count()
+        });
+        let share = frame.as_bytes().len() / held.max(1);
         let mut admitted = Vec::new();
         let mut refused = Vec::new();
         let mut invalid = Vec::new();
@@ -321,8 +324,7 @@ impl<H: Handler> Reader<H> {
             match m.kind() {
                 Kind::Response | Kind::Error => self.deliver(Incoming::element(frame.clone(), i)),
                 Kind::Notification => {
-                    let bytes = m.params().map_or(0, |p| p.get().len());
-                    if !self.notification(Incoming::element(frame.clone(), i), bytes).await {
+                    if !self.notification(Incoming::element(frame.clone(), i), share).await {
                         return false;
                     }
                 }

@@ -29,7 +29,7 @@ pub(crate) struct Shared {
     /// Inbound requests admitted and not yet answered (running, waiting for a handler slot, or
     /// with their reply not yet queued), and their frame bytes.
     pub(crate) requests: Holding,
-    /// Notifications waiting for (or in) their handler, and their params' bytes.
+    /// Notifications waiting for (or in) their handler, and their frames' bytes.
     pub(crate) notes: Holding,
     /// Wakes the read loop when a held request lets go, or a notification is handled.
     pub(crate) room: Room,
