@@ -125,7 +125,14 @@ impl<H: Handler> Reader<H> {
             }
             Kind::Notification => {
                 let bytes = frame.as_bytes().len();
-                self.notification(Incoming::held(frame), bytes).await
+                // Cancellation and progress are handled at once, never held: no copy for them.
+                let n = match frame.method() {
+                    Some("notifications/cancelled" | "notifications/progress") => {
+                        Incoming::own(frame)
+                    }
+                    _ => Incoming::held(frame),
+                };
+                self.notification(n, bytes).await
             }
             Kind::Invalid => self.invalid(&frame).await,
             Kind::Batch => self.batch(frame).await,
