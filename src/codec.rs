@@ -230,10 +230,18 @@ impl JsonRpcCodec {
                             self.make_room(buf);
                             None
                         }
-                        Some(BodySplit::Refused(e)) => Some(Frame::from_error(Bytes::new(), e)),
+                        Some(BodySplit::Refused(e)) => {
+                            if self.grown {
+                                self.shrink(buf);
+                            }
+                            Some(Frame::from_error(Bytes::new(), e))
+                        }
                         Some(BodySplit::Frame { start, end, consumed }) => {
                             let frame = self.parser.parse_in(buf, start, end);
                             buf.advance(consumed - end);
+                            if self.grown {
+                                self.shrink(buf);
+                            }
                             Some(frame)
                         }
                     };

@@ -6,7 +6,7 @@ use std::task::{Context, Poll};
 
 use bytes::BytesMut;
 use futures::StreamExt;
-use mcpwire::{FrameParser, Id, JsonRpcCodec, Kind, Limits};
+use mcpwire::{FrameParser, Framing, Id, JsonRpcCodec, Kind, Limits};
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio_util::codec::{Decoder, FramedRead};
 
@@ -72,6 +72,11 @@ fn stream_with_long_line(line: usize) -> Vec<u8> {
 /// the reads after it (at least the read that finds the end of input).
 async fn decode(limit: usize, data: Vec<u8>) -> Decoded {
     let watch = data.iter().position(|&b| b == b'\n').unwrap() + 1;
+    decode_framed(Framing::Ndjson, limit, data, watch).await
+}
+
+/// [`decode`] in `framing`, the first message being `data[..watch]`.
+async fn decode_framed(framing: Framing, limit: usize, data: Vec<u8>, watch: usize) -> Decoded {
     let reader = Recording {
         data,
         at: 0,
@@ -82,7 +87,7 @@ async fn decode(limit: usize, data: Vec<u8>) -> Decoded {
         region: (usize::MAX, 0),
         reused: false,
     };
-    let codec = JsonRpcCodec::with_limits(Limits::default().max_frame_bytes(limit));
+    let codec = JsonRpcCodec::with_framing(Limits::default().max_frame_bytes(limit), framing);
     let mut frames = FramedRead::with_capacity(reader, codec, 64 * 1024);
     let mut kinds = Vec::new();
     while let Some(frame) = frames.next().await {
@@ -134,6 +139,23 @@ async fn an_over_long_line_grows_the_buffer_no_further_and_gives_the_room_back()
     );
     assert!(!d.reused, "a read after the over-long line went to the buffer grown for it");
     assert!(d.largest_after <= 64 * 1024, "reads after it were offered {}", d.largest_after);
+}
+
+#[tokio::test]
+async fn a_long_content_length_body_gives_its_buffer_up_too() {
+    let limit = 6 << 20;
+    let line = stream_with_long_line(limit);
+    let (body, rest) = line.split_at(limit);
+    let mut data = format!("Content-Length: {limit}\r\n\r\n").into_bytes();
+    data.extend_from_slice(body);
+    let watch = data.len();
+    let ping = &rest[1..rest.len() - 1];
+    data.extend_from_slice(format!("Content-Length: {}\r\n\r\n", ping.len()).as_bytes());
+    data.extend_from_slice(ping);
+    let d = decode_framed(Framing::ContentLength, limit, data, watch).await;
+    assert_eq!(d.kinds, [Kind::Notification, Kind::Request]);
+    assert!(d.largest <= bound(limit), "read buffer reached {} bytes", d.largest);
+    assert!(!d.reused, "a read after the long body went to the buffer grown for it");
 }
 
 #[tokio::test]
