@@ -4,13 +4,14 @@
 # `cargo fuzz run <target> corpus/large/*`, see README.md).
 #
 # Bodies come from the committed seeds (fuzz/seeds/: BAD_INPUTS.md sections A-D and MCP
-# messages), from ../shared/conformance/ read in place (JSONTestSuite's test_parsing files and
+# messages; Content-Length and SSE streams for those two targets), from ../shared/conformance/ read in place (JSONTestSuite's test_parsing files and
 # every line of the JSON-RPC 2.0 specification examples), and from fuzz/regressions/. Set
 # MCPWIRE_CONFORMANCE to read the conformance files from elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")"
 conformance="${MCPWIRE_CONFORMANCE:-../../shared/conformance}"
-mkdir -p corpus/frame corpus/stream corpus/differential corpus/roundtrip corpus/mux corpus/large
+mkdir -p corpus/frame corpus/stream corpus/differential corpus/roundtrip corpus/mux corpus/large \
+    corpus/content_length corpus/sse
 
 # body NAME FILE: one body for frame and differential; for stream, the same bytes behind each of
 # the control bytes 0 (one byte at a time), 3 (chunks up to 7), 5 (up to 257) and 6 (up to 4099),
@@ -25,6 +26,20 @@ body() {
 
 for f in seeds/body/* seeds/stream/*; do
     body "$(basename "$f")" "$f"
+done
+
+# framed TARGET NAME FILE: one stream for content_length or sse, behind the same control bytes.
+framed() {
+    for c in 0 3 5 6; do
+        { printf "\\x0$c"; cat "$3"; } > "corpus/$1/$c-$2"
+    done
+}
+# Content-Length streams; NDJSON streams too, which Framing::Detect reads as NDJSON.
+for f in seeds/content_length/* seeds/stream/*; do
+    framed content_length "$(basename "$f")" "$f"
+done
+for f in seeds/sse/*; do
+    framed sse "$(basename "$f")" "$f"
 done
 
 if [ -d "$conformance" ]; then
@@ -48,7 +63,7 @@ else
     echo "warning: $conformance not found; JSONTestSuite and specification seeds skipped" >&2
 fi
 
-for t in frame stream differential roundtrip mux; do
+for t in frame stream differential roundtrip mux content_length sse; do
     cp regressions/"$t"/* corpus/"$t"/
 done
 
@@ -72,7 +87,7 @@ repeat "$valid"$'\n' 10000 | large frames-10k
 { printf '{"jsonrpc":"2.0","method":"m","params":["'; repeat 'x' 100000; printf '"]}\n'; } | large string-100k
 { printf '{"jsonrpc":"2.0","method":"m","params":{'; seq 1 100000 | sed 's/.*/"&":1/' | paste -sd, | tr -d '\n'; printf '}}\n'; } | large keys-100k
 { printf '['; repeat "$valid," 100000; printf '%s]\n' "$valid"; } | large batch-100k
-for t in frame stream differential roundtrip mux large; do
+for t in frame stream differential roundtrip mux content_length sse large; do
     printf '%s: %s  ' "$t" "$(ls corpus/$t | wc -l)"
 done
 echo

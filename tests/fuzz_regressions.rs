@@ -11,6 +11,11 @@
 //!   (`generate::check_roundtrip`).
 //! - `mux/`: bytes decoded into operations on the in-flight tables, checked against the model
 //!   (`mux_model::check_mux`).
+//! - `content_length/`: the first byte chooses the chunk sizes, the rest is a stream fed to the
+//!   codec in Content-Length framing and in `Framing::Detect`
+//!   (`content_length::check_content_length`); also fed whole and one byte at a time.
+//! - `sse/`: the first byte chooses the chunk sizes, the rest is an event stream fed to
+//!   `SseDecoder` (`sse::check_sse`); also fed whole and one byte at a time.
 //!
 //! Body and stream files also go through the stream checks whole and one byte at a time. The
 //! checks are the fuzz crate's own source, included by path, so a fix to either is a fix to both.
@@ -40,8 +45,17 @@ mod generate;
 #[path = "../fuzz/src/mux_model.rs"]
 mod mux_model;
 
+#[allow(dead_code, reason = "shared with the fuzz targets, which use more of it")]
+#[path = "../fuzz/src/content_length.rs"]
+mod content_length;
+
+#[allow(dead_code, reason = "shared with the fuzz targets, which use more of it")]
+#[path = "../fuzz/src/sse.rs"]
+mod sse;
+
 /// The folders replayed by the tests below.
-const TARGETS: [&str; 5] = ["frame", "stream", "differential", "roundtrip", "mux"];
+const TARGETS: [&str; 7] =
+    ["frame", "stream", "differential", "roundtrip", "mux", "content_length", "sse"];
 
 fn regressions() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join("regressions")
@@ -125,6 +139,23 @@ fn mux_regressions_match_the_model() {
             .expect("a mux regression file decodes to operations");
         assert!(!ops.is_empty(), "a mux regression file holds at least one operation");
         mux_model::check_mux(data);
+    });
+}
+
+#[test]
+fn content_length_regressions_hold_fed_as_fuzzed_and_byte_by_byte() {
+    replay("content_length", |data| {
+        content_length::check_content_length(data);
+        let input = data.get(1..).unwrap_or_default();
+        content_length::check_content_length_with(input, checks::limits(), || 1);
+    });
+}
+
+#[test]
+fn sse_regressions_hold_fed_as_fuzzed_and_byte_by_byte() {
+    replay("sse", |data| {
+        sse::check_sse(data);
+        sse::check_sse_with(data.get(1..).unwrap_or_default(), checks::limits(), || 1);
     });
 }
 

@@ -396,15 +396,14 @@ fn check_error_reply(m: &Message<'_>, v: &MsgView, detail: ReplyDetail) {
     assert_eq!(back.error().map(|e| e.code), Some(code.get()));
 }
 
-/// A valid message, written back with `Outgoing`, decodes to the same message. Raw payloads have
-/// their `\r` and `\n` turned into spaces by the encoder.
 fn raw(s: &Option<String>) -> Option<RawJson<'_>> {
     s.as_deref().map(RawJson::new)
 }
 
-fn check_reencode(v: &MsgView) {
+/// The message `v` describes (a valid one), as an [`Outgoing`] with raw payloads.
+pub fn outgoing(v: &MsgView) -> Outgoing<'_> {
     let id = v.id.as_ref().map(OwnedId::as_id);
-    let msg: Outgoing<'_> = match v.kind {
+    match v.kind {
         Kind::Request => Outgoing::Request {
             id: id.expect("request id"),
             method: v.method.as_deref().expect("request method"),
@@ -428,7 +427,13 @@ fn check_reencode(v: &MsgView) {
             }
         }
         Kind::Batch | Kind::Invalid => unreachable!("only valid messages are re-encoded"),
-    };
+    }
+}
+
+/// A valid message, written back with `Outgoing`, decodes to the same message. Raw payloads have
+/// their `\r` and `\n` turned into spaces by the encoder.
+fn check_reencode(v: &MsgView) {
+    let msg = outgoing(v);
     let mut out = BytesMut::new();
     msg.write(&mut out).expect("raw payloads always encode");
     assert_eq!(memchr::memchr_iter(b'\n', &out).count(), 1, "one line: {out:?}");
@@ -602,31 +607,50 @@ pub fn reference_split(input: &[u8], max: usize) -> Vec<Piece<'_>> {
     out
 }
 
-/// Feeds `input` to a fresh codec in chunks of `next_chunk()` bytes (0 is an empty read), calling
-/// `decode` until it returns `None` after each, then `decode_eof` until `None`. Checks the read
-/// buffer stays bounded and is empty at the end.
-pub fn feed(input: &[u8], limits: Limits, mut next_chunk: impl FnMut() -> usize) -> Vec<Frame> {
-    let max = limits.frame_bytes();
-    let mut codec = JsonRpcCodec::with_limits(limits);
+/// Feeds `input` to a fresh NDJSON codec in chunks of `next_chunk()` bytes (0 is an empty read),
+/// calling `decode` until it returns `None` after each, then `decode_eof` until `None`. Checks the
+/// read buffer stays bounded and is empty at the end.
+pub fn feed(input: &[u8], limits: Limits, next_chunk: impl FnMut() -> usize) -> Vec<Frame> {
+    // The framer holds at most one unterminated line: up to `max` bytes and a `\r` that may be
+    // the start of its CRLF.
+    let held = limits.frame_bytes() + 1;
+    feed_decoder(&mut JsonRpcCodec::with_limits(limits), input, held, |f| f, next_chunk)
+}
+
+/// Feeds `input` to `decoder` in chunks of `next_chunk()` bytes (0 is an empty read; after five
+/// in a row one byte is read), calling `decode` until it returns `None` after each read, then
+/// `decode_eof` until `None`. Checks that every item whose frame (`frame_of`) has bytes took
+/// bytes off the buffer, that there are no more items than input bytes, that the read buffer
+/// never holds more than `held` bytes between reads, and that it is empty at the end.
+pub fn feed_decoder<D>(
+    decoder: &mut D,
+    input: &[u8],
+    held: usize,
+    frame_of: impl Fn(&D::Item) -> &Frame,
+    mut next_chunk: impl FnMut() -> usize,
+) -> Vec<D::Item>
+where
+    D: Decoder,
+    D::Error: std::fmt::Debug,
+{
     let mut buf = BytesMut::new();
-    let mut frames = Vec::new();
+    let mut items = Vec::new();
     let mut pos = 0;
     let mut empty_reads = 0;
     loop {
         loop {
             let before = buf.len();
-            match codec.decode(&mut buf).expect("decode never fails") {
-                Some(frame) => {
-                    assert!(buf.len() < before || frame.as_bytes().is_empty(), "no progress");
-                    frames.push(frame);
-                    assert!(frames.len() <= input.len(), "more frames than input bytes");
+            match decoder.decode(&mut buf).expect("decode never fails") {
+                Some(item) => {
+                    let empty = frame_of(&item).as_bytes().is_empty();
+                    assert!(buf.len() < before || empty, "no progress");
+                    items.push(item);
+                    assert!(items.len() <= input.len(), "more items than input bytes");
                 }
                 None => break,
             }
         }
-        // The framer holds at most one unterminated line: up to `max` bytes and a `\r` that may
-        // be the start of its CRLF.
-        assert!(buf.len() <= max + 1, "buffer holds {} bytes with a {max}-byte limit", buf.len());
+        assert!(buf.len() <= held, "buffer holds {} bytes, at most {held} allowed", buf.len());
         if pos == input.len() {
             break;
         }
@@ -642,12 +666,12 @@ pub fn feed(input: &[u8], limits: Limits, mut next_chunk: impl FnMut() -> usize)
         buf.extend_from_slice(&input[pos..pos + n]);
         pos += n;
     }
-    while let Some(frame) = codec.decode_eof(&mut buf).expect("decode_eof never fails") {
-        frames.push(frame);
-        assert!(frames.len() <= input.len(), "more frames than input bytes");
+    while let Some(item) = decoder.decode_eof(&mut buf).expect("decode_eof never fails") {
+        items.push(item);
+        assert!(items.len() <= input.len(), "more items than input bytes");
     }
     assert!(buf.is_empty(), "{} bytes left at EOF: FramedRead would fail", buf.len());
-    frames
+    items
 }
 
 /// Chunk sizes chosen by a control byte: `c % 8 == 0` feeds one byte at a time, otherwise sizes
