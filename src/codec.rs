@@ -192,20 +192,25 @@ impl JsonRpcCodec {
                     DecodeError::FrameTooLarge { limit: self.limits().frame_bytes() },
                 ))
             }
-            Split::Frame { start, end, consumed } => {
-                let frame = self.parser.parse_in(buf, start, end);
-                buf.advance(consumed - end);
-                if self.grown {
-                    // The long line's room now lives only as long as its frame.
-                    self.shrink(buf);
-                }
-                Some(frame)
-            }
+            Split::Frame { start, end, consumed } => Some(self.cut(buf, start, end, consumed)),
         }
     }
 }
 
 impl JsonRpcCodec {
+    /// Parses the body at `buf[start..end]` into a frame cut off the buffer, and drops the rest
+    /// of what the framing consumed (`buf[end..consumed]`), in any framing.
+    #[inline]
+    fn cut(&mut self, buf: &mut BytesMut, start: usize, end: usize, consumed: usize) -> Frame {
+        let frame = self.parser.parse_in(buf, start, end);
+        buf.advance(consumed - end);
+        if self.grown {
+            // The long body's room now lives only as long as its frame.
+            self.shrink(buf);
+        }
+        frame
+    }
+
     /// The next frame in a framing other than NDJSON.
     #[inline(never)]
     fn next_other(&mut self, buf: &mut BytesMut, eof: bool) -> Option<Frame> {
@@ -237,12 +242,7 @@ impl JsonRpcCodec {
                             Some(Frame::from_error(Bytes::new(), e))
                         }
                         Some(BodySplit::Frame { start, end, consumed }) => {
-                            let frame = self.parser.parse_in(buf, start, end);
-                            buf.advance(consumed - end);
-                            if self.grown {
-                                self.shrink(buf);
-                            }
-                            Some(frame)
+                            Some(self.cut(buf, start, end, consumed))
                         }
                     };
                 }
