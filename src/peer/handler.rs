@@ -117,16 +117,18 @@ impl Incoming {
         Self(Source::Own(frame))
     }
 
-    /// A request or notification about to be held: its bytes get an allocation of their own
-    /// (see [`Frame::unshare`]), so what the held-bytes bounds count is what stays in memory.
-    pub(crate) fn held(mut frame: Frame) -> Self {
-        frame.unshare();
-        Self(Source::Own(frame))
-    }
-
     pub(crate) fn element(frame: Arc<Frame>, i: usize) -> Self {
         debug_assert!(i < frame.len());
         Self(Source::Element(frame, i))
+    }
+
+    /// Before the peer holds a message: a message of its own gets bytes of its own (see
+    /// [`Frame::unshare`]), so what the held-bytes bounds count is what stays in memory. A batch
+    /// element shares its batch's frame, which was given its own bytes when the batch arrived.
+    pub(crate) fn unshare(&mut self) {
+        if let Source::Own(frame) = &mut self.0 {
+            frame.unshare();
+        }
     }
 
     /// The message.

@@ -121,18 +121,13 @@ impl<H: Handler> Reader<H> {
             }
             Kind::Request => {
                 let bytes = frame.as_bytes().len();
-                self.request(Incoming::held(frame), bytes).await
+                let mut req = Incoming::own(frame);
+                req.unshare();
+                self.request(req, bytes).await
             }
             Kind::Notification => {
                 let bytes = frame.as_bytes().len();
-                // Cancellation and progress are handled at once, never held: no copy for them.
-                let n = match frame.method() {
-                    Some("notifications/cancelled" | "notifications/progress") => {
-                        Incoming::own(frame)
-                    }
-                    _ => Incoming::held(frame),
-                };
-                self.notification(n, bytes).await
+                self.notification(Incoming::own(frame), bytes).await
             }
             Kind::Invalid => self.invalid(&frame).await,
             Kind::Batch => self.batch(frame).await,
@@ -232,7 +227,7 @@ impl<H: Handler> Reader<H> {
 
     /// A notification of `bytes`: cancellation and progress are handled here, at once; the
     /// others are held for the notification worker, in order.
-    async fn notification(&mut self, n: Incoming, bytes: usize) -> bool {
+    async fn notification(&mut self, mut n: Incoming, bytes: usize) -> bool {
         match n.method() {
             "notifications/cancelled" => {
                 self.cancelled(&n);
@@ -247,6 +242,8 @@ impl<H: Handler> Reader<H> {
         if self.shared.room.until(fits, self.shared.closing.cancelled()).await.is_none() {
             return false;
         }
+        // Held from here on; cancellation and progress, handled above, were never copied.
+        n.unshare();
         let held = Held::notification(&self.shared, bytes);
         self.notes.send((n, held)).is_ok()
     }
@@ -314,7 +311,8 @@ impl<H: Handler> Reader<H> {
     }
 
     async fn batch(&mut self, mut frame: Frame) -> bool {
-        // Its elements may be held: the frame gets bytes of its own, as `Incoming::held` does.
+        // Its elements may be held: the frame gets bytes of its own, as `Incoming::unshare` gives
+        // a lone message.
         frame.unshare();
         let frame = Arc::new(frame);
         // Each request and notification of the batch may hold the frame: each counts an equal
