@@ -76,6 +76,8 @@
 mod codec;
 pub mod error;
 pub mod framing;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod limits;
 mod message;
 pub mod mux;

@@ -1,6 +1,7 @@
 //! The loops of a connection: read (in `reader`), write (one write per wake-up of everything
 //! queued), and the timer that fails requests past their deadline.
 
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,8 +18,8 @@ use super::handler::Handler;
 use super::reader::Reader;
 use super::shared::Shared;
 use super::{CloseReason, PeerBuilder, PeerHandle, RequestError};
-use crate::JsonRpcCodec;
 use crate::codec::READ_BUFFER;
+use crate::{Frame, JsonRpcCodec};
 
 /// How long the writer keeps trying to flush after the connection started closing: a peer that
 /// stopped reading must not keep a closed connection alive forever.
@@ -40,16 +41,76 @@ where
     W: AsyncWrite + Send + 'static,
     H: Handler,
 {
-    let shared = peer.shared.clone();
     let codec = JsonRpcCodec::with_limits(b.limits);
-    let reader = Counting { inner: Box::pin(reader), count: shared.bytes_read.clone() };
+    let reader = Counting { inner: Box::pin(reader), count: peer.shared.bytes_read.clone() };
     let frames = FramedRead::with_capacity(reader, codec, READ_BUFFER);
+    start_parts(b, peer, frames, Stream(Box::pin(writer)), handler)
+}
+
+/// Counts the bytes of the frames a transport that frames messages itself hands in (its own
+/// framing, such as HTTP's, is not counted).
+#[cfg(feature = "http")]
+pub(crate) fn counted<S>(
+    frames: S,
+    count: Arc<AtomicU64>,
+) -> impl futures_util::Stream<Item = Result<Frame, crate::Error>> + Send + 'static
+where
+    S: futures_util::Stream<Item = Result<Frame, crate::Error>> + Send + 'static,
+{
+    use futures_util::StreamExt;
+    frames.inspect(move |f| {
+        if let Ok(f) = f {
+            count.fetch_add(f.as_bytes().len() as u64, Ordering::Relaxed);
+        }
+    })
+}
+
+/// Starts the loops over frames already cut (by a transport that frames messages itself, such
+/// as HTTP) and an [`Outlet`] that takes the encoded messages.
+pub(crate) fn start_parts<S, O, H>(
+    b: &PeerBuilder,
+    peer: PeerHandle,
+    frames: S,
+    outlet: O,
+    handler: Arc<H>,
+) -> Vec<JoinHandle<()>>
+where
+    S: futures_util::Stream<Item = Result<Frame, crate::Error>> + Send + 'static,
+    O: Outlet,
+    H: Handler,
+{
+    let shared = peer.shared.clone();
     let read = Reader::new(b, peer, handler);
     vec![
         tokio::spawn(read.run(frames)),
-        tokio::spawn(write_loop(shared.clone(), writer)),
+        tokio::spawn(write_loop(shared.clone(), outlet)),
         tokio::spawn(timer_loop(shared)),
     ]
+}
+
+/// Where the write loop puts what it takes from the write queue: whole messages, each one line
+/// of JSON ending in `\n`, as many as were queued since the last write.
+pub(crate) trait Outlet: Send + 'static {
+    /// Sends the messages in `out`. May take its bytes (leaving it empty) or leave them; the
+    /// write loop clears it after.
+    fn send(&mut self, out: &mut BytesMut) -> impl Future<Output = std::io::Result<()>> + Send;
+
+    /// No more messages: the connection is closing.
+    fn shutdown(&mut self) -> impl Future<Output = std::io::Result<()>> + Send;
+}
+
+/// A byte stream as an outlet: the messages are written as they are (NDJSON).
+struct Stream<W>(Pin<Box<W>>);
+
+impl<W: AsyncWrite + Send + 'static> Outlet for Stream<W> {
+    async fn send(&mut self, out: &mut BytesMut) -> std::io::Result<()> {
+        self.0.write_all(out).await?;
+        self.0.flush().await
+    }
+
+    async fn shutdown(&mut self) -> std::io::Result<()> {
+        self.0.shutdown().await
+    }
 }
 
 /// Closes the connection if the task holding it ends without doing so itself: a bug that
@@ -64,21 +125,20 @@ impl Drop for CloseOnExit {
     }
 }
 
-async fn write_loop<W: AsyncWrite + Send>(shared: Arc<Shared>, writer: W) {
+async fn write_loop<O: Outlet>(shared: Arc<Shared>, mut outlet: O) {
     let _exit = CloseOnExit(shared.clone());
-    tokio::pin!(writer);
     let io = async {
         let mut out = BytesMut::new();
         while shared.queue.take(&mut out).await {
-            writer.write_all(&out).await?;
-            writer.flush().await?;
-            shared.bytes_written.fetch_add(out.len() as u64, Ordering::Relaxed);
+            let n = out.len();
+            outlet.send(&mut out).await?;
+            shared.bytes_written.fetch_add(n as u64, Ordering::Relaxed);
             out.clear();
             if out.capacity() > WRITE_BUFFER_KEEP {
                 out = BytesMut::new();
             }
         }
-        writer.shutdown().await
+        outlet.shutdown().await
     };
     let give_up = async {
         shared.closing.cancelled().await;

@@ -53,6 +53,8 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::JoinHandle;
 
+#[cfg(feature = "http")]
+pub(crate) use driver::Outlet;
 pub use handle::PeerHandle;
 pub use handler::{Context, Handler, Incoming, NoHandler, Reply, RpcError};
 
@@ -81,9 +83,9 @@ pub const NO_PARAMS: Option<RawJson<'static>> = None;
 /// How a peer is set up. `Clone`, so one builder can make many peers (an accept loop).
 #[derive(Clone, Debug)]
 pub struct PeerBuilder {
-    limits: Limits,
+    pub(crate) limits: Limits,
     request_timeout: Option<Duration>,
-    reply_detail: ReplyDetail,
+    pub(crate) reply_detail: ReplyDetail,
     unaddressed_per_second: u32,
 }
 
@@ -160,6 +162,27 @@ impl PeerBuilder {
         let shared = Arc::new(Shared::new(self));
         let handle = PeerHandle { shared: shared.clone() };
         let tasks = driver::start(self, handle.clone(), reader, writer, Arc::new(handler));
+        (handle, Connection { shared, tasks, extra: None, pid: None })
+    }
+
+    /// Starts a peer over frames a transport has already cut, and an outlet for the messages
+    /// it sends (the HTTP transports). `extra` is a task the connection also waits for.
+    #[cfg(feature = "http")]
+    pub(crate) fn spawn_parts<S, O, H>(
+        &self,
+        frames: S,
+        outlet: O,
+        handler: Arc<H>,
+    ) -> (PeerHandle, Connection)
+    where
+        S: futures_util::Stream<Item = Result<crate::Frame, crate::Error>> + Send + 'static,
+        O: Outlet,
+        H: Handler,
+    {
+        let shared = Arc::new(Shared::new(self));
+        let handle = PeerHandle { shared: shared.clone() };
+        let frames = driver::counted(frames, shared.bytes_read.clone());
+        let tasks = driver::start_parts(self, handle.clone(), frames, outlet, handler);
         (handle, Connection { shared, tasks, extra: None, pid: None })
     }
 }

@@ -16,10 +16,8 @@ use std::sync::atomic::Ordering;
 
 use bytes::BytesMut;
 use futures_util::{FutureExt, StreamExt};
-use tokio::io::AsyncRead;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
-use tokio_util::codec::FramedRead;
 use tokio_util::sync::CancellationToken;
 
 use super::driver::{CLOSE_FLUSH_GRACE, CloseOnExit, Limiter};
@@ -28,7 +26,7 @@ use super::inbound::{Admitted, Batch, Held, Slot, refusal, run_queued, write_out
 use super::queue::{Lane, SendError};
 use super::shared::Shared;
 use super::{CloseReason, PeerBuilder, PeerHandle, ProgressToken};
-use crate::{Frame, Id, JsonRpcCodec, Kind, Outgoing, ReplyDetail};
+use crate::{Frame, Id, Kind, Outgoing, ReplyDetail};
 
 /// Notifications waiting for the notification worker, and their frame bytes; past either the
 /// read loop waits. Generous, because a notification handler may be awaiting a response that
@@ -67,7 +65,10 @@ impl<H: Handler> Reader<H> {
         }
     }
 
-    pub(crate) async fn run<R: AsyncRead + Send>(mut self, frames: FramedRead<R, JsonRpcCodec>) {
+    pub(crate) async fn run<S>(mut self, frames: S)
+    where
+        S: futures_util::Stream<Item = Result<Frame, crate::Error>> + Send,
+    {
         let _exit = CloseOnExit(self.shared.clone());
         tokio::pin!(frames);
         let closing = self.shared.closing.clone();

@@ -37,6 +37,8 @@ pub enum Target {
     Tcp(String),
     /// A Unix socket path.
     Unix(String),
+    /// A Streamable HTTP endpoint, `http://HOST:PORT/PATH`.
+    Http(String),
 }
 
 impl std::str::FromStr for Target {
@@ -45,6 +47,9 @@ impl std::str::FromStr for Target {
     fn from_str(s: &str) -> Result<Self, String> {
         if s == "embedded" {
             return Ok(Self::Embedded);
+        }
+        if s.starts_with("http://") {
+            return Ok(Self::Http(s.to_owned()));
         }
         let (kind, rest) = s.split_once(':').ok_or_else(|| bad_target(s))?;
         if rest.is_empty() {
@@ -60,7 +65,7 @@ impl std::str::FromStr for Target {
 }
 
 fn bad_target(s: &str) -> String {
-    format!("`{s}`: expected embedded, stdio:CMD, tcp:ADDR or unix:PATH")
+    format!("`{s}`: expected embedded, stdio:CMD, tcp:ADDR, unix:PATH or http://HOST:PORT/PATH")
 }
 
 impl std::fmt::Display for Target {
@@ -70,6 +75,7 @@ impl std::fmt::Display for Target {
             Self::Stdio(c) => write!(f, "stdio:{c}"),
             Self::Tcp(a) => write!(f, "tcp:{a}"),
             Self::Unix(p) => write!(f, "unix:{p}"),
+            Self::Http(u) => f.write_str(u),
         }
     }
 }
@@ -226,6 +232,7 @@ async fn connect(plan: &Plan) -> Result<(PeerHandle, Connection), std::io::Error
         }
         Target::Tcp(addr) => transport::connect_tcp(&builder, addr.as_str(), NoHandler).await?,
         Target::Unix(path) => transport::connect_unix(&builder, path, NoHandler).await?,
+        Target::Http(url) => mcpwire::http::connect(&builder, url, NoHandler)?,
     })
 }
 
@@ -561,10 +568,16 @@ mod tests {
 
     #[test]
     fn targets_parse_and_print_back() {
-        for s in ["embedded", "stdio:node server.js stdio", "tcp:127.0.0.1:7000", "unix:/tmp/s"] {
+        for s in [
+            "embedded",
+            "stdio:node server.js stdio",
+            "tcp:127.0.0.1:7000",
+            "unix:/tmp/s",
+            "http://127.0.0.1:3001/mcp",
+        ] {
             assert_eq!(s.parse::<Target>().unwrap().to_string(), s);
         }
-        for bad in ["", "stdio:", "http://x", "tcp"] {
+        for bad in ["", "stdio:", "https://x", "tcp"] {
             assert!(bad.parse::<Target>().is_err(), "{bad}");
         }
     }

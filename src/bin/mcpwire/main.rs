@@ -49,7 +49,7 @@ struct Cli {
 enum Command {
     /// Drive concurrent MCP requests at a server and report throughput and latency.
     Load(LoadArgs),
-    /// Serve MCP (echo and sleep tools) on stdio, TCP or a Unix socket.
+    /// Serve MCP (echo and sleep tools) on stdio, TCP, a Unix socket or Streamable HTTP.
     Serve(ServeArgs),
     /// Classify each line of an NDJSON capture, or summarise it with decoder throughput.
     #[command(long_about = INSPECT_ABOUT)]
@@ -58,7 +58,8 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct LoadArgs {
-    /// embedded | stdio:CMD | tcp:ADDR | unix:PATH. `stdio:` runs CMD with `sh -c`.
+    /// embedded | stdio:CMD | tcp:ADDR | unix:PATH | http://HOST:PORT/PATH. `stdio:` runs CMD
+    /// with `sh -c`; `http://` speaks MCP's Streamable HTTP.
     #[arg(long, default_value = "embedded")]
     target: load::Target,
     /// Requests in flight at once (one worker each).
@@ -100,6 +101,8 @@ struct ServeArgs {
     listen: ListenArgs,
     #[command(flatten)]
     limits: serve::LimitArgs,
+    #[command(flatten)]
+    http: serve::HttpArgs,
 }
 
 #[derive(Debug, Args)]
@@ -114,6 +117,10 @@ struct ListenArgs {
     /// Listen on a Unix socket path.
     #[arg(long, value_name = "PATH")]
     unix: Option<PathBuf>,
+    /// Serve MCP's Streamable HTTP on an address: HOST:PORT, or a PORT on 127.0.0.1 (a port of
+    /// 0 picks one; the address is printed on standard error).
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
 }
 
 const INSPECT_ABOUT: &str = "\
@@ -223,9 +230,12 @@ fn run_load(args: &LoadArgs) -> ExitCode {
 }
 
 fn run_serve(args: &ServeArgs) -> ExitCode {
-    let listen = match (&args.listen.tcp, &args.listen.unix) {
-        (Some(addr), _) => serve::Listen::Tcp(addr.clone()),
-        (_, Some(path)) => serve::Listen::Unix(path.clone()),
+    let listen = match (&args.listen.tcp, &args.listen.unix, &args.listen.http) {
+        (Some(addr), _, _) => serve::Listen::Tcp(addr.clone()),
+        (_, Some(path), _) => serve::Listen::Unix(path.clone()),
+        (_, _, Some(addr)) => {
+            serve::Listen::Http(addr.clone(), args.http.server(args.limits.builder()))
+        }
         _ => serve::Listen::Stdio,
     };
     let rt = runtime();

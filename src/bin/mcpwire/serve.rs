@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::builder::RangedU64ValueParser;
+use mcpwire::http::HttpServer;
 use mcpwire::limits::{
     DEFAULT_MAX_BATCH_LEN, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_HANDLERS,
     DEFAULT_MAX_HELD_REQUEST_BYTES, DEFAULT_MAX_QUEUED_REQUESTS, DEFAULT_MAX_WRITE_QUEUE_BYTES,
@@ -20,13 +21,13 @@ use mcpwire::peer::{
     Context, DEFAULT_UNADDRESSED_REPLIES_PER_SECOND, Handler, Incoming, PeerBuilder, Reply,
     RpcError, transport,
 };
-use mcpwire::{ErrorCode, Limits, ReplyDetail};
+use mcpwire::{ErrorCode, Json, Limits, ReplyDetail};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 /// Protocol versions `initialize` agrees to, oldest first; a client offering another one is
 /// answered with the latest.
-pub const PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+pub const PROTOCOL_VERSIONS: [&str; 4] = mcpwire::http::PROTOCOL_VERSIONS;
 
 /// The longest `echo` message accepted, in bytes.
 pub const MAX_ECHO_BYTES: usize = 1 << 20;
@@ -42,12 +43,12 @@ const TOOLS: &str = r#"{"tools":[{"name":"echo","description":"Returns its messa
 pub struct McpServer;
 
 impl Handler for McpServer {
-    async fn request(&self, req: &Incoming, _cx: &Context) -> Result<Reply, RpcError> {
+    async fn request(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
         match req.method() {
             "initialize" => initialize(req),
             "ping" => Ok(Reply::empty()),
             "tools/list" => Ok(Reply::raw(TOOLS)),
-            "tools/call" => call(req).await,
+            "tools/call" => call(req, cx).await,
             other => Err(RpcError::method_not_found(other)),
         }
     }
@@ -103,14 +104,22 @@ struct CallParams<'a> {
     name: Cow<'a, str>,
     #[serde(borrow, default)]
     arguments: Option<&'a RawValue>,
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<Meta<'a>>,
 }
 
-async fn call(req: &Incoming) -> Result<Reply, RpcError> {
+#[derive(Deserialize)]
+struct Meta<'a> {
+    #[serde(rename = "progressToken", borrow, default)]
+    progress_token: Option<&'a RawValue>,
+}
+
+async fn call(req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
     let p: CallParams<'_> = req.params_as().map_err(RpcError::invalid_params)?;
     let args = p.arguments.map_or("{}", RawValue::get);
     match p.name.as_ref() {
         "echo" => Ok(echo(args)),
-        "sleep" => Ok(sleep(args).await),
+        "sleep" => Ok(sleep(args, p.meta.and_then(|m| m.progress_token), cx).await),
         other => Err(RpcError::new(ErrorCode::INVALID_PARAMS, format!("Unknown tool: {other}"))),
     }
 }
@@ -131,7 +140,8 @@ fn echo(args: &str) -> Reply {
     }
 }
 
-async fn sleep(args: &str) -> Reply {
+/// Sleeps; with a progress token, sends `notifications/progress` as it starts and as it ends.
+async fn sleep(args: &str, token: Option<&RawValue>, cx: &Context) -> Reply {
     #[derive(Deserialize)]
     struct Args {
         ms: serde_json::Number,
@@ -143,8 +153,26 @@ async fn sleep(args: &str) -> Reply {
     let Some(ms) = ms else {
         return tool_error(&format!("sleep: ms must be an integer from 0 to {MAX_SLEEP_MS}"));
     };
+    #[derive(Serialize)]
+    struct Progress<'a> {
+        #[serde(rename = "progressToken")]
+        token: &'a RawValue,
+        progress: u64,
+        total: u64,
+    }
+    let progress = |done: u64| async move {
+        if let Some(token) = token {
+            let p = Progress { token, progress: done, total: ms };
+            let sent = cx.peer().notify("notifications/progress", Some(Json(&p))).await;
+            if let Err(e) = sent {
+                tracing::debug!(error = %e, "progress not sent");
+            }
+        }
+    };
+    progress(0).await;
     // Dropped, and nothing answered, when the client cancels.
     tokio::time::sleep(Duration::from_millis(ms)).await;
+    progress(ms).await;
     text(&format!("slept {ms}"), false)
 }
 
@@ -253,6 +281,54 @@ pub enum Listen {
     Tcp(String),
     /// A Unix socket path.
     Unix(PathBuf),
+    /// Streamable HTTP on an address.
+    Http(String, HttpServer),
+}
+
+/// How `serve --http` serves (`mcpwire serve --help` lists them under "HTTP").
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "HTTP")]
+pub struct HttpArgs {
+    /// The endpoint's path.
+    #[arg(long, value_name = "PATH", default_value = "/mcp")]
+    http_path: String,
+    /// Also allow requests with this exact Origin (loopback origins and requests without one
+    /// are always allowed; any other gets 403). Repeatable.
+    #[arg(long, value_name = "ORIGIN")]
+    allow_origin: Vec<String>,
+    /// The most sessions open at once; a new one past it gets 503.
+    #[arg(long, value_name = "N", default_value_t = mcpwire::http::server::DEFAULT_MAX_SESSIONS,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_sessions: usize,
+    /// Seconds a session may stay idle before it ends (0: never).
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::http::server::DEFAULT_SESSION_IDLE_TIMEOUT.as_secs_f64())]
+    session_idle_timeout: f64,
+    /// The most TCP connections served at once; past it the server stops accepting.
+    #[arg(long, value_name = "N", default_value_t = mcpwire::http::server::DEFAULT_MAX_CONNECTIONS,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_connections: usize,
+    /// Answer GET with 405 instead of opening a stream of the server's other messages.
+    #[arg(long)]
+    no_get_stream: bool,
+}
+
+impl HttpArgs {
+    /// A server with these settings, its sessions made by `builder`.
+    pub fn server(&self, builder: PeerBuilder) -> HttpServer {
+        let idle = (self.session_idle_timeout > 0.0)
+            .then(|| Duration::try_from_secs_f64(self.session_idle_timeout).ok())
+            .flatten();
+        let mut server = HttpServer::new(builder)
+            .path(self.http_path.clone())
+            .max_sessions(self.max_sessions)
+            .session_idle_timeout(idle)
+            .max_connections(self.max_connections)
+            .get_stream(!self.no_get_stream);
+        for o in &self.allow_origin {
+            server = server.allow_origin(o.clone());
+        }
+        server
+    }
 }
 
 /// Runs the server, each connection a peer made by `builder`, until its input ends, or SIGINT /
@@ -289,6 +365,15 @@ pub async fn run(listen: Listen, builder: PeerBuilder) -> std::io::Result<()> {
             let _unlink = Unlink(path.clone());
             eprintln!("mcpwire: serving MCP on unix:{}", path.display());
             transport::serve_unix_until(listener, builder, || McpServer, signal).await
+        }
+        Listen::Http(addr, server) => {
+            let listener = mcpwire::http::server::bind(&addr).await?;
+            eprintln!(
+                "mcpwire: serving MCP on http://{}{}",
+                listener.local_addr()?,
+                server.endpoint()
+            );
+            server.serve(listener, || McpServer, signal).await
         }
     }
 }

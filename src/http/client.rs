@@ -1,0 +1,457 @@
+//! The Streamable HTTP client transport: a peer whose messages go out as POSTs to one endpoint
+//! and whose incoming messages are the answers (JSON bodies, or Server-Sent Events), plus an
+//! optional GET stream for the server's own messages.
+//!
+//! Requests are POSTed concurrently, each on a connection of the pool (HTTP/1.1, kept alive).
+//! Notifications and responses are POSTed one at a time, in order, and a request waits until
+//! the notifications queued before it were accepted, so the server sees
+//! `notifications/initialized` before the requests that follow it. The session id from the
+//! `initialize` answer, and the protocol version of its result, go on every later message; the
+//! session is deleted when the connection closes.
+//!
+//! A request the server does not answer with a response (an HTTP error, a 202, a connection
+//! failure) completes with an error response carrying its id, -32603, whose message says what
+//! happened; the peer goes on.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
+use http::{Method, Request, StatusCode, Uri};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming as HyperBody;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use tokio::sync::{Semaphore, mpsc, watch};
+use tokio::task::JoinHandle;
+use tokio_util::codec::Decoder;
+
+use super::{Key, SESSION_HEADER, VERSION_HEADER, negotiated_version};
+use crate::peer::{Connection, Handler, Outlet, PeerBuilder, PeerHandle};
+use crate::{ErrorCode, Frame, FrameParser, Kind, Limits, Outgoing, SseDecoder};
+
+/// Default for [`HttpClient::max_concurrent_posts`].
+pub const DEFAULT_MAX_CONCURRENT_POSTS: usize = 256;
+
+/// Frames waiting for the peer's read loop.
+const INBOX: usize = 256;
+
+/// How long closing waits for the server to take the session's DELETE.
+const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The most of an HTTP error's body kept for the error message.
+const ERROR_BODY_KEPT: usize = 512;
+
+/// How a Streamable HTTP client connection is set up.
+///
+/// # Examples
+///
+/// ```no_run
+/// use mcpwire::http::HttpClient;
+/// use mcpwire::peer::{NoHandler, PeerBuilder, NO_PARAMS};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let (peer, _conn) = HttpClient::new(PeerBuilder::new())
+///     .connect("http://127.0.0.1:3001/mcp", NoHandler)?;
+/// let init = r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}"#;
+/// peer.request("initialize", Some(mcpwire::RawJson::new(init))).await.unwrap();
+/// peer.notify("notifications/initialized", NO_PARAMS).await.unwrap();
+/// # std::io::Result::Ok(())
+/// # }).unwrap();
+/// ```
+#[derive(Clone, Debug)]
+pub struct HttpClient {
+    peer: PeerBuilder,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    get_stream: bool,
+    max_posts: usize,
+}
+
+/// Opens a Streamable HTTP connection to `url` with the defaults of [`HttpClient`].
+///
+/// # Errors
+///
+/// When `url` is not an `http://` URL.
+pub fn connect<H: Handler>(
+    builder: &PeerBuilder,
+    url: &str,
+    handler: H,
+) -> std::io::Result<(PeerHandle, Connection)> {
+    HttpClient::new(builder.clone()).connect(url, handler)
+}
+
+impl HttpClient {
+    /// A client whose peer is made by `peer` (its frame limit also bounds each answer).
+    #[must_use]
+    pub fn new(peer: PeerBuilder) -> Self {
+        Self {
+            peer,
+            headers: Vec::new(),
+            get_stream: true,
+            max_posts: DEFAULT_MAX_CONCURRENT_POSTS,
+        }
+    }
+
+    /// A header sent with every HTTP request (an `Authorization`, say).
+    #[must_use]
+    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    /// Whether to open the GET stream for the server's own messages once initialized (`true`
+    /// by default; a server that answers 405 is fine).
+    #[must_use]
+    pub fn get_stream(mut self, open: bool) -> Self {
+        self.get_stream = open;
+        self
+    }
+
+    /// POSTs in flight at once; past it the peer's writer waits.
+    /// [`DEFAULT_MAX_CONCURRENT_POSTS`] by default.
+    #[must_use]
+    pub fn max_concurrent_posts(mut self, n: usize) -> Self {
+        self.max_posts = n.max(1);
+        self
+    }
+
+    /// Starts a peer talking to the endpoint at `url`. Nothing is sent until the peer sends:
+    /// start with `initialize`. Must be called inside a tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// When `url` is not an `http://` URL (TLS is not built in).
+    pub fn connect<H: Handler>(
+        &self,
+        url: &str,
+        handler: H,
+    ) -> std::io::Result<(PeerHandle, Connection)> {
+        let uri: Uri = url.parse().map_err(|e| invalid(format!("{url}: {e}")))?;
+        if uri.scheme_str() != Some("http") || uri.host().is_none() {
+            return Err(invalid(format!("{url}: only http://HOST[:PORT]/PATH URLs are supported")));
+        }
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_max_idle_per_host(self.max_posts)
+            .build(connector);
+        let (inject, rx) = mpsc::channel::<Frame>(INBOX);
+        let frames = futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|f| (Ok(f), rx))
+        });
+        let (ordered, ordered_rx) = mpsc::channel::<Frame>(INBOX);
+        let (acked, acked_rx) = watch::channel(0u64);
+        let ctx = Arc::new(Ctx {
+            client,
+            uri,
+            headers: self.headers.clone(),
+            session: RwLock::new(None),
+            version: RwLock::new(None),
+            inject,
+            limits: self.peer.limits,
+            get_stream: self.get_stream,
+            get_task: Mutex::new(None),
+            get_started: AtomicBool::new(false),
+            acked: acked_rx,
+        });
+        let worker = tokio::spawn(ordered_worker(ctx.clone(), ordered_rx, acked));
+        let poster = Poster {
+            ctx,
+            parser: FrameParser::new(
+                Limits::default()
+                    .max_frame_bytes(crate::limits::MAX_FRAME_BYTES_CEILING)
+                    .max_depth(usize::MAX / 2),
+            ),
+            slots: Arc::new(Semaphore::new(self.max_posts)),
+            ordered,
+            queued: AtomicU64::new(0),
+            worker: Some(worker),
+        };
+        Ok(self.peer.spawn_parts(frames, poster, Arc::new(handler)))
+    }
+}
+
+fn invalid(msg: String) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidInput, msg)
+}
+
+struct Ctx {
+    client: Client<HttpConnector, Full<Bytes>>,
+    uri: Uri,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    session: RwLock<Option<HeaderValue>>,
+    version: RwLock<Option<HeaderValue>>,
+    inject: mpsc::Sender<Frame>,
+    limits: Limits,
+    get_stream: bool,
+    get_task: Mutex<Option<JoinHandle<()>>>,
+    get_started: AtomicBool,
+    /// How many ordered messages the server has taken.
+    acked: watch::Receiver<u64>,
+}
+
+impl Ctx {
+    fn request(&self, method: Method, body: Bytes) -> Request<Full<Bytes>> {
+        let mut b = Request::builder()
+            .method(method)
+            .uri(self.uri.clone())
+            .header(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        if !body.is_empty() {
+            b = b.header(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+        if let Some(s) = self.session.read().unwrap_or_else(PoisonError::into_inner).clone() {
+            b = b.header(SESSION_HEADER, s);
+        }
+        if let Some(v) = self.version.read().unwrap_or_else(PoisonError::into_inner).clone() {
+            b = b.header(VERSION_HEADER, v);
+        }
+        for (k, v) in &self.headers {
+            b = b.header(k, v);
+        }
+        b.body(Full::new(body)).expect("a request of valid parts")
+    }
+
+    /// Hands a frame to the peer's read loop; `false` once it has ended.
+    async fn inject(&self, frame: Frame) -> bool {
+        self.inject.send(frame).await.is_ok()
+    }
+
+    /// Completes the request `id` with an error response saying why no response came.
+    async fn fail(&self, id: &Key, why: &str) {
+        let mut out = BytesMut::new();
+        let msg: Outgoing<'_> = Outgoing::Error {
+            id: id.as_id(),
+            code: ErrorCode::INTERNAL_ERROR,
+            message: why,
+            data: None,
+        };
+        if msg.write_value(&mut out).is_ok() {
+            self.inject(FrameParser::new(self.limits).parse(out)).await;
+        }
+    }
+
+    fn remember_session(&self, resp: &http::Response<HyperBody>) {
+        if let Some(s) = resp.headers().get(SESSION_HEADER) {
+            let mut cur = self.session.write().unwrap_or_else(PoisonError::into_inner);
+            if cur.is_none() {
+                *cur = Some(s.clone());
+            }
+        }
+    }
+
+    /// Reads an answer's body: one JSON message, or a stream of events. Returns whether a
+    /// response to `expect` was among them.
+    async fn take_answer(
+        &self,
+        resp: http::Response<HyperBody>,
+        expect: Option<&Key>,
+        initialize: bool,
+    ) -> Result<bool, String> {
+        let sse = resp.headers().get(CONTENT_TYPE).is_some_and(|v| {
+            v.to_str()
+                .is_ok_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"))
+        });
+        let mut answered = false;
+        let mut take = |frame: &Frame| {
+            if let (Some(k), Some(m)) = (expect, frame.message())
+                && matches!(m.kind(), Kind::Response | Kind::Error)
+                && m.id().and_then(Key::of).as_ref() == Some(k)
+            {
+                answered = true;
+                if initialize
+                    && m.kind() == Kind::Response
+                    && let Some(v) = negotiated_version(&m)
+                    && let Ok(v) = HeaderValue::from_str(&v)
+                {
+                    *self.version.write().unwrap_or_else(PoisonError::into_inner) = Some(v);
+                }
+            }
+        };
+        let mut body = resp.into_body();
+        if sse {
+            let mut decoder = SseDecoder::new(self.limits);
+            let mut buf = BytesMut::new();
+            loop {
+                let chunk = match body.frame().await {
+                    None => None,
+                    Some(Ok(f)) => f.into_data().ok(),
+                    Some(Err(e)) => return Err(format!("the event stream failed: {e}")),
+                };
+                let end = match chunk {
+                    Some(c) => {
+                        buf.extend_from_slice(&c);
+                        false
+                    }
+                    None => true,
+                };
+                loop {
+                    let event =
+                        if end { decoder.decode_eof(&mut buf) } else { decoder.decode(&mut buf) };
+                    match event {
+                        Ok(Some(ev)) => {
+                            let frame = ev.into_frame();
+                            take(&frame);
+                            if !self.inject(frame).await {
+                                return Ok(answered);
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(e) => return Err(format!("the event stream failed: {e}")),
+                    }
+                }
+                if end {
+                    return Ok(answered);
+                }
+            }
+        }
+        let bytes = Limited::new(body, self.limits.frame_bytes())
+            .collect()
+            .await
+            .map_err(|e| format!("reading the answer failed: {e}"))?
+            .to_bytes();
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(false);
+        }
+        let frame = FrameParser::new(self.limits).parse(BytesMut::from(bytes));
+        take(&frame);
+        self.inject(frame).await;
+        Ok(answered)
+    }
+
+    /// Opens the GET stream once, if asked for.
+    fn start_get_stream(self: &Arc<Self>) {
+        if !self.get_stream || self.get_started.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let ctx = self.clone();
+        let task = tokio::spawn(async move {
+            let mut req = ctx.request(Method::GET, Bytes::new());
+            req.headers_mut().insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+            match ctx.client.request(req).await {
+                Ok(resp) if resp.status() == StatusCode::OK => {
+                    if let Err(e) = ctx.take_answer(resp, None, false).await {
+                        tracing::debug!(error = %e, "the GET stream ended");
+                    }
+                }
+                Ok(resp) => tracing::debug!(status = %resp.status(), "no GET stream"),
+                Err(e) => tracing::debug!(error = %e, "the GET stream failed"),
+            }
+        });
+        *self.get_task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
+    }
+}
+
+/// POSTs one request and hands its answer to the peer.
+async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: Key, after: u64) {
+    // Notifications sent before this request are taken first.
+    let mut acked = ctx.acked.clone();
+    if *acked.borrow() < after && acked.wait_for(|n| *n >= after).await.is_err() {
+        return;
+    }
+    let initialize = frame.method() == Some("initialize");
+    let req = ctx.request(Method::POST, frame.into_bytes());
+    let resp = match ctx.client.request(req).await {
+        Ok(r) => r,
+        Err(e) => return ctx.fail(&id, &format!("the HTTP request failed: {e}")).await,
+    };
+    ctx.remember_session(&resp);
+    let status = resp.status();
+    let outcome = ctx.take_answer(resp, Some(&id), initialize).await;
+    match outcome {
+        Ok(true) => {}
+        Ok(false) if status.is_success() => {
+            ctx.fail(&id, &format!("HTTP {status}: the server sent no response to the request"))
+                .await;
+        }
+        Ok(false) => ctx.fail(&id, &format!("HTTP {status}")).await,
+        Err(why) => ctx.fail(&id, &format!("HTTP {status}: {why}")).await,
+    }
+}
+
+/// POSTs notifications and responses one at a time, in order.
+async fn ordered_worker(ctx: Arc<Ctx>, mut rx: mpsc::Receiver<Frame>, acked: watch::Sender<u64>) {
+    while let Some(frame) = rx.recv().await {
+        let initialized = frame.method() == Some("notifications/initialized");
+        let req = ctx.request(Method::POST, frame.into_bytes());
+        match ctx.client.request(req).await {
+            Ok(resp) => {
+                let status = resp.status();
+                ctx.remember_session(&resp);
+                if status.is_success() {
+                    if initialized {
+                        ctx.start_get_stream();
+                    }
+                } else {
+                    let body = Limited::new(resp.into_body(), ERROR_BODY_KEPT).collect().await;
+                    let text = body.map(|b| b.to_bytes()).unwrap_or_default();
+                    tracing::warn!(%status, body = %String::from_utf8_lossy(&text), "a message was refused");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "a message could not be sent"),
+        }
+        acked.send_modify(|n| *n += 1);
+    }
+}
+
+/// The peer's outlet: each message it writes becomes a POST.
+struct Poster {
+    ctx: Arc<Ctx>,
+    parser: FrameParser,
+    slots: Arc<Semaphore>,
+    ordered: mpsc::Sender<Frame>,
+    /// Ordered messages queued so far.
+    queued: AtomicU64,
+    worker: Option<JoinHandle<()>>,
+}
+
+impl Outlet for Poster {
+    async fn send(&mut self, out: &mut BytesMut) -> std::io::Result<()> {
+        let mut chunk = out.split();
+        while !chunk.is_empty() {
+            let end = memchr::memchr(b'\n', &chunk).map_or(chunk.len(), |i| i + 1);
+            let mut line = chunk.split_to(end);
+            if line.ends_with(b"\n") {
+                line.truncate(line.len() - 1);
+            }
+            let frame = self.parser.parse(line);
+            match frame.message().filter(|m| m.kind() == Kind::Request) {
+                Some(m) => {
+                    let id = m.id().and_then(Key::of).expect("a request has an id");
+                    let permit = self.slots.clone().acquire_owned().await.expect("never closed");
+                    let after = self.queued.load(Ordering::Relaxed);
+                    let ctx = self.ctx.clone();
+                    tokio::spawn(async move {
+                        post_request(ctx, frame, id, after).await;
+                        drop(permit);
+                    });
+                }
+                None => {
+                    self.queued.fetch_add(1, Ordering::Relaxed);
+                    if self.ordered.send(frame).await.is_err() {
+                        return Err(std::io::Error::other("the HTTP sender stopped"));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn shutdown(&mut self) -> std::io::Result<()> {
+        if let Some(task) = self.ctx.get_task.lock().unwrap_or_else(PoisonError::into_inner).take()
+        {
+            task.abort();
+        }
+        if let Some(worker) = self.worker.take() {
+            worker.abort();
+        }
+        let session = self.ctx.session.read().unwrap_or_else(PoisonError::into_inner).clone();
+        if session.is_some() {
+            let req = self.ctx.request(Method::DELETE, Bytes::new());
+            let _ = tokio::time::timeout(DELETE_TIMEOUT, self.ctx.client.request(req)).await;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,796 @@
+//! The Streamable HTTP server: one endpoint, a table of sessions, each with a peer of its own
+//! running the host's [`Handler`].
+//!
+//! What each request gets, in the order it is checked:
+//!
+//! | request | answer |
+//! |---|---|
+//! | a path other than the endpoint | 404 |
+//! | a method other than POST, GET, DELETE | 405, with `Allow` |
+//! | an `Origin` that is not allowed (DNS rebinding) | 403 |
+//! | POST: `Content-Type` not `application/json` | 415 |
+//! | POST: `Accept` with neither `application/json` nor `text/event-stream` | 406 |
+//! | POST: a body over [`Limits::max_frame_bytes`](crate::Limits::max_frame_bytes) | 413 |
+//! | POST: a body that is not JSON | 400, -32700 |
+//! | POST: JSON that is not a message | 400, -32600 |
+//! | a session id that is unknown (or expired, or deleted) | 404, -32001 |
+//! | no session id, but not an `initialize` request | 400, -32000 |
+//! | an unsupported `MCP-Protocol-Version` | 400, -32000 |
+//! | POST: a batch, unless the session negotiated 2025-03-26 | 400, -32600 |
+//! | POST: a request whose id is already waiting in the session | 400, -32600 |
+//! | POST: notifications and responses only | 202, no body |
+//! | POST: a request | 200, its response as `application/json`, or `text/event-stream` when progress comes first |
+//! | GET: no `text/event-stream` in `Accept` | 406 |
+//! | GET: a stream already open for the session | 409 |
+//! | GET | 200, `text/event-stream` of the session's other messages |
+//! | DELETE | 200; the session ends |
+//! | a new session past [`HttpServer::max_sessions`] | 503, -32000 |
+//!
+//! Every error body is a JSON-RPC error response with `"id": null` (or the request's id where it
+//! could be read).
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http::header::{
+    ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue, ORIGIN,
+};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, Limited, StreamBody};
+use hyper::body::Incoming as HyperBody;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use super::session::{PostReceiver, Refused, Session};
+use super::{
+    BATCH_VERSION, Key, PROTOCOL_VERSIONS, SESSION_HEADER, VERSION_HEADER, error_json,
+    new_session_id, requested_progress, sse_event,
+};
+use crate::peer::{Handler, PeerBuilder};
+use crate::{ErrorCode, Frame, FrameParser, Id, Kind};
+
+/// Default for [`HttpServer::max_sessions`].
+pub const DEFAULT_MAX_SESSIONS: usize = 256;
+
+/// Default for [`HttpServer::session_idle_timeout`]: 10 minutes.
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Default for [`HttpServer::max_connections`].
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
+/// How long a client may take to send a request's headers.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How often an open GET stream carries a comment, so a client that went away is noticed.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// The JSON-RPC code for "session not found", as the MCP SDKs answer it.
+const SESSION_NOT_FOUND: ErrorCode = ErrorCode(-32001);
+
+/// A server error with no more specific code.
+const SERVER_ERROR: ErrorCode = ErrorCode(-32000);
+
+type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+/// Counters of a running server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpStats {
+    /// Sessions open now.
+    pub sessions: usize,
+    /// Sessions started since the server started.
+    pub sessions_started: u64,
+    /// Sessions ended for being idle too long.
+    pub sessions_expired: u64,
+    /// Messages the sessions' handlers sent that had nowhere to go (no GET stream open, or the
+    /// client stopped waiting), over the sessions open now.
+    pub messages_dropped: u64,
+}
+
+/// A Streamable HTTP server. `Clone`: the clones share one session table.
+///
+/// # Examples
+///
+/// ```no_run
+/// use mcpwire::http::HttpServer;
+/// use mcpwire::peer::{Context, Handler, Incoming, PeerBuilder, Reply, RpcError};
+///
+/// struct Ping;
+/// impl Handler for Ping {
+///     async fn request(&self, req: &Incoming, _: &Context) -> Result<Reply, RpcError> {
+///         match req.method() {
+///             "initialize" => Ok(Reply::raw(r#"{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"ping","version":"1"}}"#)),
+///             "ping" => Ok(Reply::empty()),
+///             m => Err(RpcError::method_not_found(m)),
+///         }
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// HttpServer::new(PeerBuilder::new()).serve(listener, || Ping, std::future::pending::<()>()).await
+/// # }).unwrap();
+/// ```
+#[derive(Clone)]
+pub struct HttpServer {
+    config: Arc<Config>,
+    state: Arc<State>,
+}
+
+#[derive(Clone)]
+struct Config {
+    peer: PeerBuilder,
+    path: String,
+    allowed_origins: Vec<String>,
+    versions: Vec<String>,
+    max_sessions: usize,
+    idle_timeout: Option<Duration>,
+    max_connections: usize,
+    get_stream: bool,
+}
+
+#[derive(Default)]
+struct State {
+    sessions: Mutex<HashMap<Box<str>, Arc<Session>>>,
+    started: AtomicU64,
+    expired: AtomicU64,
+}
+
+impl std::fmt::Debug for HttpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServer")
+            .field("path", &self.config.path)
+            .field("sessions", &self.stats().sessions)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpServer {
+    /// A server whose sessions are peers made by `peer` (its limits bound each session; its
+    /// frame limit also bounds a POST's body). Endpoint `/mcp`; only loopback origins allowed.
+    #[must_use]
+    pub fn new(peer: PeerBuilder) -> Self {
+        Self {
+            config: Arc::new(Config {
+                peer,
+                path: "/mcp".into(),
+                allowed_origins: Vec::new(),
+                versions: PROTOCOL_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
+                max_sessions: DEFAULT_MAX_SESSIONS,
+                idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
+                max_connections: DEFAULT_MAX_CONNECTIONS,
+                get_stream: true,
+            }),
+            state: Arc::new(State::default()),
+        }
+    }
+
+    fn config(&mut self) -> &mut Config {
+        Arc::make_mut(&mut self.config)
+    }
+
+    /// The endpoint's path; `/mcp` by default.
+    #[must_use]
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.config().path = path.into();
+        self
+    }
+
+    /// Allows requests whose `Origin` is exactly `origin` (as `https://app.example`), besides
+    /// the loopback origins (`http://localhost`, `http://127.0.0.1`, `http://[::1]`, any port),
+    /// which are always allowed. A request with no `Origin` (not from a browser) is allowed.
+    #[must_use]
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        self.config().allowed_origins.push(origin.into());
+        self
+    }
+
+    /// The protocol versions accepted in `MCP-Protocol-Version`; [`PROTOCOL_VERSIONS`] by
+    /// default.
+    #[must_use]
+    pub fn protocol_versions<I: IntoIterator<Item = S>, S: Into<String>>(mut self, v: I) -> Self {
+        self.config().versions = v.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sessions open at once; an `initialize` past it is answered 503 (after idle sessions are
+    /// expired). [`DEFAULT_MAX_SESSIONS`] by default.
+    #[must_use]
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.config().max_sessions = n.max(1);
+        self
+    }
+
+    /// A session with no request or stream open for this long ends (its id then gets 404);
+    /// `None` keeps sessions until they are deleted. [`DEFAULT_SESSION_IDLE_TIMEOUT`] by
+    /// default.
+    #[must_use]
+    pub fn session_idle_timeout(mut self, t: Option<Duration>) -> Self {
+        self.config().idle_timeout = t;
+        self
+    }
+
+    /// TCP connections served at once; past it the server stops accepting until one closes.
+    /// [`DEFAULT_MAX_CONNECTIONS`] by default.
+    #[must_use]
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.config().max_connections = n.max(1);
+        self
+    }
+
+    /// Whether GET opens a stream of the server's other messages (`true` by default); without
+    /// it GET is answered 405.
+    #[must_use]
+    pub fn get_stream(mut self, open: bool) -> Self {
+        self.config().get_stream = open;
+        self
+    }
+
+    /// The endpoint's path.
+    #[must_use]
+    pub fn endpoint(&self) -> &str {
+        &self.config.path
+    }
+
+    /// The server's counters.
+    #[must_use]
+    pub fn stats(&self) -> HttpStats {
+        let sessions = self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        HttpStats {
+            sessions: sessions.len(),
+            sessions_started: self.state.started.load(Ordering::Relaxed),
+            sessions_expired: self.state.expired.load(Ordering::Relaxed),
+            messages_dropped: sessions
+                .values()
+                .map(|s| s.stats.dropped.load(Ordering::Relaxed))
+                .sum(),
+        }
+    }
+
+    /// Serves `listener` until `stop` completes; each new session runs a handler from `make`.
+    /// Open sessions end when it returns.
+    ///
+    /// # Errors
+    ///
+    /// Never for a failed connection (logged, and the server goes on); only when accepting
+    /// fails in a way that does not pass.
+    pub async fn serve<H, F, S>(
+        &self,
+        listener: TcpListener,
+        make: F,
+        stop: S,
+    ) -> std::io::Result<()>
+    where
+        H: Handler,
+        F: Fn() -> H + Send + Sync + 'static,
+        S: Future<Output = ()>,
+    {
+        let make: Arc<dyn Fn() -> Arc<H> + Send + Sync> = Arc::new(move || Arc::new(make()));
+        let slots = Arc::new(Semaphore::new(self.config.max_connections));
+        let sweeper =
+            self.config.idle_timeout.map(|idle| tokio::spawn(sweep(self.state.clone(), idle)));
+        tokio::pin!(stop);
+        let outcome = loop {
+            let permit = tokio::select! {
+                () = &mut stop => break Ok(()),
+                p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
+            };
+            let (stream, remote) = tokio::select! {
+                () = &mut stop => break Ok(()),
+                a = listener.accept() => match a {
+                    Ok(a) => a,
+                    Err(e) if transient(&e) => {
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                    Err(e) => break Err(e),
+                },
+            };
+            let _ = stream.set_nodelay(true);
+            let server = self.clone();
+            let make = make.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |req| {
+                    let server = server.clone();
+                    let make = make.clone();
+                    async move { Ok::<_, Infallible>(server.handle(req, &*make).await) }
+                });
+                let served = hyper::server::conn::http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(HEADER_READ_TIMEOUT)
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+                if let Err(e) = served {
+                    tracing::debug!(%remote, error = %e, "connection ended");
+                }
+                drop(permit);
+            });
+        };
+        if let Some(s) = sweeper {
+            s.abort();
+        }
+        let sessions: Vec<_> = {
+            let mut map = self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+            map.drain().map(|(_, s)| s).collect()
+        };
+        for s in sessions {
+            s.close();
+        }
+        outcome
+    }
+
+    async fn handle<H: Handler>(
+        &self,
+        req: Request<HyperBody>,
+        make: &(dyn Fn() -> Arc<H> + Send + Sync),
+    ) -> Response<Body> {
+        if req.uri().path() != self.config.path {
+            return status(StatusCode::NOT_FOUND);
+        }
+        if !matches!(*req.method(), Method::POST | Method::GET | Method::DELETE) {
+            let mut r = status(StatusCode::METHOD_NOT_ALLOWED);
+            r.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+            return r;
+        }
+        if let Some(origin) = req.headers().get(ORIGIN)
+            && !self.origin_allowed(origin)
+        {
+            return error(
+                StatusCode::FORBIDDEN,
+                Id::Null,
+                SERVER_ERROR,
+                "Forbidden: origin not allowed",
+            );
+        }
+        match *req.method() {
+            Method::POST => self.post(req, make).await,
+            Method::GET => self.get(&req),
+            _ => self.delete(&req),
+        }
+    }
+
+    fn origin_allowed(&self, origin: &HeaderValue) -> bool {
+        let Ok(origin) = origin.to_str() else { return false };
+        if self.config.allowed_origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) {
+            return true;
+        }
+        let Some((scheme, rest)) = origin.split_once("://") else { return false };
+        if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+            return false;
+        }
+        let host = if let Some(v6) = rest.strip_prefix('[') {
+            match v6.split_once(']') {
+                Some((h, port)) if port.is_empty() || port.starts_with(':') => h,
+                _ => return false,
+            }
+        } else {
+            rest.split_once(':').map_or(rest, |(h, _)| h)
+        };
+        host.eq_ignore_ascii_case("localhost") || host == "127.0.0.1" || host == "::1"
+    }
+
+    /// The session a request names: `Ok(None)` when it names none, `Err` with the answer when
+    /// it names one that is unknown or gives a version that is not accepted.
+    fn session_of(
+        &self,
+        req: &Request<HyperBody>,
+    ) -> Result<Option<Arc<Session>>, Box<Response<Body>>> {
+        if let Some(v) = req.headers().get(VERSION_HEADER)
+            && !v.to_str().is_ok_and(|v| self.config.versions.iter().any(|s| s == v))
+        {
+            let msg = format!(
+                "Bad Request: unsupported protocol version (supported: {})",
+                self.config.versions.join(", ")
+            );
+            return Err(Box::new(error(StatusCode::BAD_REQUEST, Id::Null, SERVER_ERROR, &msg)));
+        }
+        let Some(id) = req.headers().get(SESSION_HEADER) else { return Ok(None) };
+        let found = id.to_str().ok().and_then(|id| {
+            self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned()
+        });
+        match found {
+            Some(s) if s.is_open() => Ok(Some(s)),
+            _ => Err(Box::new(error(
+                StatusCode::NOT_FOUND,
+                Id::Null,
+                SESSION_NOT_FOUND,
+                "Session not found",
+            ))),
+        }
+    }
+
+    async fn post<H: Handler>(
+        &self,
+        req: Request<HyperBody>,
+        make: &(dyn Fn() -> Arc<H> + Send + Sync),
+    ) -> Response<Body> {
+        let h = req.headers();
+        if !h.get(CONTENT_TYPE).is_some_and(|v| media_type_is(v, "application/json")) {
+            return error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                Id::Null,
+                SERVER_ERROR,
+                "Unsupported Media Type: Content-Type must be application/json",
+            );
+        }
+        let (json, sse) = accepts(h);
+        if !json && !sse {
+            return error(
+                StatusCode::NOT_ACCEPTABLE,
+                Id::Null,
+                SERVER_ERROR,
+                "Not Acceptable: Accept must include application/json or text/event-stream",
+            );
+        }
+        let limit = self.config.peer.limits.frame_bytes();
+        let declared = h.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > limit as u64) {
+            return too_large(limit);
+        }
+        let session = match self.session_of(&req) {
+            Ok(s) => s,
+            Err(answer) => return *answer,
+        };
+        let body = match Limited::new(req.into_body(), limit).collect().await {
+            Ok(b) => b.to_bytes(),
+            Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+                return too_large(limit);
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "reading a POST body failed");
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    Id::Null,
+                    SERVER_ERROR,
+                    "Bad Request: body unreadable",
+                );
+            }
+        };
+        let frame = FrameParser::new(self.config.peer.limits).parse(BytesMut::from(body));
+        if let Some(m) = frame.message()
+            && m.kind() == Kind::Invalid
+        {
+            let mut out = BytesMut::new();
+            let detail = self.config.peer.reply_detail;
+            if let Some(reply) = m.error_reply(detail) {
+                let _ = reply.write_value(&mut out);
+            }
+            return json_response(StatusCode::BAD_REQUEST, out.freeze());
+        }
+        let initialize = frame.kind() == Kind::Request && frame.method() == Some("initialize");
+        let (session, new) = match session {
+            Some(s) if initialize => {
+                drop(s);
+                let id = frame.id().unwrap_or(Id::Null);
+                let msg = "Invalid Request: the session is already initialized";
+                return error(StatusCode::BAD_REQUEST, id, ErrorCode::INVALID_REQUEST, msg);
+            }
+            Some(s) => (s, false),
+            None if initialize => match self.open_session(make) {
+                Ok(s) => (s, true),
+                Err(answer) => return *answer,
+            },
+            None => {
+                let msg = "Bad Request: Mcp-Session-Id header is required";
+                return error(StatusCode::BAD_REQUEST, Id::Null, SERVER_ERROR, msg);
+            }
+        };
+        let answer = self.deliver(&session, frame, sse).await;
+        if new { self.admit(session, answer) } else { answer }
+    }
+
+    /// Starts a session for an `initialize` request.
+    fn open_session<H: Handler>(
+        &self,
+        make: &(dyn Fn() -> Arc<H> + Send + Sync),
+    ) -> Result<Arc<Session>, Box<Response<Body>>> {
+        let full = || {
+            let msg = "Service Unavailable: too many sessions";
+            error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, SERVER_ERROR, msg)
+        };
+        if self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner).len()
+            >= self.config.max_sessions
+        {
+            if let Some(idle) = self.config.idle_timeout {
+                expire(&self.state, idle);
+            }
+            if self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner).len()
+                >= self.config.max_sessions
+            {
+                return Err(Box::new(full()));
+            }
+        }
+        let id = new_session_id().map_err(|e| {
+            tracing::error!(error = %e, "no randomness for a session id");
+            error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                Id::Null,
+                ErrorCode::INTERNAL_ERROR,
+                "Internal error",
+            )
+        })?;
+        Ok(Session::start(id, &self.config.peer, make()))
+    }
+
+    /// Keeps a new session when its `initialize` succeeded, and names it in the answer.
+    fn admit(&self, session: Arc<Session>, mut answer: Response<Body>) -> Response<Body> {
+        if answer.status() != StatusCode::OK {
+            session.close();
+            return answer;
+        }
+        {
+            let mut map = self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+            if map.len() >= self.config.max_sessions {
+                drop(map);
+                session.close();
+                let msg = "Service Unavailable: too many sessions";
+                return error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, SERVER_ERROR, msg);
+            }
+            map.insert(session.id.clone(), session.clone());
+        }
+        self.state.started.fetch_add(1, Ordering::Relaxed);
+        if let Ok(v) = HeaderValue::from_str(&session.id) {
+            answer.headers_mut().insert(SESSION_HEADER, v);
+        }
+        answer
+    }
+
+    /// Hands a valid frame to the session and waits for what it owes the client.
+    async fn deliver(&self, session: &Arc<Session>, frame: Frame, sse: bool) -> Response<Body> {
+        let mut requests = Vec::new();
+        if frame.kind() == Kind::Batch {
+            let version = session.routes().version.clone();
+            if version.as_deref() != Some(BATCH_VERSION) {
+                let msg =
+                    "Invalid Request: batches are accepted only under protocol version 2025-03-26";
+                return error(StatusCode::BAD_REQUEST, Id::Null, ErrorCode::INVALID_REQUEST, msg);
+            }
+            // Invalid elements are answered in the batch's reply, which is routed by the ids of
+            // the batch's requests: without one it could not reach this POST.
+            let elements = || frame.batch().into_iter().flatten();
+            let answered =
+                |m: &crate::Message<'_>| m.kind() == Kind::Invalid && !m.is_response_shaped();
+            if elements().any(|m| answered(&m)) && !elements().any(|m| m.kind() == Kind::Request) {
+                let msg = "Invalid Request: a batch with invalid elements must hold a request";
+                return error(StatusCode::BAD_REQUEST, Id::Null, ErrorCode::INVALID_REQUEST, msg);
+            }
+            for m in elements().filter(|m| m.kind() == Kind::Request) {
+                let id = m.id().and_then(Key::of).expect("a request has an id");
+                if requests.iter().any(|(k, _)| *k == id) {
+                    let msg = "Invalid Request: duplicate id in the batch";
+                    let (code, rpc) = (StatusCode::BAD_REQUEST, ErrorCode::INVALID_REQUEST);
+                    return error(code, id.as_id(), rpc, msg);
+                }
+                requests.push((id, requested_progress(&m)));
+            }
+        } else if let Some(m) = frame.message()
+            && m.kind() == Kind::Request
+        {
+            let id = m.id().and_then(Key::of).expect("a request has an id");
+            requests.push((id, requested_progress(&m)));
+        }
+        if requests.is_empty() {
+            if !session.feed(frame).await {
+                return session_gone();
+            }
+            return status(StatusCode::ACCEPTED);
+        }
+        let waiting = match session.expect(requests) {
+            Ok(w) => w,
+            Err(Refused::Duplicate(id)) => {
+                let msg = "Invalid Request: a request with this id is already in progress";
+                return error(StatusCode::BAD_REQUEST, id.as_id(), ErrorCode::INVALID_REQUEST, msg);
+            }
+        };
+        if !session.feed(frame).await {
+            return session_gone();
+        }
+        reply(waiting, sse).await
+    }
+
+    fn get(&self, req: &Request<HyperBody>) -> Response<Body> {
+        if !self.config.get_stream {
+            let mut r = status(StatusCode::METHOD_NOT_ALLOWED);
+            r.headers_mut().insert(ALLOW, HeaderValue::from_static("POST, DELETE"));
+            return r;
+        }
+        if !accepts(req.headers()).1 {
+            let msg = "Not Acceptable: Accept must include text/event-stream";
+            return error(StatusCode::NOT_ACCEPTABLE, Id::Null, SERVER_ERROR, msg);
+        }
+        let session = match self.session_of(req) {
+            Ok(Some(s)) => s,
+            Ok(None) => {
+                let msg = "Bad Request: Mcp-Session-Id header is required";
+                return error(StatusCode::BAD_REQUEST, Id::Null, SERVER_ERROR, msg);
+            }
+            Err(answer) => return *answer,
+        };
+        let Some(guard) = session.open_stream() else {
+            let msg = "Conflict: a stream is already open for this session";
+            return error(StatusCode::CONFLICT, Id::Null, SERVER_ERROR, msg);
+        };
+        let tick = tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
+        let events = futures_util::stream::unfold((guard, tick), |(mut g, mut tick)| async move {
+            let chunk = tokio::select! {
+                m = g.rx.recv() => m?,
+                _ = tick.tick() => Bytes::from_static(b": keep-alive\n\n"),
+            };
+            Some((Ok(hyper::body::Frame::data(chunk)), (g, tick)))
+        });
+        sse_response(BodyExt::boxed_unsync(StreamBody::new(events)))
+    }
+
+    fn delete(&self, req: &Request<HyperBody>) -> Response<Body> {
+        let session = match self.session_of(req) {
+            Ok(Some(s)) => s,
+            Ok(None) => {
+                let msg = "Bad Request: Mcp-Session-Id header is required";
+                return error(StatusCode::BAD_REQUEST, Id::Null, SERVER_ERROR, msg);
+            }
+            Err(answer) => return *answer,
+        };
+        self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&session.id);
+        session.close();
+        status(StatusCode::OK)
+    }
+}
+
+/// Answers a POST that carried requests: `application/json` when the response comes first (or
+/// the client takes only JSON), else a `text/event-stream` of the progress and then the
+/// response.
+async fn reply(mut w: PostReceiver, sse: bool) -> Response<Body> {
+    let first = tokio::select! {
+        biased;
+        done = &mut w.done => Err(done),
+        note = w.notes.recv(), if sse => Ok(note),
+    };
+    let note = match first {
+        Err(Ok(frame)) => return json_response(StatusCode::OK, frame.into_bytes()),
+        Err(Err(_)) => return session_gone(),
+        Ok(note) => note,
+    };
+    let Some(note) = note else {
+        // The session is closing: the response will not come.
+        return session_gone();
+    };
+    let first = sse_event(note.as_bytes());
+    let events = futures_util::stream::unfold((Some(first), Some(w)), |(first, w)| async move {
+        if let Some(chunk) = first {
+            return Some((Ok(hyper::body::Frame::data(chunk)), (None, w)));
+        }
+        let mut w = w?;
+        let chunk = tokio::select! {
+            biased;
+            note = w.notes.recv() => match note {
+                Some(n) => Some(sse_event(n.as_bytes())),
+                None => (&mut w.done).await.ok().map(|f| sse_event(f.as_bytes())),
+            },
+            done = &mut w.done => {
+                // Progress queued before the response goes first.
+                let mut out = BytesMut::new();
+                while let Ok(n) = w.notes.try_recv() {
+                    out.extend_from_slice(&sse_event(n.as_bytes()));
+                }
+                let done = done.ok()?;
+                out.extend_from_slice(&sse_event(done.as_bytes()));
+                return Some((Ok(hyper::body::Frame::data(out.freeze())), (None, None)));
+            }
+        };
+        let chunk = chunk?;
+        Some((Ok(hyper::body::Frame::data(chunk)), (None, Some(w))))
+    });
+    sse_response(BodyExt::boxed_unsync(StreamBody::new(events)))
+}
+
+/// Ends idle sessions now and then.
+async fn sweep(state: Arc<State>, idle: Duration) {
+    let every = (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(30));
+    loop {
+        tokio::time::sleep(every).await;
+        expire(&state, idle);
+    }
+}
+
+fn expire(state: &State, idle: Duration) {
+    let now = std::time::Instant::now();
+    let gone: Vec<_> = {
+        let mut map = state.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let ids: Vec<_> = map
+            .iter()
+            .filter(|(_, s)| {
+                !s.is_open()
+                    || (s.busy.load(Ordering::Acquire) == 0
+                        && now.duration_since(s.idle_since()) >= idle)
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        ids.iter().filter_map(|id| map.remove(id)).collect()
+    };
+    state.expired.fetch_add(gone.len() as u64, Ordering::Relaxed);
+    for s in gone {
+        tracing::debug!(session = %s.id, "session expired");
+        s.close();
+    }
+}
+
+fn transient(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(e.kind(), ConnectionAborted | ConnectionReset | Interrupted | WouldBlock)
+        || e.raw_os_error().is_some_and(|c| c == 24 || c == 23) // EMFILE, ENFILE
+}
+
+/// Which of JSON and SSE the client takes: an absent `Accept` takes both.
+fn accepts(h: &http::HeaderMap) -> (bool, bool) {
+    let mut any = false;
+    let (mut json, mut sse) = (false, false);
+    for v in h.get_all(ACCEPT) {
+        any = true;
+        let Ok(v) = v.to_str() else { continue };
+        for item in v.split(',') {
+            let media = item.split(';').next().unwrap_or("").trim();
+            let is = |m: &str| media.eq_ignore_ascii_case(m);
+            json |= is("application/json") || is("application/*") || is("*/*");
+            sse |= is("text/event-stream") || is("text/*") || is("*/*");
+        }
+    }
+    if any { (json, sse) } else { (true, true) }
+}
+
+fn media_type_is(v: &HeaderValue, want: &str) -> bool {
+    v.to_str().is_ok_and(|v| v.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case(want))
+}
+
+fn status(code: StatusCode) -> Response<Body> {
+    let mut r = Response::new(BodyExt::boxed_unsync(http_body_util::Empty::new()));
+    *r.status_mut() = code;
+    r
+}
+
+fn json_response(code: StatusCode, body: Bytes) -> Response<Body> {
+    let mut r = Response::new(BodyExt::boxed_unsync(Full::new(body)));
+    *r.status_mut() = code;
+    r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
+}
+
+fn sse_response(body: Body) -> Response<Body> {
+    let mut r = Response::new(body);
+    r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    r.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    r
+}
+
+fn error(code: StatusCode, id: Id<'_>, rpc: ErrorCode, message: &str) -> Response<Body> {
+    json_response(code, error_json(id, rpc, message))
+}
+
+fn too_large(limit: usize) -> Response<Body> {
+    let msg = format!("Payload Too Large: the body is over {limit} bytes");
+    error(StatusCode::PAYLOAD_TOO_LARGE, Id::Null, ErrorCode::INVALID_REQUEST, &msg)
+}
+
+fn session_gone() -> Response<Body> {
+    error(StatusCode::NOT_FOUND, Id::Null, SESSION_NOT_FOUND, "Session not found: it ended")
+}
+
+/// Binds `addr` (`127.0.0.1:PORT`, or a bare port for loopback) for [`HttpServer::serve`].
+///
+/// # Errors
+///
+/// When the address does not parse or cannot be bound.
+pub async fn bind(addr: &str) -> std::io::Result<TcpListener> {
+    let addr =
+        if addr.parse::<u16>().is_ok() { format!("127.0.0.1:{addr}") } else { addr.to_owned() };
+    let resolved: Vec<SocketAddr> = tokio::net::lookup_host(&addr).await?.collect();
+    TcpListener::bind(&resolved[..]).await
+}

@@ -1,0 +1,338 @@
+//! One Streamable HTTP session on the server: a peer of its own, fed the frames POSTed to the
+//! session, and a router that sends each message the peer writes to the HTTP response that
+//! waits for it.
+//!
+//! Routing: a response goes to the POST that carried its request (found by id); a
+//! `notifications/progress` goes to the POST whose request asked for its token; every other
+//! message (notifications, the server's own requests) goes to the session's GET stream, or is
+//! dropped and counted when none is open.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{Key, negotiated_version, progress_token, sse_event};
+use crate::peer::{Connection, Handler, Outlet, PeerBuilder, PeerHandle};
+use crate::{Frame, FrameParser, Kind, Limits};
+
+/// Frames waiting for the session's read loop; past this a POST waits (the read loop's own
+/// bounds then hold the client back).
+const INBOX: usize = 64;
+
+/// Progress notifications waiting for a slow POST stream; past this they are dropped (a later
+/// one carries newer progress anyway).
+pub(crate) const POST_NOTES: usize = 64;
+
+/// Messages waiting for a slow GET stream; past this they are dropped and counted.
+pub(crate) const STREAM_BACKLOG: usize = 256;
+
+/// What one POST waits for: the response (or batch of responses) to its request(s), and the
+/// progress notifications sent before it.
+pub(crate) struct Post {
+    pub(crate) notes: mpsc::Sender<Frame>,
+    done: Mutex<Option<oneshot::Sender<Frame>>>,
+}
+
+/// The receiving end of a [`Post`]; dropping it (the client went away, or the reply was sent)
+/// removes its routes.
+pub(crate) struct PostReceiver {
+    pub(crate) notes: mpsc::Receiver<Frame>,
+    pub(crate) done: oneshot::Receiver<Frame>,
+    post: Arc<Post>,
+    ids: Vec<Key>,
+    tokens: Vec<(Key, Key)>,
+    session: Arc<Session>,
+}
+
+impl Drop for PostReceiver {
+    fn drop(&mut self) {
+        let mut r = self.session.routes();
+        for id in &self.ids {
+            if r.posts.get(id).is_some_and(|p| Arc::ptr_eq(p, &self.post)) {
+                r.posts.remove(id);
+            }
+        }
+        for (t, id) in &self.tokens {
+            if r.tokens.get(t) == Some(id) {
+                r.tokens.remove(t);
+            }
+        }
+        drop(r);
+        self.session.busy.fetch_sub(1, Ordering::AcqRel);
+        self.session.touch();
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct Routes {
+    posts: HashMap<Key, Arc<Post>>,
+    tokens: HashMap<Key, Key>,
+    stream: Option<mpsc::Sender<Bytes>>,
+    pub(crate) version: Option<Box<str>>,
+}
+
+/// Counters of a session's router.
+#[derive(Default)]
+pub(crate) struct RouteStats {
+    /// Messages that had nowhere to go (no POST waits for them, no GET stream is open, or the
+    /// stream was full).
+    pub(crate) dropped: AtomicU64,
+}
+
+pub(crate) struct Session {
+    pub(crate) id: Box<str>,
+    inbox: mpsc::Sender<Frame>,
+    routes: Arc<Mutex<Routes>>,
+    pub(crate) stats: Arc<RouteStats>,
+    peer: PeerHandle,
+    conn: Mutex<Option<Connection>>,
+    last_active: Mutex<Instant>,
+    /// POSTs waiting and GET streams open; a busy session is never expired.
+    pub(crate) busy: AtomicUsize,
+}
+
+/// Why a request cannot be registered.
+pub(crate) enum Refused {
+    /// Its id is already waiting for a response in this session.
+    Duplicate(Key),
+}
+
+impl Session {
+    /// Starts the session's peer.
+    pub(crate) fn start<H: Handler>(
+        id: String,
+        builder: &PeerBuilder,
+        handler: Arc<H>,
+    ) -> Arc<Self> {
+        let (inbox, rx) = mpsc::channel::<Frame>(INBOX);
+        let frames = futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|f| (Ok(f), rx))
+        });
+        let routes = Arc::new(Mutex::new(Routes::default()));
+        let stats = Arc::new(RouteStats::default());
+        let router = Router {
+            routes: routes.clone(),
+            stats: stats.clone(),
+            // The messages are the peer's own, already bounded by what it was given; the
+            // router only needs their envelopes.
+            parser: FrameParser::new(
+                Limits::default()
+                    .max_frame_bytes(crate::limits::MAX_FRAME_BYTES_CEILING)
+                    .max_depth(usize::MAX / 2),
+            ),
+        };
+        let (peer, conn) = builder.spawn_parts(frames, router, handler);
+        Arc::new(Self {
+            id: id.into(),
+            inbox,
+            routes,
+            stats,
+            peer,
+            conn: Mutex::new(Some(conn)),
+            last_active: Mutex::new(Instant::now()),
+            busy: AtomicUsize::new(0),
+        })
+    }
+
+    pub(crate) fn routes(&self) -> MutexGuard<'_, Routes> {
+        self.routes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn touch(&self) {
+        *self.last_active.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+    }
+
+    pub(crate) fn idle_since(&self) -> Instant {
+        *self.last_active.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Registers a POST that waits for the responses to its requests, each given by its id
+    /// and the progress token it asked for, if any.
+    pub(crate) fn expect(
+        self: &Arc<Self>,
+        requests: Vec<(Key, Option<Key>)>,
+    ) -> Result<PostReceiver, Refused> {
+        let mut ids = Vec::with_capacity(requests.len());
+        let mut tokens = Vec::new();
+        for (id, token) in requests {
+            if let Some(t) = token {
+                tokens.push((t, id.clone()));
+            }
+            ids.push(id);
+        }
+        let (notes, notes_rx) = mpsc::channel(POST_NOTES);
+        let (done, done_rx) = oneshot::channel();
+        let post = Arc::new(Post { notes, done: Mutex::new(Some(done)) });
+        {
+            let mut r = self.routes();
+            if let Some(dup) = ids.iter().find(|id| r.posts.contains_key(*id)) {
+                return Err(Refused::Duplicate(dup.clone()));
+            }
+            for id in &ids {
+                r.posts.insert(id.clone(), post.clone());
+            }
+            for (t, id) in &tokens {
+                r.tokens.insert(t.clone(), id.clone());
+            }
+        }
+        self.busy.fetch_add(1, Ordering::AcqRel);
+        self.touch();
+        Ok(PostReceiver {
+            notes: notes_rx,
+            done: done_rx,
+            post,
+            ids,
+            tokens,
+            session: self.clone(),
+        })
+    }
+
+    /// Hands a frame to the session's read loop; `false` when the session has ended.
+    pub(crate) async fn feed(&self, frame: Frame) -> bool {
+        self.touch();
+        self.inbox.send(frame).await.is_ok()
+    }
+
+    /// Opens the GET stream; `None` when one is already open.
+    pub(crate) fn open_stream(self: &Arc<Self>) -> Option<StreamGuard> {
+        let mut r = self.routes();
+        if r.stream.as_ref().is_some_and(|s| !s.is_closed()) {
+            return None;
+        }
+        let (tx, rx) = mpsc::channel(STREAM_BACKLOG);
+        r.stream = Some(tx);
+        drop(r);
+        self.busy.fetch_add(1, Ordering::AcqRel);
+        Some(StreamGuard { rx, session: self.clone() })
+    }
+
+    /// Ends the session: its peer closes (running handlers are dropped), its GET stream ends.
+    pub(crate) fn close(&self) {
+        self.routes().stream = None;
+        let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(conn) = conn {
+            conn.close();
+            conn.detach();
+        }
+    }
+
+    /// Whether the session's peer is still running.
+    pub(crate) fn is_open(&self) -> bool {
+        !self.inbox.is_closed() && !self.peer.is_closed()
+    }
+}
+
+/// The GET stream's receiving end.
+pub(crate) struct StreamGuard {
+    pub(crate) rx: mpsc::Receiver<Bytes>,
+    session: Arc<Session>,
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        self.session.busy.fetch_sub(1, Ordering::AcqRel);
+        self.session.touch();
+    }
+}
+
+/// The session peer's outlet: parses what the peer writes and routes each message.
+struct Router {
+    routes: Arc<Mutex<Routes>>,
+    stats: Arc<RouteStats>,
+    parser: FrameParser,
+}
+
+impl Outlet for Router {
+    async fn send(&mut self, out: &mut BytesMut) -> std::io::Result<()> {
+        let mut chunk = out.split();
+        while !chunk.is_empty() {
+            let end = memchr::memchr(b'\n', &chunk).map_or(chunk.len(), |i| i + 1);
+            let line = chunk.split_to(end);
+            let frame = self.parser.parse(line);
+            self.route(frame);
+        }
+        Ok(())
+    }
+
+    async fn shutdown(&mut self) -> std::io::Result<()> {
+        let mut r = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
+        r.stream = None;
+        r.posts.clear();
+        r.tokens.clear();
+        Ok(())
+    }
+}
+
+impl Router {
+    fn route(&self, frame: Frame) {
+        let mut r = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
+        let target = match frame.kind() {
+            Kind::Response | Kind::Error => {
+                let Some(m) = frame.message() else { return };
+                let key = m.id().and_then(Key::of);
+                if m.method().is_none() && key.is_some() {
+                    // An `initialize` result names the version the session speaks.
+                    if frame.kind() == Kind::Response
+                        && let Some(v) = negotiated_version(&m)
+                    {
+                        r.version.get_or_insert(v);
+                    }
+                }
+                key.and_then(|k| r.posts.remove(&k))
+            }
+            Kind::Batch => {
+                let keys: Vec<Key> = frame
+                    .batch()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|m| m.id().and_then(Key::of))
+                    .collect();
+                let mut found = None;
+                for k in &keys {
+                    if let Some(p) = r.posts.remove(k) {
+                        found.get_or_insert(p);
+                    }
+                }
+                found
+            }
+            Kind::Notification => {
+                let m = frame.message();
+                let post = m
+                    .filter(|m| m.method() == Some("notifications/progress"))
+                    .and_then(|m| progress_token(&m))
+                    .and_then(|t| r.tokens.get(&t))
+                    .and_then(|id| r.posts.get(id))
+                    .cloned();
+                if let Some(post) = post {
+                    drop(r);
+                    if post.notes.try_send(frame).is_err() {
+                        self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                    }
+                    return;
+                }
+                None
+            }
+            Kind::Request | Kind::Invalid => None,
+        };
+        if let Some(post) = target {
+            drop(r);
+            let done = post.done.lock().unwrap_or_else(PoisonError::into_inner).take();
+            if done.is_none_or(|d| d.send(frame).is_err()) {
+                self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+            return;
+        }
+        // Everything else goes to the GET stream.
+        let sent = match &r.stream {
+            Some(s) => s.try_send(sse_event(frame.as_bytes())).is_ok(),
+            None => false,
+        };
+        if !sent {
+            self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
