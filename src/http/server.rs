@@ -579,6 +579,12 @@ impl HttpServer {
             requests.push((id, requested_progress(&m)));
         }
         if requests.is_empty() {
+            if let Some(m) = frame.message()
+                && m.method() == Some("notifications/cancelled")
+                && let Some(id) = cancelled_request(&m)
+            {
+                session.cancel(&id);
+            }
             if !session.feed(frame).await {
                 return session_gone();
             }
@@ -649,19 +655,20 @@ impl HttpServer {
 /// the client takes only JSON), else a `text/event-stream` of the progress and then the
 /// response.
 async fn reply(mut w: PostReceiver, sse: bool) -> Response<Body> {
+    // Progress queued before the response makes it an event stream (when the client takes one).
     let first = tokio::select! {
         biased;
-        done = &mut w.done => Err(done),
         note = w.notes.recv(), if sse => Ok(note),
+        done = &mut w.done => Err(done),
     };
     let note = match first {
         Err(Ok(frame)) => return json_response(StatusCode::OK, frame.into_bytes()),
-        Err(Err(_)) => return session_gone(),
+        Err(Err(_)) if w.cancelled() => return cancelled_answer(sse),
+        Err(Err(_)) => return json_response(StatusCode::OK, w.abandoned()),
         Ok(note) => note,
     };
     let Some(note) = note else {
-        // The session is closing: the response will not come.
-        return session_gone();
+        return json_response(StatusCode::OK, w.abandoned());
     };
     let first = sse_event(note.as_bytes());
     let events = futures_util::stream::unfold((Some(first), Some(w)), |(first, w)| async move {
@@ -673,7 +680,11 @@ async fn reply(mut w: PostReceiver, sse: bool) -> Response<Body> {
             biased;
             note = w.notes.recv() => match note {
                 Some(n) => Some(sse_event(n.as_bytes())),
-                None => (&mut w.done).await.ok().map(|f| sse_event(f.as_bytes())),
+                None => match (&mut w.done).await {
+                    Ok(f) => Some(sse_event(f.as_bytes())),
+                    Err(_) if w.cancelled() => None,
+                    Err(_) => Some(sse_event(&w.abandoned())),
+                },
             },
             done = &mut w.done => {
                 // Progress queued before the response goes first.
@@ -681,8 +692,11 @@ async fn reply(mut w: PostReceiver, sse: bool) -> Response<Body> {
                 while let Ok(n) = w.notes.try_recv() {
                     out.extend_from_slice(&sse_event(n.as_bytes()));
                 }
-                let done = done.ok()?;
-                out.extend_from_slice(&sse_event(done.as_bytes()));
+                match done {
+                    Ok(done) => out.extend_from_slice(&sse_event(done.as_bytes())),
+                    Err(_) if w.cancelled() => {}
+                    Err(_) => out.extend_from_slice(&sse_event(&w.abandoned())),
+                }
                 return Some((Ok(hyper::body::Frame::data(out.freeze())), (None, None)));
             }
         };
@@ -690,6 +704,21 @@ async fn reply(mut w: PostReceiver, sse: bool) -> Response<Body> {
         Some((Ok(hyper::body::Frame::data(chunk)), (None, Some(w))))
     });
     sse_response(BodyExt::boxed_unsync(StreamBody::new(events)))
+}
+
+/// The `requestId` of a `notifications/cancelled`.
+fn cancelled_request(m: &crate::Message<'_>) -> Option<Key> {
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "requestId")]
+        id: serde_json::Value,
+    }
+    let p: Params = m.params()?.deserialize().ok()?;
+    match p.id {
+        serde_json::Value::Number(n) => n.as_i64().map(Key::Num),
+        serde_json::Value::String(s) => Some(Key::Str(s.into())),
+        _ => None,
+    }
 }
 
 /// Ends idle sessions now and then.
@@ -777,6 +806,17 @@ fn error(code: StatusCode, id: Id<'_>, rpc: ErrorCode, message: &str) -> Respons
 fn too_large(limit: usize) -> Response<Body> {
     let msg = format!("Payload Too Large: the body is over {limit} bytes");
     error(StatusCode::PAYLOAD_TOO_LARGE, Id::Null, ErrorCode::INVALID_REQUEST, &msg)
+}
+
+/// The end of a POST whose request the client cancelled: an event stream with no event, or
+/// `202 Accepted` with no body for a client that takes only JSON. No response is sent, as
+/// JSON-RPC asks of a cancelled request.
+fn cancelled_answer(sse: bool) -> Response<Body> {
+    if sse {
+        sse_response(BodyExt::boxed_unsync(http_body_util::Empty::new()))
+    } else {
+        status(StatusCode::ACCEPTED)
+    }
 }
 
 fn session_gone() -> Response<Body> {

@@ -35,6 +35,8 @@ pub(crate) const STREAM_BACKLOG: usize = 256;
 pub(crate) struct Post {
     pub(crate) notes: mpsc::Sender<Frame>,
     done: Mutex<Option<oneshot::Sender<Frame>>>,
+    /// Set when the client cancelled the request: no response will come, and none is owed.
+    cancelled: std::sync::atomic::AtomicBool,
 }
 
 /// The receiving end of a [`Post`]; dropping it (the client went away, or the reply was sent)
@@ -46,6 +48,21 @@ pub(crate) struct PostReceiver {
     ids: Vec<Key>,
     tokens: Vec<(Key, Key)>,
     session: Arc<Session>,
+}
+
+impl PostReceiver {
+    /// Whether the client cancelled the request (so the POST ends with no response).
+    pub(crate) fn cancelled(&self) -> bool {
+        self.post.cancelled.load(Ordering::Acquire)
+    }
+
+    /// The answer when the session ends before the response comes: an error response to the
+    /// (first) request, -32603.
+    pub(crate) fn abandoned(&self) -> Bytes {
+        let id = self.ids.first().map_or(crate::Id::Null, Key::as_id);
+        let msg = "Internal error: the session ended before the request was answered";
+        super::error_json(id, crate::ErrorCode::INTERNAL_ERROR, msg)
+    }
 }
 
 impl Drop for PostReceiver {
@@ -166,7 +183,11 @@ impl Session {
         }
         let (notes, notes_rx) = mpsc::channel(POST_NOTES);
         let (done, done_rx) = oneshot::channel();
-        let post = Arc::new(Post { notes, done: Mutex::new(Some(done)) });
+        let post = Arc::new(Post {
+            notes,
+            done: Mutex::new(Some(done)),
+            cancelled: std::sync::atomic::AtomicBool::new(false),
+        });
         {
             let mut r = self.routes();
             if let Some(dup) = ids.iter().find(|id| r.posts.contains_key(*id)) {
@@ -189,6 +210,21 @@ impl Session {
             tokens,
             session: self.clone(),
         })
+    }
+
+    /// The client cancelled request `id` (`notifications/cancelled`): its POST stops waiting
+    /// and ends with no response, as the peer sends none. A lone request of its POST only:
+    /// a batch's POST still waits for the others.
+    pub(crate) fn cancel(&self, id: &Key) {
+        let mut r = self.routes();
+        let Some(post) = r.posts.get(id).cloned() else { return };
+        if r.posts.values().filter(|p| Arc::ptr_eq(p, &post)).count() > 1 {
+            return;
+        }
+        r.posts.remove(id);
+        drop(r);
+        post.cancelled.store(true, Ordering::Release);
+        drop(post.done.lock().unwrap_or_else(PoisonError::into_inner).take());
     }
 
     /// Hands a frame to the session's read loop; `false` when the session has ended.

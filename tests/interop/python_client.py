@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Interop check: the official MCP Python SDK's client against an MCP server over stdio.
+"""Interop check: the official MCP Python SDK's client against an MCP server over stdio or Streamable HTTP.
 
 Run with the venv that tests/interop/install.sh sets up (PyPI mcp==2.3.0):
 
@@ -9,6 +9,8 @@ Run with the venv that tests/interop/install.sh sets up (PyPI mcp==2.3.0):
         --expect-tools echo,trigger-long-running-operation --echo-prefix 'Echo: ' \
         --cancel-tool trigger-long-running-operation --cancel-args '{"duration":10,"steps":10}' \
         -- node target/interop/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio
+
+    target/interop/venv/bin/python tests/interop/python_client.py --url http://127.0.0.1:PORT/mcp
 
 It spawns the server command given after `--`, then, with the SDK's ClientSession:
 initializes, lists tools (the names in --expect-tools must be there), makes --calls
@@ -20,6 +22,18 @@ answer to the cancelled request came back, that the session still answers an ech
 that the server exits soon after its stdin closes. Every message in both directions is
 tapped between the SDK's session and its stdio transport, so wire facts are checked too.
 
+With --url instead of a command, the same checks run over the SDK's Streamable HTTP
+client (mcp.client.streamable_http.streamable_http_client) against a running server, and
+the HTTP exchanges themselves are tapped below the SDK (request headers and bodies, status,
+response headers and raw response bytes, SSE parsed here), since the SDK rewrites the id
+of a response that arrives on a POST's SSE stream to the id of the request it POSTed.
+HTTP checks: every POST of a request got 200 with Content-Type application/json or
+text/event-stream whose body carries that request's response exactly once (the cancelled
+request may get none) and no other response; every SSE event carrying data is of type
+"message" (the SDK drops other types); every POST of a notification or response got 202
+with no body; the GET stream got 200 text/event-stream or 405; DELETE at the end got 200,
+204 or 405 within --max-shutdown-s. The "exits after stdin closes" check does not apply.
+
 Exit status 0 when every check passed; 1 with one line per failed check otherwise.
 """
 
@@ -29,12 +43,16 @@ import argparse
 import json
 import sys
 import time
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 from mcp.shared.message import SessionMessage
 
 # Pieces mixed into every echo message: non-ASCII (2-, 3- and 4-byte UTF-8, astral
@@ -77,10 +95,176 @@ class WireTap:
     sent: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
     received: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
     stream_errors: list[Exception] = field(default_factory=list)
+    # Streamable HTTP only: the HTTP exchanges, tapped below the SDK.
+    http: HttpTap | None = None
 
 
 def as_wire(message: Any) -> dict[str, Any]:
     return message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+
+
+@dataclass
+class HttpExchange:
+    """One HTTP request the SDK sent and what came back, as far as the SDK read it."""
+
+    t: float
+    method: str
+    request_headers: dict[str, str]
+    request_body: Any  # the parsed JSON of a POST, None otherwise
+    status: int | None = None
+    response_headers: dict[str, str] = field(default_factory=dict)
+    body: bytearray = field(default_factory=bytearray)
+    closed: bool = False
+    error: str | None = None
+
+    @property
+    def content_type(self) -> str:
+        return self.response_headers.get("content-type", "").partition(";")[0].strip().lower()
+
+    def posted(self) -> list[dict[str, Any]]:
+        """The JSON-RPC messages this POST carried."""
+        body = self.request_body
+        if isinstance(body, list):
+            return [m for m in body if isinstance(m, dict)]
+        return [body] if isinstance(body, dict) else []
+
+
+@dataclass
+class SseEvent:
+    event: str
+    data: str
+    id: str | None
+    retry: str | None
+
+
+def parse_sse(raw: bytes) -> tuple[list[SseEvent], int, bool]:
+    """Events of a text/event-stream body (per the WHATWG rules), the number of comment
+    lines, and whether the body ends inside an unterminated event."""
+    text = raw.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+    events: list[SseEvent] = []
+    comments = 0
+    event, data, eid, retry, pending = "", [], None, None, False
+    lines = text.split("\n")
+    trailing = lines.pop()  # the text after the last newline: an unterminated line
+    for line in lines:
+        if line == "":
+            if pending:
+                events.append(SseEvent(event or "message", "\n".join(data), eid, retry))
+            event, data, retry, pending = "", [], None, False
+            continue
+        if line.startswith(":"):
+            comments += 1
+            continue
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        pending = True
+        if name == "event":
+            event = value
+        elif name == "data":
+            data.append(value)
+        elif name == "id":
+            eid = value
+        elif name == "retry":
+            retry = value
+    return events, comments, pending or trailing != ""
+
+
+@dataclass
+class HttpTap:
+    exchanges: list[HttpExchange] = field(default_factory=list)
+
+    def server_messages(self, ex: HttpExchange) -> tuple[list[Any], list[str]]:
+        """The JSON-RPC messages in one response body (as much as was read), and problems."""
+        problems: list[str] = []
+        messages: list[Any] = []
+        if not ex.body:
+            return messages, problems
+        if ex.response_headers.get("content-encoding", "identity") != "identity":
+            return messages, [f"body is {ex.response_headers['content-encoding']}-encoded; not parsed"]
+        if ex.content_type == "application/json":
+            try:
+                parsed = json.loads(bytes(ex.body))
+            except ValueError as exc:
+                text = bytes(ex.body).decode(errors="replace")
+                return messages, [f"application/json body is not JSON ({exc}): {short(text)}"]
+            messages = parsed if isinstance(parsed, list) else [parsed]
+        elif ex.content_type == "text/event-stream":
+            events, _, _ = parse_sse(bytes(ex.body))
+            for e in events:
+                if not e.data.strip():
+                    continue  # e.g. a priming event (id only, empty data)
+                if e.event != "message":
+                    problems.append(
+                        f"SSE event of type {e.event!r} (the SDK ignores all but 'message'): {short(e.data)}"
+                    )
+                try:
+                    messages.append(json.loads(e.data))
+                except ValueError as exc:
+                    problems.append(f"SSE data is not JSON ({exc}): {short(e.data)}")
+        return messages, problems
+
+    def answers_for(self, request_id: Any) -> list[dict[str, Any]]:
+        """Every response with this id the server put on the wire, on any stream."""
+        found = []
+        for ex in self.exchanges:
+            for m in self.server_messages(ex)[0]:
+                if isinstance(m, dict) and "method" not in m and m.get("id") == request_id:
+                    found.append(m)
+        return found
+
+
+class _TeeStream(httpx2.AsyncByteStream):
+    def __init__(self, inner: httpx2.AsyncByteStream, ex: HttpExchange) -> None:
+        self._inner = inner
+        self._ex = ex
+
+    async def __aiter__(self):  # type: ignore[override]
+        try:
+            async for chunk in self._inner:
+                self._ex.body += chunk
+                yield chunk
+        except Exception as exc:
+            self._ex.error = f"{type(exc).__name__}: {exc}"
+            raise
+
+    async def aclose(self) -> None:
+        self._ex.closed = True
+        await self._inner.aclose()
+
+
+class TapTransport(httpx2.AsyncBaseTransport):
+    """An httpx2 transport that records every exchange and tees every response body."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport, tap: HttpTap) -> None:
+        self._inner = inner
+        self._tap = tap
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        body: Any = None
+        if request.method == "POST":
+            try:
+                body = json.loads(request.content)
+            except ValueError:
+                body = request.content.decode(errors="replace")
+        ex = HttpExchange(
+            t=time.monotonic(),
+            method=request.method,
+            request_headers={k.lower(): v for k, v in request.headers.items()},
+            request_body=body,
+        )
+        self._tap.exchanges.append(ex)
+        try:
+            response = await self._inner.handle_async_request(request)
+        except Exception as exc:
+            ex.error = f"{type(exc).__name__}: {exc}"
+            raise
+        ex.status = response.status_code
+        ex.response_headers = {k.lower(): v for k, v in response.headers.items()}
+        response.stream = _TeeStream(response.stream, ex)  # type: ignore[arg-type]
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 class Checks:
@@ -107,10 +291,23 @@ def result_text(result: types.CallToolResult) -> str | None:
 async def run(args: argparse.Namespace, checks: Checks) -> dict[str, Any]:
     timings: dict[str, Any] = {}
     tap = WireTap()
-    params = StdioServerParameters(command=args.server[0], args=args.server[1:])
     t_start = time.monotonic()
 
-    async with stdio_client(params) as (read_stream, write_stream):
+    async with AsyncExitStack() as stack:
+        if args.url:
+            tap.http = HttpTap()
+            # The SDK's default client (create_mcp_http_client) with the tap underneath;
+            # trust_env off so a proxy from the environment cannot sit in between.
+            http_client = httpx2.AsyncClient(
+                transport=TapTransport(httpx2.AsyncHTTPTransport(), tap.http),
+                timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
+                trust_env=False,
+            )
+            await stack.enter_async_context(http_client)
+            transport: AbstractAsyncContextManager[Any] = streamable_http_client(args.url, http_client=http_client)
+        else:
+            transport = stdio_client(StdioServerParameters(command=args.server[0], args=args.server[1:]))
+        read_stream, write_stream = await stack.enter_async_context(transport)
         # Relay tasks between the SDK's session and the transport, recording both ways.
         to_session_send, to_session_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         from_session_send, from_session_recv = anyio.create_memory_object_stream[SessionMessage](0)
@@ -137,13 +334,22 @@ async def run(args: argparse.Namespace, checks: Checks) -> dict[str, Any]:
                 await exercise(session, args, checks, tap, timings, t_start)
             relays.cancel_scope.cancel()
         t_close = time.monotonic()
-    # Leaving stdio_client closed the server's stdin and waited for it to exit
-    # (SIGTERM after 2 s, SIGKILL 2 s later).
-    timings["shutdown_s"] = round(time.monotonic() - t_close, 3)
-    checks.check(
-        timings["shutdown_s"] <= args.max_shutdown_s,
-        f"server took {timings['shutdown_s']} s to exit after stdin closed (max {args.max_shutdown_s} s)",
-    )
+    if args.url:
+        # Leaving streamable_http_client sent DELETE (when the server gave a session id) and
+        # cancelled the transport's tasks (open POST streams and the GET stream).
+        timings["close_s"] = round(time.monotonic() - t_close, 3)
+        checks.check(
+            timings["close_s"] <= args.max_shutdown_s,
+            f"closing the session took {timings['close_s']} s (max {args.max_shutdown_s} s)",
+        )
+    else:
+        # Leaving stdio_client closed the server's stdin and waited for it to exit
+        # (SIGTERM after 2 s, SIGKILL 2 s later).
+        timings["shutdown_s"] = round(time.monotonic() - t_close, 3)
+        checks.check(
+            timings["shutdown_s"] <= args.max_shutdown_s,
+            f"server took {timings['shutdown_s']} s to exit after stdin closed (max {args.max_shutdown_s} s)",
+        )
     checks.check(not tap.stream_errors, f"transport reported unparsable lines: {tap.stream_errors!r}")
 
     # Wire facts: every request id the SDK sent is an integer; the server answered each
@@ -167,6 +373,8 @@ async def run(args: argparse.Namespace, checks: Checks) -> dict[str, Any]:
         {m["method"] for _, m in tap.received if "method" in m and "id" not in m}
     )
     timings["server_requests"] = sorted({m["method"] for _, m in tap.received if "method" in m and "id" in m})
+    if tap.http is not None:
+        timings["http"] = http_checks(tap.http, tap, checks, timings)
     return timings
 
 
@@ -325,12 +533,131 @@ async def cancel_one(
 
     # Give a server that ignores the cancel, or answers it anyway, time to show it.
     await anyio.sleep(args.cancel_linger_s)
-    late = [m for _, m in tap.received if "method" not in m and m.get("id") == call["id"]]
+    if tap.http is not None:
+        # From the raw bytes: when a POST's SSE stream ends without a response, the SDK
+        # hands the session an error of its own making for that id, which is no answer.
+        late = tap.http.answers_for(call["id"])
+    else:
+        late = [m for _, m in tap.received if "method" not in m and m.get("id") == call["id"]]
     checks.check(
         not late,
         f"server answered the cancelled request {call['id']} anyway: {short(late)}",
     )
     timings["cancel_elapsed_ms"] = round(1000 * (t_returned - t0), 1)
+
+
+def http_checks(http: HttpTap, tap: WireTap, checks: Checks, timings: dict[str, Any]) -> dict[str, Any]:
+    """Checks on the tapped HTTP exchanges; returns what the report shows of them."""
+    report: dict[str, Any] = {}
+    exchanges = http.exchanges
+    cancelled_id = (timings.get("cancel_notification") or {}).get("params", {}).get("requestId")
+    statuses: dict[str, int] = {}
+    for ex in exchanges:
+        key = f"{ex.method} {ex.status}"
+        statuses[key] = statuses.get(key, 0) + 1
+    report["exchanges"] = statuses
+
+    posts = [ex for ex in exchanges if ex.method == "POST"]
+    init = next((ex for ex in posts if any(m.get("method") == "initialize" for m in ex.posted())), None)
+    session_id = None
+    if checks.check(init is not None, "no POST of initialize was tapped"):
+        assert init is not None
+        session_id = init.response_headers.get("mcp-session-id")
+        report["initialize"] = {
+            "status": init.status,
+            "content_type": init.response_headers.get("content-type"),
+            "mcp_session_id": session_id,
+        }
+        if session_id is not None:
+            checks.check(
+                session_id != "" and all(0x21 <= ord(c) <= 0x7E for c in session_id),
+                f"Mcp-Session-Id is not visible ASCII: {short(session_id)}",
+            )
+    later = [ex for ex in posts if ex is not init]
+    if later:
+        first = later[0]
+        report["client_headers_after_initialize"] = {
+            k: v for k, v in first.request_headers.items() if k not in ("host", "content-length")
+        }
+        report["client_protocol_version_headers"] = sorted(
+            {ex.request_headers.get("mcp-protocol-version", "(none)") for ex in later}
+        )
+
+    content_types: dict[str, int] = {}
+    sse = {"streams": 0, "events": 0, "events_with_id": 0, "empty_data_events": 0, "comments": 0, "unterminated": 0}
+    event_types: set[str] = set()
+    bad: list[str] = []
+    on_post_streams: set[str] = set()
+    for ex in posts:
+        posted = ex.posted()
+        methods = [m.get("method", "(response)") for m in posted]
+        requests = [m for m in posted if "method" in m and "id" in m]
+        if ex.error is not None and not any(m.get("id") == cancelled_id for m in requests):
+            bad.append(f"POST of {methods}: {ex.error}")
+        if not requests:
+            # Notifications and responses only: 202 Accepted with no body.
+            if ex.status != 202 or ex.body:
+                bad.append(
+                    f"POST of {methods} answered {ex.status} with {len(ex.body)} body bytes, expected 202 and none"
+                )
+            continue
+        content_types[ex.content_type] = content_types.get(ex.content_type, 0) + 1
+        if ex.status != 200 or ex.content_type not in ("application/json", "text/event-stream"):
+            bad.append(
+                f"POST of {methods} answered {ex.status} {ex.response_headers.get('content-type')!r}: "
+                f"{short(bytes(ex.body[:200]).decode(errors='replace'))}"
+            )
+            continue
+        if ex is not init and session_id is not None and ex.request_headers.get("mcp-session-id") != session_id:
+            bad.append(f"POST of {methods} went out without the session id")  # an SDK fact, but say so
+        if ex.content_type == "text/event-stream":
+            events, comments, unterminated = parse_sse(bytes(ex.body))
+            sse["streams"] += 1
+            sse["events"] += len(events)
+            sse["events_with_id"] += sum(1 for e in events if e.id)
+            sse["empty_data_events"] += sum(1 for e in events if not e.data.strip())
+            sse["comments"] += comments
+            sse["unterminated"] += int(unterminated)
+            event_types.update(e.event for e in events)
+        messages, problems = http.server_messages(ex)
+        bad.extend(f"POST of {methods}: {p}" for p in problems)
+        answers = [m for m in messages if isinstance(m, dict) and "method" not in m]
+        on_post_streams.update(m["method"] for m in messages if isinstance(m, dict) and "method" in m)
+        ids = [m.get("id") for m in answers]
+        for r in requests:
+            n = ids.count(r["id"])
+            if n > 1 or (n == 0 and r["id"] != cancelled_id):
+                bad.append(f"POST of {r.get('method')} id {r['id']}: its response came {n} times on the POST's body")
+        foreign = [i for i in ids if i not in {r["id"] for r in requests}]
+        if foreign:
+            bad.append(f"POST of {methods}: responses to other ids on its body: {short(foreign)}")
+    report["request_response_content_types"] = content_types
+    if sse["streams"]:
+        report["sse"] = {**sse, "event_types": sorted(event_types)}
+    report["server_messages_on_post_streams"] = sorted(on_post_streams)
+
+    gets = [ex for ex in exchanges if ex.method == "GET"]
+    report["get"] = [f"{ex.status} {ex.response_headers.get('content-type', '')}".strip() for ex in gets]
+    for ex in gets:
+        if not (ex.status == 405 or (ex.status == 200 and ex.content_type == "text/event-stream")):
+            ct = ex.response_headers.get("content-type")
+            bad.append(f"GET answered {ex.status} {ct!r}, expected 405 or an SSE stream")
+    deletes = [ex for ex in exchanges if ex.method == "DELETE"]
+    report["delete"] = [ex.status for ex in deletes]
+    if session_id is not None:
+        if len(deletes) != 1:
+            bad.append(f"expected one DELETE at close, saw {len(deletes)}")
+        for ex in deletes:
+            if ex.status not in (200, 204, 405) or ex.error is not None:
+                bad.append(f"DELETE answered {ex.status} ({ex.error or 'no error'}), expected 200, 204 or 405")
+    others = [ex for ex in exchanges if ex.method not in ("POST", "GET", "DELETE")]
+    if others:
+        bad.append(f"unexpected HTTP methods: {sorted({ex.method for ex in others})}")
+
+    for line in bad[:20]:
+        print(f"  {line}", flush=True)
+    checks.check(not bad, f"{len(bad)} HTTP exchange(s) broke the Streamable HTTP rules")
+    return report
 
 
 def peak_in_flight(tap: WireTap) -> int:
@@ -373,14 +700,24 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--expect-protocol", default="2025-11-25", help="protocolVersion the server must negotiate")
     p.add_argument("--expect-server-name", default="", help="serverInfo.name the server must report")
     p.add_argument("--max-followup-s", type=float, default=2.0, help="bound for the echo after the cancel")
-    p.add_argument("--max-shutdown-s", type=float, default=1.5, help="bound for the server's exit after stdin EOF")
+    p.add_argument(
+        "--max-shutdown-s",
+        type=float,
+        default=1.5,
+        help="bound for the server's exit after stdin EOF (stdio), or for closing the session (HTTP)",
+    )
     p.add_argument("--timeout-s", type=float, default=60.0, help="bound for the whole run")
+    p.add_argument(
+        "--url", default="", help="Streamable HTTP endpoint of a running server, e.g. http://127.0.0.1:PORT/mcp"
+    )
     p.add_argument("server", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...] starting the server on stdio")
     args = p.parse_args(argv)
     if args.server and args.server[0] == "--":
         args.server = args.server[1:]
-    if not args.server:
-        p.error("give the server command after --")
+    if args.url and args.server:
+        p.error("give either --url or a server command after --, not both")
+    if not args.url and not args.server:
+        p.error("give the server command after --, or --url")
     return args
 
 
