@@ -469,7 +469,20 @@ async def exercise(
     if args.cancel_tool:
         await cancel_one(session, args, checks, tap, timings)
 
-    # 5. the session still works
+    # 5. progress: mcpwire's `sleep` reports progress for a progressToken (over Streamable HTTP
+    # the response then comes as an event stream, the progress events first)
+    if args.expect_server_name == "mcpwire":
+        seen: list[tuple[float, float | None]] = []
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            seen.append((progress, total))
+
+        slept = await session.call_tool("sleep", {"ms": 50}, progress_callback=on_progress)
+        timings["progress_seen"] = seen
+        checks.check(result_text(slept) == "slept 50", f"sleep with progress answered {short(result_text(slept))}")
+        checks.check(seen == [(0, 50), (50, 50)], f"progress for sleep 50 ms: {seen}, expected [(0, 50), (50, 50)]")
+
+    # 6. the session still works
     t = time.monotonic()
     after = await session.call_tool("echo", {"message": "after cancel ✓ \"ok\""})
     timings["followup_echo_ms"] = round(1000 * (time.monotonic() - t), 1)
