@@ -22,7 +22,9 @@
 //! matches responses (late, unknown, timed out), [`mux::Inbound`] tracks the peer's requests.
 //! The `peer` module (feature `peer`, on by default) drives all of it on tokio: a read loop, a
 //! write loop that coalesces, request deadlines, handlers, cancellation and backpressure, over a
-//! child's stdio, TCP, Unix sockets or an in-process duplex.
+//! child's stdio, TCP, Unix sockets or an in-process duplex. The `http` module (feature `http`)
+//! carries the same peer over MCP's Streamable HTTP: a hyper server with a session per
+//! `initialize`, and a client transport.
 //!
 //! Bad input never ends the stream: each bad frame decodes to a [`Kind::Invalid`] frame carrying a
 //! [`DecodeError`] with its JSON-RPC code, and [`Message::error_reply`] builds the answer.

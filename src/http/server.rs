@@ -7,27 +7,27 @@
 //! |---|---|
 //! | a path other than the endpoint | 404 |
 //! | a method other than POST, GET, DELETE | 405, with `Allow` |
-//! | an `Origin` that is not allowed (DNS rebinding) | 403 |
-//! | POST: `Content-Type` not `application/json` | 415 |
-//! | POST: `Accept` with neither `application/json` nor `text/event-stream` | 406 |
-//! | POST: a body over [`Limits::max_frame_bytes`](crate::Limits::max_frame_bytes) | 413 |
-//! | POST: a body that is not JSON | 400, -32700 |
-//! | POST: JSON that is not a message | 400, -32600 |
-//! | a session id that is unknown (or expired, or deleted) | 404, -32001 |
-//! | no session id, but not an `initialize` request | 400, -32000 |
-//! | an unsupported `MCP-Protocol-Version` | 400, -32000 |
+//! | an `Origin` that is not loopback or allowed with `allow_origin` (DNS rebinding) | 403, -32000 |
+//! | POST: `Content-Type` not `application/json` | 415, -32000 |
+//! | POST: `Accept` with neither `application/json` nor `text/event-stream` (absent takes both) | 406, -32000 |
+//! | POST: a body over `max_frame_bytes` (by `Content-Length`, or as a chunked body arrives) | 413, -32600 |
+//! | an `MCP-Protocol-Version` not supported (absent is fine) | 400, -32000 |
+//! | a session id that is unknown, expired or deleted | 404, -32001 |
+//! | POST: a body that is not JSON / JSON that is not a message | 400, -32700 / -32600, with the reason |
+//! | POST: `initialize` with a session id | 400, -32600 |
+//! | POST: anything else without a session id | 400, -32000 |
 //! | POST: a batch, unless the session negotiated 2025-03-26 | 400, -32600 |
-//! | POST: a request whose id is already waiting in the session | 400, -32600 |
+//! | POST: a request whose id is already waiting in the session | 400, -32600 with that id |
+//! | a new session past `max_sessions` (after idle ones are expired) | 503, -32000 |
 //! | POST: notifications and responses only | 202, no body |
-//! | POST: a request | 200, its response as `application/json`, or `text/event-stream` when progress comes first |
-//! | GET: no `text/event-stream` in `Accept` | 406 |
-//! | GET: a stream already open for the session | 409 |
-//! | GET | 200, `text/event-stream` of the session's other messages |
-//! | DELETE | 200; the session ends |
-//! | a new session past [`HttpServer::max_sessions`] | 503, -32000 |
+//! | POST: a request | 200: the response as `application/json`; or `text/event-stream` when progress for the request's `_meta.progressToken` comes first (and the client takes it): the progress events, then the response, then the stream ends |
+//! | POST: a request the client then cancels (`notifications/cancelled`) | the POST ends with no response: an empty event stream (202 for a JSON-only client) |
+//! | GET: no `text/event-stream` in `Accept` / a stream already open / `get_stream(false)` | 406 / 409 / 405 |
+//! | GET | 200, a `text/event-stream` of the session's other messages (notifications, the server's own requests), with a `: keep-alive` comment every 15 s |
+//! | DELETE | 200; the session's peer closes (running handlers are dropped) |
 //!
 //! Every error body is a JSON-RPC error response with `"id": null` (or the request's id where it
-//! could be read).
+//! could be read). `max_frame_bytes` is the sessions' [`Limits::max_frame_bytes`](crate::Limits::max_frame_bytes).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
