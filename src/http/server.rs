@@ -484,7 +484,7 @@ impl HttpServer {
                 return error(StatusCode::BAD_REQUEST, Id::Null, SERVER_ERROR, msg);
             }
         };
-        let answer = self.deliver(&session, frame, sse).await;
+        let answer = self.deliver(&session, frame, json, sse).await;
         if new { self.admit(session, answer) } else { answer }
     }
 
@@ -523,7 +523,14 @@ impl HttpServer {
 
     /// Keeps a new session when its `initialize` succeeded, and names it in the answer.
     fn admit(&self, session: Arc<Session>, mut answer: Response<Body>) -> Response<Body> {
-        if answer.status() != StatusCode::OK {
+        // A failed `initialize` is answered 200 too, with an error: only a result, which names
+        // the protocol version, opens the session (an event stream may carry it later).
+        let negotiated = session.routes().version.is_some();
+        let streamed = answer
+            .headers()
+            .get(CONTENT_TYPE)
+            .is_some_and(|v| media_type_is(v, "text/event-stream"));
+        if answer.status() != StatusCode::OK || !(negotiated || streamed) {
             session.close();
             return answer;
         }
@@ -545,7 +552,13 @@ impl HttpServer {
     }
 
     /// Hands a valid frame to the session and waits for what it owes the client.
-    async fn deliver(&self, session: &Arc<Session>, frame: Frame, sse: bool) -> Response<Body> {
+    async fn deliver(
+        &self,
+        session: &Arc<Session>,
+        frame: Frame,
+        json: bool,
+        sse: bool,
+    ) -> Response<Body> {
         let mut requests = Vec::new();
         if frame.kind() == Kind::Batch {
             let version = session.routes().version.clone();
@@ -600,7 +613,7 @@ impl HttpServer {
         if !session.feed(frame).await {
             return session_gone();
         }
-        reply(waiting, sse).await
+        reply(waiting, json, sse).await
     }
 
     fn get(&self, req: &Request<HyperBody>) -> Response<Body> {
@@ -654,7 +667,7 @@ impl HttpServer {
 /// Answers a POST that carried requests: `application/json` when the response comes first (or
 /// the client takes only JSON), else a `text/event-stream` of the progress and then the
 /// response.
-async fn reply(mut w: PostReceiver, sse: bool) -> Response<Body> {
+async fn reply(mut w: PostReceiver, json: bool, sse: bool) -> Response<Body> {
     // Progress queued before the response makes it an event stream (when the client takes one).
     let first = tokio::select! {
         biased;
@@ -662,6 +675,11 @@ async fn reply(mut w: PostReceiver, sse: bool) -> Response<Body> {
         done = &mut w.done => Err(done),
     };
     let note = match first {
+        // A client that takes only event streams gets the response as one.
+        Err(Ok(frame)) if !json => {
+            let event = Full::new(sse_event(frame.as_bytes()));
+            return sse_response(BodyExt::boxed_unsync(event));
+        }
         Err(Ok(frame)) => return json_response(StatusCode::OK, frame.into_bytes()),
         Err(Err(_)) if w.cancelled() => return cancelled_answer(sse),
         Err(Err(_)) => return json_response(StatusCode::OK, w.abandoned()),

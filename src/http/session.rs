@@ -217,11 +217,11 @@ impl Session {
     /// a batch's POST still waits for the others.
     pub(crate) fn cancel(&self, id: &Key) {
         let mut r = self.routes();
-        let Some(post) = r.posts.get(id).cloned() else { return };
-        if r.posts.values().filter(|p| Arc::ptr_eq(p, &post)).count() > 1 {
+        let Some(post) = r.posts.remove(id) else { return };
+        // A batch's POST still waits for its other requests; it ends when the last is cancelled.
+        if r.posts.values().any(|p| Arc::ptr_eq(p, &post)) {
             return;
         }
-        r.posts.remove(id);
         drop(r);
         post.cancelled.store(true, Ordering::Release);
         drop(post.done.lock().unwrap_or_else(PoisonError::into_inner).take());
@@ -297,7 +297,11 @@ impl Outlet for Router {
     async fn shutdown(&mut self) -> std::io::Result<()> {
         let mut r = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
         r.stream = None;
-        r.posts.clear();
+        // Each waiting POST's receiver holds its `Post`, so clearing the table alone would keep
+        // the `done` sender alive and the POST waiting forever: drop the senders.
+        for (_, post) in r.posts.drain() {
+            drop(post.done.lock().unwrap_or_else(PoisonError::into_inner).take());
+        }
         r.tokens.clear();
         Ok(())
     }
@@ -318,7 +322,14 @@ impl Router {
                         r.version.get_or_insert(v);
                     }
                 }
-                key.and_then(|k| r.posts.remove(&k))
+                // MCP: the server MUST NOT send a response on the GET stream. One whose POST is
+                // gone (the client left, or cancelled it) has nowhere to go.
+                let Some(post) = key.and_then(|k| r.posts.remove(&k)) else {
+                    drop(r);
+                    self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                    return;
+                };
+                Some(post)
             }
             Kind::Batch => {
                 let keys: Vec<Key> = frame
@@ -332,6 +343,11 @@ impl Router {
                     if let Some(p) = r.posts.remove(k) {
                         found.get_or_insert(p);
                     }
+                }
+                if found.is_none() {
+                    drop(r);
+                    self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                    return;
                 }
                 found
             }

@@ -1,0 +1,149 @@
+//! Connections: each goes on after a bad request, and the server holds to `max_connections`.
+
+use crate::harness::*;
+// =============================================================================================
+// 3. The connection and the session go on after each bad request.
+
+#[tokio::test]
+async fn the_connection_and_the_session_go_on_after_each_bad_request() {
+    let s =
+        serve(HttpServer::new(PeerBuilder::new().limits(Limits::default().max_frame_bytes(1000))))
+            .await;
+    let mut c = Client::session(s.addr, NO_BATCHES).await;
+    let post = |c: &Client, body: &str| c.post_of(body);
+    let with = |mut r: Request<Body>, name: &'static str, v: &'static str| {
+        r.headers_mut().insert(name, HeaderValue::from_static(v));
+        r
+    };
+    let without = |mut r: Request<Body>, name: &'static str| {
+        r.headers_mut().remove(name);
+        r
+    };
+    let mut wrong_path = post(&c, &request(1, "ping"));
+    *wrong_path.uri_mut() = "/elsewhere".parse().unwrap();
+    let cases: Vec<(&str, Request<Body>, StatusCode)> = vec![
+        ("wrong path", wrong_path, StatusCode::NOT_FOUND),
+        ("PUT", c.to(Method::PUT).body(full("{}")).unwrap(), StatusCode::METHOD_NOT_ALLOWED),
+        (
+            "origin",
+            with(post(&c, &request(1, "ping")), "origin", "http://evil.example"),
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            "content type",
+            with(post(&c, &request(1, "ping")), "content-type", "text/plain"),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ),
+        (
+            "no content type",
+            without(post(&c, &request(1, "ping")), "content-type"),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ),
+        (
+            "accept",
+            with(post(&c, &request(1, "ping")), "accept", "text/html"),
+            StatusCode::NOT_ACCEPTABLE,
+        ),
+        ("not json", post(&c, "{\"jsonrpc\":"), StatusCode::BAD_REQUEST),
+        ("not a message", post(&c, r#"{"foo":1}"#), StatusCode::BAD_REQUEST),
+        (
+            "unknown session",
+            with(post(&c, &request(1, "ping")), SESSION_HEADER, "ffff"),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            "no session",
+            without(post(&c, &request(1, "ping")), SESSION_HEADER),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "version",
+            with(post(&c, &request(1, "ping")), VERSION_HEADER, "1999-01-01"),
+            StatusCode::BAD_REQUEST,
+        ),
+        ("batch", post(&c, &format!("[{}]", request(1, "ping"))), StatusCode::BAD_REQUEST),
+        (
+            "initialize again",
+            post(
+                &c,
+                r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#,
+            ),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "GET accept",
+            with(c.to(Method::GET).body(empty()).unwrap(), "accept", "application/json"),
+            StatusCode::NOT_ACCEPTABLE,
+        ),
+        (
+            "too large, chunked",
+            {
+                let body = Bytes::from(echo_of_len(1, 1001));
+                let parts = vec![body.slice(..500), body.slice(500..)];
+                c.to(Method::POST)
+                    .header("content-type", "application/json")
+                    .body(chunked(parts))
+                    .unwrap()
+            },
+            StatusCode::PAYLOAD_TOO_LARGE,
+        ),
+        ("too large", post(&c, &echo_of_len(1, 1001)), StatusCode::PAYLOAD_TOO_LARGE),
+    ];
+    for (i, (name, req, status)) in cases.into_iter().enumerate() {
+        let a = c.call(req).await;
+        assert_eq!(a.status, status, "{name}: {a:?}");
+        assert!(!c.send.is_closed(), "{name}: the connection closed");
+        c.ping_ok(100 + i as i64).await;
+    }
+}
+
+#[tokio::test]
+async fn a_malformed_http_request_gets_400_and_the_server_goes_on() {
+    let s = serve_default().await;
+    let c = Client::session(s.addr, NO_BATCHES).await;
+    for bytes in [
+        &b"GARBAGE\r\n\r\n"[..],
+        b"POST /mcp HTTP/9.9\r\n\r\n",
+        b"POST /mcp HTTP/1.1\r\nContent-Length: x\r\n\r\n",
+        b"POST /mcp HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n{}",
+        b"POST /mcp HTTP/1.1\r\nBad Header\r\n\r\n",
+    ] {
+        let mut raw = TcpStream::connect(s.addr).await.unwrap();
+        raw.write_all(bytes).await.unwrap();
+        let (status, head, _) = timeout(WAIT, read_raw_response(&mut raw)).await.unwrap();
+        assert!(
+            status == 400 || status == 505,
+            "{:?}: {status} {head}",
+            String::from_utf8_lossy(bytes)
+        );
+    }
+    let mut c = c.beside().await;
+    c.ping_ok(1).await;
+}
+
+// =============================================================================================
+// 4. The connection bound.
+
+#[tokio::test]
+async fn past_max_connections_a_connection_waits_until_one_closes() {
+    let s = serve(HttpServer::new(PeerBuilder::new()).max_connections(1)).await;
+    let ask = b"GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n";
+    let mut first = TcpStream::connect(s.addr).await.unwrap();
+    first.write_all(ask).await.unwrap();
+    let (status, _, _) = timeout(WAIT, read_raw_response(&mut first)).await.unwrap();
+    assert_eq!(status, 404);
+
+    let mut second = TcpStream::connect(s.addr).await.unwrap();
+    second.write_all(ask).await.unwrap();
+    let waited = timeout(Duration::from_millis(300), read_raw_response(&mut second)).await;
+    assert!(waited.is_err(), "the second connection was served while the first was open");
+
+    // The first connection is still served.
+    first.write_all(ask).await.unwrap();
+    let (status, _, _) = timeout(WAIT, read_raw_response(&mut first)).await.unwrap();
+    assert_eq!(status, 404);
+
+    drop(first);
+    let (status, _, _) = timeout(WAIT, read_raw_response(&mut second)).await.unwrap();
+    assert_eq!(status, 404);
+}

@@ -1,0 +1,14 @@
+//! The Streamable HTTP server served in process on a real TCP socket: every row of the table in
+//! the module doc of `src/http/server.rs`, the session's lifetime (DELETE, `max_sessions`, idle
+//! expiry), the GET stream, and the connection bound.
+//!
+//! The client is hyper's own HTTP/1.1 connection: one [`Client`] is one TCP connection, kept
+//! alive, so "the connection goes on" means exactly that. Where the exact bytes matter (a
+//! malformed request, a declared length the body never sends, a connection held open) the
+//! request is written by hand on a `TcpStream`.
+
+mod connections;
+mod harness;
+mod regressions;
+mod requests;
+mod sessions;
