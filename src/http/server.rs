@@ -408,6 +408,17 @@ impl HttpServer {
         }
     }
 
+    /// The session a GET or DELETE must name.
+    fn required_session(
+        &self,
+        req: &Request<HyperBody>,
+    ) -> Result<Arc<Session>, Box<Response<Body>>> {
+        self.session_of(req)?.ok_or_else(|| {
+            let msg = "Bad Request: Mcp-Session-Id header is required";
+            Box::new(error(StatusCode::BAD_REQUEST, Id::Null, SERVER_ERROR, msg))
+        })
+    }
+
     async fn post<H: Handler>(
         &self,
         req: Request<HyperBody>,
@@ -626,12 +637,8 @@ impl HttpServer {
             let msg = "Not Acceptable: Accept must include text/event-stream";
             return error(StatusCode::NOT_ACCEPTABLE, Id::Null, SERVER_ERROR, msg);
         }
-        let session = match self.session_of(req) {
-            Ok(Some(s)) => s,
-            Ok(None) => {
-                let msg = "Bad Request: Mcp-Session-Id header is required";
-                return error(StatusCode::BAD_REQUEST, Id::Null, SERVER_ERROR, msg);
-            }
+        let session = match self.required_session(req) {
+            Ok(s) => s,
             Err(answer) => return *answer,
         };
         let Some(guard) = session.open_stream() else {
@@ -650,12 +657,8 @@ impl HttpServer {
     }
 
     fn delete(&self, req: &Request<HyperBody>) -> Response<Body> {
-        let session = match self.session_of(req) {
-            Ok(Some(s)) => s,
-            Ok(None) => {
-                let msg = "Bad Request: Mcp-Session-Id header is required";
-                return error(StatusCode::BAD_REQUEST, Id::Null, SERVER_ERROR, msg);
-            }
+        let session = match self.required_session(req) {
+            Ok(s) => s,
             Err(answer) => return *answer,
         };
         self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&session.id);

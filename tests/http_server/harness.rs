@@ -213,6 +213,28 @@ impl Client {
         c
     }
 
+    /// On a connection of its own, POSTs request `id` to the `hold` method with this `accept`,
+    /// and returns once the handler runs; the task ends with the POST's answer.
+    pub(crate) async fn hold(
+        &self,
+        probe: &Probe,
+        id: i64,
+        accept: &'static str,
+    ) -> tokio::task::JoinHandle<Answer> {
+        let mut side = self.beside().await;
+        let held = tokio::spawn(async move {
+            let req = side
+                .to(Method::POST)
+                .header(header::CONTENT_TYPE, "application/json")
+                .header(header::ACCEPT, accept)
+                .body(full(request(id, "hold")))
+                .unwrap();
+            side.call(req).await
+        });
+        probe.held().await;
+        held
+    }
+
     /// A request to the endpoint naming the client's session and version.
     pub(crate) fn to(&self, method: Method) -> http::request::Builder {
         let mut b = Request::builder()

@@ -1,4 +1,5 @@
-//! Bugs the tests above found in the first version of the server, one test each.
+//! Bugs these tests found in the first version of the server (each failed before its fix in
+//! 4a57261), one test each.
 
 use crate::harness::*;
 // =============================================================================================
@@ -33,7 +34,7 @@ async fn a_client_that_takes_only_event_streams_gets_one() {
     assert_eq!(a.events(), [json!({"jsonrpc": "2.0", "id": 1, "result": {}})]);
 }
 
-/// How long a suspected-bug test waits for what a correct server does at once.
+/// How long these tests wait for what a correct server does at once.
 const SHORT: Duration = Duration::from_secs(1);
 
 #[tokio::test]
@@ -41,17 +42,7 @@ async fn a_request_in_flight_when_the_session_is_deleted_is_answered_internal_er
     let s = serve_default().await;
     let mut c = Client::session(s.addr, NO_BATCHES).await;
     for (id, accept) in [(9, BOTH), (10, "application/json")] {
-        let mut first = c.beside().await;
-        let held = tokio::spawn(async move {
-            let req = first
-                .to(Method::POST)
-                .header(header::CONTENT_TYPE, "application/json")
-                .header(header::ACCEPT, accept)
-                .body(full(request(id, "hold")))
-                .unwrap();
-            first.call(req).await
-        });
-        s.probe.held().await;
+        let held = c.hold(&s.probe, id, accept).await;
         c.call(c.to(Method::DELETE).body(empty()).unwrap()).await.assert_empty(StatusCode::OK);
         let a = timeout(SHORT, held).await.expect("the waiting POST is answered").unwrap();
         a.assert_error(StatusCode::OK, INTERNAL_ERROR, json!(id));

@@ -543,17 +543,7 @@ async fn a_cancelled_request_ends_its_post_with_no_response() {
     let mut c = Client::session(s.addr, NO_BATCHES).await;
     // A client that takes event streams gets an empty one; a JSON-only client gets 202.
     for (id, accept) in [(12, BOTH), (13, "application/json")] {
-        let mut first = c.beside().await;
-        let held = tokio::spawn(async move {
-            let req = first
-                .to(Method::POST)
-                .header(header::CONTENT_TYPE, "application/json")
-                .header(header::ACCEPT, accept)
-                .body(full(request(id, "hold")))
-                .unwrap();
-            first.call(req).await
-        });
-        s.probe.held().await;
+        let held = c.hold(&s.probe, id, accept).await;
         c.post(cancel(id)).await.assert_empty(StatusCode::ACCEPTED);
         let a = timeout(WAIT, held).await.expect("the POST ends").unwrap();
         if accept == BOTH {
