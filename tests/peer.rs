@@ -436,3 +436,35 @@ async fn messages_queued_before_the_writer_wakes_go_out_in_one_write() {
     assert_eq!(sizes[0], 10 * one + 90 * (one + 1));
     assert_eq!(peer.stats().bytes_written, sizes[0] as u64);
 }
+
+/// Records the order in which its handlers are called.
+#[derive(Clone, Default)]
+struct Order(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl mcpwire::peer::Handler for Order {
+    async fn request(
+        &self,
+        req: &mcpwire::peer::Incoming,
+        _: &mcpwire::peer::Context,
+    ) -> Result<mcpwire::peer::Reply, mcpwire::peer::RpcError> {
+        self.0.lock().unwrap().push(req.method().to_owned());
+        Ok(mcpwire::peer::Reply::empty())
+    }
+
+    async fn notification(&self, n: &mcpwire::peer::Incoming, _: &mcpwire::peer::Context) {
+        self.0.lock().unwrap().push(n.method().to_owned());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_is_handled_after_the_notifications_read_before_it() {
+    let order = Order::default();
+    let ((client, _c1), (_server, _c2)) =
+        transport::in_process(&PeerBuilder::new(), 1 << 16, NoHandler, order.clone());
+    for round in 0..500 {
+        client.notify("first", NO_PARAMS).await.unwrap();
+        client.request("then", NO_PARAMS).await.unwrap();
+        let seen = std::mem::take(&mut *order.0.lock().unwrap());
+        assert_eq!(seen, ["first", "then"], "round {round}");
+    }
+}

@@ -190,9 +190,10 @@ impl mcpwire::peer::Handler for SlowNotes {
 }
 
 /// Sends `batches` batches, each one short notification padded with 1 MiB of whitespace, behind
-/// a notification the handler holds, then a ping; returns whether the ping was answered, that
-/// is whether the read loop still read after the batches.
-async fn ping_after_padded_notification_batches(batches: usize) -> bool {
+/// a notification the handler holds, then a line that is not JSON; returns whether its -32700
+/// came back, that is whether the read loop still read after the batches. (Not a request: a
+/// request's handler waits until the notifications read before it have begun.)
+async fn read_after_padded_notification_batches(batches: usize) -> bool {
     let (_server, _conn, raw) = with_raw(&PeerBuilder::new(), SlowNotes);
     let Raw { mut frames, mut out } = raw;
     let writer = tokio::spawn(async move {
@@ -203,7 +204,7 @@ async fn ping_after_padded_notification_batches(batches: usize) -> bool {
             out.write_all(&padding).await.unwrap();
             out.write_all(b"]\n").await.unwrap();
         }
-        out.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n").await.unwrap();
+        out.write_all(b"not json\n").await.unwrap();
         out
     });
     let answered = tokio::time::timeout(Duration::from_secs(60), frames.next()).await.is_ok();
@@ -216,7 +217,7 @@ async fn ping_after_padded_notification_batches(batches: usize) -> bool {
 #[tokio::test(start_paused = true)]
 async fn notifications_in_batches_count_the_bytes_they_keep() {
     // 15 batches of a little over 1 MiB each are held, under the bound: reading goes on.
-    assert!(ping_after_padded_notification_batches(15).await);
-    // 17 pass it: the read loop waits for room, and the ping is never read.
-    assert!(!ping_after_padded_notification_batches(17).await);
+    assert!(read_after_padded_notification_batches(15).await);
+    // 17 pass it: the read loop waits for room, and the last line is never read.
+    assert!(!read_after_padded_notification_batches(17).await);
 }

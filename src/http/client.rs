@@ -166,7 +166,7 @@ impl HttpClient {
                     .max_depth(usize::MAX / 2),
             ),
             slots: Arc::new(Semaphore::new(self.max_posts)),
-            ordered,
+            ordered: Some(ordered),
             queued: AtomicU64::new(0),
             worker: Some(worker),
         };
@@ -315,7 +315,16 @@ impl Ctx {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(false);
         }
-        let frame = FrameParser::new(self.limits).parse(BytesMut::from(bytes));
+        let frame = FrameParser::new(self.limits).parse(BytesMut::from(bytes.clone()));
+        if frame.kind() == Kind::Invalid {
+            // Not a message from the server (an error page, a proxy's body): say so in the
+            // request's error, never hand it to the peer, which would answer it -32700.
+            let kept = &bytes[..bytes.len().min(ERROR_BODY_KEPT)];
+            return Err(format!(
+                "the answer is not a JSON-RPC message: {}",
+                String::from_utf8_lossy(kept)
+            ));
+        }
         take(&frame);
         self.inject(frame).await;
         Ok(answered)
@@ -401,7 +410,8 @@ struct Poster {
     ctx: Arc<Ctx>,
     parser: FrameParser,
     slots: Arc<Semaphore>,
-    ordered: mpsc::Sender<Frame>,
+    /// `None` once shutting down, which ends the worker after what was queued.
+    ordered: Option<mpsc::Sender<Frame>>,
     /// Ordered messages queued so far.
     queued: AtomicU64,
     worker: Option<JoinHandle<()>>,
@@ -430,7 +440,11 @@ impl Outlet for Poster {
                 }
                 None => {
                     self.queued.fetch_add(1, Ordering::Relaxed);
-                    if self.ordered.send(frame).await.is_err() {
+                    let sent = match &self.ordered {
+                        Some(o) => o.send(frame).await.is_ok(),
+                        None => false,
+                    };
+                    if !sent {
                         return Err(std::io::Error::other("the HTTP sender stopped"));
                     }
                 }
@@ -444,8 +458,14 @@ impl Outlet for Poster {
         {
             task.abort();
         }
+        // What was queued before closing is POSTed, in order, before the DELETE (as
+        // `PeerHandle::close` promises): closing the channel lets the worker finish and end.
+        self.ordered = None;
         if let Some(worker) = self.worker.take() {
-            worker.abort();
+            let abort = worker.abort_handle();
+            if tokio::time::timeout(DELETE_TIMEOUT, worker).await.is_err() {
+                abort.abort();
+            }
         }
         let session = self.ctx.session.read().unwrap_or_else(PoisonError::into_inner).clone();
         if session.is_some() {

@@ -607,23 +607,31 @@ impl HttpServer {
                 && m.method() == Some("notifications/cancelled")
                 && let Some(id) = cancelled_request(&m)
             {
+                let _order = session.order.lock().await;
                 session.cancel(&id);
+                if !session.feed(frame).await {
+                    return session_gone();
+                }
+                return status(StatusCode::ACCEPTED);
             }
             if !session.feed(frame).await {
                 return session_gone();
             }
             return status(StatusCode::ACCEPTED);
         }
+        let order = session.order.lock().await;
         let waiting = match session.expect(requests) {
             Ok(w) => w,
             Err(Refused::Duplicate(id)) => {
                 let msg = "Invalid Request: a request with this id is already in progress";
                 return error(StatusCode::BAD_REQUEST, id.as_id(), ErrorCode::INVALID_REQUEST, msg);
             }
+            Err(Refused::Cancelled) => return cancelled_answer(sse),
         };
         if !session.feed(frame).await {
             return session_gone();
         }
+        drop(order);
         reply(waiting, json, sse).await
     }
 

@@ -27,6 +27,11 @@ const INBOX: usize = 64;
 /// one carries newer progress anyway).
 pub(crate) const POST_NOTES: usize = 64;
 
+/// Cancellations remembered for requests not seen yet: over HTTP a client's
+/// `notifications/cancelled` and the POST of the request it cancels travel on different
+/// connections, and the cancellation can come first. Bounded, as a client could send any number.
+const EARLY_CANCELS: usize = 64;
+
 /// Messages waiting for a slow GET stream; past this they are dropped and counted.
 pub(crate) const STREAM_BACKLOG: usize = 256;
 
@@ -90,6 +95,8 @@ pub(crate) struct Routes {
     tokens: HashMap<Key, Key>,
     stream: Option<mpsc::Sender<Bytes>>,
     pub(crate) version: Option<Box<str>>,
+    /// Ids cancelled before their request came, oldest first.
+    early: std::collections::VecDeque<Key>,
 }
 
 /// Counters of a session's router.
@@ -103,6 +110,9 @@ pub(crate) struct RouteStats {
 pub(crate) struct Session {
     pub(crate) id: Box<str>,
     inbox: mpsc::Sender<Frame>,
+    /// Held while a request is registered and fed, and while a cancellation is: so a
+    /// cancellation is either seen by the request's POST or reaches the peer after the request.
+    pub(crate) order: tokio::sync::Mutex<()>,
     routes: Arc<Mutex<Routes>>,
     pub(crate) stats: Arc<RouteStats>,
     peer: PeerHandle,
@@ -116,6 +126,8 @@ pub(crate) struct Session {
 pub(crate) enum Refused {
     /// Its id is already waiting for a response in this session.
     Duplicate(Key),
+    /// The client cancelled it before it came.
+    Cancelled,
 }
 
 impl Session {
@@ -146,6 +158,7 @@ impl Session {
         Arc::new(Self {
             id: id.into(),
             inbox,
+            order: tokio::sync::Mutex::new(()),
             routes,
             stats,
             peer,
@@ -190,6 +203,12 @@ impl Session {
         });
         {
             let mut r = self.routes();
+            if let [id] = &ids[..]
+                && let Some(at) = r.early.iter().position(|e| e == id)
+            {
+                r.early.remove(at);
+                return Err(Refused::Cancelled);
+            }
             if let Some(dup) = ids.iter().find(|id| r.posts.contains_key(*id)) {
                 return Err(Refused::Duplicate(dup.clone()));
             }
@@ -217,7 +236,13 @@ impl Session {
     /// a batch's POST still waits for the others.
     pub(crate) fn cancel(&self, id: &Key) {
         let mut r = self.routes();
-        let Some(post) = r.posts.remove(id) else { return };
+        let Some(post) = r.posts.remove(id) else {
+            if r.early.len() == EARLY_CANCELS {
+                r.early.pop_front();
+            }
+            r.early.push_back(id.clone());
+            return;
+        };
         // A batch's POST still waits for its other requests; it ends when the last is cancelled.
         if r.posts.values().any(|p| Arc::ptr_eq(p, &post)) {
             return;

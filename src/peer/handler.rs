@@ -21,7 +21,9 @@ use crate::{ErrorCode, ErrorObject, Frame, Id, Json, Kind, Message, PayloadError
 /// answered with -32603 and the peer goes on.
 ///
 /// Notifications are handled one at a time, in order, by a worker of their own, so a
-/// notification handler may send a request and await its response. Up to 4,096 notifications
+/// notification handler may send a request and await its response. A request's handler is
+/// called only once the handler of every notification read before the request has begun (been
+/// polled once): `notifications/initialized` is seen before the requests that follow it. Up to 4,096 notifications
 /// (16 MiB of frame bytes) wait for it; past that the read loop waits too, so keep
 /// [`Handler::notification`] short, or spawn.
 ///

@@ -26,6 +26,8 @@ pub(crate) struct Batch {
     pub(crate) refused: Vec<(usize, RpcError)>,
     /// Invalid elements to answer.
     pub(crate) invalid: Vec<usize>,
+    /// Notifications read before the batch's requests run (its own included).
+    pub(crate) after: u64,
 }
 
 impl Batch {
@@ -36,7 +38,7 @@ impl Batch {
         peer: &PeerHandle,
         detail: ReplyDetail,
     ) {
-        let Self { frame, admitted, refused, invalid } = self;
+        let Self { frame, admitted, refused, invalid, after } = self;
         let mut holds = Vec::with_capacity(admitted.len());
         let runs = admitted.into_iter().map(|(i, a)| {
             let Admitted { entry, token, slot, held } = a;
@@ -45,7 +47,7 @@ impl Batch {
             let cx = Context { peer: peer.clone(), cancel: token };
             async move {
                 let req = Incoming::element(frame.clone(), i);
-                let outcome = run_queued(shared, &**handler, &req, &cx, slot).await;
+                let outcome = run_queued(shared, &**handler, &req, &cx, slot, after).await;
                 let id = req.id().expect("a request has an id");
                 let ours = shared.finish_inbound(id, entry);
                 // The handler slot is free once the element is done (holding it until the
@@ -153,7 +155,10 @@ pub(crate) async fn run_queued<H: Handler>(
     req: &Incoming,
     cx: &Context,
     slot: Slot,
+    after: u64,
 ) -> Option<(Result<Reply, RpcError>, OwnedSemaphorePermit)> {
+    // The notifications read before this request have begun before it does.
+    shared.notes_begun_up_to(after, &cx.cancel).await;
     let permit = match slot {
         Slot::Ready(permit) => permit,
         Slot::Queued => tokio::select! {

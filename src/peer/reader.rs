@@ -10,6 +10,7 @@
 //! queue's control lane, which waits only when the other side has stopped reading altogether.
 
 use std::borrow::Cow;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -45,6 +46,8 @@ pub(crate) struct Reader<H> {
     peer: PeerHandle,
     handler: Arc<H>,
     notes: mpsc::UnboundedSender<(Incoming, Held)>,
+    /// Notifications handed to the worker so far.
+    notes_sent: u64,
 }
 
 impl<H: Handler> Reader<H> {
@@ -62,6 +65,7 @@ impl<H: Handler> Reader<H> {
             peer,
             handler,
             notes,
+            notes_sent: 0,
         }
     }
 
@@ -204,8 +208,9 @@ impl<H: Handler> Reader<H> {
                 let handler = self.handler.clone();
                 let Admitted { entry, token, slot, held } = admitted;
                 let cx = Context { peer: self.peer.clone(), cancel: token };
+                let after = self.notes_sent;
                 tokio::spawn(async move {
-                    let outcome = run_queued(&shared, &*handler, &req, &cx, slot).await;
+                    let outcome = run_queued(&shared, &*handler, &req, &cx, slot, after).await;
                     let id = req.id().expect("a request has an id");
                     if shared.finish_inbound(id, entry)
                         && let Some((outcome, permit)) = outcome
@@ -246,6 +251,7 @@ impl<H: Handler> Reader<H> {
         // Held from here on; cancellation and progress, handled above, were never copied.
         n.unshare();
         let held = Held::notification(&self.shared, bytes);
+        self.notes_sent += 1;
         self.notes.send((n, held)).is_ok()
     }
 
@@ -354,7 +360,7 @@ impl<H: Handler> Reader<H> {
         if admitted.is_empty() && refused.is_empty() && invalid.is_empty() {
             return true;
         }
-        let batch = Batch { frame, admitted, refused, invalid };
+        let batch = Batch { frame, admitted, refused, invalid, after: self.notes_sent };
         let (shared, handler, peer) =
             (self.shared.clone(), self.handler.clone(), self.peer.clone());
         let detail = self.detail;
@@ -395,13 +401,23 @@ async fn notification_worker<H: Handler>(
         };
         let (n, _held) = n;
         let run = AssertUnwindSafe(async { handler.notification(&n, &cx).await }).catch_unwind();
-        tokio::select! {
-            biased;
-            () = shared.closing.cancelled() => return,
-            r = run => if r.is_err() {
-                tracing::error!(method = n.method(), "a notification handler panicked");
-                shared.lock().handler_panics += 1;
+        tokio::pin!(run);
+        // The handler runs up to its first await before the requests read after this
+        // notification are let in (they wait for `notes_begun`), and no further: a handler
+        // that awaits a response of the other side's must not hold their requests back.
+        let first = std::future::poll_fn(|c| std::task::Poll::Ready(run.as_mut().poll(c))).await;
+        shared.notes_begun.send_modify(|b| *b += 1);
+        let r = match first {
+            std::task::Poll::Ready(r) => r,
+            std::task::Poll::Pending => tokio::select! {
+                biased;
+                () = shared.closing.cancelled() => return,
+                r = &mut run => r,
             },
+        };
+        if r.is_err() {
+            tracing::error!(method = n.method(), "a notification handler panicked");
+            shared.lock().handler_panics += 1;
         }
     }
 }

@@ -46,6 +46,9 @@ pub(crate) struct Shared {
     pub(crate) request_timeout: Option<Duration>,
     /// Control messages dropped because the other side stopped reading.
     pub(crate) control_dropped: AtomicU64,
+    /// Notifications whose handler the notification worker has begun, in order: a request
+    /// read after `n` notifications waits for this to reach `n` before its handler is called.
+    pub(crate) notes_begun: tokio::sync::watch::Sender<u64>,
     /// Bytes read from and written to the transport.
     pub(crate) bytes_read: Arc<AtomicU64>,
     pub(crate) bytes_written: AtomicU64,
@@ -89,6 +92,21 @@ pub(crate) struct Progress {
 }
 
 impl Shared {
+    /// Waits until the notification worker has begun the first `n` notifications (so a
+    /// request's handler never runs before a notification read earlier), or `cancel`.
+    pub(crate) async fn notes_begun_up_to(&self, n: u64, cancel: &CancellationToken) {
+        if *self.notes_begun.borrow() >= n {
+            return;
+        }
+        let mut begun = self.notes_begun.subscribe();
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => {}
+            () = self.closing.cancelled() => {}
+            _ = begun.wait_for(|b| *b >= n) => {}
+        }
+    }
+
     pub(crate) fn new(b: &PeerBuilder) -> Self {
         let handlers = b.limits.handlers();
         Self {
@@ -118,6 +136,7 @@ impl Shared {
             writer_done: CancellationToken::new(),
             request_timeout: b.request_timeout,
             control_dropped: AtomicU64::new(0),
+            notes_begun: tokio::sync::watch::Sender::new(0),
             bytes_read: Arc::new(AtomicU64::new(0)),
             bytes_written: AtomicU64::new(0),
         }

@@ -1,0 +1,293 @@
+//! Against a hand-made HTTP/1.1 server that answers with fixed responses.
+
+use crate::common::*;
+
+// ---------------------------------------------------------------------------------------------
+// A hand-made server with fixed answers.
+// ---------------------------------------------------------------------------------------------
+
+/// An HTTP/1.1 server made by hand, one request per connection (`Connection: close`). A POST is
+/// answered by the `method` of its body:
+///
+/// | method | answer |
+/// |---|---|
+/// | `initialize` | 200, the result as JSON, with a session id |
+/// | a notification or response | 202 |
+/// | `http500` | 500 with an HTML body |
+/// | `accept` | 202 to the request |
+/// | `badjson` | 200 `application/json` that is not JSON |
+/// | `sse_no_response` | 200 `text/event-stream` with a progress event, then the end |
+/// | `hangup` | the connection closed without an answer |
+/// | anything else | 200, `{"method": ...}` as the result |
+///
+/// GET is answered 405, DELETE 200. Every POST is kept (its head, lower-cased, and its body),
+/// in the order they came.
+struct Fake {
+    url: String,
+    posts: Arc<Mutex<Vec<(String, Value)>>>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for Fake {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Fake {
+    async fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let posts = Arc::new(Mutex::new(Vec::new()));
+        let task = tokio::spawn({
+            let posts = posts.clone();
+            async move {
+                loop {
+                    let Ok((sock, _)) = listener.accept().await else { return };
+                    tokio::spawn(fake_exchange(sock, posts.clone()));
+                }
+            }
+        });
+        Self { url, posts, task }
+    }
+
+    fn bodies(&self) -> Vec<Value> {
+        self.posts.lock().unwrap().iter().map(|(_, b)| b.clone()).collect()
+    }
+
+    fn heads(&self) -> Vec<String> {
+        self.posts.lock().unwrap().iter().map(|(h, _)| h.clone()).collect()
+    }
+}
+
+/// Reads one request: its head (request line and headers) and its body (by `Content-Length`).
+async fn read_request(sock: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = sock.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let len = head
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    while buf.len() < head_end + len {
+        let n = sock.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    Some((head, buf[head_end..head_end + len].to_vec()))
+}
+
+async fn fake_exchange(mut sock: TcpStream, posts: Arc<Mutex<Vec<(String, Value)>>>) {
+    let Some((head, body)) = read_request(&mut sock).await else { return };
+    let fixed = |status: &str, kind: &str, extra: &str, body: &str| {
+        format!(
+            "HTTP/1.1 {status}\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n{extra}\r\n{body}",
+            body.len()
+        )
+    };
+    let answer = if head.starts_with("GET ") {
+        fixed("405 Method Not Allowed", "text/plain", "allow: POST, DELETE\r\n", "")
+    } else if head.starts_with("DELETE ") {
+        fixed("200 OK", "text/plain", "", "")
+    } else {
+        let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        posts.lock().unwrap().push((head.to_ascii_lowercase(), msg.clone()));
+        let id = msg["id"].clone();
+        match msg["method"].as_str() {
+            None => fixed("202 Accepted", "text/plain", "", ""),
+            Some(_) if id.is_null() => fixed("202 Accepted", "text/plain", "", ""),
+            Some("initialize") => {
+                let reply = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{INIT_RESULT}}}"#);
+                fixed("200 OK", "application/json", "mcp-session-id: fake-session\r\n", &reply)
+            }
+            Some("http500") => fixed(
+                "500 Internal Server Error",
+                "text/html",
+                "",
+                "<html><body><h1>500 Internal Server Error</h1></body></html>",
+            ),
+            Some("accept") => fixed("202 Accepted", "text/plain", "", ""),
+            Some("badjson") => fixed("200 OK", "application/json", "", "this is {not json"),
+            Some("sse_no_response") => {
+                let note = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}"#;
+                format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\nevent: message\ndata: {note}\n\n"
+                )
+            }
+            Some("hangup") => return,
+            Some(m) => {
+                let reply = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"method":"{m}"}}}}"#);
+                fixed("200 OK", "application/json", "", &reply)
+            }
+        }
+    };
+    let _ = sock.write_all(answer.as_bytes()).await;
+    let _ = sock.shutdown().await;
+}
+
+/// A client of the fake server, past the handshake.
+async fn fake_client() -> (Fake, PeerHandle, Connection) {
+    let fake = Fake::start().await;
+    let (peer, conn) = connect(&PeerBuilder::new(), &fake.url, NoHandler).unwrap();
+    handshake(&peer).await;
+    (fake, peer, conn)
+}
+
+/// The peer goes on after a failed exchange: the next request is answered.
+async fn still_works(peer: &PeerHandle) {
+    let r = within(peer.request("ok", NO_PARAMS)).await.unwrap();
+    assert_eq!(r.result_as::<Value>().unwrap(), json!({ "method": "ok" }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_500_with_an_html_body_fails_the_request_naming_the_status() {
+    let (_fake, peer, _conn) = fake_client().await;
+    transport_error(within(peer.request("http500", NO_PARAMS)).await, "500");
+    still_works(&peer).await;
+}
+
+/// An answer that is not a JSON-RPC message (an HTML error page, a JSON body that does not
+/// parse) is not a message from the server's peer: the client must not hand it to its own peer
+/// as one, which counts it invalid and POSTs a -32700 about it back to the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_is_not_a_message_is_not_handed_to_the_peer() {
+    let (fake, peer, _conn) = fake_client().await;
+    transport_error(within(peer.request("http500", NO_PARAMS)).await, "500");
+    transport_error(within(peer.request("badjson", NO_PARAMS)).await, "HTTP 200");
+    still_works(&peer).await;
+    let bodies = fake.bodies();
+    assert!(
+        !bodies.iter().any(|b| b["error"]["code"] == -32700),
+        "the client answered the server's answer with a parse error: {bodies:?}"
+    );
+    assert_eq!(peer.stats().invalid_received, 0, "{:?}", peer.stats());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_202_to_a_request_fails_it_naming_the_status() {
+    let (_fake, peer, _conn) = fake_client().await;
+    transport_error(within(peer.request("accept", NO_PARAMS)).await, "202");
+    still_works(&peer).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_json_answer_that_is_not_json_fails_the_request() {
+    let (_fake, peer, _conn) = fake_client().await;
+    transport_error(within(peer.request("badjson", NO_PARAMS)).await, "HTTP 200");
+    still_works(&peer).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_stream_that_ends_without_the_response_fails_the_request() {
+    let (_fake, peer, _conn) = fake_client().await;
+    transport_error(within(peer.request("sse_no_response", NO_PARAMS)).await, "no response");
+    still_works(&peer).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_closed_without_an_answer_fails_the_request() {
+    let (_fake, peer, _conn) = fake_client().await;
+    transport_error(within(peer.request("hangup", NO_PARAMS)).await, "HTTP request failed");
+    still_works(&peer).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_failure_in_turn_leaves_the_peer_working() {
+    let (fake, peer, _conn) = fake_client().await;
+    for round in 0..3 {
+        for (method, says) in [
+            ("http500", "500"),
+            ("accept", "202"),
+            ("badjson", "HTTP 200"),
+            ("sse_no_response", "no response"),
+            ("hangup", "HTTP request failed"),
+        ] {
+            let r = within(peer.request(method, NO_PARAMS)).await;
+            let e = rpc_error(r);
+            assert_eq!(e.code, ErrorCode::INTERNAL_ERROR, "round {round}, {method}: {e}");
+            assert!(e.message.contains(says), "round {round}, {method}: {e}");
+            still_works(&peer).await;
+        }
+    }
+    assert_eq!(peer.stats().in_flight, 0);
+    // Every POST after `initialize` names the session the fake gave and the version its result
+    // named; `notifications/initialized` went before the first request after it.
+    let heads = fake.heads();
+    assert!(!heads[0].contains("mcp-session-id"), "{}", heads[0]);
+    for head in &heads[1..] {
+        assert!(head.contains("\r\nmcp-session-id: fake-session\r\n"), "{head}");
+        assert!(head.contains("\r\nmcp-protocol-version: 2025-11-25\r\n"), "{head}");
+    }
+    let bodies = fake.bodies();
+    let at = |m: &str| bodies.iter().position(|b| b["method"] == m);
+    assert!(at("notifications/initialized") < at("http500"), "{bodies:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_closes_every_connection_at_once_fails_each_request() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let accepting = tokio::spawn(async move {
+        while let Ok((sock, _)) = listener.accept().await {
+            drop(sock);
+        }
+    });
+    let (peer, _conn) = connect(&PeerBuilder::new(), &url, NoHandler).unwrap();
+    let init = within(peer.request("initialize", Some(RawJson::new(INIT_PARAMS)))).await;
+    transport_error(init, "HTTP request failed");
+    for _ in 0..3 {
+        transport_error(within(peer.request("ping", NO_PARAMS)).await, "HTTP request failed");
+    }
+    accepting.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_connection_fails_each_request() {
+    // A port that was just free, and that nothing listens on now.
+    let port = TcpListener::bind("127.0.0.1:0").await.unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (peer, _conn) = connect(&PeerBuilder::new(), &url, NoHandler).unwrap();
+    let init = within(peer.request("initialize", Some(RawJson::new(INIT_PARAMS)))).await;
+    transport_error(init, "HTTP request failed");
+    // A notification that cannot be sent does not stop the requests after it.
+    within(peer.notify("notifications/initialized", NO_PARAMS)).await.unwrap();
+    for _ in 0..3 {
+        transport_error(within(peer.request("ping", NO_PARAMS)).await, "HTTP request failed");
+    }
+    assert!(!peer.is_closed());
+}
+
+/// The order check without a peer on the other side: the fake keeps the POST bodies as they
+/// arrive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notifications_and_requests_are_posted_in_the_order_they_were_sent() {
+    let (fake, peer, _conn) = fake_client().await;
+    for k in 0..50 {
+        within(peer.notify("notifications/order", Some(Json(&json!({ "k": k }))))).await.unwrap();
+        within(peer.request("order", Some(Json(&json!({ "k": k }))))).await.unwrap();
+    }
+    let order: Vec<(String, u64)> = fake
+        .bodies()
+        .into_iter()
+        .filter(|b| b["method"].as_str().is_some_and(|m| m.ends_with("order")))
+        .map(|b| (b["method"].as_str().unwrap().to_owned(), b["params"]["k"].as_u64().unwrap()))
+        .collect();
+    let want: Vec<(String, u64)> = (0..50)
+        .flat_map(|k| [("notifications/order".to_owned(), k), ("order".to_owned(), k)])
+        .collect();
+    assert_eq!(order, want);
+}
