@@ -468,3 +468,36 @@ async fn a_request_is_handled_after_the_notifications_read_before_it() {
         assert_eq!(seen, ["first", "then"], "round {round}");
     }
 }
+
+/// Its notification handler for `wait` waits until a `release` request has run.
+#[derive(Clone, Default)]
+struct Gate(Arc<tokio::sync::Notify>);
+
+impl mcpwire::peer::Handler for Gate {
+    async fn request(
+        &self,
+        _: &mcpwire::peer::Incoming,
+        _: &mcpwire::peer::Context,
+    ) -> Result<mcpwire::peer::Reply, mcpwire::peer::RpcError> {
+        self.0.notify_one();
+        Ok(mcpwire::peer::Reply::empty())
+    }
+
+    async fn notification(&self, n: &mcpwire::peer::Incoming, _: &mcpwire::peer::Context) {
+        if n.method() == "wait" {
+            self.0.notified().await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_handler_waiting_for_a_request_does_not_hold_it_back() {
+    let ((client, _c1), (_server, _c2)) =
+        transport::in_process(&PeerBuilder::new(), 1 << 16, NoHandler, Gate::default());
+    // `other` cannot begin before `wait` ends, and `wait` ends only once `release` has run.
+    client.notify("wait", NO_PARAMS).await.unwrap();
+    client.notify("other", NO_PARAMS).await.unwrap();
+    let released =
+        tokio::time::timeout(Duration::from_secs(5), client.request("release", NO_PARAMS));
+    released.await.expect("the request is not held behind the waiting handler").unwrap();
+}

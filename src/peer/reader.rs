@@ -403,17 +403,22 @@ async fn notification_worker<H: Handler>(
         let run = AssertUnwindSafe(async { handler.notification(&n, &cx).await }).catch_unwind();
         tokio::pin!(run);
         // The handler runs up to its first await before the requests read after this
-        // notification are let in (they wait for `notes_begun`), and no further: a handler
-        // that awaits a response of the other side's must not hold their requests back.
+        // notification are let in (they wait for `notes_begun`), and no further: while it
+        // waits, every request is let in, since one may be what it waits for.
         let first = std::future::poll_fn(|c| std::task::Poll::Ready(run.as_mut().poll(c))).await;
-        shared.notes_begun.send_modify(|b| *b += 1);
+        let waits = first.is_pending();
+        shared.notes_begun.send_modify(|b| *b = (b.0 + 1, waits));
         let r = match first {
             std::task::Poll::Ready(r) => r,
-            std::task::Poll::Pending => tokio::select! {
-                biased;
-                () = shared.closing.cancelled() => return,
-                r = &mut run => r,
-            },
+            std::task::Poll::Pending => {
+                let r = tokio::select! {
+                    biased;
+                    () = shared.closing.cancelled() => return,
+                    r = &mut run => r,
+                };
+                shared.notes_begun.send_modify(|b| b.1 = false);
+                r
+            }
         };
         if r.is_err() {
             tracing::error!(method = n.method(), "a notification handler panicked");

@@ -46,9 +46,12 @@ pub(crate) struct Shared {
     pub(crate) request_timeout: Option<Duration>,
     /// Control messages dropped because the other side stopped reading.
     pub(crate) control_dropped: AtomicU64,
-    /// Notifications whose handler the notification worker has begun, in order: a request
-    /// read after `n` notifications waits for this to reach `n` before its handler is called.
-    pub(crate) notes_begun: tokio::sync::watch::Sender<u64>,
+    /// Notifications whose handler the notification worker has begun, in order, and whether
+    /// the worker is waiting inside a handler now: a request read after `n` notifications
+    /// waits until the count reaches `n`, or the worker waits (then the notifications behind
+    /// the one it runs cannot begin before it ends, and holding requests back for them could
+    /// deadlock a handler that awaits the other side).
+    pub(crate) notes_begun: tokio::sync::watch::Sender<(u64, bool)>,
     /// Bytes read from and written to the transport.
     pub(crate) bytes_read: Arc<AtomicU64>,
     pub(crate) bytes_written: AtomicU64,
@@ -93,9 +96,11 @@ pub(crate) struct Progress {
 
 impl Shared {
     /// Waits until the notification worker has begun the first `n` notifications (so a
-    /// request's handler never runs before a notification read earlier), or `cancel`.
+    /// request's handler never runs before a notification read earlier), or waits inside a
+    /// handler, or `cancel`.
     pub(crate) async fn notes_begun_up_to(&self, n: u64, cancel: &CancellationToken) {
-        if *self.notes_begun.borrow() >= n {
+        let ready = |&(begun, waiting): &(u64, bool)| begun >= n || waiting;
+        if ready(&self.notes_begun.borrow()) {
             return;
         }
         let mut begun = self.notes_begun.subscribe();
@@ -103,7 +108,7 @@ impl Shared {
             biased;
             () = cancel.cancelled() => {}
             () = self.closing.cancelled() => {}
-            _ = begun.wait_for(|b| *b >= n) => {}
+            _ = begun.wait_for(ready) => {}
         }
     }
 
@@ -136,7 +141,7 @@ impl Shared {
             writer_done: CancellationToken::new(),
             request_timeout: b.request_timeout,
             control_dropped: AtomicU64::new(0),
-            notes_begun: tokio::sync::watch::Sender::new(0),
+            notes_begun: tokio::sync::watch::Sender::new((0, false)),
             bytes_read: Arc::new(AtomicU64::new(0)),
             bytes_written: AtomicU64::new(0),
         }
