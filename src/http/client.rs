@@ -42,6 +42,10 @@ const INBOX: usize = 256;
 /// How long closing waits for the server to take the session's DELETE.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// How long a notification or response may take to be accepted before the client gives up on
+/// it and sends the next (they go one at a time, so one hung POST would hold back the rest).
+const ORDERED_POST_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The most of an HTTP error's body kept for the error message.
 const ERROR_BODY_KEPT: usize = 512;
 
@@ -155,6 +159,7 @@ impl HttpClient {
             get_stream: self.get_stream,
             get_task: Mutex::new(None),
             get_started: AtomicBool::new(false),
+            posts: Mutex::new(std::collections::HashMap::new()),
             acked: acked_rx,
         });
         let worker = tokio::spawn(ordered_worker(ctx.clone(), ordered_rx, acked));
@@ -189,12 +194,16 @@ struct Ctx {
     get_stream: bool,
     get_task: Mutex<Option<JoinHandle<()>>>,
     get_started: AtomicBool,
+    /// The POST of each request in flight, so a cancellation of ours can end it.
+    posts: Mutex<std::collections::HashMap<Key, tokio::task::AbortHandle>>,
     /// How many ordered messages the server has taken.
     acked: watch::Receiver<u64>,
 }
 
 impl Ctx {
-    fn request(&self, method: Method, body: Bytes) -> Request<Full<Bytes>> {
+    /// An HTTP request to the endpoint. Every message but `initialize` (`fresh`) names the
+    /// session and the negotiated version.
+    fn request(&self, method: Method, body: Bytes, fresh: bool) -> Request<Full<Bytes>> {
         let mut b = Request::builder()
             .method(method)
             .uri(self.uri.clone())
@@ -202,11 +211,13 @@ impl Ctx {
         if !body.is_empty() {
             b = b.header(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         }
-        if let Some(s) = self.session.read().unwrap_or_else(PoisonError::into_inner).clone() {
-            b = b.header(SESSION_HEADER, s);
-        }
-        if let Some(v) = self.version.read().unwrap_or_else(PoisonError::into_inner).clone() {
-            b = b.header(VERSION_HEADER, v);
+        if !fresh {
+            if let Some(s) = self.session.read().unwrap_or_else(PoisonError::into_inner).clone() {
+                b = b.header(SESSION_HEADER, s);
+            }
+            if let Some(v) = self.version.read().unwrap_or_else(PoisonError::into_inner).clone() {
+                b = b.header(VERSION_HEADER, v);
+            }
         }
         for (k, v) in &self.headers {
             b = b.header(k, v);
@@ -233,13 +244,27 @@ impl Ctx {
         }
     }
 
-    fn remember_session(&self, resp: &http::Response<HyperBody>) {
+    /// Takes the session id an answer names (a new `initialize` replaces the old one), and
+    /// forgets the session on a 404 to a message that named it: the server ended it, and the
+    /// next `initialize` starts a new one.
+    fn remember_session(&self, resp: &http::Response<HyperBody>, initialize: bool, named: bool) {
+        if named && resp.status() == StatusCode::NOT_FOUND {
+            *self.session.write().unwrap_or_else(PoisonError::into_inner) = None;
+            *self.version.write().unwrap_or_else(PoisonError::into_inner) = None;
+            self.get_started.store(false, Ordering::Release);
+            return;
+        }
         if let Some(s) = resp.headers().get(SESSION_HEADER) {
             let mut cur = self.session.write().unwrap_or_else(PoisonError::into_inner);
-            if cur.is_none() {
+            if cur.is_none() || initialize {
                 *cur = Some(s.clone());
             }
         }
+    }
+
+    /// Whether a message now names a session.
+    fn has_session(&self) -> bool {
+        self.session.read().unwrap_or_else(PoisonError::into_inner).is_some()
     }
 
     /// Reads an answer's body: one JSON message, or a stream of events. Returns whether a
@@ -255,20 +280,22 @@ impl Ctx {
                 .is_ok_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"))
         });
         let mut answered = false;
-        let mut take = |frame: &Frame| {
-            if let (Some(k), Some(m)) = (expect, frame.message())
-                && matches!(m.kind(), Kind::Response | Kind::Error)
-                && m.id().and_then(Key::of).as_ref() == Some(k)
+        // Whether `frame` is the response expected; an `initialize` result names the version.
+        let take = |frame: &Frame| {
+            let Some(m) = frame.message() else { return false };
+            let is = expect.is_some_and(|k| {
+                matches!(m.kind(), Kind::Response | Kind::Error)
+                    && m.id().and_then(Key::of).as_ref() == Some(k)
+            });
+            if is
+                && initialize
+                && m.kind() == Kind::Response
+                && let Some(v) = negotiated_version(&m)
+                && let Ok(v) = HeaderValue::from_str(&v)
             {
-                answered = true;
-                if initialize
-                    && m.kind() == Kind::Response
-                    && let Some(v) = negotiated_version(&m)
-                    && let Ok(v) = HeaderValue::from_str(&v)
-                {
-                    *self.version.write().unwrap_or_else(PoisonError::into_inner) = Some(v);
-                }
+                *self.version.write().unwrap_or_else(PoisonError::into_inner) = Some(v);
             }
+            is
         };
         let mut body = resp.into_body();
         if sse {
@@ -293,8 +320,10 @@ impl Ctx {
                     match event {
                         Ok(Some(ev)) => {
                             let frame = ev.into_frame();
-                            take(&frame);
-                            if !self.inject(frame).await {
+                            answered |= take(&frame);
+                            // The stream has done its work once the response came: a server
+                            // that keeps it open must not keep this request's POST slot.
+                            if !self.inject(frame).await || (expect.is_some() && answered) {
                                 return Ok(answered);
                             }
                         }
@@ -325,7 +354,7 @@ impl Ctx {
                 String::from_utf8_lossy(kept)
             ));
         }
-        take(&frame);
+        answered |= take(&frame);
         self.inject(frame).await;
         Ok(answered)
     }
@@ -337,7 +366,7 @@ impl Ctx {
         }
         let ctx = self.clone();
         let task = tokio::spawn(async move {
-            let mut req = ctx.request(Method::GET, Bytes::new());
+            let mut req = ctx.request(Method::GET, Bytes::new(), false);
             req.headers_mut().insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
             match ctx.client.request(req).await {
                 Ok(resp) if resp.status() == StatusCode::OK => {
@@ -361,12 +390,13 @@ async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: Key, after: u64) {
         return;
     }
     let initialize = frame.method() == Some("initialize");
-    let req = ctx.request(Method::POST, frame.into_bytes());
+    let named = !initialize && ctx.has_session();
+    let req = ctx.request(Method::POST, frame.into_bytes(), initialize);
     let resp = match ctx.client.request(req).await {
         Ok(r) => r,
         Err(e) => return ctx.fail(&id, &format!("the HTTP request failed: {e}")).await,
     };
-    ctx.remember_session(&resp);
+    ctx.remember_session(&resp, initialize, named);
     let status = resp.status();
     let outcome = ctx.take_answer(resp, Some(&id), initialize).await;
     match outcome {
@@ -384,18 +414,27 @@ async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: Key, after: u64) {
 async fn ordered_worker(ctx: Arc<Ctx>, mut rx: mpsc::Receiver<Frame>, acked: watch::Sender<u64>) {
     while let Some(frame) = rx.recv().await {
         let initialized = frame.method() == Some("notifications/initialized");
-        let req = ctx.request(Method::POST, frame.into_bytes());
-        match ctx.client.request(req).await {
+        let named = ctx.has_session();
+        let req = ctx.request(Method::POST, frame.into_bytes(), false);
+        let sent = tokio::time::timeout(ORDERED_POST_TIMEOUT, ctx.client.request(req)).await;
+        let Ok(sent) = sent else {
+            tracing::warn!("a message was not taken within {ORDERED_POST_TIMEOUT:?}; going on");
+            acked.send_modify(|n| *n += 1);
+            continue;
+        };
+        match sent {
             Ok(resp) => {
                 let status = resp.status();
-                ctx.remember_session(&resp);
+                ctx.remember_session(&resp, false, named);
                 if status.is_success() {
                     if initialized {
                         ctx.start_get_stream();
                     }
                 } else {
-                    let body = Limited::new(resp.into_body(), ERROR_BODY_KEPT).collect().await;
-                    let text = body.map(|b| b.to_bytes()).unwrap_or_default();
+                    let body = Limited::new(resp.into_body(), ERROR_BODY_KEPT).collect();
+                    let body = tokio::time::timeout(ORDERED_POST_TIMEOUT, body).await;
+                    let text =
+                        body.ok().and_then(Result::ok).map(|b| b.to_bytes()).unwrap_or_default();
                     tracing::warn!(%status, body = %String::from_utf8_lossy(&text), "a message was refused");
                 }
             }
@@ -417,6 +456,23 @@ struct Poster {
     worker: Option<JoinHandle<()>>,
 }
 
+impl Drop for Poster {
+    /// Whatever ends the write loop (a shutdown that was not let finish included) ends the
+    /// tasks that feed the peer.
+    fn drop(&mut self) {
+        if let Some(task) = self.ctx.get_task.lock().unwrap_or_else(PoisonError::into_inner).take()
+        {
+            task.abort();
+        }
+        if let Some(worker) = self.worker.take() {
+            worker.abort();
+        }
+        for (_, post) in self.ctx.posts.lock().unwrap_or_else(PoisonError::into_inner).drain() {
+            post.abort();
+        }
+    }
+}
+
 impl Outlet for Poster {
     async fn send(&mut self, out: &mut BytesMut) -> std::io::Result<()> {
         let mut chunk = out.split();
@@ -433,12 +489,35 @@ impl Outlet for Poster {
                     let permit = self.slots.clone().acquire_owned().await.expect("never closed");
                     let after = self.queued.load(Ordering::Relaxed);
                     let ctx = self.ctx.clone();
-                    tokio::spawn(async move {
-                        post_request(ctx, frame, id, after).await;
+                    let key = id.clone();
+                    let task = tokio::spawn(async move {
+                        post_request(ctx.clone(), frame, id.clone(), after).await;
+                        let mut posts = ctx.posts.lock().unwrap_or_else(PoisonError::into_inner);
+                        if posts.get(&id).is_some_and(|t| t.id() == tokio::task::id()) {
+                            posts.remove(&id);
+                        }
                         drop(permit);
                     });
+                    let mut posts = self.ctx.posts.lock().unwrap_or_else(PoisonError::into_inner);
+                    if !task.is_finished() {
+                        posts.insert(key, task.abort_handle());
+                    }
                 }
                 None => {
+                    // Our cancellation of a request (its timeout, or the caller gave up) ends
+                    // that request's POST: nothing waits for its answer any more, and its slot
+                    // is free at once.
+                    if let Some(id) = frame.message().and_then(|m| super::cancelled_request(&m)) {
+                        let post = self
+                            .ctx
+                            .posts
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .remove(&id);
+                        if let Some(post) = post {
+                            post.abort();
+                        }
+                    }
                     self.queued.fetch_add(1, Ordering::Relaxed);
                     let sent = match &self.ordered {
                         Some(o) => o.send(frame).await.is_ok(),
@@ -469,7 +548,7 @@ impl Outlet for Poster {
         }
         let session = self.ctx.session.read().unwrap_or_else(PoisonError::into_inner).clone();
         if session.is_some() {
-            let req = self.ctx.request(Method::DELETE, Bytes::new());
+            let req = self.ctx.request(Method::DELETE, Bytes::new(), false);
             let _ = tokio::time::timeout(DELETE_TIMEOUT, self.ctx.client.request(req)).await;
         }
         Ok(())

@@ -113,6 +113,20 @@ pub(crate) fn progress_token(m: &Message<'_>) -> Option<Key> {
     Some(p.token.into())
 }
 
+/// The `requestId` of a `notifications/cancelled`.
+pub(crate) fn cancelled_request(m: &Message<'_>) -> Option<Key> {
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(rename = "requestId", borrow)]
+        id: WireKey<'a>,
+    }
+    if m.method() != Some("notifications/cancelled") {
+        return None;
+    }
+    let p: Params<'_> = m.params()?.deserialize().ok()?;
+    Some(p.id.into())
+}
+
 /// The `protocolVersion` of an `initialize` result.
 pub(crate) fn negotiated_version(m: &Message<'_>) -> Option<Box<str>> {
     #[derive(Deserialize)]

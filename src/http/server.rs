@@ -51,8 +51,8 @@ use tokio::sync::Semaphore;
 
 use super::session::{PostReceiver, Refused, Session};
 use super::{
-    BATCH_VERSION, Key, PROTOCOL_VERSIONS, SESSION_HEADER, VERSION_HEADER, error_json,
-    new_session_id, requested_progress, sse_event,
+    BATCH_VERSION, Key, PROTOCOL_VERSIONS, SESSION_HEADER, VERSION_HEADER, cancelled_request,
+    error_json, new_session_id, requested_progress, sse_event,
 };
 use crate::peer::{Handler, PeerBuilder};
 use crate::{ErrorCode, Frame, FrameParser, Id, Kind};
@@ -66,8 +66,8 @@ pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 /// Default for [`HttpServer::max_connections`].
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
-/// How long a client may take to send a request's headers.
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default for [`HttpServer::read_timeout`]: 30 seconds.
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How often an open GET stream carries a comment, so a client that went away is noticed.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -134,11 +134,14 @@ struct Config {
     max_sessions: usize,
     idle_timeout: Option<Duration>,
     max_connections: usize,
+    read_timeout: Duration,
     get_stream: bool,
 }
 
 #[derive(Default)]
 struct State {
+    /// Set once `serve` returns: connections still open get 503 and open no session.
+    stopped: std::sync::atomic::AtomicBool,
     sessions: Mutex<HashMap<Box<str>, Arc<Session>>>,
     started: AtomicU64,
     expired: AtomicU64,
@@ -167,6 +170,7 @@ impl HttpServer {
                 max_sessions: DEFAULT_MAX_SESSIONS,
                 idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
                 max_connections: DEFAULT_MAX_CONNECTIONS,
+                read_timeout: DEFAULT_READ_TIMEOUT,
                 get_stream: true,
             }),
             state: Arc::new(State::default()),
@@ -223,6 +227,15 @@ impl HttpServer {
     #[must_use]
     pub fn max_connections(mut self, n: usize) -> Self {
         self.config().max_connections = n.max(1);
+        self
+    }
+
+    /// How long a client may take to send a request's headers, and then a POST's body; past it
+    /// the connection is closed (headers) or the POST answered 408 (body).
+    /// [`DEFAULT_READ_TIMEOUT`] by default.
+    #[must_use]
+    pub fn read_timeout(mut self, t: Duration) -> Self {
+        self.config().read_timeout = t;
         self
     }
 
@@ -298,6 +311,7 @@ impl HttpServer {
             let _ = stream.set_nodelay(true);
             let server = self.clone();
             let make = make.clone();
+            let read_timeout = self.config.read_timeout;
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(move |req| {
                     let server = server.clone();
@@ -306,7 +320,7 @@ impl HttpServer {
                 });
                 let served = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())
-                    .header_read_timeout(HEADER_READ_TIMEOUT)
+                    .header_read_timeout(read_timeout)
                     .serve_connection(TokioIo::new(stream), service)
                     .await;
                 if let Err(e) = served {
@@ -318,6 +332,7 @@ impl HttpServer {
         if let Some(s) = sweeper {
             s.abort();
         }
+        self.state.stopped.store(true, Ordering::SeqCst);
         let sessions: Vec<_> = {
             let mut map = self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner);
             map.drain().map(|(_, s)| s).collect()
@@ -333,6 +348,10 @@ impl HttpServer {
         req: Request<HyperBody>,
         make: &(dyn Fn() -> Arc<H> + Send + Sync),
     ) -> Response<Body> {
+        if self.state.stopped.load(Ordering::SeqCst) {
+            let msg = "Service Unavailable: the server is stopping";
+            return error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, SERVER_ERROR, msg);
+        }
         if req.uri().path() != self.config.path {
             return status(StatusCode::NOT_FOUND);
         }
@@ -451,7 +470,13 @@ impl HttpServer {
             Ok(s) => s,
             Err(answer) => return *answer,
         };
-        let body = match Limited::new(req.into_body(), limit).collect().await {
+        let body = Limited::new(req.into_body(), limit).collect();
+        let read = tokio::time::timeout(self.config.read_timeout, body);
+        let Ok(read) = read.await else {
+            let msg = "Request Timeout: the body did not arrive in time";
+            return error(StatusCode::REQUEST_TIMEOUT, Id::Null, SERVER_ERROR, msg);
+        };
+        let body = match read {
             Ok(b) => b.to_bytes(),
             Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
                 return too_large(limit);
@@ -536,18 +561,16 @@ impl HttpServer {
     fn admit(&self, session: Arc<Session>, mut answer: Response<Body>) -> Response<Body> {
         // A failed `initialize` is answered 200 too, with an error: only a result, which names
         // the protocol version, opens the session (an event stream may carry it later).
-        let negotiated = session.routes().version.is_some();
-        let streamed = answer
-            .headers()
-            .get(CONTENT_TYPE)
-            .is_some_and(|v| media_type_is(v, "text/event-stream"));
-        if answer.status() != StatusCode::OK || !(negotiated || streamed) {
+        // An event stream whose response has not come yet (progress came first) may still
+        // carry a result: the session is kept, as the client will learn its id.
+        let (negotiated, pending) = session.initialize_outcome();
+        if answer.status() != StatusCode::OK || !(negotiated || pending) {
             session.close();
             return answer;
         }
         {
             let mut map = self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-            if map.len() >= self.config.max_sessions {
+            if map.len() >= self.config.max_sessions || self.state.stopped.load(Ordering::SeqCst) {
                 drop(map);
                 session.close();
                 let msg = "Service Unavailable: too many sessions";
@@ -602,17 +625,19 @@ impl HttpServer {
             let id = m.id().and_then(Key::of).expect("a request has an id");
             requests.push((id, requested_progress(&m)));
         }
+        // Cancellations (alone or in a batch) end the POSTs of the requests they name.
+        let cancels: Vec<Key> = match frame.batch() {
+            Some(b) => b.filter_map(|m| cancelled_request(&m)).collect(),
+            None => frame.message().and_then(|m| cancelled_request(&m)).into_iter().collect(),
+        };
         if requests.is_empty() {
-            if let Some(m) = frame.message()
-                && m.method() == Some("notifications/cancelled")
-                && let Some(id) = cancelled_request(&m)
-            {
-                let _order = session.order.lock().await;
-                session.cancel(&id);
-                if !session.feed(frame).await {
-                    return session_gone();
-                }
-                return status(StatusCode::ACCEPTED);
+            let order = (!cancels.is_empty()).then(|| session.order.lock());
+            let _order = match order {
+                Some(o) => Some(o.await),
+                None => None,
+            };
+            for id in &cancels {
+                session.cancel(id);
             }
             if !session.feed(frame).await {
                 return session_gone();
@@ -620,6 +645,9 @@ impl HttpServer {
             return status(StatusCode::ACCEPTED);
         }
         let order = session.order.lock().await;
+        for id in &cancels {
+            session.cancel(id);
+        }
         let waiting = match session.expect(requests) {
             Ok(w) => w,
             Err(Refused::Duplicate(id)) => {
@@ -627,6 +655,7 @@ impl HttpServer {
                 return error(StatusCode::BAD_REQUEST, id.as_id(), ErrorCode::INVALID_REQUEST, msg);
             }
             Err(Refused::Cancelled) => return cancelled_answer(sse),
+            Err(Refused::Closed) => return session_gone(),
         };
         if !session.feed(frame).await {
             return session_gone();
@@ -733,21 +762,6 @@ async fn reply(mut w: PostReceiver, json: bool, sse: bool) -> Response<Body> {
         Some((Ok(hyper::body::Frame::data(chunk)), (None, Some(w))))
     });
     sse_response(BodyExt::boxed_unsync(StreamBody::new(events)))
-}
-
-/// The `requestId` of a `notifications/cancelled`.
-fn cancelled_request(m: &crate::Message<'_>) -> Option<Key> {
-    #[derive(serde::Deserialize)]
-    struct Params {
-        #[serde(rename = "requestId")]
-        id: serde_json::Value,
-    }
-    let p: Params = m.params()?.deserialize().ok()?;
-    match p.id {
-        serde_json::Value::Number(n) => n.as_i64().map(Key::Num),
-        serde_json::Value::String(s) => Some(Key::Str(s.into())),
-        _ => None,
-    }
 }
 
 /// Ends idle sessions now and then.

@@ -97,6 +97,8 @@ pub(crate) struct Routes {
     pub(crate) version: Option<Box<str>>,
     /// Ids cancelled before their request came, oldest first.
     early: std::collections::VecDeque<Key>,
+    /// Set once the session's peer stopped writing: nothing will be routed any more.
+    closed: bool,
 }
 
 /// Counters of a session's router.
@@ -128,6 +130,8 @@ pub(crate) enum Refused {
     Duplicate(Key),
     /// The client cancelled it before it came.
     Cancelled,
+    /// The session has ended.
+    Closed,
 }
 
 impl Session {
@@ -146,6 +150,7 @@ impl Session {
         let router = Router {
             routes: routes.clone(),
             stats: stats.clone(),
+            inbox: inbox.downgrade(),
             // The messages are the peer's own, already bounded by what it was given; the
             // router only needs their envelopes.
             parser: FrameParser::new(
@@ -170,6 +175,13 @@ impl Session {
 
     pub(crate) fn routes(&self) -> MutexGuard<'_, Routes> {
         self.routes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// For a new session's `initialize`: whether a result named the protocol version, and
+    /// whether the response is still to come.
+    pub(crate) fn initialize_outcome(&self) -> (bool, bool) {
+        let r = self.routes();
+        (r.version.is_some(), !r.posts.is_empty())
     }
 
     pub(crate) fn touch(&self) {
@@ -203,6 +215,9 @@ impl Session {
         });
         {
             let mut r = self.routes();
+            if r.closed {
+                return Err(Refused::Closed);
+            }
             if let [id] = &ids[..]
                 && let Some(at) = r.early.iter().position(|e| e == id)
             {
@@ -304,6 +319,8 @@ impl Drop for StreamGuard {
 struct Router {
     routes: Arc<Mutex<Routes>>,
     stats: Arc<RouteStats>,
+    /// The session's own input, to fail a request of the server's that cannot be delivered.
+    inbox: mpsc::WeakSender<Frame>,
     parser: FrameParser,
 }
 
@@ -321,6 +338,7 @@ impl Outlet for Router {
 
     async fn shutdown(&mut self) -> std::io::Result<()> {
         let mut r = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
+        r.closed = true;
         r.stream = None;
         // Each waiting POST's receiver holds its `Post`, so clearing the table alone would keep
         // the `done` sender alive and the POST waiting forever: drop the senders.
@@ -333,7 +351,7 @@ impl Outlet for Router {
 }
 
 impl Router {
-    fn route(&self, frame: Frame) {
+    fn route(&mut self, frame: Frame) {
         let mut r = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
         let target = match frame.kind() {
             Kind::Response | Kind::Error => {
@@ -408,8 +426,25 @@ impl Router {
             Some(s) => s.try_send(sse_event(frame.as_bytes())).is_ok(),
             None => false,
         };
+        drop(r);
         if !sent {
             self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+            self.undeliverable(&frame);
+        }
+    }
+
+    /// A request of the server's that no stream can carry fails at once (-32603), instead of
+    /// waiting out its timeout.
+    fn undeliverable(&mut self, frame: &Frame) {
+        let Some(id) = frame.message().filter(|m| m.kind() == Kind::Request).and_then(|m| m.id())
+        else {
+            return;
+        };
+        let msg = "Internal error: no stream to the client is open (GET the endpoint to open one)";
+        let answer = super::error_json(id, crate::ErrorCode::INTERNAL_ERROR, msg);
+        let frame = self.parser.parse(BytesMut::from(&answer[..]));
+        if let Some(inbox) = self.inbox.upgrade() {
+            let _ = inbox.try_send(frame);
         }
     }
 }
