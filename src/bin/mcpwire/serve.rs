@@ -307,6 +307,10 @@ pub struct HttpArgs {
     #[arg(long, value_name = "N", default_value_t = mcpwire::http::server::DEFAULT_MAX_CONNECTIONS,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_connections: usize,
+    /// Seconds a client may take to send a request's headers, and then a POST's body (past it:
+    /// the connection closed, or 408).
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::http::server::DEFAULT_READ_TIMEOUT.as_secs_f64())]
+    read_timeout: f64,
     /// Answer GET with 405 instead of opening a stream of the server's other messages.
     #[arg(long)]
     no_get_stream: bool,
@@ -324,6 +328,11 @@ impl HttpArgs {
             .session_idle_timeout(idle)
             .max_connections(self.max_connections)
             .get_stream(!self.no_get_stream);
+        if let Ok(t) = Duration::try_from_secs_f64(self.read_timeout)
+            && !t.is_zero()
+        {
+            server = server.read_timeout(t);
+        }
         for o in &self.allow_origin {
             server = server.allow_origin(o.clone());
         }
