@@ -378,7 +378,10 @@ impl Ctx {
                 Err(e) => tracing::debug!(error = %e, "the GET stream failed"),
             }
         });
-        *self.get_task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
+        let old = self.get_task.lock().unwrap_or_else(PoisonError::into_inner).replace(task);
+        if let Some(old) = old {
+            old.abort();
+        }
     }
 }
 
@@ -490,6 +493,9 @@ impl Outlet for Poster {
                     let after = self.queued.load(Ordering::Relaxed);
                     let ctx = self.ctx.clone();
                     let key = id.clone();
+                    // Held until the task is in the table, so it cannot finish (and look for
+                    // itself there) first.
+                    let mut posts = self.ctx.posts.lock().unwrap_or_else(PoisonError::into_inner);
                     let task = tokio::spawn(async move {
                         post_request(ctx.clone(), frame, id.clone(), after).await;
                         let mut posts = ctx.posts.lock().unwrap_or_else(PoisonError::into_inner);
@@ -498,10 +504,7 @@ impl Outlet for Poster {
                         }
                         drop(permit);
                     });
-                    let mut posts = self.ctx.posts.lock().unwrap_or_else(PoisonError::into_inner);
-                    if !task.is_finished() {
-                        posts.insert(key, task.abort_handle());
-                    }
+                    posts.insert(key, task.abort_handle());
                 }
                 None => {
                     // Our cancellation of a request (its timeout, or the caller gave up) ends

@@ -654,7 +654,14 @@ impl HttpServer {
                 let msg = "Invalid Request: a request with this id is already in progress";
                 return error(StatusCode::BAD_REQUEST, id.as_id(), ErrorCode::INVALID_REQUEST, msg);
             }
-            Err(Refused::Cancelled) => return cancelled_answer(sse),
+            Err(Refused::Cancelled) => {
+                // A batch's other messages (a response the server waits for, say) still go in;
+                // the cancelled request then runs with nothing waiting for its response.
+                if frame.kind() == Kind::Batch && !session.feed(frame).await {
+                    return session_gone();
+                }
+                return cancelled_answer(sse);
+            }
             Err(Refused::Closed) => return session_gone(),
         };
         if !session.feed(frame).await {

@@ -18,13 +18,17 @@ use crate::common::*;
 /// | `badjson` | 200 `application/json` that is not JSON |
 /// | `sse_no_response` | 200 `text/event-stream` with a progress event, then the end |
 /// | `hangup` | the connection closed without an answer |
+/// | `never` | no answer, the connection kept open until the client closes it |
+/// | `sse_kept_open` | 200 `text/event-stream` with the response, then the stream kept open |
+/// | `gone` | 404, -32001: the session ended |
 /// | anything else | 200, `{"method": ...}` as the result |
 ///
-/// GET is answered 405, DELETE 200. Every POST is kept (its head, lower-cased, and its body),
-/// in the order they came.
+/// GET is answered 405 (and counted), DELETE 200. Every POST is kept (its head, lower-cased, and
+/// its body), in the order they came.
 struct Fake {
     url: String,
     posts: Arc<Mutex<Vec<(String, Value)>>>,
+    gets: Arc<AtomicUsize>,
     task: JoinHandle<()>,
 }
 
@@ -39,16 +43,17 @@ impl Fake {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let posts = Arc::new(Mutex::new(Vec::new()));
+        let gets = Arc::new(AtomicUsize::new(0));
         let task = tokio::spawn({
-            let posts = posts.clone();
+            let (posts, gets) = (posts.clone(), gets.clone());
             async move {
                 loop {
                     let Ok((sock, _)) = listener.accept().await else { return };
-                    tokio::spawn(fake_exchange(sock, posts.clone()));
+                    tokio::spawn(fake_exchange(sock, posts.clone(), gets.clone()));
                 }
             }
         });
-        Self { url, posts, task }
+        Self { url, posts, gets, task }
     }
 
     fn bodies(&self) -> Vec<Value> {
@@ -91,7 +96,11 @@ async fn read_request(sock: &mut TcpStream) -> Option<(String, Vec<u8>)> {
     Some((head, buf[head_end..head_end + len].to_vec()))
 }
 
-async fn fake_exchange(mut sock: TcpStream, posts: Arc<Mutex<Vec<(String, Value)>>>) {
+async fn fake_exchange(
+    mut sock: TcpStream,
+    posts: Arc<Mutex<Vec<(String, Value)>>>,
+    gets: Arc<AtomicUsize>,
+) {
     let Some((head, body)) = read_request(&mut sock).await else { return };
     let fixed = |status: &str, kind: &str, extra: &str, body: &str| {
         format!(
@@ -100,6 +109,7 @@ async fn fake_exchange(mut sock: TcpStream, posts: Arc<Mutex<Vec<(String, Value)
         )
     };
     let answer = if head.starts_with("GET ") {
+        gets.fetch_add(1, Ordering::SeqCst);
         fixed("405 Method Not Allowed", "text/plain", "allow: POST, DELETE\r\n", "")
     } else if head.starts_with("DELETE ") {
         fixed("200 OK", "text/plain", "", "")
@@ -129,6 +139,25 @@ async fn fake_exchange(mut sock: TcpStream, posts: Arc<Mutex<Vec<(String, Value)
                 )
             }
             Some("hangup") => return,
+            Some("never") => return hold_open(sock).await,
+            Some("sse_kept_open") => {
+                let reply = format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"method":"sse_kept_open"}}}}"#
+                );
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\nevent: message\ndata: {reply}\n\n"
+                );
+                if sock.write_all(answer.as_bytes()).await.is_ok() {
+                    hold_open(sock).await;
+                }
+                return;
+            }
+            Some("gone") => fixed(
+                "404 Not Found",
+                "application/json",
+                "",
+                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#,
+            ),
             Some(m) => {
                 let reply = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"method":"{m}"}}}}"#);
                 fixed("200 OK", "application/json", "", &reply)
@@ -137,6 +166,12 @@ async fn fake_exchange(mut sock: TcpStream, posts: Arc<Mutex<Vec<(String, Value)
     };
     let _ = sock.write_all(answer.as_bytes()).await;
     let _ = sock.shutdown().await;
+}
+
+/// Keeps the connection open, sending nothing more, until the client closes it.
+async fn hold_open(mut sock: TcpStream) {
+    let mut sink = [0u8; 1024];
+    while matches!(sock.read(&mut sink).await, Ok(n) if n > 0) {}
 }
 
 /// A client of the fake server, past the handshake.
@@ -290,4 +325,75 @@ async fn notifications_and_requests_are_posted_in_the_order_they_were_sent() {
         .flat_map(|k| [("notifications/order".to_owned(), k), ("order".to_owned(), k)])
         .collect();
     assert_eq!(order, want);
+}
+
+/// A request that times out is cancelled, and its POST, which the server never answers, must
+/// end with it: else each holds one of the client's POST slots for good, and past
+/// `max_concurrent_posts` of them the client sends nothing at all (its cancellations included).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn posts_the_server_never_answers_free_their_slots_when_their_requests_time_out() {
+    let fake = Fake::start().await;
+    let builder = PeerBuilder::new().request_timeout(Some(Duration::from_millis(200)));
+    let client = HttpClient::new(builder).max_concurrent_posts(2);
+    let (peer, _conn) = client.connect(&fake.url, NoHandler).unwrap();
+    handshake(&peer).await;
+    for i in 0..5 {
+        let r = within(peer.request("never", Some(Json(&json!({ "i": i }))))).await;
+        assert!(matches!(r, Err(RequestError::Timeout)), "never {i}: {r:?}");
+    }
+    let options = RequestOptions::new().timeout(Some(Duration::from_secs(5)));
+    let r = within(peer.request_with("ok", NO_PARAMS, options)).await.unwrap();
+    assert_eq!(r.result_as::<Value>().unwrap(), json!({ "method": "ok" }));
+    // `ok` went after the cancellations queued before it were taken: the fake has them all.
+    let bodies = fake.bodies();
+    let of = |method: &str, field: fn(&Value) -> Value| -> Vec<Value> {
+        bodies.iter().filter(|b| b["method"] == method).map(field).collect()
+    };
+    let never = of("never", |b| b["id"].clone());
+    let cancelled = of("notifications/cancelled", |b| b["params"]["requestId"].clone());
+    assert_eq!(never.len(), 5, "{bodies:?}");
+    assert_eq!(cancelled, never, "{bodies:?}");
+}
+
+/// The response came in the event stream and the server keeps the stream open: the request
+/// is done, and its POST must end there, or it keeps its slot as long as the server wants.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_stream_kept_open_after_the_response_does_not_keep_its_post() {
+    let fake = Fake::start().await;
+    let client = HttpClient::new(PeerBuilder::new()).max_concurrent_posts(1);
+    let (peer, _conn) = client.connect(&fake.url, NoHandler).unwrap();
+    handshake(&peer).await;
+    let options = RequestOptions::new().timeout(Some(Duration::from_secs(5)));
+    for round in 0..3 {
+        let r = within(peer.request_with("sse_kept_open", NO_PARAMS, options.clone())).await;
+        let r = r.unwrap_or_else(|e| panic!("round {round}: {e}"));
+        assert_eq!(r.result_as::<Value>().unwrap(), json!({ "method": "sse_kept_open" }));
+    }
+    let r = within(peer.request_with("ok", NO_PARAMS, options)).await.unwrap();
+    assert_eq!(r.result_as::<Value>().unwrap(), json!({ "method": "ok" }));
+}
+
+/// A 404 to a message that named the session means the server ended it: the client forgets
+/// it, the next `initialize` names no session (nor a version) and starts a new one, and the
+/// new session gets a GET stream of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_404_to_the_session_the_next_initialize_starts_a_new_one() {
+    let (fake, peer, _conn) = fake_client().await;
+    eventually("the GET stream was asked for", || fake.gets.load(Ordering::SeqCst) == 1).await;
+    transport_error(within(peer.request("gone", NO_PARAMS)).await, "404");
+    handshake(&peer).await;
+    eventually("a GET stream for the new session", || fake.gets.load(Ordering::SeqCst) == 2).await;
+    still_works(&peer).await;
+    let heads = fake.heads();
+    let bodies = fake.bodies();
+    let inits: Vec<_> =
+        bodies.iter().enumerate().filter(|(_, b)| b["method"] == "initialize").collect();
+    assert_eq!(inits.len(), 2, "{bodies:?}");
+    let again = inits[1].0;
+    assert!(!heads[again].contains("mcp-session-id"), "{}", heads[again]);
+    assert!(!heads[again].contains("mcp-protocol-version"), "{}", heads[again]);
+    // What follows names the new session.
+    for head in &heads[again + 1..] {
+        assert!(head.contains("\r\nmcp-session-id: fake-session\r\n"), "{head}");
+    }
 }

@@ -91,9 +91,12 @@ struct Served {
 
 impl Served {
     async fn start() -> Self {
+        Self::with(HttpServer::new(PeerBuilder::new())).await
+    }
+
+    async fn with(server: HttpServer) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-        let server = HttpServer::new(PeerBuilder::new());
         let host = Host::default();
         let task = tokio::spawn({
             let (server, host) = (server.clone(), host.clone());
@@ -442,4 +445,28 @@ async fn requests_that_time_out_do_not_use_up_the_clients_posts() {
         .await;
     let options = RequestOptions::new().timeout(Some(Duration::from_secs(5)));
     within(peer.request_with("ping", NO_PARAMS, options)).await.unwrap();
+}
+
+/// The server expired the session: a request then fails naming the 404, and the client forgets
+/// the session, so a new `initialize` over the same peer starts another (naming the old one,
+/// it would get 404 too, and no session would start).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_server_expires_the_session_a_new_initialize_starts_another() {
+    let idle = Some(Duration::from_millis(200));
+    let srv = Served::with(HttpServer::new(PeerBuilder::new()).session_idle_timeout(idle)).await;
+    // An open GET stream keeps a session busy, and a busy session never expires.
+    let client = HttpClient::new(PeerBuilder::new()).get_stream(false);
+    let (peer, _conn) = client.connect(&srv.url, NoHandler).unwrap();
+    handshake(&peer).await;
+    within(peer.request("ping", NO_PARAMS)).await.unwrap();
+    eventually("the idle session expired", || srv.sessions() == 0).await;
+    assert_eq!(srv.server.stats().sessions_expired, 1);
+    transport_error(within(peer.request("ping", NO_PARAMS)).await, "404");
+
+    handshake(&peer).await;
+    let stats = srv.server.stats();
+    assert_eq!((stats.sessions, stats.sessions_started), (1, 2), "{stats:?}");
+    let params = json!({ "again": true });
+    let r = within(peer.request("echo", Some(Json(&params)))).await.unwrap();
+    assert_eq!(r.result_as::<Value>().unwrap(), params);
 }

@@ -13,7 +13,9 @@ pub(crate) use hyper::body::Incoming as ResponseBody;
 pub(crate) use hyper::client::conn::http1::SendRequest;
 pub(crate) use hyper_util::rt::TokioIo;
 pub(crate) use mcpwire::http::{HttpServer, PROTOCOL_VERSIONS, SESSION_HEADER, VERSION_HEADER};
-pub(crate) use mcpwire::peer::{Context, Handler, Incoming, PeerBuilder, Reply, RpcError};
+pub(crate) use mcpwire::peer::{
+    Context, Handler, Incoming, NO_PARAMS, PeerBuilder, Reply, RequestError, RpcError,
+};
 pub(crate) use mcpwire::{Json, Limits};
 pub(crate) use serde_json::{Value, json};
 pub(crate) use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -47,7 +49,8 @@ pub(crate) const SESSION_NOT_FOUND: i64 = -32001;
 /// [`PROTOCOL_VERSIONS`] (else the latest), and fails without one; `ping`; `echo` answers its
 /// params; `slow` sends `steps` progress notifications for its `_meta.progressToken` before it
 /// answers; `announce` sends a notification that answers no request (it goes to the GET stream);
-/// `hold` answers only once the test releases it.
+/// `hold` answers only once the test releases it; `ask` sends the client a `roots/list` request
+/// and answers `{"answer": result}` or `{"failed": {"code", "message"}}` with what came back.
 #[derive(Clone)]
 pub(crate) struct Probe {
     /// A permit for each `hold` request that has started.
@@ -119,6 +122,17 @@ impl Handler for Probe {
                 permit.forget();
                 Reply::json(&json!({"released": true}))
             }
+            "ask" => match cx.peer().request("roots/list", NO_PARAMS).await {
+                Ok(r) => {
+                    let answer: Value =
+                        r.result_as().map_err(|e| RpcError::internal(e.to_string()))?;
+                    Reply::json(&json!({"answer": answer}))
+                }
+                Err(RequestError::Rpc(e)) => {
+                    Reply::json(&json!({"failed": {"code": e.code.0, "message": e.message}}))
+                }
+                Err(e) => Err(RpcError::internal(e.to_string())),
+            },
             m => Err(RpcError::method_not_found(m)),
         }
     }

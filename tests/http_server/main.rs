@@ -8,7 +8,9 @@
 //! request is written by hand on a `TcpStream`.
 
 mod connections;
+mod corpus;
 mod harness;
 mod regressions;
 mod requests;
+mod review;
 mod sessions;
