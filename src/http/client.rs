@@ -42,6 +42,9 @@ const INBOX: usize = 256;
 /// How long closing waits for the server to take the session's DELETE.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// How long an idle pooled connection is kept.
+const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(20);
+
 /// How long a notification or response may take to be accepted before the client gives up on
 /// it and sends the next (they go one at a time, so one hung POST would hold back the rest).
 const ORDERED_POST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -141,6 +144,8 @@ impl HttpClient {
         connector.set_nodelay(true);
         let client = Client::builder(TokioExecutor::new())
             .pool_max_idle_per_host(self.max_posts)
+            // Under the 30 s a server such as ours keeps an idle connection.
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .build(connector);
         let (inject, rx) = mpsc::channel::<Frame>(INBOX);
         let frames = futures_util::stream::unfold(rx, |mut rx| async move {
@@ -159,6 +164,7 @@ impl HttpClient {
             get_stream: self.get_stream,
             get_task: Mutex::new(None),
             get_started: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
             posts: Mutex::new(std::collections::HashMap::new()),
             acked: acked_rx,
         });
@@ -194,6 +200,8 @@ struct Ctx {
     get_stream: bool,
     get_task: Mutex<Option<JoinHandle<()>>>,
     get_started: AtomicBool,
+    /// Set once the outlet is gone: no GET stream is opened any more.
+    closed: AtomicBool,
     /// The POST of each request in flight, so a cancellation of ours can end it.
     posts: Mutex<std::collections::HashMap<Key, tokio::task::AbortHandle>>,
     /// How many ordered messages the server has taken.
@@ -247,24 +255,48 @@ impl Ctx {
     /// Takes the session id an answer names (a new `initialize` replaces the old one), and
     /// forgets the session on a 404 to a message that named it: the server ended it, and the
     /// next `initialize` starts a new one.
-    fn remember_session(&self, resp: &http::Response<HyperBody>, initialize: bool, named: bool) {
-        if named && resp.status() == StatusCode::NOT_FOUND {
-            *self.session.write().unwrap_or_else(PoisonError::into_inner) = None;
-            *self.version.write().unwrap_or_else(PoisonError::into_inner) = None;
-            self.get_started.store(false, Ordering::Release);
+    fn remember_session(
+        &self,
+        resp: &http::Response<HyperBody>,
+        initialize: bool,
+        named: Option<&HeaderValue>,
+    ) {
+        let mut cur = self.session.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(named) = named
+            && resp.status() == StatusCode::NOT_FOUND
+        {
+            // Only the session this message named: a new one may have begun meanwhile.
+            if cur.as_ref() == Some(named) {
+                *cur = None;
+                *self.version.write().unwrap_or_else(PoisonError::into_inner) = None;
+                self.stop_get_stream();
+            }
             return;
         }
-        if let Some(s) = resp.headers().get(SESSION_HEADER) {
-            let mut cur = self.session.write().unwrap_or_else(PoisonError::into_inner);
-            if cur.is_none() || initialize {
-                *cur = Some(s.clone());
+        if let Some(s) = resp.headers().get(SESSION_HEADER)
+            && (cur.is_none() || initialize)
+            && cur.as_ref() != Some(s)
+        {
+            if cur.is_some() {
+                // A new session replaces the old: its GET stream is opened afresh.
+                self.stop_get_stream();
             }
+            *cur = Some(s.clone());
         }
     }
 
-    /// Whether a message now names a session.
-    fn has_session(&self) -> bool {
-        self.session.read().unwrap_or_else(PoisonError::into_inner).is_some()
+    /// The session a message names now, if any.
+    fn session(&self) -> Option<HeaderValue> {
+        self.session.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Stops the GET stream, so the next `notifications/initialized` opens one again.
+    fn stop_get_stream(&self) {
+        let old = self.get_task.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(old) = old {
+            old.abort();
+        }
+        self.get_started.store(false, Ordering::Release);
     }
 
     /// Reads an answer's body: one JSON message, or a stream of events. Returns whether a
@@ -297,6 +329,7 @@ impl Ctx {
             }
             is
         };
+        let ok = resp.status().is_success();
         let mut body = resp.into_body();
         if sse {
             let mut decoder = SseDecoder::new(self.limits);
@@ -355,13 +388,24 @@ impl Ctx {
             ));
         }
         answered |= take(&frame);
+        if !ok && !answered {
+            // An HTTP error whose body answers no request of ours (`"id": null`): its message
+            // goes into the request's error; the peer is not handed a response to nothing.
+            let m = frame.message();
+            let why = m.as_ref().and_then(crate::Message::error).map(|e| e.message.to_owned());
+            return Err(why.unwrap_or_else(|| "the answer is not a response".into()));
+        }
         self.inject(frame).await;
         Ok(answered)
     }
 
     /// Opens the GET stream once, if asked for.
     fn start_get_stream(self: &Arc<Self>) {
-        if !self.get_stream || self.get_started.swap(true, Ordering::AcqRel) {
+        let mut slot = self.get_task.lock().unwrap_or_else(PoisonError::into_inner);
+        if !self.get_stream
+            || self.closed.load(Ordering::Acquire)
+            || self.get_started.swap(true, Ordering::AcqRel)
+        {
             return;
         }
         let ctx = self.clone();
@@ -378,8 +422,7 @@ impl Ctx {
                 Err(e) => tracing::debug!(error = %e, "the GET stream failed"),
             }
         });
-        let old = self.get_task.lock().unwrap_or_else(PoisonError::into_inner).replace(task);
-        if let Some(old) = old {
+        if let Some(old) = slot.replace(task) {
             old.abort();
         }
     }
@@ -393,13 +436,13 @@ async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: Key, after: u64) {
         return;
     }
     let initialize = frame.method() == Some("initialize");
-    let named = !initialize && ctx.has_session();
+    let named = if initialize { None } else { ctx.session() };
     let req = ctx.request(Method::POST, frame.into_bytes(), initialize);
     let resp = match ctx.client.request(req).await {
         Ok(r) => r,
         Err(e) => return ctx.fail(&id, &format!("the HTTP request failed: {e}")).await,
     };
-    ctx.remember_session(&resp, initialize, named);
+    ctx.remember_session(&resp, initialize, named.as_ref());
     let status = resp.status();
     let outcome = ctx.take_answer(resp, Some(&id), initialize).await;
     match outcome {
@@ -417,7 +460,7 @@ async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: Key, after: u64) {
 async fn ordered_worker(ctx: Arc<Ctx>, mut rx: mpsc::Receiver<Frame>, acked: watch::Sender<u64>) {
     while let Some(frame) = rx.recv().await {
         let initialized = frame.method() == Some("notifications/initialized");
-        let named = ctx.has_session();
+        let named = ctx.session();
         let req = ctx.request(Method::POST, frame.into_bytes(), false);
         let sent = tokio::time::timeout(ORDERED_POST_TIMEOUT, ctx.client.request(req)).await;
         let Ok(sent) = sent else {
@@ -428,7 +471,7 @@ async fn ordered_worker(ctx: Arc<Ctx>, mut rx: mpsc::Receiver<Frame>, acked: wat
         match sent {
             Ok(resp) => {
                 let status = resp.status();
-                ctx.remember_session(&resp, false, named);
+                ctx.remember_session(&resp, false, named.as_ref());
                 if status.is_success() {
                     if initialized {
                         ctx.start_get_stream();
@@ -463,9 +506,12 @@ impl Drop for Poster {
     /// Whatever ends the write loop (a shutdown that was not let finish included) ends the
     /// tasks that feed the peer.
     fn drop(&mut self) {
-        if let Some(task) = self.ctx.get_task.lock().unwrap_or_else(PoisonError::into_inner).take()
         {
-            task.abort();
+            let mut slot = self.ctx.get_task.lock().unwrap_or_else(PoisonError::into_inner);
+            self.ctx.closed.store(true, Ordering::Release);
+            if let Some(task) = slot.take() {
+                task.abort();
+            }
         }
         if let Some(worker) = self.worker.take() {
             worker.abort();

@@ -8,7 +8,7 @@
 //! opens a stream for the server's other messages, a DELETE ends the session.
 //!
 //! ```text
-//!  POST ──► checks (origin, session, version, type, size) ──► FrameParser ──► session's peer
+//!  POST ──► checks (origin, type, size, version, session) ──► FrameParser ──► session's peer
 //!                                                                                  │
 //!  JSON or SSE reply ◄── route: response by id, progress by token ◄── peer's writer ┘
 //!  GET stream        ◄── route: everything else
@@ -26,7 +26,7 @@ use serde::Deserialize;
 use crate::{ErrorCode, Id, Message, Outgoing, RawJson};
 
 pub use client::{HttpClient, connect};
-pub use server::{HttpServer, HttpStats};
+pub use server::{HttpServer, HttpStats, bind};
 
 /// The header that carries a session's id, issued at `initialize`.
 pub const SESSION_HEADER: &str = "mcp-session-id";

@@ -5,24 +5,31 @@
 //!
 //! | request | answer |
 //! |---|---|
+//! | anything, once `serve` has been told to stop (a connection opened before) | 503, -32000 |
 //! | a path other than the endpoint | 404 |
 //! | a method other than POST, GET, DELETE | 405, with `Allow` |
 //! | an `Origin` that is not loopback or allowed with `allow_origin` (DNS rebinding) | 403, -32000 |
 //! | POST: `Content-Type` not `application/json` | 415, -32000 |
 //! | POST: `Accept` with neither `application/json` nor `text/event-stream` (absent takes both) | 406, -32000 |
-//! | POST: a body over `max_frame_bytes` (by `Content-Length`, or as a chunked body arrives) | 413, -32600 |
+//! | POST: a `Content-Length` over `max_frame_bytes` | 413, -32600 |
+//! | GET: `get_stream(false)` / no `text/event-stream` in `Accept` | 405 / 406, -32000 |
 //! | an `MCP-Protocol-Version` not supported (absent is fine) | 400, -32000 |
 //! | a session id that is unknown, expired or deleted | 404, -32001 |
+//! | GET or DELETE without a session id | 400, -32000 |
+//! | POST: a body that does not arrive within `read_timeout` (headers that do not: the connection is closed) | 408, -32000 |
+//! | POST: a chunked body that grows over `max_frame_bytes` | 413, -32600 |
 //! | POST: a body that is not JSON / JSON that is not a message | 400, -32700 / -32600, with the reason |
 //! | POST: `initialize` with a session id | 400, -32600 |
 //! | POST: anything else without a session id | 400, -32000 |
 //! | POST: a batch, unless the session negotiated 2025-03-26 | 400, -32600 |
+//! | POST: a batch with invalid elements and no request (its answer could not be routed) | 400, -32600 |
 //! | POST: a request whose id is already waiting in the session | 400, -32600 with that id |
-//! | a new session past `max_sessions` (after idle ones are expired) | 503, -32000 |
+//! | a new session past `max_sessions` (after idle and ended ones are removed) | 503, -32000 |
 //! | POST: notifications and responses only | 202, no body |
-//! | POST: a request | 200: the response as `application/json`; or `text/event-stream` when progress for the request's `_meta.progressToken` comes first (and the client takes it): the progress events, then the response, then the stream ends |
-//! | POST: a request the client then cancels (`notifications/cancelled`) | the POST ends with no response: an empty event stream (202 for a JSON-only client) |
-//! | GET: no `text/event-stream` in `Accept` / a stream already open / `get_stream(false)` | 406 / 409 / 405 |
+//! | POST: a request | 200: the response as `application/json` (as one event of a `text/event-stream` for a client that takes only that); or a `text/event-stream` when progress for the request's `_meta.progressToken` comes first (and the client takes it): the progress events, then the response, then the stream ends |
+//! | POST: a request the client then cancels (`notifications/cancelled`, alone or in a batch, even one that overtakes the request on another connection) | the POST ends with no response: an empty event stream (202 for a JSON-only client) |
+//! | POST: a request whose session ends before it is answered | 200 with an error response, -32603 (404, -32001, if it ended before the request went in) |
+//! | GET: a stream already open for the session | 409, -32000 |
 //! | GET | 200, a `text/event-stream` of the session's other messages (notifications, the server's own requests), with a `: keep-alive` comment every 15 s |
 //! | DELETE | 200; the session's peer closes (running handlers are dropped) |
 //!
@@ -88,7 +95,7 @@ pub struct HttpStats {
     pub sessions: usize,
     /// Sessions started since the server started.
     pub sessions_started: u64,
-    /// Sessions ended for being idle too long.
+    /// Sessions removed for being idle too long, or because their peer had ended.
     pub sessions_expired: u64,
     /// Messages the sessions' handlers sent that had nowhere to go (no GET stream open, or the
     /// client stopped waiting), over the sessions open now.
@@ -205,8 +212,8 @@ impl HttpServer {
         self
     }
 
-    /// Sessions open at once; an `initialize` past it is answered 503 (after idle sessions are
-    /// expired). [`DEFAULT_MAX_SESSIONS`] by default.
+    /// Sessions open at once; an `initialize` past it is answered 503 (after idle and ended
+    /// sessions are removed). [`DEFAULT_MAX_SESSIONS`] by default; 0 is taken as 1.
     #[must_use]
     pub fn max_sessions(mut self, n: usize) -> Self {
         self.config().max_sessions = n.max(1);
@@ -223,7 +230,7 @@ impl HttpServer {
     }
 
     /// TCP connections served at once; past it the server stops accepting until one closes.
-    /// [`DEFAULT_MAX_CONNECTIONS`] by default.
+    /// [`DEFAULT_MAX_CONNECTIONS`] by default; 0 is taken as 1.
     #[must_use]
     pub fn max_connections(mut self, n: usize) -> Self {
         self.config().max_connections = n.max(1);
@@ -231,11 +238,12 @@ impl HttpServer {
     }
 
     /// How long a client may take to send a request's headers, and then a POST's body; past it
-    /// the connection is closed (headers) or the POST answered 408 (body).
-    /// [`DEFAULT_READ_TIMEOUT`] by default.
+    /// the connection is closed (headers) or the POST answered 408 (body). It also bounds how
+    /// long a kept-alive connection may sit idle between requests. [`DEFAULT_READ_TIMEOUT`] by
+    /// default; at least 1 ms.
     #[must_use]
     pub fn read_timeout(mut self, t: Duration) -> Self {
-        self.config().read_timeout = t;
+        self.config().read_timeout = t.max(Duration::from_millis(1));
         self
     }
 
@@ -269,7 +277,9 @@ impl HttpServer {
     }
 
     /// Serves `listener` until `stop` completes; each new session runs a handler from `make`.
-    /// Open sessions end when it returns.
+    /// When it returns, the sessions have ended (those of every clone serving the same table),
+    /// and a connection still open is answered 503 until it closes: the connections' tasks are
+    /// not awaited.
     ///
     /// # Errors
     ///
@@ -286,6 +296,7 @@ impl HttpServer {
         F: Fn() -> H + Send + Sync + 'static,
         S: Future<Output = ()>,
     {
+        self.state.stopped.store(false, Ordering::SeqCst);
         let make: Arc<dyn Fn() -> Arc<H> + Send + Sync> = Arc::new(move || Arc::new(make()));
         let slots = Arc::new(Semaphore::new(self.config.max_connections));
         let sweeper =
@@ -536,9 +547,8 @@ impl HttpServer {
         if self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner).len()
             >= self.config.max_sessions
         {
-            if let Some(idle) = self.config.idle_timeout {
-                expire(&self.state, idle);
-            }
+            // Ended sessions go whatever the idle timeout; idle ones once past it.
+            expire(&self.state, self.config.idle_timeout.unwrap_or(Duration::MAX));
             if self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner).len()
                 >= self.config.max_sessions
             {
@@ -570,10 +580,15 @@ impl HttpServer {
         }
         {
             let mut map = self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-            if map.len() >= self.config.max_sessions || self.state.stopped.load(Ordering::SeqCst) {
+            let stopping = self.state.stopped.load(Ordering::SeqCst);
+            if map.len() >= self.config.max_sessions || stopping {
                 drop(map);
                 session.close();
-                let msg = "Service Unavailable: too many sessions";
+                let msg = if stopping {
+                    "Service Unavailable: the server is stopping"
+                } else {
+                    "Service Unavailable: too many sessions"
+                };
                 return error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, SERVER_ERROR, msg);
             }
             map.insert(session.id.clone(), session.clone());
@@ -648,27 +663,34 @@ impl HttpServer {
         for id in &cancels {
             session.cancel(id);
         }
-        let waiting = match session.expect(requests) {
-            Ok(w) => w,
+        let mut early = Vec::new();
+        let waiting = match session.expect(requests, &mut early) {
+            Ok(w) => Some(w),
             Err(Refused::Duplicate(id)) => {
                 let msg = "Invalid Request: a request with this id is already in progress";
                 return error(StatusCode::BAD_REQUEST, id.as_id(), ErrorCode::INVALID_REQUEST, msg);
             }
-            Err(Refused::Cancelled) => {
-                // A batch's other messages (a response the server waits for, say) still go in;
-                // the cancelled request then runs with nothing waiting for its response.
-                if frame.kind() == Kind::Batch && !session.feed(frame).await {
-                    return session_gone();
-                }
-                return cancelled_answer(sse);
-            }
+            Err(Refused::Cancelled) => None,
             Err(Refused::Closed) => return session_gone(),
         };
-        if !session.feed(frame).await {
-            return session_gone();
+        // A request cancelled before it came is not fed alone; in a batch, the batch's other
+        // messages (a response the server waits for, say) still go in, and the request is
+        // cancelled right after it.
+        if waiting.is_some() || frame.kind() == Kind::Batch {
+            if !session.feed(frame).await {
+                return session_gone();
+            }
+            for id in &early {
+                if !session.feed(cancellation(id)).await {
+                    return session_gone();
+                }
+            }
         }
         drop(order);
-        reply(waiting, json, sse).await
+        match waiting {
+            Some(w) => reply(w, json, sse).await,
+            None => cancelled_answer(sse),
+        }
     }
 
     fn get(&self, req: &Request<HyperBody>) -> Response<Body> {
@@ -769,6 +791,19 @@ async fn reply(mut w: PostReceiver, json: bool, sse: bool) -> Response<Body> {
         Some((Ok(hyper::body::Frame::data(chunk)), (None, Some(w))))
     });
     sse_response(BodyExt::boxed_unsync(StreamBody::new(events)))
+}
+
+/// A `notifications/cancelled` for request `id`, as the session's peer reads it.
+fn cancellation(id: &Key) -> Frame {
+    let mut out = BytesMut::new();
+    let params =
+        format!("{{\"requestId\":{},\"reason\":\"cancelled before it came\"}}", id.as_id());
+    let note: crate::Outgoing<'_> = crate::Outgoing::Notification {
+        method: "notifications/cancelled",
+        params: Some(crate::RawJson::new(&params)),
+    };
+    note.write_value(&mut out).expect("a notification of raw params always encodes");
+    FrameParser::new(crate::Limits::default()).parse(out)
 }
 
 /// Ends idle sessions now and then.

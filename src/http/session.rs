@@ -32,6 +32,10 @@ pub(crate) const POST_NOTES: usize = 64;
 /// connections, and the cancellation can come first. Bounded, as a client could send any number.
 const EARLY_CANCELS: usize = 64;
 
+/// Requests answered that are remembered, so a cancellation that crossed its response is
+/// not taken for one that overtook its request.
+const ANSWERED_KEPT: usize = 256;
+
 /// Messages waiting for a slow GET stream; past this they are dropped and counted.
 pub(crate) const STREAM_BACKLOG: usize = 256;
 
@@ -97,8 +101,21 @@ pub(crate) struct Routes {
     pub(crate) version: Option<Box<str>>,
     /// Ids cancelled before their request came, oldest first.
     early: std::collections::VecDeque<Key>,
+    /// Ids of the latest requests answered, oldest first: a cancellation of one of them came
+    /// too late, not too early.
+    answered: std::collections::VecDeque<Key>,
     /// Set once the session's peer stopped writing: nothing will be routed any more.
     closed: bool,
+}
+
+impl Routes {
+    /// Remembers that request `id` was answered.
+    fn answered(&mut self, id: &Key) {
+        if self.answered.len() == ANSWERED_KEPT {
+            self.answered.pop_front();
+        }
+        self.answered.push_back(id.clone());
+    }
 }
 
 /// Counters of a session's router.
@@ -193,18 +210,33 @@ impl Session {
     }
 
     /// Registers a POST that waits for the responses to its requests, each given by its id
-    /// and the progress token it asked for, if any.
+    /// and the progress token it asked for, if any. Requests the client cancelled before they
+    /// came are left out and returned in `cancelled` (the caller feeds their cancellation after
+    /// the frame); when that is all of them, the POST waits for nothing: `Refused::Cancelled`.
     pub(crate) fn expect(
         self: &Arc<Self>,
         requests: Vec<(Key, Option<Key>)>,
+        cancelled: &mut Vec<Key>,
     ) -> Result<PostReceiver, Refused> {
+        let mut r = self.routes();
+        if r.closed {
+            return Err(Refused::Closed);
+        }
         let mut ids = Vec::with_capacity(requests.len());
         let mut tokens = Vec::new();
         for (id, token) in requests {
+            if let Some(at) = r.early.iter().position(|e| *e == id) {
+                r.early.remove(at);
+                cancelled.push(id);
+                continue;
+            }
             if let Some(t) = token {
                 tokens.push((t, id.clone()));
             }
             ids.push(id);
+        }
+        if ids.is_empty() {
+            return Err(Refused::Cancelled);
         }
         let (notes, notes_rx) = mpsc::channel(POST_NOTES);
         let (done, done_rx) = oneshot::channel();
@@ -213,27 +245,16 @@ impl Session {
             done: Mutex::new(Some(done)),
             cancelled: std::sync::atomic::AtomicBool::new(false),
         });
-        {
-            let mut r = self.routes();
-            if r.closed {
-                return Err(Refused::Closed);
-            }
-            if let [id] = &ids[..]
-                && let Some(at) = r.early.iter().position(|e| e == id)
-            {
-                r.early.remove(at);
-                return Err(Refused::Cancelled);
-            }
-            if let Some(dup) = ids.iter().find(|id| r.posts.contains_key(*id)) {
-                return Err(Refused::Duplicate(dup.clone()));
-            }
-            for id in &ids {
-                r.posts.insert(id.clone(), post.clone());
-            }
-            for (t, id) in &tokens {
-                r.tokens.insert(t.clone(), id.clone());
-            }
+        if let Some(dup) = ids.iter().find(|id| r.posts.contains_key(*id)) {
+            return Err(Refused::Duplicate(dup.clone()));
         }
+        for id in &ids {
+            r.posts.insert(id.clone(), post.clone());
+        }
+        for (t, id) in &tokens {
+            r.tokens.insert(t.clone(), id.clone());
+        }
+        drop(r);
         self.busy.fetch_add(1, Ordering::AcqRel);
         self.touch();
         Ok(PostReceiver {
@@ -252,10 +273,14 @@ impl Session {
     pub(crate) fn cancel(&self, id: &Key) {
         let mut r = self.routes();
         let Some(post) = r.posts.remove(id) else {
-            if r.early.len() == EARLY_CANCELS {
-                r.early.pop_front();
+            // Too late (the response went out: the usual race with a timeout) or too early
+            // (the request is still on its way on another connection).
+            if !r.answered.contains(id) {
+                if r.early.len() == EARLY_CANCELS {
+                    r.early.pop_front();
+                }
+                r.early.push_back(id.clone());
             }
-            r.early.push_back(id.clone());
             return;
         };
         // A batch's POST still waits for its other requests; it ends when the last is cancelled.
@@ -367,6 +392,9 @@ impl Router {
                 }
                 // MCP: the server MUST NOT send a response on the GET stream. One whose POST is
                 // gone (the client left, or cancelled it) has nowhere to go.
+                if let Some(k) = &key {
+                    r.answered(k);
+                }
                 let Some(post) = key.and_then(|k| r.posts.remove(&k)) else {
                     drop(r);
                     self.stats.dropped.fetch_add(1, Ordering::Relaxed);
@@ -383,6 +411,7 @@ impl Router {
                     .collect();
                 let mut found = None;
                 for k in &keys {
+                    r.answered(k);
                     if let Some(p) = r.posts.remove(k) {
                         found.get_or_insert(p);
                     }

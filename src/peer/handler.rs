@@ -23,9 +23,9 @@ use crate::{ErrorCode, ErrorObject, Frame, Id, Json, Kind, Message, PayloadError
 /// Notifications are handled one at a time, in order, by a worker of their own, so a
 /// notification handler may send a request and await its response. A request's handler is
 /// called only once the handler of every notification read before the request has begun (been
-/// polled once), so `notifications/initialized` is seen before the requests that follow it;
-/// while a notification handler is waiting (at an `.await` that did not complete at once),
-/// requests are not held back, since one of them may be what it waits for. Up to 4,096 notifications
+/// polled once), so `notifications/initialized` is seen before the requests that follow it,
+/// unless a notification handler before it is waiting (at an `.await` that did not complete at
+/// once): then requests are not held back, since one of them may be what it waits for. Up to 4,096 notifications
 /// (16 MiB of frame bytes) wait for it; past that the read loop waits too, so keep
 /// [`Handler::notification`] short, or spawn.
 ///

@@ -113,6 +113,24 @@ async fn after_serve_stops_an_open_connection_gets_503_and_opens_no_session() {
     assert_eq!(a.header(SESSION_HEADER), None, "{a:?}");
     let stats = server.stats();
     assert_eq!((stats.sessions, stats.sessions_started), (0, 1), "{stats:?}");
+
+    // The same server served again takes sessions again.
+    let again = serve(server).await;
+    Client::session(again.addr, NO_BATCHES).await.ping_ok(2).await;
+}
+
+/// A cancellation that crosses its response (the usual race with a timeout) is not taken for
+/// one that overtook its request: a later request with the same id is answered.
+#[tokio::test]
+async fn a_cancellation_that_came_after_the_response_does_not_cancel_a_later_request() {
+    let s = serve_default().await;
+    let mut c = Client::session(s.addr, NO_BATCHES).await;
+    c.ping_ok(5).await;
+    c.post(cancel(5)).await.assert_empty(StatusCode::ACCEPTED);
+    c.ping_ok(5).await;
+    // Whereas one that came first (id 6 never seen) does cancel the request when it comes.
+    c.post(cancel(6)).await.assert_empty(StatusCode::ACCEPTED);
+    assert_no_response(&c.post(request(6, "ping")).await);
 }
 
 #[tokio::test]
