@@ -332,3 +332,66 @@ fn load_interrupted_by_ctrl_c_prints_the_partial_report() {
     assert!(requests > 0, "{text}");
     assert_eq!(out.status.code(), Some(0), "{text}");
 }
+
+/// One HTTP/1.1 exchange on a connection of its own: the status and the whole answer.
+fn http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    s.write_all(req.as_bytes()).unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    let status = answer.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (status, answer)
+}
+
+#[test]
+fn serve_over_http_takes_its_flags_and_load_drives_it() {
+    let args = ["--http", "127.0.0.1:0", "--http-path", "/rpc", "--max-sessions", "1"];
+    let (mut child, target) = serve_on(&[&args[..], &["--no-get-stream"]].concat());
+    let addr = target
+        .strip_prefix("http://")
+        .and_then(|t| t.strip_suffix("/rpc"))
+        .unwrap_or_else(|| panic!("announced {target}"))
+        .to_owned();
+    let (out, report) =
+        load(&["--target", &target, "--requests", "500", "--concurrency", "16", "--warmup", "0"]);
+    assert_clean(&out, &report, 500);
+
+    // load deleted its session when it closed, so the one session allowed is free again.
+    let json = [("Content-Type", "application/json"), ("Accept", "application/json")];
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let (status, first) = http(&addr, "POST", "/rpc", &json, init);
+    assert_eq!(status, 200, "{first}");
+    let session = first
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .unwrap_or_else(|| panic!("no session id: {first}"))
+        .trim()
+        .to_owned();
+    let (status, second) = http(&addr, "POST", "/rpc", &json, init);
+    assert_eq!(status, 503, "--max-sessions 1: {second}");
+    let (status, get) = http(
+        &addr,
+        "GET",
+        "/rpc",
+        &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &session)],
+        "",
+    );
+    assert_eq!(status, 405, "--no-get-stream: {get}");
+    let (status, elsewhere) = http(&addr, "POST", "/mcp", &json, init);
+    assert_eq!(status, 404, "--http-path /rpc: {elsewhere}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
