@@ -5,7 +5,7 @@
 //!
 //! | request | answer |
 //! |---|---|
-//! | anything, once `serve` has been told to stop (a connection opened before) | 503, -32000 |
+//! | a request that arrives while `serve` is stopping (it ends the sessions, lets each connection finish the exchange under way, closes it, for up to 5 s, then returns) | 503, -32000 |
 //! | a path other than the endpoint | 404 |
 //! | a method other than POST, GET, DELETE | 405, with `Allow` |
 //! | an `Origin` that is not loopback or allowed with `allow_origin` (DNS rebinding) | 403, -32000 |
@@ -75,6 +75,9 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
 /// Default for [`HttpServer::read_timeout`]: 30 seconds.
 pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long `serve` waits, once stopped, for its connections to finish what they are doing.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// How often an open GET stream carries a comment, so a client that went away is noticed.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -277,9 +280,10 @@ impl HttpServer {
     }
 
     /// Serves `listener` until `stop` completes; each new session runs a handler from `make`.
-    /// When it returns, the sessions have ended (those of every clone serving the same table),
-    /// and a connection still open is answered 503 until it closes: the connections' tasks are
-    /// not awaited.
+    /// Once stopped it ends the sessions (those of every clone serving the same table: the
+    /// requests they were answering get -32603), lets each connection finish the exchange
+    /// under way and closes it, waiting up to 5 s, then returns. A request that arrives
+    /// meanwhile is answered 503.
     ///
     /// # Errors
     ///
@@ -301,6 +305,7 @@ impl HttpServer {
         let slots = Arc::new(Semaphore::new(self.config.max_connections));
         let sweeper =
             self.config.idle_timeout.map(|idle| tokio::spawn(sweep(self.state.clone(), idle)));
+        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
         tokio::pin!(stop);
         let outcome = loop {
             let permit = tokio::select! {
@@ -323,16 +328,20 @@ impl HttpServer {
             let server = self.clone();
             let make = make.clone();
             let read_timeout = self.config.read_timeout;
+            let watcher = graceful.watcher();
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(move |req| {
                     let server = server.clone();
                     let make = make.clone();
                     async move { Ok::<_, Infallible>(server.handle(req, &*make).await) }
                 });
-                let served = hyper::server::conn::http1::Builder::new()
-                    .timer(TokioTimer::new())
-                    .header_read_timeout(read_timeout)
-                    .serve_connection(TokioIo::new(stream), service)
+                let served = watcher
+                    .watch(
+                        hyper::server::conn::http1::Builder::new()
+                            .timer(TokioTimer::new())
+                            .header_read_timeout(read_timeout)
+                            .serve_connection(TokioIo::new(stream), service),
+                    )
                     .await;
                 if let Err(e) = served {
                     tracing::debug!(%remote, error = %e, "connection ended");
@@ -350,6 +359,12 @@ impl HttpServer {
         };
         for s in sessions {
             s.close();
+        }
+        // The connections finish the exchange under way (the POSTs of the sessions just ended
+        // get their answer, GET streams end) and close, kept-alive ones at once; past the
+        // grace, whatever is left is dropped.
+        if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await.is_err() {
+            tracing::warn!("connections still open {SHUTDOWN_GRACE:?} after the stop");
         }
         outcome
     }

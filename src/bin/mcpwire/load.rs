@@ -457,6 +457,9 @@ pub async fn run(
         measuring: AtomicBool::new(plan.warmup.is_zero()),
         finished: Notify::new(),
     });
+    // Without a warm-up the window opens before the first request is sent (the workers run on
+    // other threads at once, and could otherwise send before the first reading of the counters).
+    let opened = plan.warmup.is_zero().then(|| (peer.stats(), Instant::now()));
     let workers: Vec<_> = (0..plan.concurrency.max(1))
         .map(|i| tokio::spawn(worker(peer.clone(), plan.clone(), run.clone(), i as u64)))
         .collect();
@@ -471,8 +474,7 @@ pub async fn run(
         run.peak.store(run.in_flight.load(Ordering::Relaxed), Ordering::Relaxed);
         run.measuring.store(true, Ordering::Relaxed);
     }
-    let stats0 = peer.stats();
-    let started = Instant::now();
+    let (stats0, started) = opened.unwrap_or_else(|| (peer.stats(), Instant::now()));
     let deadline = tokio::time::Instant::now() + plan.duration;
     let bar = progress_bar(&plan);
     if !interrupted {
