@@ -12,6 +12,7 @@
 //! | POST: `Content-Type` not `application/json` | 415, -32000 |
 //! | POST: `Accept` with neither `application/json` nor `text/event-stream` (absent takes both) | 406, -32000 |
 //! | POST: a `Content-Length` over `max_frame_bytes` | 413, -32600 |
+//! | POST: no room for the body within `read_timeout` (bodies held past `max_body_bytes`) | 503, -32000 |
 //! | GET: `get_stream(false)` / no `text/event-stream` in `Accept` | 405 / 406, -32000 |
 //! | an `MCP-Protocol-Version` not supported (absent is fine) | 400, -32000 |
 //! | a session id that is unknown, expired or deleted | 404, -32001 |
@@ -72,6 +73,9 @@ pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Default for [`HttpServer::max_connections`].
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
+/// Default for [`HttpServer::max_body_bytes`]: 256 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
 
 /// Default for [`HttpServer::read_timeout`]: 30 seconds.
 pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
@@ -144,6 +148,7 @@ struct Config {
     max_sessions: usize,
     idle_timeout: Option<Duration>,
     max_connections: usize,
+    max_body_bytes: usize,
     read_timeout: Duration,
     get_stream: bool,
 }
@@ -180,6 +185,7 @@ impl HttpServer {
                 max_sessions: DEFAULT_MAX_SESSIONS,
                 idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
                 max_connections: DEFAULT_MAX_CONNECTIONS,
+                max_body_bytes: DEFAULT_MAX_BODY_BYTES,
                 read_timeout: DEFAULT_READ_TIMEOUT,
                 get_stream: true,
             }),
@@ -237,6 +243,17 @@ impl HttpServer {
     #[must_use]
     pub fn max_connections(mut self, n: usize) -> Self {
         self.config().max_connections = n.max(1);
+        self
+    }
+
+    /// Bytes of POST bodies the server holds at once, counted from before a body is read until
+    /// its POST is answered (its `Content-Length`, or `max_frame_bytes` for a chunked body); a
+    /// POST that finds no room within `read_timeout` is answered 503 without its body being
+    /// read. With `max_connections` and each session's limits this bounds the server's memory.
+    /// [`DEFAULT_MAX_BODY_BYTES`] by default; a single body always fits.
+    #[must_use]
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.config().max_body_bytes = bytes.clamp(1, Semaphore::MAX_PERMITS);
         self
     }
 
@@ -303,6 +320,7 @@ impl HttpServer {
         self.state.stopped.store(false, Ordering::SeqCst);
         let make: Arc<dyn Fn() -> Arc<H> + Send + Sync> = Arc::new(move || Arc::new(make()));
         let slots = Arc::new(Semaphore::new(self.config.max_connections));
+        let budget = Arc::new(Semaphore::new(self.config.max_body_bytes));
         let sweeper =
             self.config.idle_timeout.map(|idle| tokio::spawn(sweep(self.state.clone(), idle)));
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
@@ -327,13 +345,15 @@ impl HttpServer {
             let _ = stream.set_nodelay(true);
             let server = self.clone();
             let make = make.clone();
+            let budget = budget.clone();
             let read_timeout = self.config.read_timeout;
             let watcher = graceful.watcher();
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(move |req| {
                     let server = server.clone();
                     let make = make.clone();
-                    async move { Ok::<_, Infallible>(server.handle(req, &*make).await) }
+                    let budget = budget.clone();
+                    async move { Ok::<_, Infallible>(server.handle(req, &*make, &budget).await) }
                 });
                 let served = watcher
                     .watch(
@@ -373,6 +393,7 @@ impl HttpServer {
         &self,
         req: Request<HyperBody>,
         make: &(dyn Fn() -> Arc<H> + Send + Sync),
+        budget: &Arc<Semaphore>,
     ) -> Response<Body> {
         if self.state.stopped.load(Ordering::SeqCst) {
             let msg = "Service Unavailable: the server is stopping";
@@ -397,7 +418,7 @@ impl HttpServer {
             );
         }
         match *req.method() {
-            Method::POST => self.post(req, make).await,
+            Method::POST => self.post(req, make, budget).await,
             Method::GET => self.get(&req),
             _ => self.delete(&req),
         }
@@ -468,6 +489,7 @@ impl HttpServer {
         &self,
         req: Request<HyperBody>,
         make: &(dyn Fn() -> Arc<H> + Send + Sync),
+        budget: &Arc<Semaphore>,
     ) -> Response<Body> {
         let h = req.headers();
         if !h.get(CONTENT_TYPE).is_some_and(|v| media_type_is(v, "application/json")) {
@@ -495,6 +517,15 @@ impl HttpServer {
         let session = match self.session_of(&req) {
             Ok(s) => s,
             Err(answer) => return *answer,
+        };
+        // Room for the body in the server's budget, held until the POST is answered.
+        let want = declared.map_or(limit, |n| usize::try_from(n).unwrap_or(limit));
+        let want = want.clamp(1, self.config.max_body_bytes);
+        let want = u32::try_from(want).unwrap_or(u32::MAX);
+        let room = budget.clone().acquire_many_owned(want);
+        let Ok(Ok(_room)) = tokio::time::timeout(self.config.read_timeout, room).await else {
+            let msg = "Service Unavailable: too many request bytes in flight";
+            return error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, SERVER_ERROR, msg);
         };
         let body = Limited::new(req.into_body(), limit).collect();
         let read = tokio::time::timeout(self.config.read_timeout, body);

@@ -147,3 +147,35 @@ async fn past_max_connections_a_connection_waits_until_one_closes() {
     let (status, _, _) = timeout(WAIT, read_raw_response(&mut second)).await.unwrap();
     assert_eq!(status, 404);
 }
+
+// =============================================================================================
+// 5. The bound on body bytes held.
+
+#[tokio::test]
+async fn bodies_past_max_body_bytes_wait_then_get_503_and_fit_once_room_is_made() {
+    let one = request(1, "hold").len();
+    assert_eq!(one, request(3, "ping").len());
+    let server = HttpServer::new(PeerBuilder::new())
+        .max_body_bytes(2 * one)
+        .read_timeout(Duration::from_millis(300));
+    let s = serve(server).await;
+    let mut c = Client::session(s.addr, NO_BATCHES).await;
+    // Two bodies held by their handlers fill the budget exactly.
+    let first = c.hold(&s.probe, 1, BOTH).await;
+    let _second = c.hold(&s.probe, 2, BOTH).await;
+    // A third finds no room within the read timeout.
+    let started = Instant::now();
+    let a = c.post(request(3, "ping")).await;
+    a.assert_error(StatusCode::SERVICE_UNAVAILABLE, SERVER_ERROR, Value::Null);
+    assert!(started.elapsed() >= Duration::from_millis(250), "{:?}", started.elapsed());
+    // Once one is answered its room is free again.
+    s.probe.release.add_permits(1);
+    let answered = timeout(WAIT, first).await.expect("the held POST is answered").unwrap();
+    assert_eq!(answered.status, StatusCode::OK, "{answered:?}");
+    c.ping_ok(4).await;
+    s.probe.release.add_permits(1);
+    // The default, and a body larger than the whole budget still fits alone.
+    assert_eq!(mcpwire::http::server::DEFAULT_MAX_BODY_BYTES, 256 << 20);
+    let s = serve(HttpServer::new(PeerBuilder::new()).max_body_bytes(8)).await;
+    Client::session(s.addr, NO_BATCHES).await.ping_ok(1).await;
+}

@@ -307,6 +307,11 @@ pub struct HttpArgs {
     #[arg(long, value_name = "N", default_value_t = mcpwire::http::server::DEFAULT_MAX_CONNECTIONS,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_connections: usize,
+    /// Bytes of POST bodies held at once across all sessions (from before a body is read until
+    /// its POST is answered); past it a POST waits, then gets 503.
+    #[arg(long, value_name = "BYTES", default_value_t = mcpwire::http::server::DEFAULT_MAX_BODY_BYTES,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_body_bytes: usize,
     /// Seconds a client may take to send a request's headers, and then a POST's body (past it:
     /// the connection closed, or 408).
     #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::http::server::DEFAULT_READ_TIMEOUT.as_secs_f64())]
@@ -327,6 +332,7 @@ impl HttpArgs {
             .max_sessions(self.max_sessions)
             .session_idle_timeout(idle)
             .max_connections(self.max_connections)
+            .max_body_bytes(self.max_body_bytes)
             .get_stream(!self.no_get_stream);
         if let Ok(t) = Duration::try_from_secs_f64(self.read_timeout)
             && !t.is_zero()
