@@ -35,18 +35,18 @@ use mcpwire::peer::{
     Connection, Context, Handler, Incoming, NoHandler, PeerBuilder, PeerHandle, Reply, RpcError,
 };
 use mcpwire::{ErrorCode, Json, Limits};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-};
-use rmcp::service::{RequestContext, RunningService};
-use rmcp::{ErrorData, Peer, RoleClient, RoleServer, ServerHandler, ServiceExt};
+use rmcp::model::{CallToolRequestParams, ContentBlock, JsonObject};
+use rmcp::service::RunningService;
+use rmcp::{Peer, RoleClient, ServiceExt};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 mod common;
+#[path = "common/rmcp_echo.rs"]
+mod rmcp_echo;
 
 use common::{ALLOCATIONS, COUNTING};
+use rmcp_echo::RmcpEcho;
 
 /// The echoed message: 64 bytes.
 const MESSAGE: &str = "The quick brown fox jumps over the lazy dog, then echoes it back.";
@@ -191,50 +191,6 @@ impl McpwirePair {
 }
 
 // ---- The rmcp pair. ----
-
-#[derive(Clone)]
-struct RmcpEcho;
-
-impl ServerHandler for RmcpEcho {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        let schema: JsonObject = serde_json::from_value(serde_json::json!({
-            "type": "object",
-            "properties": {"message": {"type": "string"}},
-            "required": ["message"],
-        }))
-        .unwrap();
-        Ok(ListToolsResult::with_all_items(vec![Tool::new(
-            "echo",
-            "Returns its message exactly.",
-            schema,
-        )]))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        if request.name != "echo" {
-            return Err(ErrorData::invalid_params(format!("Unknown tool: {}", request.name), None));
-        }
-        let message = request
-            .arguments
-            .as_ref()
-            .and_then(|a| a.get("message"))
-            .and_then(serde_json::Value::as_str)
-            .ok_or_else(|| ErrorData::invalid_params("echo: message must be a string", None))?;
-        Ok(CallToolResult::success(vec![ContentBlock::text(message)]).into())
-    }
-}
 
 #[derive(Clone)]
 struct RmcpClient(Peer<RoleClient>);

@@ -22,67 +22,21 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-};
-use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 /// The `mcpwire` binary's allocator (the dev-dependency is always there), so the two servers
 /// differ in their HTTP and MCP layers only.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[path = "../benches/common/rmcp_echo.rs"]
+mod rmcp_echo;
+
+use rmcp_echo::RmcpEcho;
+
 /// The endpoint, as `mcpwire serve --http` uses.
 const ENDPOINT: &str = "/mcp";
-
-/// The echo server of `benches/e2e.rs`.
-#[derive(Clone)]
-struct RmcpEcho;
-
-impl ServerHandler for RmcpEcho {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        let schema: JsonObject = serde_json::from_value(serde_json::json!({
-            "type": "object",
-            "properties": {"message": {"type": "string"}},
-            "required": ["message"],
-        }))
-        .unwrap();
-        Ok(ListToolsResult::with_all_items(vec![Tool::new(
-            "echo",
-            "Returns its message exactly.",
-            schema,
-        )]))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        if request.name != "echo" {
-            return Err(ErrorData::invalid_params(format!("Unknown tool: {}", request.name), None));
-        }
-        let message = request
-            .arguments
-            .as_ref()
-            .and_then(|a| a.get("message"))
-            .and_then(serde_json::Value::as_str)
-            .ok_or_else(|| ErrorData::invalid_params("echo: message must be a string", None))?;
-        Ok(CallToolResult::success(vec![ContentBlock::text(message)]).into())
-    }
-}
 
 type Service = StreamableHttpService<RmcpEcho, LocalSessionManager>;
 

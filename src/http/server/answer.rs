@@ -1,0 +1,57 @@
+//! The HTTP answers the server builds, and how it reads what a client accepts.
+
+use super::*;
+
+/// Which of JSON and SSE the client takes: an absent `Accept` takes both.
+pub(super) fn accepts(h: &http::HeaderMap) -> (bool, bool) {
+    let mut any = false;
+    let (mut json, mut sse) = (false, false);
+    for v in h.get_all(ACCEPT) {
+        any = true;
+        let Ok(v) = v.to_str() else { continue };
+        for item in v.split(',') {
+            let media = item.split(';').next().unwrap_or("").trim();
+            let is = |m: &str| media.eq_ignore_ascii_case(m);
+            json |= is("application/json") || is("application/*") || is("*/*");
+            sse |= is("text/event-stream") || is("text/*") || is("*/*");
+        }
+    }
+    if any { (json, sse) } else { (true, true) }
+}
+
+pub(super) fn media_type_is(v: &HeaderValue, want: &str) -> bool {
+    v.to_str().is_ok_and(|v| v.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case(want))
+}
+
+pub(super) fn status(code: StatusCode) -> Response<Body> {
+    let mut r = Response::new(BodyExt::boxed_unsync(http_body_util::Empty::new()));
+    *r.status_mut() = code;
+    r
+}
+
+pub(super) fn json_response(code: StatusCode, body: Bytes) -> Response<Body> {
+    let mut r = Response::new(BodyExt::boxed_unsync(Full::new(body)));
+    *r.status_mut() = code;
+    r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
+}
+
+pub(super) fn sse_response(body: Body) -> Response<Body> {
+    let mut r = Response::new(body);
+    r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    r.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    r
+}
+
+pub(super) fn error(code: StatusCode, id: Id<'_>, rpc: ErrorCode, message: &str) -> Response<Body> {
+    json_response(code, error_json(id, rpc, message))
+}
+
+pub(super) fn too_large(limit: usize) -> Response<Body> {
+    let msg = format!("Payload Too Large: the body is over {limit} bytes");
+    error(StatusCode::PAYLOAD_TOO_LARGE, Id::Null, ErrorCode::INVALID_REQUEST, &msg)
+}
+
+pub(super) fn session_gone() -> Response<Body> {
+    error(StatusCode::NOT_FOUND, Id::Null, SESSION_NOT_FOUND, "Session not found: it ended")
+}
