@@ -85,9 +85,12 @@ mod message;
 pub mod mux;
 #[cfg(feature = "peer")]
 pub mod peer;
+#[cfg(feature = "peer")]
+pub mod transport;
 
 pub use codec::{Framing, JsonRpcCodec, SseDecoder, SseEvent};
 pub use error::{DecodeError, Error, ErrorCode, Member, PayloadError};
 pub use limits::Limits;
 pub use message::encode::{Json, Outgoing, Payload, Reason, ReplyDetail};
+pub use message::owned::OwnedId;
 pub use message::{ErrorObject, Frame, FrameParser, Id, Kind, Message, RawJson};

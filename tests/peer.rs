@@ -11,8 +11,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use mcpwire::peer::{
     CloseReason, NO_PARAMS, NoHandler, PeerBuilder, ProgressToken, RequestError, RequestOptions,
-    transport,
 };
+use mcpwire::transport;
 use mcpwire::{ErrorCode, Id, Kind, Limits, RawJson};
 use serde_json::{Value, json};
 

@@ -12,8 +12,9 @@ use common::with_raw;
 use futures::StreamExt;
 use mcpwire::peer::{
     Context, Handler, Incoming, NO_PARAMS, NoHandler, PeerBuilder, ProgressToken, Reply,
-    RequestError, RequestOptions, RpcError, transport,
+    RequestError, RequestOptions, RpcError,
 };
+use mcpwire::transport;
 use mcpwire::{ErrorCode, Limits, RawJson};
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;

@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcpwire::peer::transport::{self, ChildStderr};
 use mcpwire::peer::{
     CloseReason, Connection, Context, Handler, Incoming, NO_PARAMS, NoHandler, PeerBuilder,
     PeerHandle, Reply, RequestError, RpcError,
 };
+use mcpwire::transport::{self, ChildStderr};
 use mcpwire::{ErrorCode, Json};
 use serde_json::{Value, json};
 

@@ -29,9 +29,9 @@ use tokio::sync::{Semaphore, mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::codec::Decoder;
 
-use super::{Key, SESSION_HEADER, VERSION_HEADER, negotiated_version};
-use crate::peer::{Connection, Handler, Outlet, PeerBuilder, PeerHandle};
-use crate::{ErrorCode, Frame, FrameParser, Kind, Limits, Outgoing, SseDecoder};
+use super::{SESSION_HEADER, VERSION_HEADER, negotiated_version};
+use crate::peer::{Async, AsyncOutlet, Connection, Handler, PeerBuilder, PeerHandle, Sent};
+use crate::{ErrorCode, Frame, FrameParser, Kind, Limits, Outgoing, OwnedId, SseDecoder};
 
 /// Default for [`HttpClient::max_concurrent_posts`].
 pub const DEFAULT_MAX_CONCURRENT_POSTS: usize = 256;
@@ -181,7 +181,7 @@ impl HttpClient {
             queued: AtomicU64::new(0),
             worker: Some(worker),
         };
-        Ok(self.peer.spawn_parts(frames, poster, Arc::new(handler)))
+        Ok(self.peer.spawn_parts(frames, Async::new(poster), Arc::new(handler)))
     }
 }
 
@@ -203,7 +203,7 @@ struct Ctx {
     /// Set once the outlet is gone: no GET stream is opened any more.
     closed: AtomicBool,
     /// The POST of each request in flight, so a cancellation of ours can end it.
-    posts: Mutex<std::collections::HashMap<Key, tokio::task::AbortHandle>>,
+    posts: Mutex<std::collections::HashMap<OwnedId, tokio::task::AbortHandle>>,
     /// How many ordered messages the server has taken.
     acked: watch::Receiver<u64>,
 }
@@ -239,7 +239,7 @@ impl Ctx {
     }
 
     /// Completes the request `id` with an error response saying why no response came.
-    async fn fail(&self, id: &Key, why: &str) {
+    async fn fail(&self, id: &OwnedId, why: &str) {
         let mut out = BytesMut::new();
         let msg: Outgoing<'_> = Outgoing::Error {
             id: id.as_id(),
@@ -304,7 +304,7 @@ impl Ctx {
     async fn take_answer(
         &self,
         resp: http::Response<HyperBody>,
-        expect: Option<&Key>,
+        expect: Option<&OwnedId>,
         initialize: bool,
     ) -> Result<bool, String> {
         let sse = resp.headers().get(CONTENT_TYPE).is_some_and(|v| {
@@ -317,7 +317,7 @@ impl Ctx {
             let Some(m) = frame.message() else { return false };
             let is = expect.is_some_and(|k| {
                 matches!(m.kind(), Kind::Response | Kind::Error)
-                    && m.id().and_then(Key::of).as_ref() == Some(k)
+                    && m.id().and_then(OwnedId::from_id).as_ref() == Some(k)
             });
             if is
                 && initialize
@@ -429,7 +429,7 @@ impl Ctx {
 }
 
 /// POSTs one request and hands its answer to the peer.
-async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: Key, after: u64) {
+async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after: u64) {
     // Notifications sent before this request are taken first.
     let mut acked = ctx.acked.clone();
     if *acked.borrow() < after && acked.wait_for(|n| *n >= after).await.is_err() {
@@ -522,9 +522,9 @@ impl Drop for Poster {
     }
 }
 
-impl Outlet for Poster {
-    async fn send(&mut self, out: &mut BytesMut) -> std::io::Result<()> {
-        let mut chunk = out.split();
+impl AsyncOutlet for Poster {
+    async fn send(&mut self, out: BytesMut, _: Vec<Sent>) -> std::io::Result<()> {
+        let mut chunk = out;
         while !chunk.is_empty() {
             let end = memchr::memchr(b'\n', &chunk).map_or(chunk.len(), |i| i + 1);
             let mut line = chunk.split_to(end);
@@ -534,7 +534,7 @@ impl Outlet for Poster {
             let frame = self.parser.parse(line);
             match frame.message().filter(|m| m.kind() == Kind::Request) {
                 Some(m) => {
-                    let id = m.id().and_then(Key::of).expect("a request has an id");
+                    let id = m.id().and_then(OwnedId::from_id).expect("a request has an id");
                     let permit = self.slots.clone().acquire_owned().await.expect("never closed");
                     let after = self.queued.load(Ordering::Relaxed);
                     let ctx = self.ctx.clone();

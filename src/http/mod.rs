@@ -10,7 +10,7 @@
 //! ```text
 //!  POST ──► checks (origin, type, size, version, session) ──► FrameParser ──► session's peer
 //!                                                                                  │
-//!  JSON or SSE reply ◄── route: response by id, progress by token ◄── peer's writer ┘
+//!  JSON or SSE reply ◄── route: response by id, progress by its request ◄── peer's core ┘
 //!  GET stream        ◄── route: everything else
 //! ```
 
@@ -45,87 +45,7 @@ pub const BATCH_VERSION: &str = "2025-03-26";
 /// as the specification says.
 pub const ASSUMED_VERSION: &str = "2025-03-26";
 
-/// A request id or progress token, owned: the key of the routing tables.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Key {
-    Num(i64),
-    Str(Box<str>),
-}
-
-impl Key {
-    pub(crate) fn of(id: Id<'_>) -> Option<Self> {
-        match id {
-            Id::Num(n) => Some(Self::Num(n)),
-            Id::Str(s) => Some(Self::Str(s.into())),
-            Id::Null => None,
-        }
-    }
-
-    pub(crate) fn as_id(&self) -> Id<'_> {
-        match self {
-            Self::Num(n) => Id::Num(*n),
-            Self::Str(s) => Id::Str(s),
-        }
-    }
-}
-
-/// An id or token as it appears in JSON: an integer or a string.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum WireKey<'a> {
-    Num(i64),
-    Str(#[serde(borrow)] Cow<'a, str>),
-}
-
-impl From<WireKey<'_>> for Key {
-    fn from(k: WireKey<'_>) -> Self {
-        match k {
-            WireKey::Num(n) => Self::Num(n),
-            WireKey::Str(s) => Self::Str(s.into()),
-        }
-    }
-}
-
-/// The `_meta.progressToken` a request asks progress for, if any.
-pub(crate) fn requested_progress(m: &Message<'_>) -> Option<Key> {
-    #[derive(Deserialize)]
-    struct Params<'a> {
-        #[serde(rename = "_meta", borrow)]
-        meta: Option<Meta<'a>>,
-    }
-    #[derive(Deserialize)]
-    struct Meta<'a> {
-        #[serde(rename = "progressToken", borrow)]
-        token: Option<WireKey<'a>>,
-    }
-    let p: Params<'_> = m.params()?.deserialize().ok()?;
-    p.meta?.token.map(Key::from)
-}
-
-/// The `progressToken` of a `notifications/progress`.
-pub(crate) fn progress_token(m: &Message<'_>) -> Option<Key> {
-    #[derive(Deserialize)]
-    struct Params<'a> {
-        #[serde(rename = "progressToken", borrow)]
-        token: WireKey<'a>,
-    }
-    let p: Params<'_> = m.params()?.deserialize().ok()?;
-    Some(p.token.into())
-}
-
-/// The `requestId` of a `notifications/cancelled`.
-pub(crate) fn cancelled_request(m: &Message<'_>) -> Option<Key> {
-    #[derive(Deserialize)]
-    struct Params<'a> {
-        #[serde(rename = "requestId", borrow)]
-        id: WireKey<'a>,
-    }
-    if m.method() != Some("notifications/cancelled") {
-        return None;
-    }
-    let p: Params<'_> = m.params()?.deserialize().ok()?;
-    Some(p.id.into())
-}
+pub(crate) use crate::message::owned::cancelled_request;
 
 /// The `protocolVersion` of an `initialize` result.
 pub(crate) fn negotiated_version(m: &Message<'_>) -> Option<Box<str>> {
@@ -174,27 +94,6 @@ pub(crate) fn new_session_id() -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{FrameParser, Limits};
-
-    fn parse(json: &str) -> crate::Frame {
-        FrameParser::new(Limits::default()).parse(BytesMut::from(json))
-    }
-
-    #[test]
-    fn progress_tokens_are_read_from_requests_and_notifications() {
-        let req = parse(
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"t"}}}"#,
-        );
-        assert_eq!(requested_progress(&req.message().unwrap()), Some(Key::Str("t".into())));
-        let req = parse(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{}}}"#);
-        assert_eq!(requested_progress(&req.message().unwrap()), None);
-        let req = parse(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}"#);
-        assert_eq!(requested_progress(&req.message().unwrap()), None);
-        let note = parse(
-            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1}}"#,
-        );
-        assert_eq!(progress_token(&note.message().unwrap()), Some(Key::Num(7)));
-    }
 
     #[test]
     fn session_ids_are_32_hex_digits_and_differ() {

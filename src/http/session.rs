@@ -3,9 +3,11 @@
 //! waits for it.
 //!
 //! Routing: a response goes to the POST that carried its request (found by id); a
-//! `notifications/progress` goes to the POST whose request asked for its token; every other
+//! `notifications/progress` sent by a request's handler goes to that request's POST; every other
 //! message (notifications, the server's own requests) goes to the session's GET stream, or is
-//! dropped and counted when none is open.
+//! dropped and counted when none is open. The peer says what each message is as it queues it
+//! ([`Sent`]), so nothing it wrote is parsed again (but an `initialize` result, once, for the
+//! version it names).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -15,9 +17,9 @@ use std::time::Instant;
 use bytes::{Bytes, BytesMut};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Key, negotiated_version, progress_token, sse_event};
-use crate::peer::{Connection, Handler, Outlet, PeerBuilder, PeerHandle};
-use crate::{Frame, FrameParser, Kind, Limits};
+use super::{negotiated_version, sse_event};
+use crate::peer::{Async, AsyncOutlet, Connection, Handler, PeerBuilder, PeerHandle, Sent, What};
+use crate::{Frame, FrameParser, Limits, OwnedId};
 
 /// Frames waiting for the session's read loop; past this a POST waits (the read loop's own
 /// bounds then hold the client back).
@@ -42,8 +44,8 @@ pub(crate) const STREAM_BACKLOG: usize = 256;
 /// What one POST waits for: the response (or batch of responses) to its request(s), and the
 /// progress notifications sent before it.
 pub(crate) struct Post {
-    pub(crate) notes: mpsc::Sender<Frame>,
-    done: Mutex<Option<oneshot::Sender<Frame>>>,
+    pub(crate) notes: mpsc::Sender<Bytes>,
+    done: Mutex<Option<oneshot::Sender<Bytes>>>,
     /// Set when the client cancelled the request: no response will come, and none is owed.
     cancelled: std::sync::atomic::AtomicBool,
 }
@@ -51,11 +53,10 @@ pub(crate) struct Post {
 /// The receiving end of a [`Post`]; dropping it (the client went away, or the reply was sent)
 /// removes its routes.
 pub(crate) struct PostReceiver {
-    pub(crate) notes: mpsc::Receiver<Frame>,
-    pub(crate) done: oneshot::Receiver<Frame>,
+    pub(crate) notes: mpsc::Receiver<Bytes>,
+    pub(crate) done: oneshot::Receiver<Bytes>,
     post: Arc<Post>,
-    ids: Vec<Key>,
-    tokens: Vec<(Key, Key)>,
+    ids: Vec<OwnedId>,
     session: Arc<Session>,
 }
 
@@ -68,7 +69,7 @@ impl PostReceiver {
     /// The answer when the session ends before the response comes: an error response to the
     /// (first) request, -32603.
     pub(crate) fn abandoned(&self) -> Bytes {
-        let id = self.ids.first().map_or(crate::Id::Null, Key::as_id);
+        let id = self.ids.first().map_or(crate::Id::Null, OwnedId::as_id);
         let msg = "Internal error: the session ended before the request was answered";
         super::error_json(id, crate::ErrorCode::INTERNAL_ERROR, msg)
     }
@@ -82,11 +83,6 @@ impl Drop for PostReceiver {
                 r.posts.remove(id);
             }
         }
-        for (t, id) in &self.tokens {
-            if r.tokens.get(t) == Some(id) {
-                r.tokens.remove(t);
-            }
-        }
         drop(r);
         self.session.busy.fetch_sub(1, Ordering::AcqRel);
         self.session.touch();
@@ -95,22 +91,21 @@ impl Drop for PostReceiver {
 
 #[derive(Default)]
 pub(crate) struct Routes {
-    posts: HashMap<Key, Arc<Post>>,
-    tokens: HashMap<Key, Key>,
+    posts: HashMap<OwnedId, Arc<Post>>,
     stream: Option<mpsc::Sender<Bytes>>,
     pub(crate) version: Option<Box<str>>,
     /// Ids cancelled before their request came, oldest first.
-    early: std::collections::VecDeque<Key>,
+    early: std::collections::VecDeque<OwnedId>,
     /// Ids of the latest requests answered, oldest first: a cancellation of one of them came
     /// too late, not too early.
-    answered: std::collections::VecDeque<Key>,
+    answered: std::collections::VecDeque<OwnedId>,
     /// Set once the session's peer stopped writing: nothing will be routed any more.
     closed: bool,
 }
 
 impl Routes {
     /// Remembers that request `id` was answered.
-    fn answered(&mut self, id: &Key) {
+    fn answered(&mut self, id: &OwnedId) {
         if self.answered.len() == ANSWERED_KEPT {
             self.answered.pop_front();
         }
@@ -144,7 +139,7 @@ pub(crate) struct Session {
 /// Why a request cannot be registered.
 pub(crate) enum Refused {
     /// Its id is already waiting for a response in this session.
-    Duplicate(Key),
+    Duplicate(OwnedId),
     /// The client cancelled it before it came.
     Cancelled,
     /// The session has ended.
@@ -168,15 +163,9 @@ impl Session {
             routes: routes.clone(),
             stats: stats.clone(),
             inbox: inbox.downgrade(),
-            // The messages are the peer's own, already bounded by what it was given; the
-            // router only needs their envelopes.
-            parser: FrameParser::new(
-                Limits::default()
-                    .max_frame_bytes(crate::limits::MAX_FRAME_BYTES_CEILING)
-                    .max_depth(usize::MAX / 2),
-            ),
+            parser: None,
         };
-        let (peer, conn) = builder.spawn_parts(frames, router, handler);
+        let (peer, conn) = builder.spawn_parts(frames, Async::new(router), handler);
         Arc::new(Self {
             id: id.into(),
             inbox,
@@ -209,29 +198,25 @@ impl Session {
         *self.last_active.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Registers a POST that waits for the responses to its requests, each given by its id
-    /// and the progress token it asked for, if any. Requests the client cancelled before they
+    /// Registers a POST that waits for the responses to its requests, each given by its id.
+    /// Requests the client cancelled before they
     /// came are left out and returned in `cancelled` (the caller feeds their cancellation after
     /// the frame); when that is all of them, the POST waits for nothing: `Refused::Cancelled`.
     pub(crate) fn expect(
         self: &Arc<Self>,
-        requests: Vec<(Key, Option<Key>)>,
-        cancelled: &mut Vec<Key>,
+        requests: Vec<OwnedId>,
+        cancelled: &mut Vec<OwnedId>,
     ) -> Result<PostReceiver, Refused> {
         let mut r = self.routes();
         if r.closed {
             return Err(Refused::Closed);
         }
         let mut ids = Vec::with_capacity(requests.len());
-        let mut tokens = Vec::new();
-        for (id, token) in requests {
+        for id in requests {
             if let Some(at) = r.early.iter().position(|e| *e == id) {
                 r.early.remove(at);
                 cancelled.push(id);
                 continue;
-            }
-            if let Some(t) = token {
-                tokens.push((t, id.clone()));
             }
             ids.push(id);
         }
@@ -251,26 +236,16 @@ impl Session {
         for id in &ids {
             r.posts.insert(id.clone(), post.clone());
         }
-        for (t, id) in &tokens {
-            r.tokens.insert(t.clone(), id.clone());
-        }
         drop(r);
         self.busy.fetch_add(1, Ordering::AcqRel);
         self.touch();
-        Ok(PostReceiver {
-            notes: notes_rx,
-            done: done_rx,
-            post,
-            ids,
-            tokens,
-            session: self.clone(),
-        })
+        Ok(PostReceiver { notes: notes_rx, done: done_rx, post, ids, session: self.clone() })
     }
 
     /// The client cancelled request `id` (`notifications/cancelled`): its POST stops waiting
     /// and ends with no response, as the peer sends none. A lone request of its POST only:
     /// a batch's POST still waits for the others.
-    pub(crate) fn cancel(&self, id: &Key) {
+    pub(crate) fn cancel(&self, id: &OwnedId) {
         let mut r = self.routes();
         let Some(post) = r.posts.remove(id) else {
             // Too late (the response went out: the usual race with a timeout) or too early
@@ -340,23 +315,25 @@ impl Drop for StreamGuard {
     }
 }
 
-/// The session peer's outlet: parses what the peer writes and routes each message.
+/// The session peer's outlet: routes each message the peer writes by what the peer says it is.
 struct Router {
     routes: Arc<Mutex<Routes>>,
     stats: Arc<RouteStats>,
     /// The session's own input, to fail a request of the server's that cannot be delivered.
     inbox: mpsc::WeakSender<Frame>,
-    parser: FrameParser,
+    /// Reads the version an `initialize` result names, and makes the error frames that fail
+    /// undeliverable requests; made on first use.
+    parser: Option<FrameParser>,
 }
 
-impl Outlet for Router {
-    async fn send(&mut self, out: &mut BytesMut) -> std::io::Result<()> {
-        let mut chunk = out.split();
-        while !chunk.is_empty() {
-            let end = memchr::memchr(b'\n', &chunk).map_or(chunk.len(), |i| i + 1);
-            let line = chunk.split_to(end);
-            let frame = self.parser.parse(line);
-            self.route(frame);
+impl AsyncOutlet for Router {
+    async fn send(&mut self, mut out: BytesMut, sent: Vec<Sent>) -> std::io::Result<()> {
+        for s in sent {
+            let mut msg = out.split_to(s.len.min(out.len()));
+            if msg.ends_with(b"\n") {
+                msg.truncate(msg.len() - 1);
+            }
+            self.route(msg.freeze(), s.what);
         }
         Ok(())
     }
@@ -370,47 +347,59 @@ impl Outlet for Router {
         for (_, post) in r.posts.drain() {
             drop(post.done.lock().unwrap_or_else(PoisonError::into_inner).take());
         }
-        r.tokens.clear();
         Ok(())
     }
 }
 
 impl Router {
-    fn route(&mut self, frame: Frame) {
+    fn parser(&mut self) -> &mut FrameParser {
+        // The messages are the peer's own, already bounded by what it was given.
+        self.parser.get_or_insert_with(|| {
+            FrameParser::new(
+                Limits::default()
+                    .max_frame_bytes(crate::limits::MAX_FRAME_BYTES_CEILING)
+                    .max_depth(usize::MAX / 2),
+            )
+        })
+    }
+
+    fn route(&mut self, msg: Bytes, what: What) {
+        // An `initialize` result names the version the session speaks.
+        let version = match &what {
+            What::Response { initialize: true, .. } => {
+                let frame = self.parser().parse(BytesMut::from(&msg[..]));
+                frame
+                    .message()
+                    .filter(|m| m.result().is_some())
+                    .and_then(|m| negotiated_version(&m))
+            }
+            _ => None,
+        };
+        let request = match what {
+            What::Request { id } => Some(id),
+            _ => None,
+        };
         let mut r = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
-        let target = match frame.kind() {
-            Kind::Response | Kind::Error => {
-                let Some(m) = frame.message() else { return };
-                let key = m.id().and_then(Key::of);
-                if m.method().is_none() && key.is_some() {
-                    // An `initialize` result names the version the session speaks.
-                    if frame.kind() == Kind::Response
-                        && let Some(v) = negotiated_version(&m)
-                    {
-                        r.version.get_or_insert(v);
-                    }
+        let target = match what {
+            What::Response { id, .. } => {
+                if let Some(v) = version {
+                    r.version.get_or_insert(v);
                 }
                 // MCP: the server MUST NOT send a response on the GET stream. One whose POST is
                 // gone (the client left, or cancelled it) has nowhere to go.
-                if let Some(k) = &key {
+                if let Some(k) = &id {
                     r.answered(k);
                 }
-                let Some(post) = key.and_then(|k| r.posts.remove(&k)) else {
+                let Some(post) = id.and_then(|k| r.posts.remove(&k)) else {
                     drop(r);
                     self.stats.dropped.fetch_add(1, Ordering::Relaxed);
                     return;
                 };
                 Some(post)
             }
-            Kind::Batch => {
-                let keys: Vec<Key> = frame
-                    .batch()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|m| m.id().and_then(Key::of))
-                    .collect();
+            What::Batch { ids } => {
                 let mut found = None;
-                for k in &keys {
+                for k in &ids {
                     r.answered(k);
                     if let Some(p) = r.posts.remove(k) {
                         found.get_or_insert(p);
@@ -423,55 +412,47 @@ impl Router {
                 }
                 found
             }
-            Kind::Notification => {
-                let m = frame.message();
-                let post = m
-                    .filter(|m| m.method() == Some("notifications/progress"))
-                    .and_then(|m| progress_token(&m))
-                    .and_then(|t| r.tokens.get(&t))
-                    .and_then(|id| r.posts.get(id))
-                    .cloned();
-                if let Some(post) = post {
+            What::Notification { progress: true, related: Some(id) } => {
+                if let Some(post) = r.posts.get(&id).cloned() {
                     drop(r);
-                    if post.notes.try_send(frame).is_err() {
+                    if post.notes.try_send(msg).is_err() {
                         self.stats.dropped.fetch_add(1, Ordering::Relaxed);
                     }
                     return;
                 }
                 None
             }
-            Kind::Request | Kind::Invalid => None,
+            What::Notification { .. } | What::Request { .. } => None,
         };
         if let Some(post) = target {
             drop(r);
             let done = post.done.lock().unwrap_or_else(PoisonError::into_inner).take();
-            if done.is_none_or(|d| d.send(frame).is_err()) {
+            if done.is_none_or(|d| d.send(msg).is_err()) {
                 self.stats.dropped.fetch_add(1, Ordering::Relaxed);
             }
             return;
         }
         // Everything else goes to the GET stream.
         let sent = match &r.stream {
-            Some(s) => s.try_send(sse_event(frame.as_bytes())).is_ok(),
+            Some(s) => s.try_send(sse_event(&msg)).is_ok(),
             None => false,
         };
         drop(r);
         if !sent {
             self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-            self.undeliverable(&frame);
+            if let Some(id) = request {
+                self.undeliverable(id);
+            }
         }
     }
 
     /// A request of the server's that no stream can carry fails at once (-32603), instead of
     /// waiting out its timeout.
-    fn undeliverable(&mut self, frame: &Frame) {
-        let Some(id) = frame.message().filter(|m| m.kind() == Kind::Request).and_then(|m| m.id())
-        else {
-            return;
-        };
+    fn undeliverable(&mut self, id: u64) {
+        let Ok(id) = i64::try_from(id) else { return };
         let msg = "Internal error: no stream to the client is open (GET the endpoint to open one)";
-        let answer = super::error_json(id, crate::ErrorCode::INTERNAL_ERROR, msg);
-        let frame = self.parser.parse(BytesMut::from(&answer[..]));
+        let answer = super::error_json(crate::Id::Num(id), crate::ErrorCode::INTERNAL_ERROR, msg);
+        let frame = self.parser().parse(BytesMut::from(&answer[..]));
         if let Some(inbox) = self.inbox.upgrade() {
             let _ = inbox.try_send(frame);
         }

@@ -23,6 +23,12 @@ pub trait Payload {
     fn write_json(&self, dst: &mut BytesMut) -> Result<(), Error>;
 }
 
+impl<T: Payload + ?Sized> Payload for &T {
+    fn write_json(&self, dst: &mut BytesMut) -> Result<(), Error> {
+        (**self).write_json(dst)
+    }
+}
+
 impl Payload for RawJson<'_> {
     fn write_json(&self, dst: &mut BytesMut) -> Result<(), Error> {
         write_one_line(dst, self.get().as_bytes());

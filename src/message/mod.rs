@@ -11,6 +11,7 @@
 //!   envelope strings (`method`, a string `id`, `error.message`) whose wire form had escapes.
 
 pub(crate) mod encode;
+pub(crate) mod owned;
 pub(crate) mod parse;
 
 use std::fmt;

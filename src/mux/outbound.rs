@@ -7,6 +7,9 @@
 //!   (`generation == max_generation`); indices at or past `slots.len()` belong to trimmed slots
 //!   and are skipped when popped. `free` holds no index twice: a slot is pushed only when `free`
 //!   is empty.
+//! - A live slot is waiting for its response or answered in place ([`Outbound::answer`],
+//!   [`Outbound::expire`], [`Outbound::drain_in_place`]); an answered slot is neither counted in
+//!   `len` nor matched by any id until [`Outbound::collect`] frees it.
 //! - The earliest entry of `timers`, if any, is current: its slot is live with exactly that id
 //!   and deadline. Other entries may be stale, and `timers.len() <= 2 * len + 64` after every
 //!   call.
@@ -34,7 +37,26 @@ const MIN_SLOTS: usize = 64;
 
 struct Live<W> {
     waiter: W,
-    deadline: Option<Instant>,
+    flight: Flight,
+}
+
+/// Where a live request stands. Answered requests keep their slot (and waiter) until
+/// [`Outbound::collect`], so a waiter can be a cell the response is written into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Flight {
+    /// Awaiting its response, until the deadline if there is one.
+    Waiting(Option<Instant>),
+    /// Answered (or timed out, or drained) in place; its id no longer matches a response.
+    Answered,
+}
+
+impl<W> Live<W> {
+    fn deadline(&self) -> Option<Instant> {
+        match self.flight {
+            Flight::Waiting(at) => at,
+            Flight::Answered => None,
+        }
+    }
 }
 
 struct Slot<W> {
@@ -280,7 +302,7 @@ impl<W> Outbound<W> {
         };
         let slot = &mut self.slots[i];
         slot.generation += 1;
-        slot.live = Some(Live { waiter, deadline });
+        slot.live = Some(Live { waiter, flight: Flight::Waiting(deadline) });
         let id = (slot.generation << self.slot_bits) | i as u64;
         self.len += 1;
         self.stats.registered += 1;
@@ -334,7 +356,8 @@ impl<W> Outbound<W> {
         let Some(live) = self.find(id).ok().and_then(|i| self.slots[i].live.as_mut()) else {
             return false;
         };
-        let old = mem::replace(&mut live.deadline, deadline);
+        let old = live.deadline();
+        live.flight = Flight::Waiting(deadline);
         if old != deadline {
             if let Some(at) = deadline {
                 self.timers.push(at, id);
@@ -372,7 +395,9 @@ impl<W> Outbound<W> {
     pub fn drain(&mut self) -> impl ExactSizeIterator<Item = (u64, W)> + use<W> {
         let mut out = Vec::with_capacity(self.len);
         for (i, slot) in self.slots.iter_mut().enumerate() {
-            if let Some(live) = slot.live.take() {
+            if slot.live.as_ref().is_some_and(|l| l.flight != Flight::Answered)
+                && let Some(live) = slot.live.take()
+            {
                 out.push(((slot.generation << self.slot_bits) | i as u64, live.waiter));
             }
         }
@@ -382,6 +407,114 @@ impl<W> Outbound<W> {
         self.trim();
         self.rebuild();
         out.into_iter()
+    }
+
+    /// Matches a response's id to its request as [`complete`](Self::complete) does, but leaves
+    /// the waiter in its slot, answered, for the caller to fill in; [`collect`](Self::collect)
+    /// frees the slot later. From here on the request is no longer in flight: it is not counted
+    /// in [`len`](Self::len), its deadline is gone, and a second response to it is
+    /// [`Unmatched::Late`].
+    ///
+    /// # Errors
+    ///
+    /// As [`complete`](Self::complete), counted the same way.
+    pub fn answer(&mut self, id: Id<'_>) -> Result<&mut W, Unmatched> {
+        let found = match id {
+            Id::Num(n) => {
+                u64::try_from(n).map_err(|_| Unmatched::Unknown).and_then(|n| self.find(n))
+            }
+            Id::Str(_) | Id::Null => Err(Unmatched::Unknown),
+        };
+        match found {
+            Ok(i) => {
+                self.stats.completed += 1;
+                Ok(self.park(i))
+            }
+            Err(e) => {
+                match e {
+                    Unmatched::Unknown => self.stats.unknown += 1,
+                    Unmatched::Late => self.stats.late += 1,
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// [`poll_expired`](Self::poll_expired), in place: the request whose deadline passed is
+    /// answered (counted as timed out) and its waiter left in the slot for
+    /// [`collect`](Self::collect).
+    pub fn expire(&mut self, now: Instant) -> Option<(u64, &mut W)> {
+        loop {
+            let (at, id) = self.timers.peek()?;
+            if at > now {
+                return None;
+            }
+            self.timers.pop();
+            let i = self.slot_of(id);
+            if self.slots.get(i).and_then(|s| s.live.as_ref()).is_some_and(|l| {
+                l.flight == Flight::Waiting(Some(at))
+                    && self.slots[i].generation == id >> self.slot_bits
+            }) {
+                self.stats.timed_out += 1;
+                return Some((id, self.park(i)));
+            }
+        }
+    }
+
+    /// [`drain`](Self::drain), in place: every request in flight is answered (counted as
+    /// drained) and handed to `f` with its id, its waiter staying in its slot for
+    /// [`collect`](Self::collect).
+    pub fn drain_in_place(&mut self, mut f: impl FnMut(u64, &mut W)) {
+        let bits = self.slot_bits;
+        let mut drained = 0;
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            if let Some(live) = slot.live.as_mut()
+                && live.flight != Flight::Answered
+            {
+                live.flight = Flight::Answered;
+                drained += 1;
+                f((slot.generation << bits) | i as u64, &mut live.waiter);
+            }
+        }
+        self.len = 0;
+        self.stats.drained += drained;
+        self.timers.clear();
+    }
+
+    /// The waiter of request `id`, in flight or answered and not yet collected.
+    pub fn waiter_mut(&mut self, id: u64) -> Option<&mut W> {
+        let i = self.slot_of(id);
+        let slot = self.slots.get_mut(i)?;
+        if id == 0 || id > MAX_ID || slot.generation != id >> self.slot_bits {
+            return None;
+        }
+        slot.live.as_mut().map(|l| &mut l.waiter)
+    }
+
+    /// Frees the slot of an answered request and returns its waiter; `None` if `id` is not an
+    /// answered request waiting to be collected (use [`cancel`](Self::cancel) for one in
+    /// flight).
+    pub fn collect(&mut self, id: u64) -> Option<W> {
+        let i = self.slot_of(id);
+        let slot = self.slots.get(i)?;
+        let answered = id != 0
+            && id <= MAX_ID
+            && slot.generation == id >> self.slot_bits
+            && slot.live.as_ref().is_some_and(|l| l.flight == Flight::Answered);
+        if answered { self.take(i) } else { None }
+    }
+
+    /// Marks slot `i`'s request answered; it stays in its slot until collected.
+    fn park(&mut self, i: usize) -> &mut W {
+        let live = self.slots[i].live.as_mut().expect("park is called on a live slot");
+        let had_deadline = live.deadline().is_some();
+        live.flight = Flight::Answered;
+        self.len -= 1;
+        if had_deadline {
+            self.settle_heap();
+        }
+        self.bound_heap();
+        &mut self.slots[i].live.as_mut().expect("still live").waiter
     }
 
     /// The table's counters.
@@ -430,7 +563,12 @@ impl<W> Outbound<W> {
         let (i, generation) = (self.slot_of(id), id >> self.slot_bits);
         match self.slots.get(i) {
             _ if generation == 0 => Err(Unmatched::Unknown),
-            Some(s) if generation == s.generation && s.live.is_some() => Ok(i),
+            Some(s)
+                if generation == s.generation
+                    && s.live.as_ref().is_some_and(|l| l.flight != Flight::Answered) =>
+            {
+                Ok(i)
+            }
             Some(s) if generation <= s.generation => Err(Unmatched::Late),
             None if i < self.high_water && generation <= self.floor => Err(Unmatched::Late),
             Some(_) | None => Err(Unmatched::Unknown),
@@ -444,9 +582,11 @@ impl<W> Outbound<W> {
         if slot.generation < self.max_generation {
             self.free.push(i as u32);
         }
-        self.len -= 1;
+        if live.flight != Flight::Answered {
+            self.len -= 1;
+        }
         self.credit += 1;
-        if live.deadline.is_some() {
+        if live.deadline().is_some() {
             self.settle_heap();
         }
         self.bound_heap();
@@ -533,7 +673,8 @@ impl<W> Outbound<W> {
 fn is_current<W>(slots: &[Slot<W>], slot_bits: u32, at: Instant, id: u64) -> bool {
     let i = (id & ((1 << slot_bits) - 1)) as usize;
     slots.get(i).is_some_and(|s| {
-        s.generation == id >> slot_bits && s.live.as_ref().is_some_and(|l| l.deadline == Some(at))
+        s.generation == id >> slot_bits
+            && s.live.as_ref().is_some_and(|l| l.flight == Flight::Waiting(Some(at)))
     })
 }
 
@@ -758,5 +899,46 @@ mod tests {
         // A trimmed slot above the floor was never issued there.
         let above = ((out.floor + 1) << out.slot_bits) | 999;
         assert_eq!(out.complete(num(above)), Err(Unmatched::Unknown));
+    }
+
+    #[test]
+    fn an_answered_request_keeps_its_slot_until_collected_and_its_id_is_late() {
+        let mut out = Outbound::new(4);
+        let t = Instant::now();
+        let id = out.register(0u32, Some(t + secs(1))).unwrap();
+        *out.answer(num(id)).unwrap() = 7;
+        assert_eq!((out.len(), out.next_deadline()), (0, None), "no longer in flight");
+        assert_eq!(out.answer(num(id)).err(), Some(Unmatched::Late));
+        assert_eq!(out.complete(num(id)).err(), Some(Unmatched::Late));
+        assert_eq!(out.cancel(id), None, "an answered request is collected, not cancelled");
+        assert_eq!(out.waiter_mut(id).copied(), Some(7));
+        // Its slot is not reused while the answer waits.
+        let other = out.register(0, None).unwrap();
+        assert_ne!(out.slot_of(other), out.slot_of(id));
+        assert_eq!(out.collect(id), Some(7));
+        assert_eq!((out.collect(id), out.waiter_mut(id)), (None, None));
+        let s = out.stats();
+        assert_eq!((s.completed, s.late, s.cancelled), (1, 2, 0));
+    }
+
+    #[test]
+    fn expiring_and_draining_in_place_leave_waiters_to_collect() {
+        let mut out = Outbound::new(8);
+        let t = Instant::now();
+        let a = out.register("a", Some(t + secs(1))).unwrap();
+        let b = out.register("b", Some(t + secs(2))).unwrap();
+        let c = out.register("c", None).unwrap();
+        assert_eq!(out.expire(t + secs(1)).map(|(id, w)| (id, *w)), Some((a, "a")));
+        assert!(out.expire(t + secs(1)).is_none());
+        let mut drained = Vec::new();
+        out.drain_in_place(|id, w| drained.push((id, *w)));
+        assert_eq!(drained, [(b, "b"), (c, "c")]);
+        assert!(out.is_empty() && out.next_deadline().is_none());
+        for id in [a, b, c] {
+            assert!(out.collect(id).is_some());
+        }
+        let s = out.stats();
+        assert_eq!((s.timed_out, s.drained), (1, 2));
+        assert_eq!(s.registered, s.completed + s.cancelled + s.timed_out + s.drained);
     }
 }

@@ -1,246 +1,483 @@
-//! The loops of a connection: read (in `reader`), write (one write per wake-up of everything
-//! queued), and the timer that fails requests past their deadline.
+//! The connection's one task: reads frames into the core, runs the handlers it hands out,
+//! writes what it queues, and keeps its timer.
+//!
+//! A request's handler is polled here first; one that completes on that poll costs no task and
+//! no allocation (its future lives in a box this task reuses). One that waits moves, box and
+//! all, to a task of its own, which also watches for the request's cancellation. Notification
+//! handlers run here, one at a time, in order. Everything the core decides (what to read, what
+//! to answer, what to hold back) is the core's; this file only moves bytes and polls futures.
 
-use std::future::Future;
-use std::pin::Pin;
+use std::future::{Future, poll_fn};
+use std::io;
+use std::panic::AssertUnwindSafe;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::task::{Context, Poll};
-use std::time::Duration;
+use std::task::{Context as TaskContext, Poll, ready};
 
 use bytes::BytesMut;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
-use tokio::task::JoinHandle;
-use tokio::time::Instant;
-use tokio_util::codec::FramedRead;
+use futures_util::{FutureExt, Stream};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use super::handler::Handler;
-use super::reader::Reader;
-use super::shared::Shared;
-use super::{CloseReason, PeerBuilder, PeerHandle, RequestError};
-use crate::codec::READ_BUFFER;
-use crate::{Frame, JsonRpcCodec};
-
-/// How long the writer keeps trying to flush after the connection started closing: a peer that
-/// stopped reading must not keep a closed connection alive forever.
-pub(crate) const CLOSE_FLUSH_GRACE: Duration = Duration::from_secs(5);
+use super::core::transmit::Sent;
+use super::core::{CLOSE_GRACE, Event, Ticket};
+use super::error::CloseReason;
+use super::handle::{PeerHandle, Shared, Wakers, now};
+use super::handler::{Context, Handler};
+use super::incoming::{Incoming, Reply, RpcError};
+use crate::{Frame, OwnedId};
 
 /// The writer's buffer is dropped after a write when it grew past this, so one huge message
 /// does not pin its memory for the connection's life.
 const WRITE_BUFFER_KEEP: usize = 1 << 20;
 
-pub(super) fn start<R, W, H>(
-    b: &PeerBuilder,
-    peer: PeerHandle,
-    reader: R,
-    writer: W,
-    handler: Arc<H>,
-) -> Vec<JoinHandle<()>>
-where
-    R: AsyncRead + Send + 'static,
-    W: AsyncWrite + Send + 'static,
-    H: Handler,
-{
-    let codec = JsonRpcCodec::with_limits(b.limits);
-    let reader = Counting { inner: Box::pin(reader), count: peer.shared.bytes_read.clone() };
-    let frames = FramedRead::with_capacity(reader, codec, READ_BUFFER);
-    start_parts(b, peer, frames, Stream(Box::pin(writer)), handler)
-}
+/// Frames read per turn of the loop before the other work gets its turn.
+const READ_BUDGET: usize = 64;
 
-/// Counts the bytes of the frames a transport that frames messages itself hands in (its own
-/// framing, such as HTTP's, is not counted).
-#[cfg(feature = "http")]
-pub(crate) fn counted<S>(
-    frames: S,
-    count: Arc<AtomicU64>,
-) -> impl futures_util::Stream<Item = Result<Frame, crate::Error>> + Send + 'static
-where
-    S: futures_util::Stream<Item = Result<Frame, crate::Error>> + Send + 'static,
-{
-    use futures_util::StreamExt;
-    frames.inspect(move |f| {
-        if let Ok(f) = f {
-            count.fetch_add(f.as_bytes().len() as u64, Ordering::Relaxed);
-        }
-    })
-}
+/// Turns of the loop before the task yields to the runtime.
+const TURNS: usize = 32;
 
-/// Starts the loops over frames already cut (by a transport that frames messages itself, such
-/// as HTTP) and an [`Outlet`] that takes the encoded messages.
-pub(crate) fn start_parts<S, O, H>(
-    b: &PeerBuilder,
-    peer: PeerHandle,
-    frames: S,
-    outlet: O,
-    handler: Arc<H>,
-) -> Vec<JoinHandle<()>>
-where
-    S: futures_util::Stream<Item = Result<Frame, crate::Error>> + Send + 'static,
-    O: Outlet,
-    H: Handler,
-{
-    let shared = peer.shared.clone();
-    let read = Reader::new(b, peer, handler);
-    vec![
-        tokio::spawn(read.run(frames)),
-        tokio::spawn(write_loop(shared.clone(), outlet)),
-        tokio::spawn(timer_loop(shared)),
-    ]
-}
-
-/// Where the write loop puts what it takes from the write queue: whole messages, each one line
-/// of JSON ending in `\n`, as many as were queued since the last write.
+/// Where the driver puts what the core queued: whole messages, each one line of JSON ending in
+/// `\n`, as many as were queued since the last write.
 pub(crate) trait Outlet: Send + 'static {
-    /// Sends the messages in `out`. May take its bytes (leaving it empty) or leave them; the
-    /// write loop clears it after.
-    fn send(&mut self, out: &mut BytesMut) -> impl Future<Output = std::io::Result<()>> + Send;
+    /// Sends the messages in `out` (described by `sent`, when the core records them); `Ready`
+    /// once all of them are sent. May take their bytes (leaving `out` empty); the driver clears
+    /// both after.
+    fn poll_send(
+        &mut self,
+        cx: &mut TaskContext<'_>,
+        out: &mut BytesMut,
+        sent: &mut Vec<Sent>,
+    ) -> Poll<io::Result<()>>;
 
     /// No more messages: the connection is closing.
-    fn shutdown(&mut self) -> impl Future<Output = std::io::Result<()>> + Send;
+    fn poll_shutdown(&mut self, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>>;
 }
 
 /// A byte stream as an outlet: the messages are written as they are (NDJSON).
-struct Stream<W>(Pin<Box<W>>);
+pub(crate) struct ByteStream<W> {
+    io: Pin<Box<W>>,
+    written: usize,
+}
 
-impl<W: AsyncWrite + Send + 'static> Outlet for Stream<W> {
-    async fn send(&mut self, out: &mut BytesMut) -> std::io::Result<()> {
-        self.0.write_all(out).await?;
-        self.0.flush().await
-    }
-
-    async fn shutdown(&mut self) -> std::io::Result<()> {
-        self.0.shutdown().await
+impl<W: AsyncWrite + Send + 'static> ByteStream<W> {
+    pub(crate) fn new(io: W) -> Self {
+        Self { io: Box::pin(io), written: 0 }
     }
 }
 
-/// Closes the connection if the task holding it ends without doing so itself: a bug that
-/// panics a loop must fail the connection loudly, never leave its waiters hanging.
-pub(crate) struct CloseOnExit(pub(crate) Arc<Shared>);
-
-impl Drop for CloseOnExit {
-    fn drop(&mut self) {
-        if !self.0.closing.is_cancelled() {
-            self.0.close(CloseReason::Io("a connection task stopped unexpectedly".into()));
-        }
-    }
-}
-
-async fn write_loop<O: Outlet>(shared: Arc<Shared>, mut outlet: O) {
-    let _exit = CloseOnExit(shared.clone());
-    let io = async {
-        let mut out = BytesMut::new();
-        while shared.queue.take(&mut out).await {
-            let n = out.len();
-            outlet.send(&mut out).await?;
-            shared.bytes_written.fetch_add(n as u64, Ordering::Relaxed);
-            out.clear();
-            if out.capacity() > WRITE_BUFFER_KEEP {
-                out = BytesMut::new();
+impl<W: AsyncWrite + Send + 'static> Outlet for ByteStream<W> {
+    fn poll_send(
+        &mut self,
+        cx: &mut TaskContext<'_>,
+        out: &mut BytesMut,
+        _: &mut Vec<Sent>,
+    ) -> Poll<io::Result<()>> {
+        while self.written < out.len() {
+            let n = ready!(self.io.as_mut().poll_write(cx, &out[self.written..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
             }
+            self.written += n;
         }
-        outlet.shutdown().await
-    };
-    let give_up = async {
-        shared.closing.cancelled().await;
-        tokio::time::sleep(CLOSE_FLUSH_GRACE).await;
-    };
-    let outcome = tokio::select! {
-        r = io => r,
-        () = give_up => Err(std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            "the other side did not take the last messages",
-        )),
-    };
-    match outcome {
-        Ok(()) => shared.close(CloseReason::Local),
-        Err(e) => {
-            tracing::debug!(error = %e, "write loop ended");
-            shared.close(CloseReason::Io(e.to_string()));
-        }
-    }
-    shared.writer_done.cancel();
-}
-
-/// Fails requests whose deadline passed. The request itself then sends
-/// `notifications/cancelled`, since only it knows whether it was ever written.
-async fn timer_loop(shared: Arc<Shared>) {
-    let _exit = CloseOnExit(shared.clone());
-    loop {
-        let next = {
-            let mut st = shared.lock();
-            let next = st.outbound.next_deadline();
-            st.timer_target = next;
-            next
-        };
-        let sleep = async {
-            match next {
-                Some(at) => tokio::time::sleep_until(Instant::from_std(at)).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            () = shared.closing.cancelled() => return,
-            () = shared.timer.notified() => continue,
-            () = sleep => {}
-        }
-        let now = Instant::now().into_std();
-        let mut expired = Vec::new();
-        {
-            let mut st = shared.lock();
-            while let Some((_, waiter)) = st.outbound.poll_expired(now) {
-                expired.push(waiter);
-            }
-        }
-        for waiter in expired {
-            let _ = waiter.send(Err(RequestError::Timeout));
-        }
-    }
-}
-
-/// At most `rate` events per second, with a burst of `rate`.
-pub(crate) struct Limiter {
-    rate: f64,
-    tokens: f64,
-    last: Option<Instant>,
-}
-
-impl Limiter {
-    pub(crate) fn new(rate: u32) -> Self {
-        Self { rate: f64::from(rate), tokens: f64::from(rate), last: None }
+        ready!(self.io.as_mut().poll_flush(cx))?;
+        self.written = 0;
+        Poll::Ready(Ok(()))
     }
 
-    pub(crate) fn allow(&mut self, now: Instant) -> bool {
-        if let Some(last) = self.last {
-            let refill = now.duration_since(last).as_secs_f64() * self.rate;
-            self.tokens = (self.tokens + refill).min(self.rate);
-        }
-        self.last = Some(now);
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
+    fn poll_shutdown(&mut self, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        self.io.as_mut().poll_shutdown(cx)
     }
 }
 
 /// Counts the bytes a reader yields. The reader is boxed so the wrapper is `Unpin` whatever it
 /// wraps (one allocation per connection).
-struct Counting<R> {
-    inner: Pin<Box<R>>,
-    count: Arc<AtomicU64>,
+pub(crate) struct Counting<R> {
+    pub(crate) inner: Pin<Box<R>>,
+    pub(crate) count: Arc<AtomicU64>,
 }
 
 impl<R: AsyncRead> AsyncRead for Counting<R> {
     fn poll_read(
         mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
+        cx: &mut TaskContext<'_>,
         buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
+    ) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
         let polled = self.inner.as_mut().poll_read(cx, buf);
         let read = buf.filled().len() - before;
         self.count.fetch_add(read as u64, Ordering::Relaxed);
         polled
+    }
+}
+
+/// Closes the connection if the driver ends without doing so itself (a panic): its waiters must
+/// fail loudly, never hang.
+struct CloseOnExit(Arc<Shared>);
+
+impl Drop for CloseOnExit {
+    fn drop(&mut self) {
+        if !self.0.closing.is_cancelled() {
+            self.0.close(CloseReason::Io("the connection's task stopped unexpectedly".into()));
+        }
+        self.0.done.cancel();
+    }
+}
+
+/// A request's handler run to its end: the request back, and the outcome (or the panic).
+async fn run_request<H: Handler>(
+    handler: Arc<H>,
+    request: Incoming,
+    cx: Context,
+) -> (Incoming, Option<Result<Reply, RpcError>>) {
+    // The call itself is inside the guarded future, so a handler that panics before returning
+    // its future is caught too.
+    let outcome =
+        AssertUnwindSafe(async { handler.request(&request, &cx).await }).catch_unwind().await;
+    (request, outcome.ok())
+}
+
+/// A notification's handler run to its end; `true` if it panicked.
+async fn run_notification<H: Handler>(
+    handler: Arc<H>,
+    notification: Incoming,
+    cx: Context,
+) -> bool {
+    let run = AssertUnwindSafe(async { handler.notification(&notification, &cx).await });
+    run.catch_unwind().await.is_err()
+}
+
+/// What a handler's end tells the core: its outcome, with a panic answered -32603.
+fn report(
+    shared: &Shared,
+    ticket: Ticket,
+    request: &Incoming,
+    outcome: Option<Result<Reply, RpcError>>,
+) {
+    shared.with(|c| {
+        let outcome = outcome.unwrap_or_else(|| {
+            tracing::error!(method = request.method(), "a request handler panicked");
+            c.handler_panicked();
+            Err(RpcError::internal("Internal error").with_data("the handler panicked"))
+        });
+        c.handler_done(ticket, request.id(), Some(outcome));
+    });
+}
+
+/// A handler that waited, in a task of its own: it runs until it answers or its request is
+/// cancelled (then it is dropped, and nothing is answered).
+async fn finish<F>(shared: Arc<Shared>, ticket: Ticket, mut run: Pin<Box<F>>)
+where
+    F: Future<Output = (Incoming, Option<Result<Reply, RpcError>>)> + Send + ?Sized,
+{
+    let done = poll_fn(|cx| {
+        if shared.with(|c| c.handler_cancelled(ticket, Some(cx.waker()))) {
+            return Poll::Ready(None);
+        }
+        run.as_mut().poll(cx).map(Some)
+    })
+    .await;
+    match done {
+        Some((request, outcome)) => report(&shared, ticket, &request, outcome),
+        None => {
+            // MCP: the receiver of a cancellation SHOULD NOT send a response for that request.
+            drop(run);
+            shared.with(|c| c.handler_done(ticket, None, None));
+        }
+    }
+}
+
+/// Runs a connection until it has closed and flushed (or given up flushing).
+pub(crate) async fn run<S, O, H>(shared: Arc<Shared>, frames: S, mut outlet: O, handler: Arc<H>)
+where
+    S: Stream<Item = Result<Frame, crate::Error>> + Send,
+    O: Outlet,
+    H: Handler,
+{
+    let _exit = CloseOnExit(shared.clone());
+    let track = shared.lock().tracks();
+    let mut frames = pin!(frames);
+    let mut timer = pin!(tokio::time::sleep(CLOSE_GRACE));
+    let mut timer_at = None;
+    let mut give_up = None;
+    let mut out = BytesMut::new();
+    let mut sent = Vec::new();
+    let mut writing = false;
+    let mut write_len = 0;
+    let mut reading = true;
+    let mut events = std::collections::VecDeque::new();
+    // Boxes for handler futures, reused: a handler that answers at once allocates nothing.
+    let mut spare_request = None;
+    let mut spare_note = None;
+    let mut note = None;
+    let outcome: io::Result<()> = poll_fn(|cx| {
+        for _ in 0..TURNS {
+            let mut progress = false;
+            let mut wake = Wakers::new();
+            let (want_read, deadline, closed, write_now) = {
+                let mut core = shared.lock();
+                core.set_driver(cx.waker());
+                while let Some(e) = core.poll_event() {
+                    events.push_back(e);
+                }
+                if !writing && core.poll_transmit(&mut out, &mut sent) {
+                    writing = true;
+                    // The outlet may take the bytes: count them now.
+                    write_len = out.len();
+                }
+                let r = (core.wants_read(), core.poll_timeout(), core.is_closed(), writing);
+                core.take_wakers(&mut wake);
+                r
+            };
+            // Our own waker was just registered; waking it would only poll this task again.
+            wake.retain(|w| !w.will_wake(cx.waker()));
+            shared.after(wake, closed);
+
+            // Run what the core handed out, in order.
+            while let Some(event) = events.pop_front() {
+                progress = true;
+                match event {
+                    Event::Request { ticket, request } => {
+                        let related =
+                            if track { request.id().and_then(OwnedId::from_id) } else { None };
+                        let peer = PeerHandle { shared: shared.clone(), related };
+                        let cxh = Context { peer, ticket: Some(ticket) };
+                        let fut = run_request(handler.clone(), request, cxh);
+                        let mut boxed = match spare_request.take() {
+                            Some(mut b) => {
+                                Pin::set(&mut b, fut);
+                                b
+                            }
+                            None => Box::pin(fut),
+                        };
+                        match boxed.as_mut().poll(cx) {
+                            Poll::Ready((request, outcome)) => {
+                                report(&shared, ticket, &request, outcome);
+                                spare_request = Some(boxed);
+                            }
+                            // Its first poll registered this task's waker; the new task polls
+                            // it again at once, and from then on only the new task's counts.
+                            Poll::Pending => {
+                                tokio::spawn(finish(shared.clone(), ticket, boxed));
+                            }
+                        }
+                    }
+                    Event::Notification(n) => {
+                        let peer = PeerHandle { shared: shared.clone(), related: None };
+                        let fut =
+                            run_notification(handler.clone(), n, Context { peer, ticket: None });
+                        let mut boxed = match spare_note.take() {
+                            Some(mut b) => {
+                                Pin::set(&mut b, fut);
+                                b
+                            }
+                            None => Box::pin(fut),
+                        };
+                        match boxed.as_mut().poll(cx) {
+                            Poll::Ready(panicked) => {
+                                shared.with(|c| {
+                                    if panicked {
+                                        c.handler_panicked();
+                                    }
+                                    c.notification_done();
+                                });
+                                spare_note = Some(boxed);
+                            }
+                            Poll::Pending => {
+                                note = Some(boxed);
+                                shared.with(|c| c.notification_waiting());
+                            }
+                        }
+                    }
+                }
+            }
+
+            // The notification handler that waits.
+            if let Some(n) = note.as_mut()
+                && let Poll::Ready(panicked) = Pin::as_mut(n).poll(cx)
+            {
+                if panicked {
+                    tracing::error!("a notification handler panicked");
+                }
+                spare_note = note.take();
+                shared.with(|c| {
+                    if panicked {
+                        c.handler_panicked();
+                    }
+                    c.notification_done();
+                });
+                progress = true;
+            }
+
+            // Deadlines.
+            if deadline != timer_at {
+                timer_at = deadline;
+                if let Some(at) = deadline {
+                    timer.as_mut().reset(tokio::time::Instant::from_std(at));
+                }
+            }
+            if timer_at.is_some() && timer.as_mut().poll(cx).is_ready() {
+                timer_at = None;
+                shared.with(|c| c.handle_timeout(now()));
+                progress = true;
+            }
+
+            // Read while the core wants more.
+            if reading && want_read {
+                let mut read = 0;
+                while read < READ_BUDGET {
+                    match frames.as_mut().poll_next(cx) {
+                        Poll::Pending => break,
+                        Poll::Ready(Some(Ok(frame))) => {
+                            read += 1;
+                            let more = shared.with(|c| {
+                                c.handle_frame(now(), frame);
+                                c.wants_read()
+                            });
+                            if !more {
+                                break;
+                            }
+                        }
+                        Poll::Ready(None) => {
+                            reading = false;
+                            shared.with(|c| c.handle_eof(now()));
+                            break;
+                        }
+                        Poll::Ready(Some(Err(e))) => {
+                            reading = false;
+                            shared.with(|c| c.close(CloseReason::Io(e.to_string())));
+                            break;
+                        }
+                    }
+                }
+                progress |= read > 0 || !reading;
+            }
+
+            // Write what was queued.
+            if write_now {
+                match outlet.poll_send(cx, &mut out, &mut sent) {
+                    Poll::Ready(Ok(())) => {
+                        shared.with(|c| c.wrote(write_len));
+                        out.clear();
+                        sent.clear();
+                        if out.capacity() > WRITE_BUFFER_KEEP {
+                            out = BytesMut::new();
+                        }
+                        writing = false;
+                        progress = true;
+                    }
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    Poll::Pending => {}
+                }
+            }
+
+            // Once closed: flush what is left, then shut the outlet down; a peer that does not
+            // take the last messages gets `CLOSE_GRACE`.
+            if closed {
+                if !writing {
+                    if shared.lock().transmit_is_empty() {
+                        return outlet.poll_shutdown(cx);
+                    }
+                    progress = true;
+                }
+                let until =
+                    give_up.get_or_insert_with(|| Box::pin(tokio::time::sleep(CLOSE_GRACE)));
+                if until.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "the other side did not take the last messages",
+                    )));
+                }
+            }
+            if !progress {
+                return Poll::Pending;
+            }
+        }
+        // Worked a while: let the runtime's other tasks in.
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    })
+    .await;
+    match outcome {
+        Ok(()) => shared.close(CloseReason::Local),
+        Err(e) => {
+            tracing::debug!(error = %e, "connection ended");
+            shared.close(CloseReason::Io(e.to_string()));
+        }
+    }
+}
+
+/// An outlet whose sends are async functions (the HTTP client's POSTs), made an [`Outlet`] by
+/// [`Async`].
+#[cfg(feature = "http")]
+pub(crate) trait AsyncOutlet: Send + 'static {
+    /// Sends the messages in `out`, described by `sent`.
+    fn send(
+        &mut self,
+        out: BytesMut,
+        sent: Vec<Sent>,
+    ) -> impl Future<Output = io::Result<()>> + Send;
+
+    /// No more messages: the connection is closing.
+    fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send;
+}
+
+/// An [`AsyncOutlet`] as an [`Outlet`]: each send or shutdown is a boxed future that owns the
+/// outlet while it runs and gives it back at its end.
+#[cfg(feature = "http")]
+pub(crate) struct Async<O> {
+    idle: Option<O>,
+    busy: Option<Busy<O>>,
+}
+
+/// A send or shutdown under way, owning the outlet until it ends.
+#[cfg(feature = "http")]
+type Busy<O> = Pin<Box<dyn Future<Output = (O, io::Result<()>)> + Send>>;
+
+#[cfg(feature = "http")]
+impl<O: AsyncOutlet> Async<O> {
+    pub(crate) fn new(outlet: O) -> Self {
+        Self { idle: Some(outlet), busy: None }
+    }
+
+    fn poll_busy(&mut self, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        let Some(busy) = self.busy.as_mut() else { return Poll::Ready(Ok(())) };
+        let (outlet, r) = ready!(busy.as_mut().poll(cx));
+        self.busy = None;
+        self.idle = Some(outlet);
+        Poll::Ready(r)
+    }
+}
+
+#[cfg(feature = "http")]
+impl<O: AsyncOutlet> Outlet for Async<O> {
+    fn poll_send(
+        &mut self,
+        cx: &mut TaskContext<'_>,
+        out: &mut BytesMut,
+        sent: &mut Vec<Sent>,
+    ) -> Poll<io::Result<()>> {
+        if self.busy.is_none() {
+            let Some(mut outlet) = self.idle.take() else {
+                return Poll::Ready(Err(io::Error::other("the outlet was lost")));
+            };
+            let (bytes, records) = (out.split(), std::mem::take(sent));
+            self.busy = Some(Box::pin(async move {
+                let r = outlet.send(bytes, records).await;
+                (outlet, r)
+            }));
+        }
+        self.poll_busy(cx)
+    }
+
+    fn poll_shutdown(&mut self, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        if self.busy.is_none() {
+            let Some(mut outlet) = self.idle.take() else { return Poll::Ready(Ok(())) };
+            self.busy = Some(Box::pin(async move {
+                let r = outlet.shutdown().await;
+                (outlet, r)
+            }));
+        }
+        self.poll_busy(cx)
     }
 }

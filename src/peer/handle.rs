@@ -1,22 +1,131 @@
-//! The cloneable handle a host sends requests and notifications through.
+//! The cloneable handle a host sends requests and notifications through, and the lock it shares
+//! with the connection's driver.
 
 use std::fmt;
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::future::poll_fn;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant};
 
-use tokio::sync::{OwnedSemaphorePermit, oneshot};
-use tokio::time::Instant;
+use smallvec::SmallVec;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
 
-use super::handler::{Incoming, RpcError};
-use super::queue::{Lane, SendError};
-use super::shared::{Progress, Shared};
-use super::{CloseReason, PeerStats, ProgressToken, RequestError, RequestOptions};
-use crate::{Id, Outgoing, Payload};
+use super::core::{Config, Core, PeerStats};
+use super::error::{CloseReason, RequestError};
+use super::incoming::{Incoming, RpcError};
+use crate::{OwnedId, Payload};
+
+/// An MCP progress token: a string or an integer.
+pub type ProgressToken = OwnedId;
+
+/// Options for one request.
+#[derive(Clone, Debug, Default)]
+pub struct RequestOptions {
+    pub(crate) timeout: Option<Option<Duration>>,
+    pub(crate) progress: Option<(ProgressToken, Option<Duration>)>,
+}
+
+impl RequestOptions {
+    /// The peer's defaults.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// This request's timeout instead of the peer's; `None` waits forever.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Each `notifications/progress` carrying `token` (which the caller put in the request's
+    /// `_meta.progressToken`) restarts the timeout, up to `total` after the request was sent.
+    #[must_use]
+    pub fn reset_on_progress(mut self, token: ProgressToken, total: Option<Duration>) -> Self {
+        self.progress = Some((token, total));
+        self
+    }
+}
+
+/// The now of the tokio clock (paused in tests), as the core takes it.
+pub(crate) fn now() -> Instant {
+    tokio::time::Instant::now().into_std()
+}
+
+/// What a connection's handles, driver and handler tasks share: the core behind its lock, and
+/// the signals that live outside it.
+pub(crate) struct Shared {
+    core: Mutex<Core>,
+    /// One permit per outbound request in flight: callers past the bound wait here, in order.
+    pub(crate) in_flight: Semaphore,
+    /// Cancelled once the connection is closing.
+    pub(crate) closing: CancellationToken,
+    /// Cancelled once the driver has ended (flushed, failed or given up).
+    pub(crate) done: CancellationToken,
+    /// Bytes read from the transport.
+    pub(crate) bytes_read: Arc<AtomicU64>,
+}
+
+/// Tasks to wake once the lock is released; four fit without allocating.
+pub(crate) type Wakers = SmallVec<[Waker; 4]>;
+
+impl Shared {
+    pub(crate) fn new(cfg: &Config) -> Self {
+        Self {
+            core: Mutex::new(Core::new(cfg)),
+            in_flight: Semaphore::new(cfg.limits.in_flight()),
+            closing: CancellationToken::new(),
+            done: CancellationToken::new(),
+            bytes_read: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Core> {
+        // The core keeps its tables consistent at every return, and nothing that can panic runs
+        // under the lock but the core's own code, so a poisoned lock is still usable.
+        self.core.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `f` on the core, then wakes the tasks it left to wake.
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Core) -> R) -> R {
+        let mut wake = Wakers::new();
+        let (r, closed) = {
+            let mut core = self.lock();
+            let r = f(&mut core);
+            core.take_wakers(&mut wake);
+            (r, core.is_closed())
+        };
+        self.after(wake, closed);
+        r
+    }
+
+    /// Wakes `wake` and, once the core has closed, tells those outside it.
+    pub(crate) fn after(&self, wake: Wakers, closed: bool) {
+        for w in wake {
+            w.wake();
+        }
+        if closed && !self.closing.is_cancelled() {
+            self.in_flight.close();
+            self.closing.cancel();
+        }
+    }
+
+    /// Closes the connection.
+    pub(crate) fn close(&self, reason: CloseReason) {
+        self.with(|c| c.close(reason));
+    }
+}
 
 /// A cloneable handle to one connection: send requests and notifications, read counters, close.
 #[derive(Clone)]
 pub struct PeerHandle {
     pub(crate) shared: Arc<Shared>,
+    /// The request of the other side whose handler holds this handle (through its
+    /// [`Context`](super::Context)), for a transport that routes what it sends.
+    pub(crate) related: Option<OwnedId>,
 }
 
 impl fmt::Debug for PeerHandle {
@@ -55,71 +164,53 @@ impl PeerHandle {
         params: Option<P>,
         options: RequestOptions,
     ) -> Result<Incoming, RequestError> {
-        let shared = &self.shared;
-        let permit =
-            shared.in_flight.clone().acquire_owned().await.map_err(|_| shared.closed_error())?;
-        let (tx, rx) = oneshot::channel();
-        let timeout = options.timeout.unwrap_or(shared.request_timeout);
-        let now = Instant::now().into_std();
-        let deadline = timeout.and_then(|t| now.checked_add(t));
-        let id = {
-            let mut st = shared.lock();
-            if let Some(reason) = Shared::refusing(&st) {
-                return Err(RequestError::Closed(reason));
-            }
-            // The permit bounds the table to its capacity, so `Full` cannot happen unless the
-            // id space of a slot ran out (after 2^32 uses); report that as an error, not a hang.
-            let Ok(id) = st.outbound.register(tx, deadline) else {
-                return Err(RequestError::Closed(CloseReason::Io("request ids exhausted".into())));
-            };
-            st.peak_in_flight = st.peak_in_flight.max(st.outbound.len());
-            if let (Some((token, total)), Some(t)) = (options.progress.clone(), timeout) {
-                let cap = total.and_then(|d| now.checked_add(d));
-                st.progress.insert(token, Progress { id, timeout: t, cap });
-            }
-            shared.arm_timer(&mut st, deadline);
-            id
+        let shared = &*self.shared;
+        let Ok(_permit) = shared.in_flight.acquire().await else {
+            return Err(shared.with(|c| c.closed_error()));
         };
-        let mut guard = Pending {
+        let token = options.progress.as_ref().map(|(t, _)| t.clone());
+        let (id, sent) = shared
+            .with(|c| c.start_request(now(), method, &params, options.timeout, options.progress))?;
+        let mut pending = Pending {
             shared,
             id,
-            sent: false,
+            sent,
             done: false,
             // MCP: "The initialize request MUST NOT be cancelled by clients".
             cancellable: method != "initialize",
-            progress: options.progress.map(|(t, _)| t),
-            _permit: permit,
+            token,
         };
-        let wire_id = Id::Num(i64::try_from(id).expect("ids stay below 2^53"));
-        let mut rx = rx;
-        let send = shared
-            .queue
-            .send(Lane::Normal, |buf| Outgoing::Request { id: wire_id, method, params }.write(buf));
-        // The deadline runs while the request waits for room in the write queue too: a timeout
-        // (or the connection's end) before it is sent returns at once, and nothing is sent.
-        let sent = tokio::select! {
-            biased;
-            outcome = &mut rx => {
-                guard.done = true;
-                return outcome_of(shared, outcome);
-            }
-            sent = send => sent,
-        };
-        match sent {
-            Ok(()) => guard.sent = true,
-            Err(SendError::Closed) => return Err(shared.closed_error()),
-            Err(SendError::Encode(e)) => return Err(RequestError::Encode(e.to_string())),
-        }
-        let outcome = rx.await;
-        guard.done = true;
-        if matches!(outcome, Ok(Err(RequestError::Timeout))) && guard.cancellable {
+        // The deadline runs while the request waits for room in the write buffer too: a
+        // timeout (or the connection's end) before it is sent returns at once, and nothing is
+        // sent.
+        let outcome = poll_fn(|cx| {
+            shared.with(|c| {
+                if !pending.sent {
+                    match c.send_request(pending.id, method, &params) {
+                        Ok(sent) => pending.sent = sent,
+                        Err(e) => return Poll::Ready(Err(e)),
+                    }
+                }
+                let outcome = c.poll_request(pending.id, pending.sent, cx.waker());
+                pending.done = outcome.is_ready();
+                outcome
+            })
+        })
+        .await;
+        if matches!(outcome, Err(RequestError::Timeout)) && pending.sent && pending.cancellable {
             // MCP: a request that timed out SHOULD be followed by notifications/cancelled.
-            shared.send_cancelled(id, "the request timed out");
+            shared.with(|c| c.send_cancelled(id, "the request timed out"));
         }
-        outcome_of(shared, outcome)
+        match outcome {
+            Ok(response) => match response.message().error() {
+                Some(e) => Err(RequestError::Rpc(RpcError::from_object(&e))),
+                None => Ok(response),
+            },
+            Err(e) => Err(e),
+        }
     }
 
-    /// Sends a notification. Waits while the write queue is full.
+    /// Sends a notification. Waits while the write buffer is full.
     ///
     /// # Errors
     ///
@@ -129,16 +220,18 @@ impl PeerHandle {
         method: &str,
         params: Option<P>,
     ) -> Result<(), RequestError> {
-        match self
-            .shared
-            .queue
-            .send(Lane::Normal, |buf| Outgoing::Notification { method, params }.write(buf))
-            .await
-        {
-            Ok(()) => Ok(()),
-            Err(SendError::Closed) => Err(self.shared.closed_error()),
-            Err(SendError::Encode(e)) => Err(RequestError::Encode(e.to_string())),
-        }
+        let related = self.related.as_ref();
+        poll_fn(|cx| {
+            self.shared.with(|c| match c.notify(method, &params, related) {
+                Ok(true) => Poll::Ready(Ok(())),
+                Ok(false) => {
+                    c.wait_for_room(cx.waker());
+                    Poll::Pending
+                }
+                Err(e) => Poll::Ready(Err(e)),
+            })
+        })
+        .await
     }
 
     /// Closes the connection: pending requests fail with [`CloseReason::Local`], handlers are
@@ -162,26 +255,15 @@ impl PeerHandle {
     /// The connection's counters.
     #[must_use]
     pub fn stats(&self) -> PeerStats {
-        let st = self.shared.lock();
-        PeerStats {
-            outbound: st.outbound.stats(),
-            inbound: st.inbound.stats(),
-            in_flight: st.outbound.len(),
-            peak_in_flight: st.peak_in_flight,
-            invalid_received: st.invalid_received,
-            replies_suppressed: st.replies_suppressed,
-            handler_panics: st.handler_panics,
-            control_dropped: self.shared.control_dropped.load(Ordering::Relaxed),
-            bytes_read: self.shared.bytes_read.load(Ordering::Relaxed),
-            bytes_written: self.shared.bytes_written.load(Ordering::Relaxed),
-            outbound_table_bytes: st.outbound.memory_bytes(),
-        }
+        let mut stats = self.shared.lock().stats();
+        stats.bytes_read = self.shared.bytes_read.load(Ordering::Relaxed);
+        stats
     }
 
     /// Bytes of encoded messages waiting to be written.
     #[must_use]
     pub fn queued_bytes(&self) -> usize {
-        self.shared.queue.len()
+        self.shared.lock().queued_bytes()
     }
 }
 
@@ -192,42 +274,17 @@ struct Pending<'a> {
     sent: bool,
     done: bool,
     cancellable: bool,
-    progress: Option<ProgressToken>,
-    _permit: OwnedSemaphorePermit,
+    token: Option<OwnedId>,
 }
 
 impl Drop for Pending<'_> {
     fn drop(&mut self) {
-        if self.done && self.progress.is_none() {
+        if self.done && self.token.is_none() {
             return;
         }
-        let cancelled = {
-            let mut st = self.shared.lock();
-            if let Some(token) = self.progress.take()
-                && st.progress.get(&token).is_some_and(|p| p.id == self.id)
-            {
-                st.progress.remove(&token);
-            }
-            if self.done { None } else { st.outbound.cancel(self.id) }
-        };
         // MCP: a request given up on SHOULD be followed by notifications/cancelled.
-        if cancelled.is_some() && self.sent && self.cancellable {
-            self.shared.send_cancelled(self.id, "the caller gave up on the request");
-        }
-    }
-}
-
-/// What a request returns, from what its waiter received.
-fn outcome_of(
-    shared: &Shared,
-    outcome: Result<Result<Incoming, RequestError>, oneshot::error::RecvError>,
-) -> Result<Incoming, RequestError> {
-    match outcome {
-        Ok(Ok(response)) => match response.message().error() {
-            Some(e) => Err(RequestError::Rpc(RpcError::from_object(&e))),
-            None => Ok(response),
-        },
-        Ok(Err(e)) => Err(e),
-        Err(_) => Err(shared.closed_error()),
+        let notify = self.sent && self.cancellable && !self.done;
+        let (id, token) = (self.id, self.token.as_ref());
+        self.shared.with(|c| c.forget_request(id, notify, notify, token));
     }
 }

@@ -1,33 +1,33 @@
 //! What a host plugs into the peer: a [`Handler`] for the requests and notifications the other
-//! side sends, and the types it reads and returns.
+//! side sends, and the [`Context`] each call gets.
 
-use std::borrow::Cow;
-use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
+use std::task::Poll;
 
-use bytes::{Bytes, BytesMut};
-use serde::{Deserialize, Serialize};
-use tokio_util::sync::CancellationToken;
+use futures_util::future::Either;
 
-use super::PeerHandle;
-use crate::{ErrorCode, ErrorObject, Frame, Id, Json, Kind, Message, PayloadError, RawJson};
+use super::core::Ticket;
+use super::handle::PeerHandle;
+use super::incoming::{Incoming, Reply, RpcError};
 
 /// Answers the requests and notifications the other side sends.
 ///
-/// Each request runs in its own task, up to [`Limits::max_handlers`](crate::Limits::max_handlers)
-/// at once. The returned future is dropped, and no response sent, when the other side cancels
-/// the request with `notifications/cancelled` or the connection ends. A handler that panics is
-/// answered with -32603 and the peer goes on.
+/// A request's handler is polled first by the connection's own task: one that answers without
+/// waiting costs no task of its own. One that waits (returns `Pending`) moves to a task, up to
+/// [`Limits::max_handlers`](crate::Limits::max_handlers) at once. The returned future is
+/// dropped, and no response sent, when the other side cancels the request with
+/// `notifications/cancelled` or the connection ends. A handler that panics is answered with
+/// -32603 and the peer goes on. Keep the work a handler does before its first `.await` short:
+/// the connection reads nothing else meanwhile.
 ///
-/// Notifications are handled one at a time, in order, by a worker of their own, so a
-/// notification handler may send a request and await its response. A request's handler is
-/// called only once the handler of every notification read before the request has begun (been
-/// polled once), so `notifications/initialized` is seen before the requests that follow it,
-/// unless a notification handler before it is waiting (at an `.await` that did not complete at
-/// once): then requests are not held back, since one of them may be what it waits for. Up to 4,096 notifications
-/// (16 MiB of frame bytes) wait for it; past that the read loop waits too, so keep
-/// [`Handler::notification`] short, or spawn.
+/// Notifications are handled one at a time, in order, and a notification handler may send a
+/// request and await its response. A request's handler is called only once the handler of every
+/// notification read before the request has begun (been polled once), so
+/// `notifications/initialized` is seen before the requests that follow it, unless a
+/// notification handler before it is waiting (at an `.await` that did not complete at once):
+/// then requests are not held back, since one of them may be what it waits for. Up to 4,096
+/// notifications (16 MiB of frame bytes) wait for their turn; past that reading waits too, so
+/// keep [`Handler::notification`] short, or spawn.
 ///
 /// # Examples
 ///
@@ -81,7 +81,8 @@ impl Handler for NoHandler {
 #[derive(Clone, Debug)]
 pub struct Context {
     pub(crate) peer: PeerHandle,
-    pub(crate) cancel: CancellationToken,
+    /// The request handled; `None` for a notification.
+    pub(crate) ticket: Option<Ticket>,
 }
 
 impl Context {
@@ -94,219 +95,25 @@ impl Context {
     /// Completes when the other side cancels this request or the connection ends. The handler's
     /// future is dropped at that point anyway; this lets a handler stop work it spawned.
     pub fn cancelled(&self) -> impl Future<Output = ()> + Send + '_ {
-        self.cancel.cancelled()
+        match self.ticket {
+            None => Either::Left(self.peer.closing()),
+            Some(ticket) => Either::Right(std::future::poll_fn(move |cx| {
+                let shared = &self.peer.shared;
+                if shared.with(|c| c.handler_cancelled(ticket, Some(cx.waker()))) {
+                    Poll::Ready(())
+                } else {
+                    Poll::Pending
+                }
+            })),
+        }
     }
 
     /// Whether the request has been cancelled.
     #[must_use]
     pub fn is_cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
-    }
-}
-
-/// Where a message lives: a frame of its own, or an element of a batch shared by its siblings.
-#[derive(Clone)]
-enum Source {
-    Own(Frame),
-    Element(Arc<Frame>, usize),
-}
-
-/// One message received: a request or notification given to a [`Handler`], or a response
-/// returned by [`PeerHandle::request`]. It owns the frame's bytes and borrows from them.
-#[derive(Clone)]
-pub struct Incoming(Source);
-
-impl Incoming {
-    pub(crate) fn own(frame: Frame) -> Self {
-        Self(Source::Own(frame))
-    }
-
-    pub(crate) fn element(frame: Arc<Frame>, i: usize) -> Self {
-        debug_assert!(i < frame.len());
-        Self(Source::Element(frame, i))
-    }
-
-    /// Before the peer holds a message: a message of its own gets bytes of its own (see
-    /// [`Frame::unshare`]), so what the held-bytes bounds count is what stays in memory. A batch
-    /// element shares its batch's frame, which was given its own bytes when the batch arrived.
-    pub(crate) fn unshare(&mut self) {
-        if let Source::Own(frame) = &mut self.0 {
-            frame.unshare();
-        }
-    }
-
-    /// The message.
-    #[must_use]
-    pub fn message(&self) -> Message<'_> {
-        let found = match &self.0 {
-            Source::Own(f) => f.element(0),
-            Source::Element(f, i) => f.element(*i),
-        };
-        found.expect("an Incoming is made only for an element that exists")
-    }
-
-    /// The message's kind.
-    #[must_use]
-    pub fn kind(&self) -> Kind {
-        self.message().kind()
-    }
-
-    /// The method of a request or notification; empty for a response.
-    #[must_use]
-    pub fn method(&self) -> &str {
-        self.message().method().unwrap_or_default()
-    }
-
-    /// The id of a request or response.
-    #[must_use]
-    pub fn id(&self) -> Option<Id<'_>> {
-        self.message().id()
-    }
-
-    /// The params of a request or notification, as their exact JSON text.
-    #[must_use]
-    pub fn params(&self) -> Option<RawJson<'_>> {
-        self.message().params()
-    }
-
-    /// The params as `T`, borrowing strings where it can; absent params read as `null`.
-    ///
-    /// # Errors
-    ///
-    /// When the params do not match `T`: answer with [`RpcError::invalid_params`].
-    pub fn params_as<'a, T: Deserialize<'a>>(&'a self) -> Result<T, PayloadError> {
-        self.message().params_as()
-    }
-
-    /// The result of a success response, as its exact JSON text.
-    #[must_use]
-    pub fn result(&self) -> Option<RawJson<'_>> {
-        self.message().result()
-    }
-
-    /// The result as `T`, borrowing strings where it can.
-    ///
-    /// # Errors
-    ///
-    /// When the result does not match `T`.
-    pub fn result_as<'a, T: Deserialize<'a>>(&'a self) -> Result<T, PayloadError> {
-        self.message().result_as()
-    }
-}
-
-impl fmt::Debug for Incoming {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.message().fmt(f)
-    }
-}
-
-/// A handler's result: the JSON text of `result`, encoded once.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Reply(Bytes);
-
-impl Reply {
-    /// A result serialised from `value`.
-    ///
-    /// # Errors
-    ///
-    /// When `value` cannot be serialised (a map with non-string keys, say): the error to answer
-    /// with, -32603.
-    pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<Self, RpcError> {
-        let mut buf = BytesMut::new();
-        crate::Payload::write_json(&Json(value), &mut buf)
-            .map_err(|e| RpcError::internal(format!("the result could not be serialised: {e}")))?;
-        Ok(Self(buf.freeze()))
-    }
-
-    /// A result given as JSON text, written as is. It must be one valid JSON value: the peer
-    /// does not check it (raw line breaks are turned into spaces).
-    #[must_use]
-    pub fn raw(json: &str) -> Self {
-        Self(Bytes::copy_from_slice(json.as_bytes()))
-    }
-
-    /// The empty object, `{}`: the result of `ping`.
-    #[must_use]
-    pub fn empty() -> Self {
-        Self(Bytes::from_static(b"{}"))
-    }
-
-    /// The result's JSON text.
-    #[must_use]
-    pub fn as_json(&self) -> RawJson<'_> {
-        // The bytes are JSON text: serde_json's output or a caller's `&str`.
-        RawJson::new(std::str::from_utf8(&self.0).unwrap_or("null"))
-    }
-}
-
-/// A JSON-RPC error object, owned: what a handler answers with, or what the other side answered
-/// a request of ours with.
-///
-/// A tool that fails is not a protocol error: MCP answers it with a result whose `isError` is
-/// true. Use `RpcError` for unknown methods, bad params and failures of the protocol itself.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RpcError {
-    /// The code.
-    pub code: ErrorCode,
-    /// A short description.
-    pub message: Cow<'static, str>,
-    data: Option<Bytes>,
-}
-
-impl RpcError {
-    /// An error with this code and message and no data.
-    #[must_use]
-    pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
-        Self { code, message: message.into(), data: None }
-    }
-
-    /// -32601, naming the method.
-    #[must_use]
-    pub fn method_not_found(method: &str) -> Self {
-        Self::new(ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method}"))
-    }
-
-    /// -32602 with a reason.
-    #[must_use]
-    pub fn invalid_params(reason: impl fmt::Display) -> Self {
-        Self::new(ErrorCode::INVALID_PARAMS, format!("Invalid params: {reason}"))
-    }
-
-    /// -32603 with a reason.
-    #[must_use]
-    pub fn internal(reason: impl Into<Cow<'static, str>>) -> Self {
-        Self::new(ErrorCode::INTERNAL_ERROR, reason)
-    }
-
-    /// Adds `data`, serialised from `value`; when it cannot be serialised the error goes without.
-    #[must_use]
-    pub fn with_data<T: Serialize + ?Sized>(mut self, value: &T) -> Self {
-        let mut buf = BytesMut::new();
-        if crate::Payload::write_json(&Json(value), &mut buf).is_ok() {
-            self.data = Some(buf.freeze());
-        }
-        self
-    }
-
-    /// `data`, as its JSON text.
-    #[must_use]
-    pub fn data(&self) -> Option<RawJson<'_>> {
-        self.data.as_ref().map(|d| RawJson::new(std::str::from_utf8(d).unwrap_or("null")))
-    }
-
-    pub(crate) fn from_object(e: &ErrorObject<'_>) -> Self {
-        Self {
-            code: ErrorCode(e.code),
-            message: Cow::Owned(e.message.to_owned()),
-            data: e.data.map(|d| Bytes::copy_from_slice(d.get().as_bytes())),
+        match self.ticket {
+            None => self.peer.is_closed(),
+            Some(ticket) => self.peer.shared.with(|c| c.handler_cancelled(ticket, None)),
         }
     }
 }
-
-impl fmt::Display for RpcError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.message, self.code.get())
-    }
-}
-
-impl std::error::Error for RpcError {}

@@ -17,9 +17,8 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use hdrhistogram::Histogram;
-use mcpwire::peer::{
-    Connection, NoHandler, PeerBuilder, PeerHandle, RequestError, RequestOptions, transport,
-};
+use mcpwire::peer::{Connection, NoHandler, PeerBuilder, PeerHandle, RequestError, RequestOptions};
+use mcpwire::transport;
 use mcpwire::{Json, Limits};
 use serde::Deserialize;
 use serde_json::json;

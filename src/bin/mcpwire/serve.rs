@@ -19,8 +19,9 @@ use mcpwire::limits::{
 };
 use mcpwire::peer::{
     Context, DEFAULT_UNADDRESSED_REPLIES_PER_SECOND, Handler, Incoming, PeerBuilder, Reply,
-    RpcError, transport,
+    RpcError,
 };
+use mcpwire::transport;
 use mcpwire::{ErrorCode, Json, Limits, ReplyDetail};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;

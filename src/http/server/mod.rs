@@ -62,11 +62,11 @@ mod post;
 
 use super::session::Session;
 use super::{
-    BATCH_VERSION, Key, PROTOCOL_VERSIONS, SESSION_HEADER, VERSION_HEADER, cancelled_request,
-    error_json, new_session_id, requested_progress, sse_event,
+    BATCH_VERSION, PROTOCOL_VERSIONS, SESSION_HEADER, VERSION_HEADER, cancelled_request,
+    error_json, new_session_id, sse_event,
 };
 use crate::peer::{Handler, PeerBuilder};
-use crate::{ErrorCode, Frame, FrameParser, Id, Kind};
+use crate::{ErrorCode, Frame, FrameParser, Id, Kind, OwnedId};
 use answer::{accepts, error, sse_response, status};
 
 /// Default for [`HttpServer::max_sessions`].

@@ -197,22 +197,22 @@ impl HttpServer {
                 return error(StatusCode::BAD_REQUEST, Id::Null, ErrorCode::INVALID_REQUEST, msg);
             }
             for m in elements().filter(|m| m.kind() == Kind::Request) {
-                let id = m.id().and_then(Key::of).expect("a request has an id");
-                if requests.iter().any(|(k, _)| *k == id) {
+                let id = m.id().and_then(OwnedId::from_id).expect("a request has an id");
+                if requests.contains(&id) {
                     let msg = "Invalid Request: duplicate id in the batch";
                     let (code, rpc) = (StatusCode::BAD_REQUEST, ErrorCode::INVALID_REQUEST);
                     return error(code, id.as_id(), rpc, msg);
                 }
-                requests.push((id, requested_progress(&m)));
+                requests.push(id);
             }
         } else if let Some(m) = frame.message()
             && m.kind() == Kind::Request
         {
-            let id = m.id().and_then(Key::of).expect("a request has an id");
-            requests.push((id, requested_progress(&m)));
+            let id = m.id().and_then(OwnedId::from_id).expect("a request has an id");
+            requests.push(id);
         }
         // Cancellations (alone or in a batch) end the POSTs of the requests they name.
-        let cancels: Vec<Key> = match frame.batch() {
+        let cancels: Vec<OwnedId> = match frame.batch() {
             Some(b) => b.filter_map(|m| cancelled_request(&m)).collect(),
             None => frame.message().and_then(|m| cancelled_request(&m)).into_iter().collect(),
         };
@@ -278,10 +278,10 @@ async fn reply(mut w: PostReceiver, json: bool, sse: bool) -> Response<Body> {
     let note = match first {
         // A client that takes only event streams gets the response as one.
         Err(Ok(frame)) if !json => {
-            let event = Full::new(sse_event(frame.as_bytes()));
+            let event = Full::new(sse_event(&frame));
             return sse_response(BodyExt::boxed_unsync(event));
         }
-        Err(Ok(frame)) => return json_response(StatusCode::OK, frame.into_bytes()),
+        Err(Ok(frame)) => return json_response(StatusCode::OK, frame),
         Err(Err(_)) if w.cancelled() => return cancelled_answer(sse),
         Err(Err(_)) => return json_response(StatusCode::OK, w.abandoned()),
         Ok(note) => note,
@@ -289,7 +289,7 @@ async fn reply(mut w: PostReceiver, json: bool, sse: bool) -> Response<Body> {
     let Some(note) = note else {
         return json_response(StatusCode::OK, w.abandoned());
     };
-    let first = sse_event(note.as_bytes());
+    let first = sse_event(&note);
     let events = futures_util::stream::unfold((Some(first), Some(w)), |(first, w)| async move {
         if let Some(chunk) = first {
             return Some((Ok(hyper::body::Frame::data(chunk)), (None, w)));
@@ -298,9 +298,9 @@ async fn reply(mut w: PostReceiver, json: bool, sse: bool) -> Response<Body> {
         let chunk = tokio::select! {
             biased;
             note = w.notes.recv() => match note {
-                Some(n) => Some(sse_event(n.as_bytes())),
+                Some(n) => Some(sse_event(&n)),
                 None => match (&mut w.done).await {
-                    Ok(f) => Some(sse_event(f.as_bytes())),
+                    Ok(f) => Some(sse_event(&f)),
                     Err(_) if w.cancelled() => None,
                     Err(_) => Some(sse_event(&w.abandoned())),
                 },
@@ -309,10 +309,10 @@ async fn reply(mut w: PostReceiver, json: bool, sse: bool) -> Response<Body> {
                 // Progress queued before the response goes first.
                 let mut out = BytesMut::new();
                 while let Ok(n) = w.notes.try_recv() {
-                    out.extend_from_slice(&sse_event(n.as_bytes()));
+                    out.extend_from_slice(&sse_event(&n));
                 }
                 match done {
-                    Ok(done) => out.extend_from_slice(&sse_event(done.as_bytes())),
+                    Ok(done) => out.extend_from_slice(&sse_event(&done)),
                     Err(_) if w.cancelled() => {}
                     Err(_) => out.extend_from_slice(&sse_event(&w.abandoned())),
                 }
@@ -326,7 +326,7 @@ async fn reply(mut w: PostReceiver, json: bool, sse: bool) -> Response<Body> {
 }
 
 /// A `notifications/cancelled` for request `id`, as the session's peer reads it.
-fn cancellation(id: &Key) -> Frame {
+fn cancellation(id: &OwnedId) -> Frame {
     let mut out = BytesMut::new();
     let params =
         format!("{{\"requestId\":{},\"reason\":\"cancelled before it came\"}}", id.as_id());

@@ -1,0 +1,832 @@
+//! The connection's state machine, sans-IO: every rule of a JSON-RPC connection, and nothing
+//! that waits.
+//!
+//! ```text
+//!  handle_frame(now, frame) ──►  ours:   a response completes its waiter cell
+//!  handle_eof / handle_error       theirs: a request is admitted, then handed out as an Event
+//!  handle_timeout(now)             notes:  a notification is handed out, in order
+//!  start_request / notify /        invalid: -32700 / -32600 queued (rate-limited without an id)
+//!  forget_request (the handle)
+//!  handler_done / notification_*  ──►  transmit: encoded replies, requests, notifications
+//!  close()
+//!                                 ◄──  poll_event, poll_transmit, poll_timeout, wants_read,
+//!                                      take_wakers
+//! ```
+//!
+//! The core reads no clock (time comes in as `now`), spawns nothing and does no I/O; the
+//! driver (`peer::driver`) moves bytes and runs handlers, and the handle
+//! (`peer::handle`) starts requests. Wakers are collected while the caller holds the
+//! connection's lock and handed back by [`Core::take_wakers`], to be woken after it is
+//! released. The tests drive two cores against each other in memory (`tests.rs`).
+//!
+//! Invariants, kept by every method:
+//! - Reading is wanted ([`Core::wants_read`]) only while the connection is open and no frame is
+//!   stalled; a stalled frame is the one message read that no bound had room for, and it is
+//!   taken up again, in order, before anything read after it.
+//! - A request is held (counted against the bounds) from its admission until its reply is
+//!   queued or known not to be owed; the drain after the other side's end of stream ends when
+//!   none is held, or at its deadline.
+//! - Once closed, every waiter has its outcome, every handler is told to stop, and the transmit
+//!   buffer takes nothing more (what it holds is still written).
+
+mod notes;
+mod ours;
+mod theirs;
+pub(crate) mod transmit;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant};
+
+use bytes::{BufMut, BytesMut};
+
+use notes::Notes;
+use ours::Ours;
+pub(crate) use theirs::Ticket;
+use theirs::{Admit, Owed, Theirs, write_outcome};
+use transmit::{Lane, PushError, Sent, Transmit, What};
+
+use super::error::{CloseReason, RequestError};
+use super::incoming::{Incoming, Reply, RpcError};
+use crate::message::owned::{cancelled_request, progress_token};
+use crate::mux::{InboundStats, OutboundStats};
+use crate::{Frame, Id, Kind, Limits, Outgoing, OwnedId, Payload, ReplyDetail};
+
+/// How long the connection keeps answering the other side's requests after its end of stream,
+/// and how long the writer keeps trying to flush once the connection is closing: a peer that
+/// stopped reading must not keep a closed connection alive forever.
+pub(crate) const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
+/// What the core is set up with.
+#[derive(Clone, Debug)]
+pub(crate) struct Config {
+    pub(crate) limits: Limits,
+    pub(crate) request_timeout: Option<Duration>,
+    pub(crate) detail: ReplyDetail,
+    pub(crate) unaddressed_per_second: u32,
+    /// Whether the transport routes messages one by one and wants a [`Sent`] record for each.
+    pub(crate) track: bool,
+}
+
+/// Work for the driver.
+pub(crate) enum Event {
+    /// Run the handler of this request; report its end with [`Core::handler_done`].
+    Request { ticket: Ticket, request: Incoming },
+    /// Run the handler of this notification; report with [`Core::notification_waiting`] (if
+    /// its first poll returned `Pending`) and [`Core::notification_done`].
+    Notification(Incoming),
+}
+
+enum Phase {
+    Open,
+    /// The other side's end of stream: no response can come, but held requests are still
+    /// answered, until none is held or `until`.
+    Draining {
+        reason: CloseReason,
+        until: Instant,
+    },
+    Closed(CloseReason),
+}
+
+/// The one frame read that no bound had room for.
+enum Stalled {
+    Frame(Frame),
+    /// A batch, from element `next` on.
+    Batch {
+        frame: Arc<Frame>,
+        next: usize,
+        batch: u32,
+        share: usize,
+    },
+}
+
+/// Counters for a connection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PeerStats {
+    /// Our requests: registered, completed, unknown and late responses, cancelled, timed out.
+    pub outbound: OutboundStats,
+    /// Their requests: begun, finished, duplicate ids, cancelled, unknown cancellations.
+    pub inbound: InboundStats,
+    /// Outbound requests awaiting a response now.
+    pub in_flight: usize,
+    /// The most outbound requests awaiting a response at once.
+    pub peak_in_flight: usize,
+    /// Invalid messages received (not JSON, or not a valid message).
+    pub invalid_received: u64,
+    /// Replies with `"id": null` dropped by the rate limit.
+    pub replies_suppressed: u64,
+    /// Handlers that panicked (each answered -32603).
+    pub handler_panics: u64,
+    /// Control messages (cancellations) dropped because the other side stopped reading.
+    pub control_dropped: u64,
+    /// Bytes read from the transport.
+    pub bytes_read: u64,
+    /// Bytes written to the transport.
+    pub bytes_written: u64,
+    /// Heap bytes held by the outbound table (slots, free list, deadline heap).
+    pub outbound_table_bytes: usize,
+}
+
+pub(crate) struct Core {
+    detail: ReplyDetail,
+    request_timeout: Option<Duration>,
+    ours: Ours,
+    theirs: Theirs,
+    notes: Notes,
+    tx: Transmit,
+    events: VecDeque<Event>,
+    wake: Vec<Waker>,
+    stalled: Option<Stalled>,
+    limiter: Limiter,
+    phase: Phase,
+    /// The latest time passed in.
+    now: Option<Instant>,
+    /// The driver's waker, taken when there is work for it.
+    driver: Option<Waker>,
+    /// The deadline the driver last read from [`Core::poll_timeout`].
+    armed: Option<Instant>,
+    stats: PeerStats,
+}
+
+impl Core {
+    pub(crate) fn new(cfg: &Config) -> Self {
+        let l = &cfg.limits;
+        Self {
+            detail: cfg.detail,
+            request_timeout: cfg.request_timeout,
+            ours: Ours::new(l.in_flight()),
+            theirs: Theirs::new(l.handlers(), l.queued_requests(), l.held_request_bytes()),
+            notes: Notes::new(),
+            tx: Transmit::new(l.write_queue_bytes(), cfg.track),
+            events: VecDeque::new(),
+            wake: Vec::new(),
+            stalled: None,
+            limiter: Limiter::new(cfg.unaddressed_per_second),
+            phase: Phase::Open,
+            now: None,
+            driver: None,
+            armed: None,
+            stats: PeerStats::default(),
+        }
+    }
+
+    // ---- Input from the transport. ----
+
+    /// One frame read. Call only while [`Core::wants_read`].
+    pub(crate) fn handle_frame(&mut self, now: Instant, frame: Frame) {
+        self.now = Some(now);
+        debug_assert!(self.stalled.is_none());
+        if matches!(self.phase, Phase::Open) {
+            self.stalled = self.dispatch(frame);
+        }
+        self.pump();
+    }
+
+    /// The other side closed its end: no response can come, so every waiter fails now and new
+    /// requests are refused; requests it sent before are still answered (a client may
+    /// half-close after writing), for [`CLOSE_GRACE`] at most.
+    pub(crate) fn handle_eof(&mut self, now: Instant) {
+        self.now = Some(now);
+        if !matches!(self.phase, Phase::Open) {
+            return;
+        }
+        self.ours.fail_all(&CloseReason::Eof, &mut self.wake);
+        let until = now.checked_add(CLOSE_GRACE).unwrap_or(now);
+        self.phase = Phase::Draining { reason: CloseReason::Eof, until };
+        self.stalled = None;
+        self.pump();
+    }
+
+    /// Time passed: requests past their deadline fail, and a drain past its deadline ends.
+    pub(crate) fn handle_timeout(&mut self, now: Instant) {
+        self.now = Some(now);
+        self.ours.expire(now, &mut self.wake);
+        if let Phase::Draining { until, .. } = self.phase
+            && now >= until
+        {
+            self.close(CloseReason::Eof);
+        }
+        self.pump();
+    }
+
+    // ---- Input from the handle: our requests and notifications. ----
+
+    /// Starts a request: registers it (with its deadline, and the progress token that restarts
+    /// it) and queues it if the write buffer has room. Returns its id, and whether it was
+    /// queued (if not, [`Core::send_request`] again once there is room).
+    ///
+    /// # Errors
+    ///
+    /// The connection's end, no id left, or params that cannot be encoded.
+    pub(crate) fn start_request<P: Payload>(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: &Option<P>,
+        timeout: Option<Option<Duration>>,
+        progress: Option<(OwnedId, Option<Duration>)>,
+    ) -> Result<(u64, bool), RequestError> {
+        self.now = Some(now);
+        if let Some(reason) = self.refusing() {
+            return Err(RequestError::Closed(reason));
+        }
+        let timeout = timeout.unwrap_or(self.request_timeout);
+        let Some(id) = self.ours.register(now, timeout, progress) else {
+            return Err(RequestError::Closed(CloseReason::Io("request ids exhausted".into())));
+        };
+        let deadline = self.ours.next_deadline();
+        if deadline.is_some() && (self.armed.is_none() || deadline < self.armed) {
+            self.kick();
+        }
+        match self.send_request(id, method, params) {
+            Ok(sent) => Ok((id, sent)),
+            Err(e) => {
+                self.ours.forget(id, None);
+                Err(e)
+            }
+        }
+    }
+
+    /// Queues request `id` if there is room; `Ok(false)` when there is none yet.
+    ///
+    /// # Errors
+    ///
+    /// The connection's end, or params that cannot be encoded.
+    pub(crate) fn send_request<P: Payload>(
+        &mut self,
+        id: u64,
+        method: &str,
+        params: &Option<P>,
+    ) -> Result<bool, RequestError> {
+        let wire = Id::Num(i64::try_from(id).expect("ids stay below 2^53"));
+        let msg = Outgoing::Request { id: wire, method, params: params.as_ref() };
+        match self.push(Lane::Normal, |buf| msg.write(buf), || What::Request { id }) {
+            Ok(()) => Ok(true),
+            Err(PushError::Full) => Ok(false),
+            Err(PushError::Closed) => Err(self.closed_error()),
+            Err(PushError::Encode(e)) => Err(RequestError::Encode(e.to_string())),
+        }
+    }
+
+    /// The caller's view of request `id`: its outcome (freeing its slot), or `Pending` with
+    /// `waker` kept (and, while it is not yet queued, registered for room too).
+    pub(crate) fn poll_request(
+        &mut self,
+        id: u64,
+        queued: bool,
+        waker: &Waker,
+    ) -> Poll<Result<Incoming, RequestError>> {
+        let outcome = self.ours.poll(id, waker);
+        if outcome.is_pending() && !queued {
+            self.tx.wait_for_room(waker);
+        }
+        outcome
+    }
+
+    /// The caller gave up on request `id`: its slot is freed and, when it was sent and is still
+    /// in flight, `notifications/cancelled` is queued (dropped and counted when the other side
+    /// has stopped reading).
+    pub(crate) fn forget_request(
+        &mut self,
+        id: u64,
+        sent: bool,
+        notify: bool,
+        token: Option<&OwnedId>,
+    ) {
+        if self.ours.forget(id, token) && sent && notify {
+            self.send_cancelled(id, "the caller gave up on the request");
+        }
+    }
+
+    /// Queues `notifications/cancelled` for request `id` of ours, without waiting.
+    pub(crate) fn send_cancelled(&mut self, id: u64, reason: &str) {
+        #[derive(serde::Serialize)]
+        struct Cancelled<'a> {
+            #[serde(rename = "requestId")]
+            request_id: u64,
+            reason: &'a str,
+        }
+        let params = crate::Json(&Cancelled { request_id: id, reason });
+        let msg =
+            Outgoing::Notification { method: "notifications/cancelled", params: Some(params) };
+        let what = || What::Notification { progress: false, related: None };
+        if matches!(self.push(Lane::Control, |buf| msg.write(buf), what), Err(PushError::Full)) {
+            self.stats.control_dropped += 1;
+        }
+    }
+
+    /// Queues a notification if there is room; `Ok(false)` when there is none yet (the caller
+    /// waits with [`Core::wait_for_room`]). `related` is the request whose handler sends it.
+    ///
+    /// # Errors
+    ///
+    /// The connection's end, or params that cannot be encoded.
+    pub(crate) fn notify<P: Payload>(
+        &mut self,
+        method: &str,
+        params: &Option<P>,
+        related: Option<&OwnedId>,
+    ) -> Result<bool, RequestError> {
+        let msg = Outgoing::Notification { method, params: params.as_ref() };
+        let what = || What::Notification {
+            progress: method == "notifications/progress",
+            related: related.cloned(),
+        };
+        match self.push(Lane::Normal, |buf| msg.write(buf), what) {
+            Ok(()) => Ok(true),
+            Err(PushError::Full) => Ok(false),
+            Err(PushError::Closed) => Err(self.closed_error()),
+            Err(PushError::Encode(e)) => Err(RequestError::Encode(e.to_string())),
+        }
+    }
+
+    /// Remembers a task to wake once the write buffer has room again.
+    pub(crate) fn wait_for_room(&mut self, waker: &Waker) {
+        self.tx.wait_for_room(waker);
+    }
+
+    // ---- Input from the driver: handlers. ----
+
+    /// Request `ticket`'s handler ended: with its outcome, or `None` (it was cancelled, or the
+    /// connection closed). The reply is queued, or waits for room holding its handler slot.
+    pub(crate) fn handler_done(
+        &mut self,
+        ticket: Ticket,
+        id: Option<Id<'_>>,
+        outcome: Option<Result<Reply, RpcError>>,
+    ) {
+        let id = id.unwrap_or(Id::Null);
+        let owed = self.theirs.done(ticket, outcome.map(|o| (id, o)));
+        self.queue_owed(owed);
+        self.pump();
+        self.kick();
+    }
+
+    /// A handler panicked (its request is answered -32603 by the caller).
+    pub(crate) fn handler_panicked(&mut self) {
+        self.stats.handler_panics += 1;
+    }
+
+    /// Whether request `ticket` was cancelled (its handler is to stop); otherwise keeps `waker`
+    /// to wake when it is.
+    pub(crate) fn handler_cancelled(&mut self, ticket: Ticket, waker: Option<&Waker>) -> bool {
+        self.theirs.cancelled(ticket, waker)
+    }
+
+    /// The notification handler handed out returned `Pending` on its first poll: requests read
+    /// after it are no longer held back for the notifications behind it.
+    pub(crate) fn notification_waiting(&mut self) {
+        self.notes.waiting();
+        self.pump();
+    }
+
+    /// The notification handler handed out finished.
+    pub(crate) fn notification_done(&mut self) {
+        self.notes.done();
+        self.pump();
+    }
+
+    /// The writer wrote `n` bytes.
+    pub(crate) fn wrote(&mut self, n: usize) {
+        self.stats.bytes_written += n as u64;
+    }
+
+    /// Ends the connection: every waiter fails with `reason` (or the reason reading ended, if
+    /// it did), every handler is told to stop, the transmit buffer takes nothing more. The
+    /// first reason sticks.
+    pub(crate) fn close(&mut self, reason: CloseReason) {
+        let reason = match &self.phase {
+            Phase::Closed(_) => return,
+            Phase::Draining { reason, .. } => reason.clone(),
+            Phase::Open => reason,
+        };
+        self.ours.fail_all(&reason, &mut self.wake);
+        self.theirs.close(&mut self.wake);
+        self.notes.close();
+        self.events.clear();
+        self.stalled = None;
+        self.tx.close(&mut self.wake);
+        tracing::debug!(%reason, "connection closed");
+        self.phase = Phase::Closed(reason);
+        self.kick();
+    }
+
+    // ---- Output. ----
+
+    /// The next piece of work for the driver.
+    pub(crate) fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// Swaps what is queued into `out` (empty) and its records into `sent`; replies that
+    /// waited for room take it. `false` when nothing was queued.
+    pub(crate) fn poll_transmit(&mut self, out: &mut BytesMut, sent: &mut Vec<Sent>) -> bool {
+        if !self.tx.take(out, sent, &mut self.wake) {
+            return false;
+        }
+        self.flush_blocked();
+        self.pump();
+        true
+    }
+
+    /// When to call [`Core::handle_timeout`] next.
+    pub(crate) fn poll_timeout(&mut self) -> Option<Instant> {
+        let drain = match self.phase {
+            Phase::Draining { until, .. } => Some(until),
+            _ => None,
+        };
+        let next = match (self.ours.next_deadline(), drain) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.armed = next;
+        next
+    }
+
+    /// Whether the transport routes messages and gets a [`Sent`] record for each.
+    pub(crate) fn tracks(&self) -> bool {
+        self.tx.tracks()
+    }
+
+    /// Whether the driver should read the next frame.
+    pub(crate) fn wants_read(&self) -> bool {
+        matches!(self.phase, Phase::Open) && self.stalled.is_none()
+    }
+
+    /// Whether the connection is closed.
+    pub(crate) fn is_closed(&self) -> bool {
+        matches!(self.phase, Phase::Closed(_))
+    }
+
+    /// Why the connection ended, once it has.
+    pub(crate) fn close_reason(&self) -> Option<CloseReason> {
+        match &self.phase {
+            Phase::Closed(r) => Some(r.clone()),
+            _ => None,
+        }
+    }
+
+    /// Whether nothing is left to write.
+    pub(crate) fn transmit_is_empty(&self) -> bool {
+        self.tx.is_empty()
+    }
+
+    /// Bytes waiting for the writer.
+    pub(crate) fn queued_bytes(&self) -> usize {
+        self.tx.len()
+    }
+
+    /// The tasks to wake, now that the caller is done with the core.
+    pub(crate) fn take_wakers(&mut self, into: &mut impl Extend<Waker>) {
+        into.extend(self.wake.drain(..));
+    }
+
+    /// Keeps the driver's waker, to be woken when there is work for it.
+    pub(crate) fn set_driver(&mut self, waker: &Waker) {
+        match &mut self.driver {
+            Some(w) if w.will_wake(waker) => {}
+            slot => *slot = Some(waker.clone()),
+        }
+    }
+
+    /// The connection's counters (`bytes_read` is the transport's to fill in).
+    pub(crate) fn stats(&self) -> PeerStats {
+        let table = self.ours.table();
+        PeerStats {
+            outbound: table.stats(),
+            inbound: self.theirs.stats(),
+            in_flight: table.len(),
+            peak_in_flight: self.ours.peak(),
+            outbound_table_bytes: table.memory_bytes(),
+            ..self.stats
+        }
+    }
+
+    /// Why requests are refused now, if they are.
+    pub(crate) fn refusing(&self) -> Option<CloseReason> {
+        match &self.phase {
+            Phase::Open => None,
+            Phase::Draining { reason, .. } | Phase::Closed(reason) => Some(reason.clone()),
+        }
+    }
+
+    pub(crate) fn closed_error(&self) -> RequestError {
+        RequestError::Closed(self.refusing().unwrap_or(CloseReason::Local))
+    }
+
+    // ---- Inside. ----
+
+    fn kick(&mut self) {
+        self.wake.extend(self.driver.take());
+    }
+
+    /// Queues one message, waking the driver when the buffer was empty.
+    fn push(
+        &mut self,
+        lane: Lane,
+        encode: impl FnOnce(&mut BytesMut) -> Result<(), crate::Error>,
+        what: impl FnOnce() -> What,
+    ) -> Result<(), PushError> {
+        let was_empty = self.tx.is_empty();
+        self.tx.push(lane, encode, what)?;
+        if was_empty {
+            self.kick();
+        }
+        Ok(())
+    }
+
+    /// Routes one frame; returns it when no bound has room for it yet.
+    fn dispatch(&mut self, frame: Frame) -> Option<Stalled> {
+        match frame.kind() {
+            Kind::Response | Kind::Error => {
+                self.ours.deliver(Incoming::own(frame), &mut self.wake);
+                None
+            }
+            Kind::Request => self.request(frame),
+            Kind::Notification => {
+                let bytes = frame.as_bytes().len();
+                self.notification(Incoming::own(frame), bytes)
+                    .and_then(Incoming::into_frame)
+                    .map(Stalled::Frame)
+            }
+            Kind::Invalid => {
+                if !self.tx.has_room(Lane::Control) {
+                    return Some(Stalled::Frame(frame));
+                }
+                self.invalid(&frame);
+                None
+            }
+            Kind::Batch => {
+                let mut frame = frame;
+                // Its elements may be held: the frame gets bytes of its own, as a lone message
+                // held does, so what the bounds count is what stays in memory.
+                frame.unshare();
+                let frame = Arc::new(frame);
+                // Each request and notification of the batch may hold the frame: each counts an
+                // equal share of its bytes, so together they count all of them.
+                let held = frame.batch().map_or(0, |b| {
+                    b.filter(|m| matches!(m.kind(), Kind::Request | Kind::Notification)).count()
+                });
+                let share = frame.as_bytes().len() / held.max(1);
+                let batch = self.theirs.open_batch();
+                self.batch(frame, 0, batch, share)
+            }
+        }
+    }
+
+    fn request(&mut self, frame: Frame) -> Option<Stalled> {
+        let bytes = frame.as_bytes().len();
+        let (id, initialize) = {
+            let m = frame.message()?;
+            (m.id().unwrap_or(Id::Null), m.method() == Some("initialize"))
+        };
+        match self.theirs.admit(id, bytes, None, initialize) {
+            Admit::Stall => Some(Stalled::Frame(frame)),
+            Admit::Refused(err) => {
+                if !self.tx.has_room(Lane::Control) {
+                    return Some(Stalled::Frame(frame));
+                }
+                let id = frame.id().unwrap_or(Id::Null);
+                let what = || What::Response { id: OwnedId::from_id(id), initialize: false };
+                let _ = self.push(Lane::Control, |buf| write_reply(buf, id, &Err(err)), what);
+                None
+            }
+            Admit::Admitted(ticket) => {
+                let mut req = Incoming::own(frame);
+                // Held from here on: bytes of its own, so the bound counts what it keeps.
+                req.unshare();
+                self.theirs.waiting.push_back((ticket, req, self.notes.read()));
+                None
+            }
+        }
+    }
+
+    /// A notification of `bytes`: cancellation and progress are handled here, at once; the
+    /// others are held for their handler, in order. Returns it when there is no room.
+    fn notification(&mut self, mut n: Incoming, bytes: usize) -> Option<Incoming> {
+        match n.method() {
+            "notifications/cancelled" => {
+                // Unknown or malformed cancellations are ignored (and counted by the table).
+                match cancelled_request(&n.message()) {
+                    Some(id) => {
+                        let (task, owed) = self.theirs.cancel(id.as_id());
+                        self.wake.extend(task);
+                        self.queue_owed(owed);
+                    }
+                    None => {
+                        tracing::debug!(params = ?n.params(), "ignored a malformed cancellation")
+                    }
+                }
+                return None;
+            }
+            "notifications/progress" if self.ours.wants_progress() => {
+                if let (Some(token), Some(now)) = (progress_token(&n.message()), self.now) {
+                    self.ours.progress(&token, now);
+                }
+            }
+            _ => {}
+        }
+        if !self.notes.fits(bytes) {
+            return Some(n);
+        }
+        n.unshare();
+        self.notes.push(n, bytes);
+        None
+    }
+
+    fn invalid(&mut self, frame: &Frame) {
+        self.stats.invalid_received += 1;
+        let Some(msg) = frame.message() else { return };
+        tracing::debug!(reason = ?msg.decode_error(), "received an invalid message");
+        // JSON-RPC never answers a response, even a broken one.
+        if msg.is_response_shaped() {
+            return;
+        }
+        let Some(reply) = msg.error_reply(self.detail) else { return };
+        let unaddressed = matches!(reply, Outgoing::Error { id: Id::Null, .. });
+        if unaddressed && !self.now.is_some_and(|now| self.limiter.allow(now)) {
+            self.stats.replies_suppressed += 1;
+            return;
+        }
+        let id = match &reply {
+            Outgoing::Error { id, .. } => OwnedId::from_id(*id),
+            _ => None,
+        };
+        let _ = self.push(
+            Lane::Control,
+            |buf| reply.write(buf),
+            || What::Response { id, initialize: false },
+        );
+    }
+
+    /// Takes in a batch's elements from `next` on; returns the rest when a bound has no room.
+    fn batch(
+        &mut self,
+        frame: Arc<Frame>,
+        next: usize,
+        batch: u32,
+        share: usize,
+    ) -> Option<Stalled> {
+        for i in next..frame.len() {
+            let Some(m) = frame.element(i) else { break };
+            match m.kind() {
+                Kind::Response | Kind::Error => {
+                    self.ours.deliver(Incoming::element(frame.clone(), i), &mut self.wake);
+                }
+                Kind::Notification => {
+                    if self.notification(Incoming::element(frame.clone(), i), share).is_some() {
+                        return Some(Stalled::Batch { frame, next: i, batch, share });
+                    }
+                }
+                // Each request of the batch is tracked, bounded and cancellable on its own.
+                Kind::Request => {
+                    let id = m.id().unwrap_or(Id::Null);
+                    let initialize = m.method() == Some("initialize");
+                    match self.theirs.admit(id, share, Some(batch), initialize) {
+                        Admit::Stall => {
+                            return Some(Stalled::Batch { frame, next: i, batch, share });
+                        }
+                        Admit::Refused(err) => {
+                            self.theirs
+                                .batch_answer(batch, true, |buf| write_outcome(buf, id, &Err(err)));
+                        }
+                        Admit::Admitted(ticket) => {
+                            self.theirs.batch_hold(batch, ticket);
+                            let req = Incoming::element(frame.clone(), i);
+                            self.theirs.waiting.push_back((ticket, req, self.notes.read()));
+                        }
+                    }
+                }
+                Kind::Invalid => {
+                    self.stats.invalid_received += 1;
+                    if !m.is_response_shaped()
+                        && let Some(reply) = m.error_reply(self.detail)
+                    {
+                        self.theirs.batch_answer(batch, false, |buf| {
+                            let _ = reply.write_value(buf);
+                        });
+                    }
+                }
+                Kind::Batch => unreachable!("batches do not nest"),
+            }
+        }
+        let owed = self.theirs.seal(batch);
+        self.queue_owed(owed);
+        None
+    }
+
+    /// Queues a reply a handler left owed, or blocks it until there is room.
+    fn queue_owed(&mut self, owed: Owed<'_>) {
+        let (bytes, what, from) = match owed {
+            Owed::Nothing => return,
+            Owed::Reply { id, outcome, initialize, from } => {
+                let what = || What::Response { id: OwnedId::from_id(id), initialize };
+                if self.theirs.blocked.is_empty() {
+                    match self.push(Lane::Normal, |buf| write_reply(buf, id, &outcome), what) {
+                        Err(PushError::Full) => {}
+                        _ => return self.theirs.release(from),
+                    }
+                }
+                let mut bytes = BytesMut::new();
+                let _ = write_reply(&mut bytes, id, &outcome);
+                (bytes, what(), from)
+            }
+            Owed::Batch { body, what, from } => (body, what, from),
+        };
+        self.theirs.block(bytes, what, from);
+        self.flush_blocked();
+    }
+
+    /// Queues the replies that waited for room, oldest first, while there is room.
+    fn flush_blocked(&mut self) {
+        while let Some(b) = self.theirs.blocked.pop_front() {
+            let what = b.what.clone();
+            let encode = |buf: &mut BytesMut| {
+                buf.extend_from_slice(&b.bytes);
+                Ok(())
+            };
+            if matches!(self.push(Lane::Normal, encode, move || what), Err(PushError::Full)) {
+                self.theirs.blocked.push_front(b);
+                break;
+            }
+            self.theirs.release(b.from);
+        }
+    }
+
+    /// Hands out the work that may begin, takes up a stalled frame when its bound has room,
+    /// and ends a drain with nothing held.
+    fn pump(&mut self) {
+        if matches!(self.phase, Phase::Closed(_)) {
+            return;
+        }
+        let before = self.events.len();
+        if let Some(stalled) = self.stalled.take() {
+            self.stalled = match stalled {
+                Stalled::Frame(frame) => self.dispatch(frame),
+                Stalled::Batch { frame, next, batch, share } => {
+                    self.batch(frame, next, batch, share)
+                }
+            };
+        }
+        if let Some(n) = self.notes.next() {
+            self.events.push_back(Event::Notification(n));
+        }
+        while self.theirs.has_slot()
+            && let Some((_, _, after)) = self.theirs.waiting.front()
+            && self.notes.lets_begin(*after)
+        {
+            let (ticket, request, _) = self.theirs.waiting.pop_front().expect("peeked");
+            self.theirs.start(ticket);
+            self.events.push_back(Event::Request { ticket, request });
+        }
+        if self.events.len() > before {
+            self.kick();
+        }
+        if matches!(self.phase, Phase::Draining { .. }) && self.theirs.held() == 0 {
+            self.close(CloseReason::Eof);
+        }
+    }
+}
+
+/// A handler's outcome as a response line.
+fn write_reply(
+    buf: &mut BytesMut,
+    id: Id<'_>,
+    outcome: &Result<Reply, RpcError>,
+) -> Result<(), crate::Error> {
+    write_outcome(buf, id, outcome);
+    buf.put_u8(b'\n');
+    Ok(())
+}
+
+/// At most `rate` events per second, with a burst of `rate`.
+struct Limiter {
+    rate: f64,
+    tokens: f64,
+    last: Option<Instant>,
+}
+
+impl Limiter {
+    fn new(rate: u32) -> Self {
+        Self { rate: f64::from(rate), tokens: f64::from(rate), last: None }
+    }
+
+    fn allow(&mut self, now: Instant) -> bool {
+        if let Some(last) = self.last {
+            let refill = now.saturating_duration_since(last).as_secs_f64() * self.rate;
+            self.tokens = (self.tokens + refill).min(self.rate);
+        }
+        self.last = Some(now);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}

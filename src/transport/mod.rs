@@ -1,0 +1,25 @@
+//! Where a peer's bytes travel: a child process's stdio ([`spawn_child`]), TCP and Unix
+//! sockets (client and accept loop), and an in-process pair over `tokio::io::duplex`. The
+//! Streamable HTTP transport, which cuts frames itself, is [`crate::http`].
+
+mod child;
+mod socket;
+
+pub use child::{CHILD_EXIT_GRACE, ChildStderr, spawn_child};
+pub use socket::{connect_tcp, serve_tcp, serve_tcp_until};
+#[cfg(unix)]
+pub use socket::{connect_unix, serve_unix, serve_unix_until};
+
+use crate::peer::{Connection, Handler, PeerBuilder, PeerHandle};
+
+/// Two peers joined in process by a `tokio::io::duplex` of `buffer` bytes each way: the first
+/// runs `a`, the second `b`. What the harness's embedded target and the tests use.
+pub fn in_process<A: Handler, B: Handler>(
+    builder: &PeerBuilder,
+    buffer: usize,
+    a: A,
+    b: B,
+) -> ((PeerHandle, Connection), (PeerHandle, Connection)) {
+    let (x, y) = tokio::io::duplex(buffer);
+    (builder.connect(x, a), builder.connect(y, b))
+}
