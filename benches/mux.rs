@@ -12,6 +12,13 @@
 //! that waiter and queue work with no table at all (its queue holds the senders themselves): the
 //! floor under every variant, so a variant's time minus the floor is its table's own cost.
 //!
+//! `mcpwire_cell` is the waiter the peer itself uses: no channel, but a cell in the request's
+//! slot holding the caller's waker and then its outcome. One iteration registers a cell (with a
+//! waker), answers the oldest request in place (writes its outcome, takes and wakes its waker)
+//! and collects it (frees the slot), as a response and the caller's next poll do. Its waker is
+//! `Waker::noop()`, so waking costs nothing here; the oneshot variants' `send` to a dropped
+//! receiver wakes nothing either.
+//!
 //! The global allocator is mimalloc (as in the other benches and the binary). Allocations per
 //! round trip are counted outside the timing and printed as `allocs <function>/<N> <allocs/op>`.
 
@@ -20,6 +27,7 @@ mod common;
 use std::collections::{HashMap, VecDeque};
 use std::hint::black_box;
 use std::sync::atomic::Ordering;
+use std::task::Waker;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -72,6 +80,39 @@ impl OutboundState {
         let oldest = self.ids.pop_front().unwrap();
         let tx = self.table.complete(Id::Num(oldest as i64)).unwrap();
         let _ = black_box(tx.send(1));
+    }
+}
+
+/// The peer's waiter: a cell in the slot, answered in place and collected by its caller.
+#[derive(Default)]
+struct Cell {
+    waker: Option<Waker>,
+    outcome: Option<u64>,
+}
+
+struct CellState {
+    table: Outbound<Cell>,
+    ids: VecDeque<u64>,
+}
+
+impl CellState {
+    fn new(n: usize) -> Self {
+        let mut table = Outbound::new(n + 1);
+        let ids = (0..n).map(|_| table.register(Cell::default(), None).unwrap()).collect();
+        Self { table, ids }
+    }
+
+    fn round_trip(&mut self) {
+        let cell = Cell { waker: Some(Waker::noop().clone()), outcome: None };
+        let id = self.table.register(cell, None).unwrap();
+        self.ids.push_back(id);
+        let oldest = self.ids.pop_front().unwrap();
+        let cell = self.table.answer(Id::Num(oldest as i64)).unwrap();
+        cell.outcome = Some(1);
+        if let Some(w) = cell.waker.take() {
+            w.wake();
+        }
+        let _ = black_box(self.table.collect(oldest).unwrap().outcome);
     }
 }
 
@@ -144,6 +185,14 @@ fn register_complete(c: &mut Criterion) {
         let mut state = OutboundState::new(n, Some(now + Duration::from_secs(60)));
         allocs_per_op("mcpwire_outbound_deadline", n, || state.round_trip());
         group.bench_function(BenchmarkId::new("mcpwire_outbound_deadline", n), |b| {
+            b.iter(|| state.round_trip());
+        });
+        assert_eq!(state.table.len(), n, "the table stayed at N");
+        drop(state);
+
+        let mut state = CellState::new(n);
+        allocs_per_op("mcpwire_cell", n, || state.round_trip());
+        group.bench_function(BenchmarkId::new("mcpwire_cell", n), |b| {
             b.iter(|| state.round_trip());
         });
         assert_eq!(state.table.len(), n, "the table stayed at N");

@@ -35,6 +35,13 @@ impl ErrorCode {
     pub const INTERNAL_ERROR: Self = Self(-32603);
     /// -32002: MCP's "resource not found".
     pub const RESOURCE_NOT_FOUND: Self = Self(-32002);
+    /// -32000: a server error with no more specific code. The Streamable HTTP server answers
+    /// with it, in a body beside the HTTP status, what it refuses before any handler runs (a
+    /// wrong `Accept`, a missing session id, a second GET stream, a full server).
+    pub const SERVER_ERROR: Self = Self(-32000);
+    /// -32001: the Streamable HTTP session named is unknown or ended (HTTP 404), as the MCP
+    /// SDKs answer it; the client starts a new session with `initialize`.
+    pub const SESSION_NOT_FOUND: Self = Self(-32001);
 
     /// The numeric code.
     #[must_use]
@@ -60,6 +67,7 @@ impl ErrorCode {
             -32602 => "Invalid params",
             -32603 => "Internal error",
             -32002 => "Resource not found",
+            -32001 => "Session not found",
             -32099..=-32000 => "Server error",
             _ => "Unknown error",
         }

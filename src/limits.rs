@@ -1,4 +1,11 @@
-//! Bounds on what a peer can make the decoder hold or walk.
+//! Every bound mcpwire enforces, in one place: each default with the abuse it prevents. The
+//! sections follow the layers: the codec (one frame), the peer (one connection), Streamable HTTP
+//! (sessions, connections, POSTs). [`Limits`] carries the ones a host sets per connection; the
+//! HTTP server and client take theirs on their builders.
+
+use std::time::Duration;
+
+// ---- Codec: what one frame may make the decoder hold or walk. ----
 
 /// Default for [`Limits::max_frame_bytes`]: 16 MiB.
 ///
@@ -20,6 +27,8 @@ pub const DEFAULT_MAX_DEPTH: usize = 128;
 /// Each batch element becomes a request that must be answered; a bound keeps one frame from
 /// fanning out into an unbounded amount of work and an unbounded reply.
 pub const DEFAULT_MAX_BATCH_LEN: usize = 1024;
+
+// ---- Peer: what one connection may hold, and how long it waits. ----
 
 /// Default for [`Limits::max_in_flight`]: 4,096 outbound requests awaiting their responses.
 ///
@@ -58,12 +67,97 @@ pub const DEFAULT_MAX_HELD_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 /// handlers' replies, and through them the read loop) wait instead of buffering without end.
 pub const DEFAULT_MAX_WRITE_QUEUE_BYTES: usize = 4 * 1024 * 1024;
 
+/// Default for [`PeerBuilder::request_timeout`]: 60 seconds, as the MCP SDKs use.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Default for [`PeerBuilder::unaddressed_replies_per_second`]: 4.
+///
+/// Replies to garbage carry `"id": null`, so nobody can match them; answering every one would let
+/// two peers that both answer garbage with garbage flood each other.
+pub const DEFAULT_UNADDRESSED_REPLIES_PER_SECOND: u32 = 4;
+
+/// Bytes of control messages (error replies to invalid messages, cancellations) the write buffer
+/// takes past [`Limits::max_write_queue_bytes`], so reading goes on while handlers wait for room.
+/// Only once these too are spent has the other side stopped reading altogether, and reading
+/// stops as well.
+pub const CONTROL_BUDGET_BYTES: usize = 256 * 1024;
+
+/// Notifications waiting for their handler (handled one at a time, in order); past this, reading
+/// stops. Generous, because a notification handler may be awaiting a response that only reading
+/// can deliver.
+pub const NOTIFICATIONS_HELD: usize = 4096;
+
+/// The frame bytes of the notifications waiting for their handler; past this, reading stops.
+pub const NOTIFICATION_BYTES_HELD: usize = 16 * 1024 * 1024;
+
+/// How long the connection keeps answering the other side's requests after its end of stream,
+/// and how long the writer keeps trying to flush once the connection is closing: a peer that
+/// stopped reading must not keep a closed connection alive forever.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
+/// The writer's buffer is dropped after a write when it grew past this, so one huge message
+/// does not pin its memory for the connection's life.
+pub const WRITE_BUFFER_KEEP: usize = 1 << 20;
+
+/// How long a child gets to exit by itself once its stdin is closed, before it is killed.
+pub const CHILD_EXIT_GRACE: Duration = Duration::from_secs(2);
+
 /// Largest value accepted for [`Limits::max_in_flight`]: the multiplexer's own bound.
 pub use crate::mux::MAX_IN_FLIGHT_CEILING;
 
 /// Largest value accepted for [`Limits::max_frame_bytes`]: frame offsets are kept as `u32`
 /// and simd-json refuses documents of 4 GiB or more.
 pub const MAX_FRAME_BYTES_CEILING: usize = (u32::MAX as usize) - 1024;
+
+// ---- Streamable HTTP: what the server and client hold per session, connection and POST. ----
+
+/// Default for [`HttpServer::max_sessions`].
+pub const DEFAULT_MAX_SESSIONS: usize = 256;
+
+/// Default for [`HttpServer::session_idle_timeout`]: 10 minutes.
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Default for [`HttpServer::max_connections`].
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
+/// Default for [`HttpServer::max_body_bytes`]: 256 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
+
+/// Default for [`HttpServer::read_timeout`]: 30 seconds.
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long `serve` waits, once stopped, for its connections to finish what they are doing.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Frames waiting for the session's read loop; past this a POST waits (the read loop's own
+/// bounds then hold the client back).
+pub const SESSION_INBOX: usize = 64;
+
+/// Progress notifications waiting for a slow POST stream; past this they are dropped (a later
+/// one carries newer progress anyway).
+pub const POST_NOTES: usize = 64;
+
+/// Cancellations remembered for requests not seen yet: over HTTP a client's
+/// `notifications/cancelled` and the POST of the request it cancels travel on different
+/// connections, and the cancellation can come first. Bounded, as a client could send any number.
+pub const EARLY_CANCELS: usize = 64;
+
+/// Requests answered that are remembered, so a cancellation that crossed its response is
+/// not taken for one that overtook its request.
+pub const ANSWERED_KEPT: usize = 256;
+
+/// Messages waiting for a slow GET stream; past this they are dropped and counted.
+pub const STREAM_BACKLOG: usize = 256;
+
+/// Default for [`HttpClient::max_concurrent_posts`].
+pub const DEFAULT_MAX_CONCURRENT_POSTS: usize = 256;
+
+/// Frames waiting for the peer's read loop.
+pub const CLIENT_INBOX: usize = 256;
+
+/// How long a notification or response may take to be accepted before the client gives up on
+/// it and sends the next (they go one at a time, so one hung POST would hold back the rest).
+pub const ORDERED_POST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The bounds the decoder enforces, plus whether batches are accepted.
 ///

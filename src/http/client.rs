@@ -30,24 +30,17 @@ use tokio::task::JoinHandle;
 use tokio_util::codec::Decoder;
 
 use super::{SESSION_HEADER, VERSION_HEADER, negotiated_version};
+use crate::limits::CLIENT_INBOX as INBOX;
+pub use crate::limits::DEFAULT_MAX_CONCURRENT_POSTS;
+use crate::limits::ORDERED_POST_TIMEOUT;
 use crate::peer::{Async, AsyncOutlet, Connection, Handler, PeerBuilder, PeerHandle, Sent};
 use crate::{ErrorCode, Frame, FrameParser, Kind, Limits, Outgoing, OwnedId, SseDecoder};
-
-/// Default for [`HttpClient::max_concurrent_posts`].
-pub const DEFAULT_MAX_CONCURRENT_POSTS: usize = 256;
-
-/// Frames waiting for the peer's read loop.
-const INBOX: usize = 256;
 
 /// How long closing waits for the server to take the session's DELETE.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// How long an idle pooled connection is kept.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// How long a notification or response may take to be accepted before the client gives up on
-/// it and sends the next (they go one at a time, so one hung POST would hold back the rest).
-const ORDERED_POST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The most of an HTTP error's body kept for the error message.
 const ERROR_BODY_KEPT: usize = 512;

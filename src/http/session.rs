@@ -18,28 +18,14 @@ use bytes::{Bytes, BytesMut};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{negotiated_version, sse_event};
+use crate::limits::ANSWERED_KEPT;
+use crate::limits::CLOSE_GRACE;
+use crate::limits::EARLY_CANCELS;
+use crate::limits::POST_NOTES;
+use crate::limits::SESSION_INBOX as INBOX;
+use crate::limits::STREAM_BACKLOG;
 use crate::peer::{Async, AsyncOutlet, Connection, Handler, PeerBuilder, PeerHandle, Sent, What};
 use crate::{Frame, FrameParser, Limits, OwnedId};
-
-/// Frames waiting for the session's read loop; past this a POST waits (the read loop's own
-/// bounds then hold the client back).
-const INBOX: usize = 64;
-
-/// Progress notifications waiting for a slow POST stream; past this they are dropped (a later
-/// one carries newer progress anyway).
-pub(crate) const POST_NOTES: usize = 64;
-
-/// Cancellations remembered for requests not seen yet: over HTTP a client's
-/// `notifications/cancelled` and the POST of the request it cancels travel on different
-/// connections, and the cancellation can come first. Bounded, as a client could send any number.
-const EARLY_CANCELS: usize = 64;
-
-/// Requests answered that are remembered, so a cancellation that crossed its response is
-/// not taken for one that overtook its request.
-const ANSWERED_KEPT: usize = 256;
-
-/// Messages waiting for a slow GET stream; past this they are dropped and counted.
-pub(crate) const STREAM_BACKLOG: usize = 256;
 
 /// What one POST waits for: the response (or batch of responses) to its request(s), and the
 /// progress notifications sent before it.
@@ -121,9 +107,14 @@ pub(crate) struct RouteStats {
     pub(crate) dropped: AtomicU64,
 }
 
+/// What the session's peer reads: the frames POSTed, then `None`, its end.
+type Input = Option<Frame>;
+
 pub(crate) struct Session {
     pub(crate) id: Box<str>,
-    inbox: mpsc::Sender<Frame>,
+    inbox: mpsc::Sender<Input>,
+    /// Set once the session is ended: nothing more is fed.
+    ended: std::sync::atomic::AtomicBool,
     /// Held while a request is registered and fed, and while a cancellation is: so a
     /// cancellation is either seen by the request's POST or reaches the peer after the request.
     pub(crate) order: tokio::sync::Mutex<()>,
@@ -153,9 +144,19 @@ impl Session {
         builder: &PeerBuilder,
         handler: Arc<H>,
     ) -> Arc<Self> {
-        let (inbox, rx) = mpsc::channel::<Frame>(INBOX);
-        let frames = futures_util::stream::unfold(rx, |mut rx| async move {
-            rx.recv().await.map(|f| (Ok(f), rx))
+        let (inbox, rx) = mpsc::channel::<Input>(INBOX);
+        // The session's end comes in line after the frames fed before it, so they are all
+        // taken in (a notification POSTed just before a DELETE is still handled); then the
+        // peer closes.
+        let frames = futures_util::stream::unfold(Some(rx), |rx| async move {
+            let mut rx = rx?;
+            match rx.recv().await? {
+                Some(f) => Some((Ok(f), Some(rx))),
+                None => {
+                    let ended = std::io::Error::other("the session was ended");
+                    Some((Err(crate::Error::Io(ended)), None))
+                }
+            }
         });
         let routes = Arc::new(Mutex::new(Routes::default()));
         let stats = Arc::new(RouteStats::default());
@@ -169,6 +170,7 @@ impl Session {
         Arc::new(Self {
             id: id.into(),
             inbox,
+            ended: std::sync::atomic::AtomicBool::new(false),
             order: tokio::sync::Mutex::new(()),
             routes,
             stats,
@@ -270,7 +272,7 @@ impl Session {
     /// Hands a frame to the session's read loop; `false` when the session has ended.
     pub(crate) async fn feed(&self, frame: Frame) -> bool {
         self.touch();
-        self.inbox.send(frame).await.is_ok()
+        !self.ended.load(Ordering::Acquire) && self.inbox.send(Some(frame)).await.is_ok()
     }
 
     /// Opens the GET stream; `None` when one is already open.
@@ -286,19 +288,28 @@ impl Session {
         Some(StreamGuard { rx, session: self.clone() })
     }
 
-    /// Ends the session: its peer closes (running handlers are dropped), its GET stream ends.
+    /// Ends the session: its peer takes in what was fed before, then closes (running handlers
+    /// are dropped); its GET stream ends. A peer that cannot take it in within `CLOSE_GRACE`
+    /// (its bounds are full) is closed at once.
     pub(crate) fn close(&self) {
+        self.ended.store(true, Ordering::Release);
         self.routes().stream = None;
         let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner).take();
-        if let Some(conn) = conn {
+        let Some(mut conn) = conn else { return };
+        if self.inbox.try_send(None).is_err() {
             conn.close();
-            conn.detach();
         }
+        tokio::spawn(async move {
+            if tokio::time::timeout(CLOSE_GRACE, conn.closed()).await.is_err() {
+                conn.close();
+                conn.closed().await;
+            }
+        });
     }
 
     /// Whether the session's peer is still running.
     pub(crate) fn is_open(&self) -> bool {
-        !self.inbox.is_closed() && !self.peer.is_closed()
+        !self.ended.load(Ordering::Acquire) && !self.inbox.is_closed() && !self.peer.is_closed()
     }
 }
 
@@ -320,7 +331,7 @@ struct Router {
     routes: Arc<Mutex<Routes>>,
     stats: Arc<RouteStats>,
     /// The session's own input, to fail a request of the server's that cannot be delivered.
-    inbox: mpsc::WeakSender<Frame>,
+    inbox: mpsc::WeakSender<Input>,
     /// Reads the version an `initialize` result names, and makes the error frames that fail
     /// undeliverable requests; made on first use.
     parser: Option<FrameParser>,
@@ -454,7 +465,7 @@ impl Router {
         let answer = super::error_json(crate::Id::Num(id), crate::ErrorCode::INTERNAL_ERROR, msg);
         let frame = self.parser().parse(BytesMut::from(&answer[..]));
         if let Some(inbox) = self.inbox.upgrade() {
-            let _ = inbox.try_send(frame);
+            let _ = inbox.try_send(Some(frame));
         }
     }
 }

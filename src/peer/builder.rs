@@ -12,16 +12,9 @@ use super::driver::{self, ByteStream, Counting, Outlet};
 use super::handle::{PeerHandle, Shared};
 use super::handler::Handler;
 use crate::codec::READ_BUFFER;
+pub use crate::limits::DEFAULT_REQUEST_TIMEOUT;
+pub use crate::limits::DEFAULT_UNADDRESSED_REPLIES_PER_SECOND;
 use crate::{Frame, JsonRpcCodec, Limits, ReplyDetail};
-
-/// Default for [`PeerBuilder::request_timeout`]: 60 seconds, as the MCP SDKs use.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Default for [`PeerBuilder::unaddressed_replies_per_second`]: 4.
-///
-/// Replies to garbage carry `"id": null`, so nobody can match them; answering every one would let
-/// two peers that both answer garbage with garbage flood each other.
-pub const DEFAULT_UNADDRESSED_REPLIES_PER_SECOND: u32 = 4;
 
 /// How a peer is set up. `Clone`, so one builder can make many peers (an accept loop).
 #[derive(Clone, Debug)]

@@ -7,6 +7,7 @@
 //! handlers run here, one at a time, in order. Everything the core decides (what to read, what
 //! to answer, what to hold back) is the core's; this file only moves bytes and polls futures.
 
+use std::collections::VecDeque;
 use std::future::{Future, poll_fn};
 use std::io;
 use std::panic::AssertUnwindSafe;
@@ -20,16 +21,14 @@ use futures_util::{FutureExt, Stream};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::core::transmit::Sent;
-use super::core::{CLOSE_GRACE, Event, Ticket};
+use super::core::{Core, Event, Ticket};
 use super::error::CloseReason;
 use super::handle::{PeerHandle, Shared, Wakers, now};
 use super::handler::{Context, Handler};
 use super::incoming::{Incoming, Reply, RpcError};
+use crate::limits::CLOSE_GRACE;
+use crate::limits::WRITE_BUFFER_KEEP;
 use crate::{Frame, OwnedId};
-
-/// The writer's buffer is dropped after a write when it grew past this, so one huge message
-/// does not pin its memory for the connection's life.
-const WRITE_BUFFER_KEEP: usize = 1 << 20;
 
 /// Frames read per turn of the loop before the other work gets its turn.
 const READ_BUDGET: usize = 64;
@@ -147,12 +146,14 @@ async fn run_notification<H: Handler>(
     run.catch_unwind().await.is_err()
 }
 
-/// What a handler's end tells the core: its outcome, with a panic answered -32603.
+/// What a handler's end tells the core: its outcome, with a panic answered -32603. The work
+/// it lets begin goes into `events`, when given.
 fn report(
     shared: &Shared,
     ticket: Ticket,
     request: &Incoming,
     outcome: Option<Result<Reply, RpcError>>,
+    events: Option<&mut VecDeque<Event>>,
 ) {
     shared.with(|c| {
         let outcome = outcome.unwrap_or_else(|| {
@@ -161,7 +162,17 @@ fn report(
             Err(RpcError::internal("Internal error").with_data("the handler panicked"))
         });
         c.handler_done(ticket, request.id(), Some(outcome));
+        if let Some(events) = events {
+            take_events(c, events);
+        }
     });
+}
+
+/// Moves the work the core handed out into the driver's queue, in order.
+fn take_events(core: &mut Core, events: &mut VecDeque<Event>) {
+    while let Some(e) = core.poll_event() {
+        events.push_back(e);
+    }
 }
 
 /// A handler that waited, in a task of its own: it runs until it answers or its request is
@@ -178,7 +189,7 @@ where
     })
     .await;
     match done {
-        Some((request, outcome)) => report(&shared, ticket, &request, outcome),
+        Some((request, outcome)) => report(&shared, ticket, &request, outcome, None),
         None => {
             // MCP: the receiver of a cancellation SHOULD NOT send a response for that request.
             drop(run);
@@ -205,37 +216,18 @@ where
     let mut writing = false;
     let mut write_len = 0;
     let mut reading = true;
-    let mut events = std::collections::VecDeque::new();
+    let mut events = VecDeque::new();
     // Boxes for handler futures, reused: a handler that answers at once allocates nothing.
     let mut spare_request = None;
     let mut spare_note = None;
     let mut note = None;
-    let outcome: io::Result<()> = poll_fn(|cx| {
-        for _ in 0..TURNS {
-            let mut progress = false;
-            let mut wake = Wakers::new();
-            let (want_read, deadline, closed, write_now) = {
-                let mut core = shared.lock();
-                core.set_driver(cx.waker());
-                while let Some(e) = core.poll_event() {
-                    events.push_back(e);
-                }
-                if !writing && core.poll_transmit(&mut out, &mut sent) {
-                    writing = true;
-                    // The outlet may take the bytes: count them now.
-                    write_len = out.len();
-                }
-                let r = (core.wants_read(), core.poll_timeout(), core.is_closed(), writing);
-                core.take_wakers(&mut wake);
-                r
-            };
-            // Our own waker was just registered; waking it would only poll this task again.
-            wake.retain(|w| !w.will_wake(cx.waker()));
-            shared.after(wake, closed);
-
-            // Run what the core handed out, in order.
+    // Runs what the core handed out, in order, and the notification handler that waits;
+    // `true` if anything ran.
+    let mut run = |events: &mut VecDeque<Event>, cx: &mut TaskContext<'_>| {
+        let mut ran = false;
+        loop {
             while let Some(event) = events.pop_front() {
-                progress = true;
+                ran = true;
                 match event {
                     Event::Request { ticket, request } => {
                         let related =
@@ -252,7 +244,7 @@ where
                         };
                         match boxed.as_mut().poll(cx) {
                             Poll::Ready((request, outcome)) => {
-                                report(&shared, ticket, &request, outcome);
+                                report(&shared, ticket, &request, outcome, Some(&mut *events));
                                 spare_request = Some(boxed);
                             }
                             // Its first poll registered this task's waker; the new task polls
@@ -280,12 +272,16 @@ where
                                         c.handler_panicked();
                                     }
                                     c.notification_done();
+                                    take_events(c, events);
                                 });
                                 spare_note = Some(boxed);
                             }
                             Poll::Pending => {
                                 note = Some(boxed);
-                                shared.with(|c| c.notification_waiting());
+                                shared.with(|c| {
+                                    c.notification_waiting();
+                                    take_events(c, events);
+                                });
                             }
                         }
                     }
@@ -305,9 +301,39 @@ where
                         c.handler_panicked();
                     }
                     c.notification_done();
+                    take_events(c, events);
                 });
-                progress = true;
+                ran = true;
+                // What it let begin runs now.
+                continue;
             }
+            return ran;
+        }
+    };
+    let outcome: io::Result<()> = poll_fn(|cx| {
+        for _ in 0..TURNS {
+            let mut progress = false;
+            let mut wake = Wakers::new();
+            let (want_read, deadline, closed, write_now) = {
+                let mut core = shared.lock();
+                core.set_driver(cx.waker());
+                while let Some(e) = core.poll_event() {
+                    events.push_back(e);
+                }
+                if !writing && core.poll_transmit(&mut out, &mut sent) {
+                    writing = true;
+                    // The outlet may take the bytes: count them now.
+                    write_len = out.len();
+                }
+                let r = (core.wants_read(), core.poll_timeout(), core.is_closed(), writing);
+                core.take_wakers(&mut wake);
+                r
+            };
+            // Our own waker was just registered; waking it would only poll this task again.
+            wake.retain(|w| !w.will_wake(cx.waker()));
+            shared.after(wake, closed);
+
+            progress |= run(&mut events, cx);
 
             // Deadlines.
             if deadline != timer_at {
@@ -330,10 +356,16 @@ where
                         Poll::Pending => break,
                         Poll::Ready(Some(Ok(frame))) => {
                             read += 1;
+                            // What the frame hands out runs before the next frame is read, so
+                            // work is begun in the order it came.
                             let more = shared.with(|c| {
                                 c.handle_frame(now(), frame);
+                                while let Some(e) = c.poll_event() {
+                                    events.push_back(e);
+                                }
                                 c.wants_read()
                             });
+                            run(&mut events, cx);
                             if !more {
                                 break;
                             }

@@ -60,11 +60,7 @@ pub(crate) use driver::{Async, AsyncOutlet};
 
 use crate::RawJson;
 
-/// Bytes of control messages (error replies to invalid messages, cancellations) the write buffer
-/// takes past [`Limits::max_write_queue_bytes`](crate::Limits::max_write_queue_bytes), so
-/// reading goes on while handlers wait for room. Only once these too are spent has the other
-/// side stopped reading altogether, and reading stops as well.
-pub const CONTROL_BUDGET_BYTES: usize = core::transmit::CONTROL_BUDGET;
+pub use crate::limits::CONTROL_BUDGET_BYTES;
 
 /// Params for a request or notification that has none.
 pub const NO_PARAMS: Option<RawJson<'static>> = None;

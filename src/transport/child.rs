@@ -4,15 +4,12 @@
 use std::io;
 use std::process::Stdio;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
+pub use crate::limits::CHILD_EXIT_GRACE;
 use crate::peer::{Connection, Handler, PeerBuilder, PeerHandle};
-
-/// How long a child gets to exit by itself once its stdin is closed, before it is killed.
-pub const CHILD_EXIT_GRACE: Duration = Duration::from_secs(2);
 
 /// Longest stderr line forwarded as one piece; longer lines are forwarded in pieces.
 const STDERR_LINE_MAX: usize = 8 * 1024;

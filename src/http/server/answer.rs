@@ -53,5 +53,10 @@ pub(super) fn too_large(limit: usize) -> Response<Body> {
 }
 
 pub(super) fn session_gone() -> Response<Body> {
-    error(StatusCode::NOT_FOUND, Id::Null, SESSION_NOT_FOUND, "Session not found: it ended")
+    error(
+        StatusCode::NOT_FOUND,
+        Id::Null,
+        ErrorCode::SESSION_NOT_FOUND,
+        "Session not found: it ended",
+    )
 }

@@ -65,36 +65,18 @@ use super::{
     BATCH_VERSION, PROTOCOL_VERSIONS, SESSION_HEADER, VERSION_HEADER, cancelled_request,
     error_json, new_session_id, sse_event,
 };
+pub use crate::limits::DEFAULT_MAX_BODY_BYTES;
+pub use crate::limits::DEFAULT_MAX_CONNECTIONS;
+pub use crate::limits::DEFAULT_MAX_SESSIONS;
+pub use crate::limits::DEFAULT_READ_TIMEOUT;
+pub use crate::limits::DEFAULT_SESSION_IDLE_TIMEOUT;
+use crate::limits::SHUTDOWN_GRACE;
 use crate::peer::{Handler, PeerBuilder};
 use crate::{ErrorCode, Frame, FrameParser, Id, Kind, OwnedId};
 use answer::{accepts, error, sse_response, status};
 
-/// Default for [`HttpServer::max_sessions`].
-pub const DEFAULT_MAX_SESSIONS: usize = 256;
-
-/// Default for [`HttpServer::session_idle_timeout`]: 10 minutes.
-pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// Default for [`HttpServer::max_connections`].
-pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
-
-/// Default for [`HttpServer::max_body_bytes`]: 256 MiB.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
-
-/// Default for [`HttpServer::read_timeout`]: 30 seconds.
-pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How long `serve` waits, once stopped, for its connections to finish what they are doing.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
-
 /// How often an open GET stream carries a comment, so a client that went away is noticed.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
-
-/// The JSON-RPC code for "session not found", as the MCP SDKs answer it.
-const SESSION_NOT_FOUND: ErrorCode = ErrorCode(-32001);
-
-/// A server error with no more specific code.
-const SERVER_ERROR: ErrorCode = ErrorCode(-32000);
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
 
@@ -401,7 +383,7 @@ impl HttpServer {
     ) -> Response<Body> {
         if self.state.stopped.load(Ordering::SeqCst) {
             let msg = "Service Unavailable: the server is stopping";
-            return error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, SERVER_ERROR, msg);
+            return error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, ErrorCode::SERVER_ERROR, msg);
         }
         if req.uri().path() != self.config.path {
             return status(StatusCode::NOT_FOUND);
@@ -417,7 +399,7 @@ impl HttpServer {
             return error(
                 StatusCode::FORBIDDEN,
                 Id::Null,
-                SERVER_ERROR,
+                ErrorCode::SERVER_ERROR,
                 "Forbidden: origin not allowed",
             );
         }
@@ -461,7 +443,12 @@ impl HttpServer {
                 "Bad Request: unsupported protocol version (supported: {})",
                 self.config.versions.join(", ")
             );
-            return Err(Box::new(error(StatusCode::BAD_REQUEST, Id::Null, SERVER_ERROR, &msg)));
+            return Err(Box::new(error(
+                StatusCode::BAD_REQUEST,
+                Id::Null,
+                ErrorCode::SERVER_ERROR,
+                &msg,
+            )));
         }
         let Some(id) = req.headers().get(SESSION_HEADER) else { return Ok(None) };
         let found = id.to_str().ok().and_then(|id| {
@@ -472,7 +459,7 @@ impl HttpServer {
             _ => Err(Box::new(error(
                 StatusCode::NOT_FOUND,
                 Id::Null,
-                SESSION_NOT_FOUND,
+                ErrorCode::SESSION_NOT_FOUND,
                 "Session not found",
             ))),
         }
@@ -485,7 +472,7 @@ impl HttpServer {
     ) -> Result<Arc<Session>, Box<Response<Body>>> {
         self.session_of(req)?.ok_or_else(|| {
             let msg = "Bad Request: Mcp-Session-Id header is required";
-            Box::new(error(StatusCode::BAD_REQUEST, Id::Null, SERVER_ERROR, msg))
+            Box::new(error(StatusCode::BAD_REQUEST, Id::Null, ErrorCode::SERVER_ERROR, msg))
         })
     }
 
@@ -497,7 +484,7 @@ impl HttpServer {
         }
         if !accepts(req.headers()).1 {
             let msg = "Not Acceptable: Accept must include text/event-stream";
-            return error(StatusCode::NOT_ACCEPTABLE, Id::Null, SERVER_ERROR, msg);
+            return error(StatusCode::NOT_ACCEPTABLE, Id::Null, ErrorCode::SERVER_ERROR, msg);
         }
         let session = match self.required_session(req) {
             Ok(s) => s,
@@ -505,7 +492,7 @@ impl HttpServer {
         };
         let Some(guard) = session.open_stream() else {
             let msg = "Conflict: a stream is already open for this session";
-            return error(StatusCode::CONFLICT, Id::Null, SERVER_ERROR, msg);
+            return error(StatusCode::CONFLICT, Id::Null, ErrorCode::SERVER_ERROR, msg);
         };
         let tick = tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
         let events = futures_util::stream::unfold((guard, tick), |(mut g, mut tick)| async move {

@@ -17,7 +17,7 @@ impl HttpServer {
             return error(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 Id::Null,
-                SERVER_ERROR,
+                ErrorCode::SERVER_ERROR,
                 "Unsupported Media Type: Content-Type must be application/json",
             );
         }
@@ -26,7 +26,7 @@ impl HttpServer {
             return error(
                 StatusCode::NOT_ACCEPTABLE,
                 Id::Null,
-                SERVER_ERROR,
+                ErrorCode::SERVER_ERROR,
                 "Not Acceptable: Accept must include application/json or text/event-stream",
             );
         }
@@ -46,13 +46,13 @@ impl HttpServer {
         let room = budget.clone().acquire_many_owned(want);
         let Ok(Ok(_room)) = tokio::time::timeout(self.config.read_timeout, room).await else {
             let msg = "Service Unavailable: too many request bytes in flight";
-            return error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, SERVER_ERROR, msg);
+            return error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, ErrorCode::SERVER_ERROR, msg);
         };
         let body = Limited::new(req.into_body(), limit).collect();
         let read = tokio::time::timeout(self.config.read_timeout, body);
         let Ok(read) = read.await else {
             let msg = "Request Timeout: the body did not arrive in time";
-            return error(StatusCode::REQUEST_TIMEOUT, Id::Null, SERVER_ERROR, msg);
+            return error(StatusCode::REQUEST_TIMEOUT, Id::Null, ErrorCode::SERVER_ERROR, msg);
         };
         let body = match read {
             Ok(b) => b.to_bytes(),
@@ -64,7 +64,7 @@ impl HttpServer {
                 return error(
                     StatusCode::BAD_REQUEST,
                     Id::Null,
-                    SERVER_ERROR,
+                    ErrorCode::SERVER_ERROR,
                     "Bad Request: body unreadable",
                 );
             }
@@ -95,7 +95,7 @@ impl HttpServer {
             },
             None => {
                 let msg = "Bad Request: Mcp-Session-Id header is required";
-                return error(StatusCode::BAD_REQUEST, Id::Null, SERVER_ERROR, msg);
+                return error(StatusCode::BAD_REQUEST, Id::Null, ErrorCode::SERVER_ERROR, msg);
             }
         };
         let answer = self.deliver(&session, frame, json, sse).await;
@@ -109,7 +109,7 @@ impl HttpServer {
     ) -> Result<Arc<Session>, Box<Response<Body>>> {
         let full = || {
             let msg = "Service Unavailable: too many sessions";
-            error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, SERVER_ERROR, msg)
+            error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, ErrorCode::SERVER_ERROR, msg)
         };
         if self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner).len()
             >= self.config.max_sessions
@@ -160,7 +160,12 @@ impl HttpServer {
                 } else {
                     "Service Unavailable: too many sessions"
                 };
-                return error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, SERVER_ERROR, msg);
+                return error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    Id::Null,
+                    ErrorCode::SERVER_ERROR,
+                    msg,
+                );
             }
             map.insert(session.id.clone(), session.clone());
         }

@@ -25,7 +25,7 @@
 //!   taken up again, in order, before anything read after it.
 //! - A request is held (counted against the bounds) from its admission until its reply is
 //!   queued or known not to be owed; the drain after the other side's end of stream ends when
-//!   none is held, or at its deadline.
+//!   none is held and every notification read has been handled, or at its deadline.
 //! - Once closed, every waiter has its outcome, every handler is told to stop, and the transmit
 //!   buffer takes nothing more (what it holds is still written).
 
@@ -52,14 +52,10 @@ use transmit::{Lane, PushError, Sent, Transmit, What};
 
 use super::error::{CloseReason, RequestError};
 use super::incoming::{Incoming, Reply, RpcError};
+use crate::limits::CLOSE_GRACE;
 use crate::message::owned::{cancelled_request, progress_token};
 use crate::mux::{InboundStats, OutboundStats};
 use crate::{Frame, Id, Kind, Limits, Outgoing, OwnedId, Payload, ReplyDetail};
-
-/// How long the connection keeps answering the other side's requests after its end of stream,
-/// and how long the writer keeps trying to flush once the connection is closing: a peer that
-/// stopped reading must not keep a closed connection alive forever.
-pub(crate) const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
 /// What the core is set up with.
 #[derive(Clone, Debug)]
@@ -188,8 +184,8 @@ impl Core {
     }
 
     /// The other side closed its end: no response can come, so every waiter fails now and new
-    /// requests are refused; requests it sent before are still answered (a client may
-    /// half-close after writing), for [`CLOSE_GRACE`] at most.
+    /// requests are refused; requests it sent before are still answered and its notifications
+    /// handled (a client may half-close after writing), for [`CLOSE_GRACE`] at most.
     pub(crate) fn handle_eof(&mut self, now: Instant) {
         self.now = Some(now);
         if !matches!(self.phase, Phase::Open) {
@@ -787,7 +783,10 @@ impl Core {
         if self.events.len() > before {
             self.kick();
         }
-        if matches!(self.phase, Phase::Draining { .. }) && self.theirs.held() == 0 {
+        if matches!(self.phase, Phase::Draining { .. })
+            && self.theirs.held() == 0
+            && self.notes.is_idle()
+        {
             self.close(CloseReason::Eof);
         }
     }

@@ -10,13 +10,9 @@
 
 use std::collections::VecDeque;
 
+use crate::limits::NOTIFICATION_BYTES_HELD;
+use crate::limits::NOTIFICATIONS_HELD;
 use crate::peer::incoming::Incoming;
-
-/// Notifications waiting for their handler, and their frame bytes; past either, reading stops.
-/// Generous, because a notification handler may be awaiting a response that only reading can
-/// deliver.
-pub(crate) const NOTIFICATIONS_HELD: usize = 4096;
-pub(crate) const NOTIFICATION_BYTES_HELD: usize = 16 * 1024 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Turn {
@@ -108,6 +104,11 @@ impl Notes {
     /// or the one running is waiting.
     pub(crate) fn lets_begin(&self, after: u64) -> bool {
         self.begun >= after || self.turn == Turn::Waiting
+    }
+
+    /// Whether every notification read has been handled.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.held == 0
     }
 
     /// The connection closed: nothing more is handled.

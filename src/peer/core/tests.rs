@@ -425,3 +425,14 @@ fn closing_fails_every_waiter_and_stops_every_handler() {
     }
     assert!(matches!(p.b.core.notify("n", &NO, None), Err(RequestError::Closed(_))));
 }
+
+#[test]
+fn end_of_stream_still_handles_the_notifications_read_before_it() {
+    let mut p = Pair::default();
+    p.b_reads(&note("initialized"));
+    p.b.core.handle_eof(p.now);
+    assert!(!p.b.core.is_closed(), "a notification is still to be handled");
+    assert_eq!(methods(&events(&mut p.b.core)), ["initialized"]);
+    p.b.core.notification_done();
+    assert!(p.b.core.is_closed());
+}

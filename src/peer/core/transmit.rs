@@ -17,10 +17,8 @@ use std::task::Waker;
 
 use bytes::BytesMut;
 
+use crate::limits::CONTROL_BUDGET_BYTES as CONTROL_BUDGET;
 use crate::{Error, OwnedId};
-
-/// Bytes the control lane may queue past the normal bound.
-pub(crate) const CONTROL_BUDGET: usize = 256 * 1024;
 
 /// Which bound a message is held to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
