@@ -20,11 +20,12 @@
 //!
 //! [`mux`] holds the in-flight tables, also sans-IO: [`mux::Outbound`] issues request ids and
 //! matches responses (late, unknown, timed out), [`mux::Inbound`] tracks the peer's requests.
-//! The `peer` module (feature `peer`, on by default) drives all of it on tokio: a read loop, a
-//! write loop that coalesces, request deadlines, handlers, cancellation and backpressure, over a
-//! child's stdio, TCP, Unix sockets or an in-process duplex. The `http` module (feature `http`)
-//! carries the same peer over MCP's Streamable HTTP: a hyper server with a session per
-//! `initialize`, and a client transport.
+//! The `peer` module (feature `peer`, on by default) drives all of it on tokio: a sans-IO
+//! connection core (admission, ordering, cancellation, deadlines, backpressure, drain) and one
+//! task per connection that reads, runs handlers (inline when they answer at once) and writes
+//! coalesced, over the `transport` module's child stdio, TCP, Unix sockets or in-process duplex.
+//! The `http` module (feature `http`) carries the same peer over MCP's Streamable HTTP: a hyper
+//! server with a session per `initialize`, and a client transport.
 //!
 //! Bad input never ends the stream: each bad frame decodes to a [`Kind::Invalid`] frame carrying a
 //! [`DecodeError`] with its JSON-RPC code, and [`Message::error_reply`] builds the answer.
@@ -72,6 +73,24 @@
 //! - **Numbers** outside i64/u64/f64 (`1e400`, 2^64 as an integer) are a parse error, -32700:
 //!   simd-json refuses them.
 //! - **Frame too large** is answered with -32600 and `"id": null`: the bytes were never read.
+//!
+//! # Code map
+//!
+//! Each folder, its job, and what it may import (nothing imports a layer above it, and no two
+//! files import each other):
+//!
+//! | path | job | imports |
+//! |---|---|---|
+//! | `limits.rs`, `error.rs` | every bound with its default and reason; error codes and kinds | nothing of ours but `mux`'s ceiling |
+//! | `message/` | parse one frame into a [`Frame`]; encode [`Outgoing`]; [`OwnedId`] and the params the core reads | `error`, `limits` |
+//! | `framing/` | sans-IO splitters and writers: NDJSON, Content-Length, SSE | `message`, `error`, `limits` |
+//! | `codec.rs` | the tokio-util codec: a framing plus the parser | `framing`, `message` |
+//! | `mux/` | sans-IO in-flight tables: our ids to waiters, their ids to handlers | `message` |
+//! | `peer/core/` | the connection's state machine, sans-IO: `handle_*` in, `poll_*` out | `mux`, `message`, `peer`'s message types |
+//! | `peer/` (the rest) | the handle, the handler trait, the one task per connection | `peer/core`, `codec`, tokio |
+//! | `transport/` | child stdio, TCP, Unix sockets, in-process pairs | `peer` |
+//! | `http/` | Streamable HTTP server and client, on hyper | `peer`, `message`, `framing` |
+//! | `bin/mcpwire/` | the harness: `load`, `serve`, `inspect` | the public API only |
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 

@@ -67,10 +67,10 @@ pub const DEFAULT_MAX_HELD_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 /// handlers' replies, and through them the read loop) wait instead of buffering without end.
 pub const DEFAULT_MAX_WRITE_QUEUE_BYTES: usize = 4 * 1024 * 1024;
 
-/// Default for [`PeerBuilder::request_timeout`]: 60 seconds, as the MCP SDKs use.
+/// Default for [`PeerBuilder::request_timeout`](crate::peer::PeerBuilder::request_timeout): 60 seconds, as the MCP SDKs use.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Default for [`PeerBuilder::unaddressed_replies_per_second`]: 4.
+/// Default for [`PeerBuilder::unaddressed_replies_per_second`](crate::peer::PeerBuilder::unaddressed_replies_per_second): 4.
 ///
 /// Replies to garbage carry `"id": null`, so nobody can match them; answering every one would let
 /// two peers that both answer garbage with garbage flood each other.
@@ -111,19 +111,19 @@ pub const MAX_FRAME_BYTES_CEILING: usize = (u32::MAX as usize) - 1024;
 
 // ---- Streamable HTTP: what the server and client hold per session, connection and POST. ----
 
-/// Default for [`HttpServer::max_sessions`].
+/// Default for [`HttpServer::max_sessions`](crate::http::HttpServer::max_sessions).
 pub const DEFAULT_MAX_SESSIONS: usize = 256;
 
-/// Default for [`HttpServer::session_idle_timeout`]: 10 minutes.
+/// Default for [`HttpServer::session_idle_timeout`](crate::http::HttpServer::session_idle_timeout): 10 minutes.
 pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// Default for [`HttpServer::max_connections`].
+/// Default for [`HttpServer::max_connections`](crate::http::HttpServer::max_connections).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
-/// Default for [`HttpServer::max_body_bytes`]: 256 MiB.
+/// Default for [`HttpServer::max_body_bytes`](crate::http::HttpServer::max_body_bytes): 256 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
 
-/// Default for [`HttpServer::read_timeout`]: 30 seconds.
+/// Default for [`HttpServer::read_timeout`](crate::http::HttpServer::read_timeout): 30 seconds.
 pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long `serve` waits, once stopped, for its connections to finish what they are doing.
@@ -149,7 +149,7 @@ pub const ANSWERED_KEPT: usize = 256;
 /// Messages waiting for a slow GET stream; past this they are dropped and counted.
 pub const STREAM_BACKLOG: usize = 256;
 
-/// Default for [`HttpClient::max_concurrent_posts`].
+/// Default for [`HttpClient::max_concurrent_posts`](crate::http::HttpClient::max_concurrent_posts).
 pub const DEFAULT_MAX_CONCURRENT_POSTS: usize = 256;
 
 /// Frames waiting for the peer's read loop.

@@ -73,6 +73,7 @@ impl From<&str> for OwnedId {
 }
 
 /// An id or token as JSON writes it, borrowed where it has no escapes.
+#[cfg(feature = "peer")]
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum WireId<'a> {
@@ -80,6 +81,7 @@ enum WireId<'a> {
     Str(#[serde(borrow)] Cow<'a, str>),
 }
 
+#[cfg(feature = "peer")]
 impl From<WireId<'_>> for OwnedId {
     fn from(w: WireId<'_>) -> Self {
         match w {
@@ -91,6 +93,7 @@ impl From<WireId<'_>> for OwnedId {
 
 /// The `requestId` of a `notifications/cancelled` (`None` for any other message, or params
 /// that do not name one).
+#[cfg(feature = "peer")]
 #[must_use]
 pub fn cancelled_request(m: &Message<'_>) -> Option<OwnedId> {
     #[derive(Deserialize)]
@@ -106,6 +109,7 @@ pub fn cancelled_request(m: &Message<'_>) -> Option<OwnedId> {
 }
 
 /// The `progressToken` of a `notifications/progress` (`None` for any other message).
+#[cfg(feature = "peer")]
 #[must_use]
 pub fn progress_token(m: &Message<'_>) -> Option<OwnedId> {
     #[derive(Deserialize)]
@@ -120,7 +124,7 @@ pub fn progress_token(m: &Message<'_>) -> Option<OwnedId> {
     Some(p.token.into())
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "peer"))]
 mod tests {
     use bytes::BytesMut;
 
