@@ -2,12 +2,16 @@
 //! cancellation's `requestId` and a progress notification's token. Each is parsed here and
 //! nowhere else.
 
+#[cfg(feature = "peer")]
 use std::borrow::Cow;
 use std::fmt;
 
+#[cfg(feature = "peer")]
 use serde::Deserialize;
 
-use super::{Id, Message};
+use super::Id;
+#[cfg(feature = "peer")]
+use super::Message;
 
 /// A request id or progress token kept past the frame it came in: an integer or a string.
 ///
