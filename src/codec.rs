@@ -1,19 +1,22 @@
-//! [`JsonRpcCodec`]: a framing (NDJSON by default, or Content-Length, or either detected) plus
-//! the simd-json message parser, as a tokio-util codec. [`SseDecoder`] reads Server-Sent Events.
+//! [`JsonRpcCodec`]: a framing ([`crate::framing`]: NDJSON by default, or Content-Length, or
+//! either detected) plus the simd-json message parser, as a tokio-util codec; and the read
+//! buffer's growth for long lines, which only a codec that owns the buffer can manage.
+//! [`SseDecoder`] reads Server-Sent Events.
 
 mod sse;
 
 pub use sse::{SseDecoder, SseEvent};
 
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+pub use crate::framing::Framing;
+
+use bytes::{Buf, Bytes, BytesMut};
 use tokio_util::codec::{Decoder, Encoder};
 
 use crate::error::{DecodeError, Error};
-use crate::framing::content_length::{self, BodySplit, ContentLengthFramer};
-use crate::framing::{NdjsonFramer, Split};
+use crate::framing::{Cut, Splitter};
 use crate::limits::Limits;
-use crate::message::encode::{Outgoing, Payload, write_one_line};
-use crate::message::{Frame, FrameParser};
+use crate::message::encode::{Outgoing, Payload};
+use crate::message::{Backslash, Frame, FrameParser};
 
 /// A read buffer's size between long lines: a reader's initial capacity.
 pub(crate) const READ_BUFFER: usize = 64 * 1024;
@@ -23,47 +26,6 @@ const LONG_LINE: usize = 1 << 20;
 
 /// How many times its length a long line's buffer grows to at once.
 const LONG_LINE_GROWTH: usize = 8;
-
-/// How messages are delimited on a byte stream.
-///
-/// # Examples
-///
-/// ```
-/// use bytes::BytesMut;
-/// use mcpwire::{Framing, JsonRpcCodec, Limits};
-/// use tokio_util::codec::Decoder;
-///
-/// let mut codec = JsonRpcCodec::with_framing(Limits::default(), Framing::Detect);
-/// let mut buf = BytesMut::from(&b"content-length: 30\r\n\r\n{\"jsonrpc\":\"2.0\",\"method\":\"m\"}"[..]);
-/// assert_eq!(codec.decode(&mut buf).unwrap().unwrap().method(), Some("m"));
-/// assert_eq!(codec.framing(), Framing::ContentLength);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
-#[non_exhaustive]
-pub enum Framing {
-    /// One message per line ([`crate::framing::ndjson`]), as MCP's stdio transport frames
-    /// them. The default.
-    #[default]
-    Ndjson,
-    /// A `Content-Length` header block before each body ([`crate::framing::content_length`]),
-    /// as LSP and DAP frame them. The encoder writes `Content-Length: N\r\n\r\n` and the body,
-    /// with no newline after it.
-    ContentLength,
-    /// Decided by the first bytes of the stream that are not whitespace (or a byte order mark):
-    /// `Content-Length` in any case selects Content-Length framing; anything else, `{` and `[`
-    /// included, selects NDJSON, which answers bytes that are not JSON line by line with -32700
-    /// as usual. Until the decision the encoder writes NDJSON, after it the framing detected, so
-    /// a server answers in its client's framing. Detection never holds more than 14 bytes.
-    Detect,
-}
-
-/// The framing when it is not NDJSON.
-#[derive(Clone, Debug)]
-enum Other {
-    /// [`Framing::Detect`] before the first bytes that decide.
-    Undecided,
-    ContentLength(ContentLengthFramer),
-}
 
 /// Decodes JSON-RPC frames into [`Frame`]s and encodes [`Outgoing`] messages, in a [`Framing`]:
 /// newline-delimited JSON unless told otherwise.
@@ -90,10 +52,8 @@ enum Other {
 /// ```
 #[derive(Debug)]
 pub struct JsonRpcCodec {
-    framer: NdjsonFramer,
+    splitter: Splitter,
     parser: FrameParser,
-    /// `None` for NDJSON, so its path costs one test of this field per call and nothing more.
-    other: Option<Box<Other>>,
     /// The read buffer was grown for a long line ([`JsonRpcCodec::make_room`]); it goes back to
     /// the usual size once that line is a frame or refused.
     grown: bool,
@@ -115,12 +75,7 @@ impl JsonRpcCodec {
     /// A codec enforcing `limits`.
     #[must_use]
     pub fn with_limits(limits: Limits) -> Self {
-        Self {
-            framer: NdjsonFramer::new(limits.frame_bytes()),
-            parser: FrameParser::new(limits),
-            other: None,
-            grown: false,
-        }
+        Self::with_framing(limits, Framing::Ndjson)
     }
 
     /// A codec enforcing `limits` in the given framing.
@@ -144,25 +99,17 @@ impl JsonRpcCodec {
     /// ```
     #[must_use]
     pub fn with_framing(limits: Limits, framing: Framing) -> Self {
-        let mut codec = Self::with_limits(limits);
-        codec.other = match framing {
-            Framing::Ndjson => None,
-            Framing::ContentLength => {
-                Some(Box::new(Other::ContentLength(ContentLengthFramer::new(limits.frame_bytes()))))
-            }
-            Framing::Detect => Some(Box::new(Other::Undecided)),
-        };
-        codec
+        Self {
+            splitter: Splitter::new(framing, limits.frame_bytes()),
+            parser: FrameParser::new(limits),
+            grown: false,
+        }
     }
 
     /// The framing in effect: [`Framing::Detect`] only until the first bytes decide.
     #[must_use]
     pub fn framing(&self) -> Framing {
-        match self.other.as_deref() {
-            None => Framing::Ndjson,
-            Some(Other::Undecided) => Framing::Detect,
-            Some(Other::ContentLength(_)) => Framing::ContentLength,
-        }
+        self.splitter.framing()
     }
 
     /// The limits in effect.
@@ -173,86 +120,45 @@ impl JsonRpcCodec {
 
     #[inline]
     fn next_frame(&mut self, buf: &mut BytesMut, eof: bool) -> Option<Frame> {
-        if self.other.is_some() {
-            return self.next_other(buf, eof);
-        }
-        let Some(split) = self.framer.next(buf, eof) else {
-            self.make_room(buf);
-            return None;
-        };
-        match split {
-            Split::TooLarge => {
-                // The line's bytes are gone; so is the room grown for them (here or by the
-                // reader's own doubling, when the limit is below `LONG_LINE`).
-                if self.grown || buf.capacity() > 4 * READ_BUFFER {
+        match self.splitter.next(buf, eof) {
+            None => {
+                self.make_room(buf);
+                None
+            }
+            Some(Cut::Frame { start, end, consumed, backslash }) => {
+                Some(self.cut(buf, start, end, consumed, backslash))
+            }
+            Some(Cut::Refused(e)) => {
+                // The refused bytes are gone; so is the room grown for them (here, or by the
+                // reader's own doubling when the frame limit is below `LONG_LINE`).
+                let doubled = matches!(e, DecodeError::FrameTooLarge { .. })
+                    && buf.capacity() > 4 * READ_BUFFER;
+                if self.grown || doubled {
                     self.shrink(buf);
                 }
-                Some(Frame::from_error(
-                    Bytes::new(),
-                    DecodeError::FrameTooLarge { limit: self.limits().frame_bytes() },
-                ))
+                Some(Frame::from_error(Bytes::new(), e))
             }
-            Split::Frame { start, end, consumed } => Some(self.cut(buf, start, end, consumed)),
         }
     }
-}
 
-impl JsonRpcCodec {
     /// Parses the body at `buf[start..end]` into a frame cut off the buffer, and drops the rest
     /// of what the framing consumed (`buf[end..consumed]`), in any framing.
     #[inline]
-    fn cut(&mut self, buf: &mut BytesMut, start: usize, end: usize, consumed: usize) -> Frame {
-        let frame = self.parser.parse_in(buf, start, end);
+    fn cut(
+        &mut self,
+        buf: &mut BytesMut,
+        start: usize,
+        end: usize,
+        consumed: usize,
+        backslash: Backslash,
+    ) -> Frame {
+        let frame = self.parser.parse_in(buf, start, end, backslash);
         buf.advance(consumed - end);
         if self.grown {
             // The long body's room now lives only as long as its frame.
             self.shrink(buf);
         }
         frame
-    }
-
-    /// The next frame in a framing other than NDJSON.
-    #[inline(never)]
-    fn next_other(&mut self, buf: &mut BytesMut, eof: bool) -> Option<Frame> {
-        loop {
-            let other = self.other.as_deref_mut()?;
-            match other {
-                Other::Undecided => match detect(buf, eof)? {
-                    Framing::ContentLength => {
-                        *other = Other::ContentLength(ContentLengthFramer::new(
-                            self.parser.limits().frame_bytes(),
-                        ));
-                    }
-                    _ => {
-                        self.other = None;
-                        return self.next_frame(buf, eof);
-                    }
-                },
-                Other::ContentLength(framer) => {
-                    let split = framer.next(buf, eof);
-                    return match split {
-                        None => {
-                            self.make_room(buf);
-                            None
-                        }
-                        Some(BodySplit::Refused(e)) => {
-                            if self.grown {
-                                self.shrink(buf);
-                            }
-                            Some(Frame::from_error(Bytes::new(), e))
-                        }
-                        Some(BodySplit::Frame { start, end, consumed }) => {
-                            Some(self.cut(buf, start, end, consumed))
-                        }
-                    };
-                }
-            }
-        }
-    }
-
-    /// Whether the encoder writes Content-Length framing.
-    fn writes_content_length(&self) -> bool {
-        matches!(self.other.as_deref(), Some(Other::ContentLength(_)))
     }
 
     /// Grows the buffer for a long unterminated line before the reader does.
@@ -306,62 +212,8 @@ impl<P: Payload> Encoder<Outgoing<'_, P>> for JsonRpcCodec {
     type Error = Error;
 
     fn encode(&mut self, item: Outgoing<'_, P>, dst: &mut BytesMut) -> Result<(), Error> {
-        if self.other.is_some() && self.writes_content_length() {
-            return write_content_length(&item, dst);
-        }
-        item.write(dst)
+        self.splitter.write(&item, dst)
     }
-}
-
-/// Appends `Content-Length: N\r\n\r\n` and the message. The length is known only once the
-/// message is written, so the header is written after it and the two swapped in place: one move
-/// of the message's bytes, no allocation.
-fn write_content_length<P: Payload>(
-    item: &Outgoing<'_, P>,
-    dst: &mut BytesMut,
-) -> Result<(), Error> {
-    let mark = dst.len();
-    item.write_value(dst)?;
-    let len = dst.len() - mark;
-    put_header(dst, len);
-    let header = dst.len() - mark - len;
-    dst[mark..].rotate_right(header);
-    Ok(())
-}
-
-fn put_header(dst: &mut BytesMut, len: usize) {
-    dst.put_slice(b"Content-Length: ");
-    dst.put_slice(itoa::Buffer::new().format(len).as_bytes());
-    dst.put_slice(b"\r\n\r\n");
-}
-
-/// Decides [`Framing::Detect`] from the first bytes that are not whitespace or a byte order mark,
-/// dropping those (both framings would skip them). `None`: not enough bytes yet.
-fn detect(buf: &mut BytesMut, eof: bool) -> Option<Framing> {
-    const BOM: &[u8] = b"\xEF\xBB\xBF";
-    loop {
-        let ws = buf.iter().position(|&b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
-        buf.advance(ws.unwrap_or(buf.len()));
-        if !buf.starts_with(BOM) {
-            break;
-        }
-        buf.advance(BOM.len());
-    }
-    let name = content_length::NAME;
-    let n = buf.len().min(name.len());
-    let partial = buf.len() < BOM.len() && BOM.starts_with(&buf[..]);
-    if (n == 0 || partial) && !eof {
-        return None;
-    }
-    if n > 0 && buf[..n].eq_ignore_ascii_case(&name[..n]) {
-        if n == name.len() {
-            return Some(Framing::ContentLength);
-        }
-        if !eof {
-            return None;
-        }
-    }
-    Some(Framing::Ndjson)
 }
 
 /// Forwards a decoded frame's bytes, as a proxy does: exactly as received, except that in NDJSON
@@ -372,19 +224,7 @@ impl Encoder<&Frame> for JsonRpcCodec {
     type Error = Error;
 
     fn encode(&mut self, frame: &Frame, dst: &mut BytesMut) -> Result<(), Error> {
-        if self.other.is_some() && self.writes_content_length() {
-            if !frame.as_bytes().is_empty() {
-                dst.reserve(frame.as_bytes().len() + 32);
-                put_header(dst, frame.as_bytes().len());
-                dst.extend_from_slice(frame.as_bytes());
-            }
-            return Ok(());
-        }
-        if !frame.as_bytes().is_empty() {
-            dst.reserve(frame.as_bytes().len() + 1);
-            write_one_line(dst, frame.as_bytes());
-            dst.extend_from_slice(b"\n");
-        }
+        self.splitter.write_frame(frame.as_bytes(), dst);
         Ok(())
     }
 }

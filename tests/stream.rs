@@ -9,7 +9,9 @@ use std::task::{Context, Poll};
 
 use bytes::BytesMut;
 use futures::StreamExt;
-use mcpwire::{DecodeError, ErrorCode, Frame, Id, JsonRpcCodec, Kind, Limits, Message};
+use mcpwire::{
+    DecodeError, ErrorCode, Frame, FrameParser, Id, JsonRpcCodec, Kind, Limits, Message,
+};
 use proptest::prelude::*;
 use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
 use tokio_util::codec::{Decoder, FramedRead};
@@ -248,6 +250,40 @@ fn stream_cut_at_every_byte_decodes_to_the_frames_of_the_whole_stream() {
         let got = decode_chunks(limits(), [a, b]);
         assert_same(&got, &whole, &format!("cut at byte {cut}"));
     }
+}
+
+/// Lines with and without backslashes (in an envelope string, in a payload, next to the
+/// newline), most with enough bytes after them to be parsed where they lie and the last ones
+/// without: the framer's one scan for the newline and the backslash, remembered across cuts,
+/// must send each line down the same path as a whole read, and every frame must equal what
+/// `FrameParser` makes of its line alone (which looks for backslashes itself).
+#[test]
+fn lines_with_and_without_backslashes_cut_at_every_byte_decode_as_each_line_alone() {
+    let lines: [&[u8]; 7] = [
+        br#"{"jsonrpc":"2.0","method":"plain","params":{"a":[1,2,3],"s":"no escapes here"}}"#,
+        br#"{"jsonrpc":"2.0","id":"\u0041","method":"a\"b"}"#,
+        br#"{"jsonrpc":"2.0","id":1,"result":{"t":"ends in a backslash \\"}}"#,
+        br#"{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"\"quoted\"","data":"\n"}}"#,
+        br#"[{"jsonrpc":"2.0","method":"b\/x"},2,{"jsonrpc":"2.0","id":3,"result":{}}]"#,
+        br#"{"jsonrpc":"2.0","method":"late\\"}"#,
+        br#"{"jsonrpc":"2.0","method":"z"}"#,
+    ];
+    let mut stream = Vec::new();
+    for line in lines {
+        stream.extend_from_slice(line);
+        stream.push(b'\n');
+    }
+    let mut parser = FrameParser::new(limits());
+    let want: Vec<Frame> = lines.iter().map(|l| parser.parse(BytesMut::from(*l))).collect();
+    assert_eq!(want[1].id(), Some(Id::Str("A")));
+    assert_eq!(want[1].method(), Some("a\"b"));
+    assert_eq!(want[3].error().unwrap().message, "\"quoted\"");
+    assert_same(&decode_whole(limits(), &stream), &want, "whole");
+    for cut in 0..=stream.len() {
+        let (a, b) = stream.split_at(cut);
+        assert_same(&decode_chunks(limits(), [a, b]), &want, &format!("cut at byte {cut}"));
+    }
+    assert_same(&decode_chunks(limits(), stream.chunks(1)), &want, "byte at a time");
 }
 
 #[test]

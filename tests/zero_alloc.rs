@@ -179,6 +179,15 @@ fn decoding_and_classifying_ten_thousand_warm_frames_allocates_nothing() {
     );
 }
 
+/// Every decoded frame is moved out of the codec (and through `Result<Option<Frame>>`, a
+/// `FramedRead`, a channel): its size is what each of those moves copies. 216 bytes before the
+/// index was packed; the bound keeps it from creeping back.
+#[test]
+fn a_frame_is_at_most_128_bytes() {
+    let size = std::mem::size_of::<Frame>();
+    assert!(size <= 128, "size_of::<Frame>() is {size} bytes");
+}
+
 #[test]
 fn counting_allocator_sees_an_allocation() {
     let (v, allocations) = count_allocations(|| Vec::<u8>::with_capacity(1));

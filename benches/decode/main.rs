@@ -401,7 +401,7 @@ fn stream(c: &mut Criterion) {
         move |buf| {
             let mut n = 0;
             while let Some(split) = framer.next(buf, false) {
-                let Split::Frame { start, end, consumed } = split else { return None };
+                let Split::Frame { start, end, consumed, .. } = split else { return None };
                 buf.advance(start);
                 black_box(buf.split_to(end - start).freeze());
                 buf.advance(consumed - end);

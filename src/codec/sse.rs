@@ -1,16 +1,16 @@
-//! [`SseDecoder`]: Server-Sent Events into [`SseEvent`]s, each event's data one JSON-RPC frame;
-//! and [`Outgoing::write_sse`], one message as one event.
+//! [`SseDecoder`]: Server-Sent Events into [`SseEvent`]s, each event's data one JSON-RPC frame.
+//! (The event parser and its writer, [`Outgoing::write_sse`](crate::Outgoing::write_sse), are in
+//! [`crate::framing::sse`].)
 
 use std::sync::Arc;
 
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use tokio_util::codec::Decoder;
 
 use crate::error::{DecodeError, Error};
 use crate::framing::sse::{EventData, SseFramer};
 use crate::limits::Limits;
-use crate::message::encode::{Outgoing, Payload};
-use crate::message::{Frame, FrameParser};
+use crate::message::{Backslash, Frame, FrameParser};
 
 /// One Server-Sent Event whose data was decoded as a JSON-RPC frame.
 ///
@@ -112,7 +112,7 @@ impl SseDecoder {
         let split = self.framer.next(buf, eof)?;
         let frame = match split.data {
             EventData::InPlace { start, end, consumed } => {
-                let frame = self.parser.parse_in(buf, start, end);
+                let frame = self.parser.parse_in(buf, start, end, Backslash::Unknown);
                 buf.advance(consumed - end);
                 frame
             }
@@ -141,48 +141,5 @@ impl Decoder for SseDecoder {
 
     fn decode_eof(&mut self, buf: &mut BytesMut) -> Result<Option<SseEvent>, Error> {
         Ok(self.next_event(buf, true))
-    }
-}
-
-impl<P: Payload> Outgoing<'_, P> {
-    /// Appends the message as one Server-Sent Event: `event: message`, then `id: <id>` when
-    /// given, then `data: <the message on one line>`, then an empty line.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidSseId`] when `id` holds a CR, an LF (either would end the line early) or
-    /// a NUL (a client ignores such an id); otherwise when a payload cannot be serialised. `dst`
-    /// is then left as it was.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bytes::BytesMut;
-    /// use mcpwire::{Id, Outgoing, RawJson};
-    ///
-    /// let mut out = BytesMut::new();
-    /// Outgoing::Result { id: Id::Num(1), result: RawJson::new("{\n}") }
-    ///     .write_sse(Some("s1-7"), &mut out)
-    ///     .unwrap();
-    /// assert_eq!(&out[..], &b"event: message\nid: s1-7\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{ }}\n\n"[..]);
-    /// ```
-    pub fn write_sse(&self, id: Option<&str>, dst: &mut BytesMut) -> Result<(), Error> {
-        if id.is_some_and(|id| id.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0))) {
-            return Err(Error::InvalidSseId);
-        }
-        let mark = dst.len();
-        dst.put_slice(b"event: message\n");
-        if let Some(id) = id {
-            dst.put_slice(b"id: ");
-            dst.put_slice(id.as_bytes());
-            dst.put_u8(b'\n');
-        }
-        dst.put_slice(b"data: ");
-        if let Err(e) = self.write_value(dst) {
-            dst.truncate(mark);
-            return Err(e);
-        }
-        dst.put_slice(b"\n\n");
-        Ok(())
     }
 }

@@ -38,10 +38,13 @@
 //!   declared) is still found; and a block with one malformed line is answered once for that
 //!   line, then read from its `Content-Length` on, so its message is still delivered.
 //! - **End of input** inside a header block or a body is one [`DecodeError::Truncated`].
+//! - **The writer** ([`write_message`], [`write_frame`]) writes `Content-Length: N\r\n\r\n` and
+//!   the body, with no newline after it.
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, BufMut, BytesMut};
 
-use crate::error::DecodeError;
+use crate::error::{DecodeError, Error};
+use crate::message::encode::{Outgoing, Payload};
 
 /// The longest header block accepted, its line endings and closing empty line included: 8 KiB.
 ///
@@ -342,6 +345,42 @@ fn resync(buf: &mut BytesMut) -> bool {
     }
     buf.clear();
     false
+}
+
+/// Appends `Content-Length: N\r\n\r\n` and the message. The length is known only once the
+/// message is written, so the header is written after it and the two swapped in place: one move
+/// of the message's bytes, no allocation.
+///
+/// # Errors
+///
+/// When a payload cannot be serialised; `dst` is then left as it was.
+pub(crate) fn write_message<P: Payload>(
+    item: &Outgoing<'_, P>,
+    dst: &mut BytesMut,
+) -> Result<(), Error> {
+    let mark = dst.len();
+    item.write_value(dst)?;
+    let len = dst.len() - mark;
+    put_header(dst, len);
+    let header = dst.len() - mark - len;
+    dst[mark..].rotate_right(header);
+    Ok(())
+}
+
+/// Appends a frame's bytes exactly as received, after their header. An empty frame (one refused
+/// before its bytes were kept) writes nothing.
+pub(crate) fn write_frame(bytes: &[u8], dst: &mut BytesMut) {
+    if !bytes.is_empty() {
+        dst.reserve(bytes.len() + 32);
+        put_header(dst, bytes.len());
+        dst.extend_from_slice(bytes);
+    }
+}
+
+fn put_header(dst: &mut BytesMut, len: usize) {
+    dst.put_slice(b"Content-Length: ");
+    dst.put_slice(itoa::Buffer::new().format(len).as_bytes());
+    dst.put_slice(b"\r\n\r\n");
 }
 
 #[cfg(test)]

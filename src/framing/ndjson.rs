@@ -12,8 +12,17 @@
 //! - A line longer than the limit (not counting its line ending) is never buffered whole: the
 //!   splitter reports it once as [`Split::TooLarge`], discards its bytes as they arrive up to the
 //!   next `\n`, then carries on with the next frame.
+//! - **One pass over each byte** finds the line's end and whether the line holds a backslash
+//!   (`memchr2` for both until the first backslash, then `memchr` for the newline alone), and
+//!   both are remembered across partial reads. A frame without a backslash can be parsed where it
+//!   lies (simd-json rewrites only strings with escapes), and the parser need not look again.
+//! - The writer ([`write_frame`], and [`Outgoing::write`]) puts each message on one line and ends
+//!   it with `\n`.
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, BufMut, BytesMut};
+
+use crate::error::Error;
+use crate::message::encode::{Outgoing, Payload, write_one_line};
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -34,14 +43,16 @@ pub enum Split {
         end: usize,
         /// Bytes the line occupies, its line ending included.
         consumed: usize,
+        /// Whether the line holds a backslash (found by the same scan that found its end).
+        backslash: bool,
     },
     /// A line longer than the limit. Its bytes are already gone from the buffer, or will be
     /// discarded as they arrive; it is reported once.
     TooLarge,
 }
 
-/// The NDJSON splitter's state: where the newline search stopped, and whether it is discarding
-/// the rest of an over-long line.
+/// The NDJSON splitter's state: where the newline search stopped, whether the bytes searched hold
+/// a backslash, and whether it is discarding the rest of an over-long line.
 ///
 /// # Examples
 ///
@@ -51,12 +62,17 @@ pub enum Split {
 ///
 /// let mut framer = NdjsonFramer::new(1024);
 /// let mut buf = BytesMut::from(&b"\r\n{\"a\":1}\r\n{\"b\""[..]);
-/// assert_eq!(framer.next(&mut buf, false), Some(Split::Frame { start: 0, end: 7, consumed: 9 }));
+/// assert_eq!(
+///     framer.next(&mut buf, false),
+///     Some(Split::Frame { start: 0, end: 7, consumed: 9, backslash: false })
+/// );
 /// ```
 #[derive(Clone, Debug)]
 pub struct NdjsonFramer {
     /// Bytes of `buf` already searched for `\n` without finding one.
     next_index: usize,
+    /// `buf[..next_index]` holds a backslash: only the newline is still looked for.
+    backslash: bool,
     /// Dropping bytes up to the next `\n` after an over-long line.
     discarding: bool,
     max_frame_bytes: usize,
@@ -66,7 +82,7 @@ impl NdjsonFramer {
     /// A splitter that refuses lines longer than `max_frame_bytes` (line ending excluded).
     #[must_use]
     pub fn new(max_frame_bytes: usize) -> Self {
-        Self { next_index: 0, discarding: false, max_frame_bytes }
+        Self { next_index: 0, backslash: false, discarding: false, max_frame_bytes }
     }
 
     /// Whether the splitter is dropping the rest of an over-long line.
@@ -88,6 +104,7 @@ impl NdjsonFramer {
                         buf.advance(nl + 1);
                         self.discarding = false;
                         self.next_index = 0;
+                        self.backslash = false;
                     }
                     None => {
                         buf.clear();
@@ -95,16 +112,19 @@ impl NdjsonFramer {
                     }
                 }
             }
-            let (line_end, consumed) = match memchr::memchr(b'\n', &buf[self.next_index..]) {
-                Some(rel) => {
-                    let nl = self.next_index + rel;
+            let found = self.scan(buf);
+            // The line ends here (or is refused, or skipped): the next search starts afresh.
+            let backslash = self.backslash;
+            let (line_end, consumed) = match found {
+                Some(nl) => {
                     self.next_index = 0;
+                    self.backslash = false;
                     (nl, nl + 1)
                 }
                 None => {
-                    self.next_index = buf.len();
                     if self.unterminated_too_long(buf) {
                         self.next_index = 0;
+                        self.backslash = false;
                         self.discarding = true;
                         buf.clear();
                         return Some(Split::TooLarge);
@@ -113,6 +133,7 @@ impl NdjsonFramer {
                         return None;
                     }
                     self.next_index = 0;
+                    self.backslash = false;
                     (buf.len(), buf.len())
                 }
             };
@@ -128,9 +149,43 @@ impl NdjsonFramer {
                 Some(first) => {
                     // A non-blank byte exists, so `rposition` finds one at or after `first`.
                     let last = body.iter().rposition(|&b| !is_blank(b)).unwrap_or(end - 1);
-                    return Some(Split::Frame { start: bom + first, end: last + 1, consumed });
+                    return Some(Split::Frame {
+                        start: bom + first,
+                        end: last + 1,
+                        consumed,
+                        backslash,
+                    });
                 }
                 None => buf.advance(consumed),
+            }
+        }
+    }
+
+    /// Finds the line's `\n` from where the last search stopped, noting a backslash before it in
+    /// the same pass. `None`: no newline in `buf` yet (all of it is searched, and remembered so).
+    #[inline]
+    fn scan(&mut self, buf: &[u8]) -> Option<usize> {
+        let mut from = self.next_index;
+        if !self.backslash {
+            match memchr::memchr2(b'\n', b'\\', &buf[from..]) {
+                Some(rel) if buf[from + rel] == b'\n' => return Some(from + rel),
+                Some(rel) => {
+                    // One backslash is all the parser needs to know: the rest of the line is
+                    // searched for its end alone, at memchr's full speed.
+                    self.backslash = true;
+                    from += rel + 1;
+                }
+                None => {
+                    self.next_index = buf.len();
+                    return None;
+                }
+            }
+        }
+        match memchr::memchr(b'\n', &buf[from..]) {
+            Some(rel) => Some(from + rel),
+            None => {
+                self.next_index = buf.len();
+                None
             }
         }
     }
@@ -140,6 +195,31 @@ impl NdjsonFramer {
     fn unterminated_too_long(&self, buf: &BytesMut) -> bool {
         let max = self.max_frame_bytes;
         buf.len() > max + 1 || (buf.len() == max + 1 && buf[max] != b'\r')
+    }
+}
+
+impl<P: Payload> Outgoing<'_, P> {
+    /// Appends the message and its `\n` to `dst`: one NDJSON frame.
+    ///
+    /// # Errors
+    ///
+    /// When a payload cannot be serialised; `dst` is then left as it was.
+    pub fn write(&self, dst: &mut BytesMut) -> Result<(), Error> {
+        self.write_value(dst)?;
+        dst.put_u8(b'\n');
+        Ok(())
+    }
+}
+
+/// Appends a frame's bytes as one line, as a proxy forwards it: exactly as received, except that
+/// raw line breaks (JSON whitespace, present only in a pretty-printed body that arrived in
+/// another framing) become spaces so the frame stays one line. An empty frame (one refused
+/// before its bytes were kept) writes nothing.
+pub(crate) fn write_frame(bytes: &[u8], dst: &mut BytesMut) {
+    if !bytes.is_empty() {
+        dst.reserve(bytes.len() + 1);
+        write_one_line(dst, bytes);
+        dst.put_u8(b'\n');
     }
 }
 
@@ -153,7 +233,8 @@ mod tests {
         let mut out = Vec::new();
         while let Some(s) = framer.next(&mut buf, true) {
             match s {
-                Split::Frame { start, end, consumed } => {
+                Split::Frame { start, end, consumed, backslash } => {
+                    assert_eq!(backslash, buf[start..end].contains(&b'\\'));
                     out.push(Ok(buf[start..end].to_vec()));
                     buf.advance(consumed);
                 }
@@ -202,7 +283,7 @@ mod tests {
         buf.extend_from_slice(b"mn\n{}\n");
         assert_eq!(
             framer.next(&mut buf, false),
-            Some(Split::Frame { start: 0, end: 2, consumed: 3 })
+            Some(Split::Frame { start: 0, end: 2, consumed: 3, backslash: false })
         );
     }
 
@@ -214,7 +295,7 @@ mod tests {
         buf.extend_from_slice(b"\n");
         assert_eq!(
             framer.next(&mut buf, false),
-            Some(Split::Frame { start: 0, end: 4, consumed: 6 })
+            Some(Split::Frame { start: 0, end: 4, consumed: 6, backslash: false })
         );
     }
 
@@ -230,7 +311,99 @@ mod tests {
         buf.extend_from_slice(b"\n");
         assert_eq!(
             framer.next(&mut buf, false),
-            Some(Split::Frame { start: 0, end: 7, consumed: 8 })
+            Some(Split::Frame { start: 0, end: 7, consumed: 8, backslash: false })
+        );
+    }
+
+    type Got = Vec<Option<(Vec<u8>, bool)>>;
+
+    /// Bodies and backslash flags (`None` for a line too large) of `input` fed in `chunks`, end
+    /// of input after the last.
+    fn split_chunks(chunks: &[&[u8]], max: usize) -> Got {
+        let mut framer = NdjsonFramer::new(max);
+        let mut buf = BytesMut::new();
+        let mut out = Vec::new();
+        for (i, chunk) in chunks.iter().enumerate() {
+            buf.extend_from_slice(chunk);
+            let eof = i + 1 == chunks.len();
+            while let Some(s) = framer.next(&mut buf, eof) {
+                match s {
+                    Split::Frame { start, end, consumed, backslash } => {
+                        out.push(Some((buf[start..end].to_vec(), backslash)));
+                        buf.advance(consumed);
+                    }
+                    Split::TooLarge => out.push(None),
+                }
+            }
+        }
+        out
+    }
+
+    /// A naive oracle: every line split whole, its backslash looked for on its own.
+    fn reference(input: &[u8], max: usize) -> Got {
+        let mut lines: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+        if lines.last().is_some_and(|l| l.is_empty()) {
+            lines.pop();
+        }
+        let mut out = Vec::new();
+        for line in lines {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.len() > max {
+                out.push(None);
+                continue;
+            }
+            let body = line.strip_prefix(BOM).unwrap_or(line);
+            let Some(first) = body.iter().position(|&b| !is_blank(b)) else { continue };
+            let last = body.iter().rposition(|&b| !is_blank(b)).expect("a non-blank byte");
+            let body = &body[first..=last];
+            out.push(Some((body.to_vec(), body.contains(&b'\\'))));
+        }
+        out
+    }
+
+    const ESCAPES: &[&[u8]] = &[
+        b"{\"a\":\"x\\\"y\"}\n{\"b\":1}\r\n\\\n  \n\xEF\xBB\xBF{\"c\":\"\\\\\"}\n\"tail\\",
+        b"\\{}\n{}\\\n{}\n\\\\\\\n\n{\"no\":1}",
+        b"0123456789abcdef\\xyz\n{\"after\":1}\n0123\\456789abcdef0\r\n{}\n",
+        b"{\"plain\":true}\n",
+    ];
+
+    #[test]
+    fn input_cut_at_every_byte_gives_the_frames_and_flags_of_whole_input() {
+        for input in ESCAPES {
+            let want = reference(input, 16);
+            assert_eq!(split_chunks(&[input], 16), want, "whole {:?}", input.escape_ascii());
+            for cut in 0..=input.len() {
+                let (a, b) = input.split_at(cut);
+                assert_eq!(
+                    split_chunks(&[a, b], 16),
+                    want,
+                    "cut at {cut}: {:?}",
+                    input.escape_ascii()
+                );
+            }
+            let bytes: Vec<&[u8]> = input.chunks(1).collect();
+            assert_eq!(split_chunks(&bytes, 16), want, "bytewise {:?}", input.escape_ascii());
+        }
+    }
+
+    #[test]
+    fn a_backslash_is_noted_once_and_the_search_resumes_past_it() {
+        let mut framer = NdjsonFramer::new(64);
+        let mut buf = BytesMut::from(&b"{\"a\":\"\\n"[..]);
+        assert_eq!(framer.next(&mut buf, false), None);
+        assert!(framer.backslash);
+        assert_eq!(framer.next_index, buf.len());
+        buf.extend_from_slice(b"\"}\n{}\n");
+        assert_eq!(
+            framer.next(&mut buf, false),
+            Some(Split::Frame { start: 0, end: 10, consumed: 11, backslash: true })
+        );
+        buf.advance(11);
+        // The next line starts afresh: no backslash carried over.
+        assert_eq!(
+            framer.next(&mut buf, false),
+            Some(Split::Frame { start: 0, end: 2, consumed: 3, backslash: false })
         );
     }
 }

@@ -29,10 +29,15 @@
 //! - Event data that is not UTF-8 is refused by the message parser (-32700), not repaired with
 //!   U+FFFD as a browser would: a JSON-RPC message must be UTF-8. Event types and ids are decoded
 //!   with replacement, as the standard says.
+//! - **The writer**, [`Outgoing::write_sse`], puts one message in one event: `event: message`, an
+//!   optional `id`, the message on one `data` line.
 
 use std::sync::Arc;
 
 use bytes::{Buf, BufMut, BytesMut};
+
+use crate::error::Error;
+use crate::message::encode::{Outgoing, Payload};
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -417,4 +422,47 @@ fn intern(cache: &mut Arc<str>, value: &[u8]) -> Arc<str> {
         *cache = Arc::from(String::from_utf8_lossy(value));
     }
     cache.clone()
+}
+
+impl<P: Payload> Outgoing<'_, P> {
+    /// Appends the message as one Server-Sent Event: `event: message`, then `id: <id>` when
+    /// given, then `data: <the message on one line>`, then an empty line.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidSseId`] when `id` holds a CR, an LF (either would end the line early) or
+    /// a NUL (a client ignores such an id); otherwise when a payload cannot be serialised. `dst`
+    /// is then left as it was.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bytes::BytesMut;
+    /// use mcpwire::{Id, Outgoing, RawJson};
+    ///
+    /// let mut out = BytesMut::new();
+    /// Outgoing::Result { id: Id::Num(1), result: RawJson::new("{\n}") }
+    ///     .write_sse(Some("s1-7"), &mut out)
+    ///     .unwrap();
+    /// assert_eq!(&out[..], &b"event: message\nid: s1-7\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{ }}\n\n"[..]);
+    /// ```
+    pub fn write_sse(&self, id: Option<&str>, dst: &mut BytesMut) -> Result<(), Error> {
+        if id.is_some_and(|id| id.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0))) {
+            return Err(Error::InvalidSseId);
+        }
+        let mark = dst.len();
+        dst.put_slice(b"event: message\n");
+        if let Some(id) = id {
+            dst.put_slice(b"id: ");
+            dst.put_slice(id.as_bytes());
+            dst.put_u8(b'\n');
+        }
+        dst.put_slice(b"data: ");
+        if let Err(e) = self.write_value(dst) {
+            dst.truncate(mark);
+            return Err(e);
+        }
+        dst.put_slice(b"\n\n");
+        Ok(())
+    }
 }

@@ -10,7 +10,7 @@ use std::fmt::{self, Write as _};
 use bytes::{BufMut, BytesMut};
 use serde::Serialize;
 
-use super::{Id, Kind, Message, RawJson};
+use super::{Id, Message, RawJson};
 use crate::error::{Error, ErrorCode};
 
 /// A JSON value that can be written into a frame.
@@ -140,18 +140,9 @@ pub enum Outgoing<'a, P = RawJson<'a>> {
     Raw(RawJson<'a>),
 }
 
+// The framings' writers (`write`, an NDJSON line; `write_sse`, an event) sit beside their
+// decoders in `crate::framing`; this file writes the message itself.
 impl<P: Payload> Outgoing<'_, P> {
-    /// Appends the message and its `\n` to `dst`.
-    ///
-    /// # Errors
-    ///
-    /// When a payload cannot be serialised; `dst` is then left as it was.
-    pub fn write(&self, dst: &mut BytesMut) -> Result<(), Error> {
-        self.write_value(dst)?;
-        dst.put_u8(b'\n');
-        Ok(())
-    }
-
     /// Appends the message without a line ending, as an element of a batch reply.
     ///
     /// # Errors
@@ -369,8 +360,7 @@ impl<'a> Message<'a> {
         &self,
         detail: ReplyDetail,
     ) -> Option<Outgoing<'a, Reason<'a, crate::DecodeError>>> {
-        debug_assert_eq!(self.kind() == Kind::Invalid, self.env.problem.is_some());
-        let problem = self.env.problem.as_ref()?;
+        let problem = self.decode_error_ref()?;
         let code = problem.code();
         let id = match code {
             ErrorCode::PARSE_ERROR => Id::Null,

@@ -14,6 +14,8 @@ pub(crate) mod encode;
 pub(crate) mod owned;
 pub(crate) mod parse;
 
+pub(crate) use parse::Backslash;
+
 use std::fmt;
 
 use bytes::Bytes;
@@ -170,13 +172,13 @@ pub struct ErrorObject<'a> {
 /// the frame's side buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Text {
-    at: u32,
-    len: u32,
-    side: bool,
+    pub(crate) at: u32,
+    pub(crate) len: u32,
+    pub(crate) side: bool,
 }
 
 /// A byte range `start..end` of the frame.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub(crate) struct Span {
     pub(crate) start: u32,
     pub(crate) end: u32,
@@ -199,38 +201,247 @@ pub(crate) struct ErrorRepr {
     pub(crate) data: Option<Span>,
 }
 
-/// The index of one message: its kind and where each member lies.
+/// Why one message of a frame that is valid JSON is invalid: the [`DecodeError`]s that carry no
+/// number, in one byte. (A problem with the frame as a whole, such as a syntax error or a refused
+/// batch, is kept once per frame, as [`Index::Unreadable`].)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Envelope {
-    pub(crate) kind: Kind,
-    pub(crate) problem: Option<DecodeError>,
-    pub(crate) id: IdRepr,
-    pub(crate) method: Option<Text>,
-    /// `params` of a request or notification, `result` of a response, `error` of an error
-    /// response: the kinds are exclusive, so one slot serves.
-    pub(crate) payload: Option<Span>,
-    pub(crate) error: Option<ErrorRepr>,
-    /// Carries `result` or `error` and no `method`: a response, even when an invalid one.
-    pub(crate) response_shaped: bool,
+pub(crate) enum Problem {
+    NotAnObject,
+    UnknownMember,
+    DuplicateMember(crate::error::Member),
+    MissingVersion,
+    WrongVersion,
+    MethodNotString,
+    ParamsNotStructured,
+    InvalidId,
+    NullId,
+    MethodWithOutcome,
+    ResultAndError,
+    ParamsOnResponse,
+    NoMethodOrOutcome,
+    ResponseWithoutId,
+    ErrorNotObject,
+    ErrorCodeNotInteger,
+    ErrorMessageNotString,
 }
 
-impl Envelope {
-    pub(crate) const fn invalid(problem: DecodeError) -> Self {
-        Self {
-            kind: Kind::Invalid,
-            problem: Some(problem),
-            id: IdRepr::Absent,
-            method: None,
-            payload: None,
-            error: None,
-            response_shaped: false,
+impl Problem {
+    /// The error, as a constant: a message lends it out for as long as its frame lives
+    /// ([`Message::error_reply`]), and a constant outlives any frame.
+    pub(crate) const fn get(self) -> &'static DecodeError {
+        use crate::error::Member as M;
+        match self {
+            Self::NotAnObject => &DecodeError::NotAnObject,
+            Self::UnknownMember => &DecodeError::UnknownMember,
+            Self::DuplicateMember(m) => match m {
+                M::Jsonrpc => &DecodeError::DuplicateMember(M::Jsonrpc),
+                M::Id => &DecodeError::DuplicateMember(M::Id),
+                M::Method => &DecodeError::DuplicateMember(M::Method),
+                M::Params => &DecodeError::DuplicateMember(M::Params),
+                M::Result => &DecodeError::DuplicateMember(M::Result),
+                M::Error => &DecodeError::DuplicateMember(M::Error),
+                M::ErrorCode => &DecodeError::DuplicateMember(M::ErrorCode),
+                M::ErrorMessage => &DecodeError::DuplicateMember(M::ErrorMessage),
+                M::ErrorData => &DecodeError::DuplicateMember(M::ErrorData),
+            },
+            Self::MissingVersion => &DecodeError::MissingVersion,
+            Self::WrongVersion => &DecodeError::WrongVersion,
+            Self::MethodNotString => &DecodeError::MethodNotString,
+            Self::ParamsNotStructured => &DecodeError::ParamsNotStructured,
+            Self::InvalidId => &DecodeError::InvalidId,
+            Self::NullId => &DecodeError::NullId,
+            Self::MethodWithOutcome => &DecodeError::MethodWithOutcome,
+            Self::ResultAndError => &DecodeError::ResultAndError,
+            Self::ParamsOnResponse => &DecodeError::ParamsOnResponse,
+            Self::NoMethodOrOutcome => &DecodeError::NoMethodOrOutcome,
+            Self::ResponseWithoutId => &DecodeError::ResponseWithoutId,
+            Self::ErrorNotObject => &DecodeError::ErrorNotObject,
+            Self::ErrorCodeNotInteger => &DecodeError::ErrorCodeNotInteger,
+            Self::ErrorMessageNotString => &DecodeError::ErrorMessageNotString,
         }
     }
 }
 
+/// What an id slot holds; the value itself is in [`Envelope::id`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IdTag {
+    Absent,
+    Null,
+    Num,
+    Str,
+    Unreadable,
+}
+
+/// [`Envelope::flags`] bits.
+const RESPONSE_SHAPED: u8 = 1;
+const ID_SIDE: u8 = 1 << 1;
+const HAS_TEXT: u8 = 1 << 2;
+const TEXT_SIDE: u8 = 1 << 3;
+const HAS_PAYLOAD: u8 = 1 << 4;
+const HAS_DATA: u8 = 1 << 5;
+
+/// The index of one message: its kind and where each member lies, in 48 bytes.
+///
+/// Every `Frame` carries one inline, and it is moved with the frame, so its fields are packed by
+/// hand rather than as `Option`s of enums (which cost a tag word each): members that no one
+/// message has together share a slot (`text` is `method` of a request or notification and
+/// `error.message` of an error response), and the presence of each is a bit of `flags`. The
+/// accessors below are the only readers and writers of the packed fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Envelope {
+    /// The id: an integer's bits, or a string's `at` (low half) and `len` (high half).
+    id: u64,
+    /// `error.code` of an error response.
+    code: i64,
+    /// `method`, or `error.message` of an error response: `at..at + len`.
+    text: Span,
+    /// `params` of a request or notification, `result` of a response, `error` of an error
+    /// response: the kinds are exclusive, so one slot serves.
+    payload: Span,
+    /// `error.data` of an error response.
+    data: Span,
+    pub(crate) kind: Kind,
+    pub(crate) problem: Option<Problem>,
+    id_tag: IdTag,
+    flags: u8,
+}
+
+impl Envelope {
+    /// A message with no members yet, classified as invalid for want of any.
+    pub(crate) const BLANK: Self = Self {
+        id: 0,
+        code: 0,
+        text: Span { start: 0, end: 0 },
+        payload: Span { start: 0, end: 0 },
+        data: Span { start: 0, end: 0 },
+        kind: Kind::Invalid,
+        problem: Some(Problem::NoMethodOrOutcome),
+        id_tag: IdTag::Absent,
+        flags: 0,
+    };
+
+    /// The view of a frame that is not a message at all ([`Index::Unreadable`]): invalid, no
+    /// members; its error is the frame's.
+    const UNREADABLE: Self = Self { problem: None, ..Self::BLANK };
+
+    pub(crate) const fn invalid(problem: Problem) -> Self {
+        Self { problem: Some(problem), ..Self::BLANK }
+    }
+
+    pub(crate) fn id(&self) -> IdRepr {
+        match self.id_tag {
+            IdTag::Absent => IdRepr::Absent,
+            IdTag::Null => IdRepr::Null,
+            IdTag::Num => IdRepr::Num(self.id as i64),
+            IdTag::Str => IdRepr::Str(Text {
+                at: self.id as u32,
+                len: (self.id >> 32) as u32,
+                side: self.flags & ID_SIDE != 0,
+            }),
+            IdTag::Unreadable => IdRepr::Unreadable,
+        }
+    }
+
+    pub(crate) fn set_id(&mut self, id: IdRepr) {
+        self.flags &= !ID_SIDE;
+        (self.id_tag, self.id) = match id {
+            IdRepr::Absent => (IdTag::Absent, 0),
+            IdRepr::Null => (IdTag::Null, 0),
+            IdRepr::Num(n) => (IdTag::Num, n as u64),
+            IdRepr::Str(t) => {
+                self.set_flag(ID_SIDE, t.side);
+                (IdTag::Str, u64::from(t.at) | (u64::from(t.len) << 32))
+            }
+            IdRepr::Unreadable => (IdTag::Unreadable, 0),
+        };
+    }
+
+    /// The `text` slot: `method`, or `error.message` of an error response.
+    fn text(&self) -> Option<Text> {
+        (self.flags & HAS_TEXT != 0).then_some(Text {
+            at: self.text.start,
+            len: self.text.end,
+            side: self.flags & TEXT_SIDE != 0,
+        })
+    }
+
+    fn set_text(&mut self, t: Text) {
+        self.flags |= HAS_TEXT;
+        self.set_flag(TEXT_SIDE, t.side);
+        self.text = Span { start: t.at, end: t.len };
+    }
+
+    /// `method`, whatever the kind, except an error response's (which has none).
+    pub(crate) fn method(&self) -> Option<Text> {
+        if self.kind == Kind::Error { None } else { self.text() }
+    }
+
+    pub(crate) fn set_method(&mut self, t: Text) {
+        debug_assert!(self.kind != Kind::Error);
+        self.set_text(t);
+    }
+
+    pub(crate) fn payload(&self) -> Option<Span> {
+        (self.flags & HAS_PAYLOAD != 0).then_some(self.payload)
+    }
+
+    pub(crate) fn set_payload(&mut self, span: Option<Span>) {
+        self.set_flag(HAS_PAYLOAD, span.is_some());
+        self.payload = span.unwrap_or_default();
+    }
+
+    /// `error` of an error response.
+    pub(crate) fn error(&self) -> Option<ErrorRepr> {
+        (self.kind == Kind::Error).then(|| ErrorRepr {
+            code: self.code,
+            message: self.text().expect("an error response has a message"),
+            data: (self.flags & HAS_DATA != 0).then_some(self.data),
+        })
+    }
+
+    /// Makes the message an error response with `e` as its `error`.
+    pub(crate) fn set_error(&mut self, e: ErrorRepr) {
+        self.kind = Kind::Error;
+        self.code = e.code;
+        self.set_text(e.message);
+        self.set_flag(HAS_DATA, e.data.is_some());
+        self.data = e.data.unwrap_or_default();
+    }
+
+    pub(crate) fn response_shaped(&self) -> bool {
+        self.flags & RESPONSE_SHAPED != 0
+    }
+
+    pub(crate) fn set_response_shaped(&mut self, yes: bool) {
+        self.set_flag(RESPONSE_SHAPED, yes);
+    }
+
+    fn set_flag(&mut self, bit: u8, on: bool) {
+        if on {
+            self.flags |= bit;
+        } else {
+            self.flags &= !bit;
+        }
+    }
+}
+
+/// Where the messages of a frame are described.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Index {
+    /// One message (possibly invalid, with the id it could read).
+    One(Envelope),
+    /// A batch: one envelope per element, each classified on its own. On the heap: a batch is
+    /// rare (MCP 2025-06-18 removed them) and its length is known before the first element is
+    /// read, so it costs one allocation of the right size.
+    Batch(Vec<Envelope>),
+    /// Not a message at all: not JSON, not an object or array, a refused batch, or refused by a
+    /// framing (too large, a malformed header block). Nothing of it could be read.
+    Unreadable(DecodeError),
+}
+
 /// Unescaped envelope strings; inline up to this many bytes, so a frame whose error message has
-/// a quoted word or two still costs no allocation.
-pub(crate) type Side = SmallVec<[u8; 48]>;
+/// a quoted word still costs no allocation.
+pub(crate) type Side = SmallVec<[u8; 32]>;
 
 /// One decoded frame: its bytes (split off the read buffer, not copied) and an index of the
 /// message, or of each batch element, in it.
@@ -256,35 +467,36 @@ pub(crate) type Side = SmallVec<[u8; 48]>;
 /// let call: Call<'_> = frame.params_as().unwrap();
 /// assert_eq!(call.name, "echo");
 /// ```
+///
+/// A `Frame` is at most 128 bytes (its bytes' handle, the index of one message inline, a small
+/// side buffer), so returning it through the codec moves little; a batch's index is on the heap.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Frame {
     bytes: Bytes,
-    batch: bool,
-    messages: SmallVec<[Envelope; 1]>,
+    index: Index,
     side: Side,
 }
 
 impl Frame {
-    /// A frame with no bytes and no messages, for the parser to fill.
+    /// A frame with no bytes and a blank index, for the parser to fill.
     fn empty() -> Self {
-        Self { bytes: Bytes::new(), batch: false, messages: SmallVec::new(), side: Side::new() }
+        Self { bytes: Bytes::new(), index: Index::One(Envelope::BLANK), side: Side::new() }
     }
 
     /// A frame that carries only a decode error, such as an over-long line whose bytes are gone.
     #[must_use]
     pub fn from_error(bytes: Bytes, error: DecodeError) -> Self {
-        Self {
-            bytes,
-            batch: false,
-            messages: smallvec::smallvec![Envelope::invalid(error)],
-            side: Side::new(),
-        }
+        Self { bytes, index: Index::Unreadable(error), side: Side::new() }
     }
 
     /// The frame's kind; [`Kind::Batch`] for an array of messages.
     #[must_use]
     pub fn kind(&self) -> Kind {
-        if self.batch { Kind::Batch } else { self.messages[0].kind }
+        match &self.index {
+            Index::One(env) => env.kind,
+            Index::Batch(_) => Kind::Batch,
+            Index::Unreadable(_) => Kind::Invalid,
+        }
     }
 
     /// The exact bytes received for this frame, without its line ending.
@@ -316,31 +528,53 @@ impl Frame {
     /// The frame as one message, or `None` for a batch.
     #[must_use]
     pub fn message(&self) -> Option<Message<'_>> {
-        (!self.batch).then(|| Message { frame: self, env: &self.messages[0] })
+        match &self.index {
+            Index::One(env) => Some(Message { frame: self, env }),
+            Index::Batch(_) => None,
+            Index::Unreadable(_) => Some(Message { frame: self, env: &Envelope::UNREADABLE }),
+        }
     }
 
     /// The elements of a batch, each classified on its own, or `None` when the frame is not a
     /// batch.
     pub fn batch(&self) -> Option<impl ExactSizeIterator<Item = Message<'_>> + '_> {
-        self.batch.then(|| self.messages.iter().map(|env| Message { frame: self, env }))
+        match &self.index {
+            Index::Batch(envs) => Some(envs.iter().map(|env| Message { frame: self, env })),
+            _ => None,
+        }
     }
 
     /// Element `i` of a batch, or the message itself at 0 when the frame is not a batch.
     #[must_use]
     pub fn element(&self, i: usize) -> Option<Message<'_>> {
-        self.messages.get(i).map(|env| Message { frame: self, env })
+        match &self.index {
+            Index::Batch(envs) => envs.get(i).map(|env| Message { frame: self, env }),
+            _ if i == 0 => self.message(),
+            _ => None,
+        }
     }
 
     /// How many messages the frame holds: its batch length, or 1.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.messages.len()
+        match &self.index {
+            Index::Batch(envs) => envs.len(),
+            _ => 1,
+        }
     }
 
     /// Always `false`: a frame holds at least one message (an empty batch is one invalid one).
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.messages.is_empty()
+        self.len() == 0
+    }
+
+    /// The error of a frame that is not a message at all.
+    fn unreadable(&self) -> Option<&DecodeError> {
+        match &self.index {
+            Index::Unreadable(e) => Some(e),
+            _ => None,
+        }
     }
 
     /// Why the frame is [`Kind::Invalid`]; `None` for a valid message or a batch (whose
@@ -453,7 +687,16 @@ impl<'a> Message<'a> {
     /// Why the message is [`Kind::Invalid`].
     #[must_use]
     pub fn decode_error(&self) -> Option<DecodeError> {
-        self.env.problem
+        self.decode_error_ref().copied()
+    }
+
+    /// Why the message is invalid, borrowed for as long as the frame.
+    pub(crate) fn decode_error_ref(&self) -> Option<&'a DecodeError> {
+        match self.env.problem {
+            Some(p) => Some(p.get()),
+            None if self.env.kind == Kind::Invalid => self.frame.unreadable(),
+            None => None,
+        }
     }
 
     /// Whether the message carries `result` or `error` and no `method`: a response, valid or
@@ -461,14 +704,14 @@ impl<'a> Message<'a> {
     /// that answered each other's malformed responses would loop.
     #[must_use]
     pub fn is_response_shaped(&self) -> bool {
-        self.env.response_shaped
+        self.env.response_shaped()
     }
 
     /// The id: of a request or response, or of an invalid message when it could be read (so the
     /// error reply can carry it). `Some(Id::Null)` only for an error response.
     #[must_use]
     pub fn id(&self) -> Option<Id<'a>> {
-        match self.env.id {
+        match self.env.id() {
             IdRepr::Num(n) => Some(Id::Num(n)),
             IdRepr::Str(t) => Some(Id::Str(self.frame.text(t))),
             IdRepr::Null if self.env.kind == Kind::Error => Some(Id::Null),
@@ -480,7 +723,7 @@ impl<'a> Message<'a> {
     #[must_use]
     pub fn method(&self) -> Option<&'a str> {
         match self.env.kind {
-            Kind::Request | Kind::Notification => self.env.method.map(|t| self.frame.text(t)),
+            Kind::Request | Kind::Notification => self.env.method().map(|t| self.frame.text(t)),
             _ => None,
         }
     }
@@ -489,7 +732,7 @@ impl<'a> Message<'a> {
     #[must_use]
     pub fn params(&self) -> Option<RawJson<'a>> {
         match self.env.kind {
-            Kind::Request | Kind::Notification => self.env.payload.map(|s| self.frame.raw(s)),
+            Kind::Request | Kind::Notification => self.env.payload().map(|s| self.frame.raw(s)),
             _ => None,
         }
     }
@@ -498,7 +741,7 @@ impl<'a> Message<'a> {
     #[must_use]
     pub fn result(&self) -> Option<RawJson<'a>> {
         match self.env.kind {
-            Kind::Response => self.env.payload.map(|s| self.frame.raw(s)),
+            Kind::Response => self.env.payload().map(|s| self.frame.raw(s)),
             _ => None,
         }
     }
@@ -506,14 +749,11 @@ impl<'a> Message<'a> {
     /// The `error` of an error response.
     #[must_use]
     pub fn error(&self) -> Option<ErrorObject<'a>> {
-        match (self.env.kind, self.env.error) {
-            (Kind::Error, Some(e)) => Some(ErrorObject {
-                code: e.code,
-                message: self.frame.text(e.message),
-                data: e.data.map(|s| self.frame.raw(s)),
-            }),
-            _ => None,
-        }
+        self.env.error().map(|e| ErrorObject {
+            code: e.code,
+            message: self.frame.text(e.message),
+            data: e.data.map(|s| self.frame.raw(s)),
+        })
     }
 
     /// Deserialises `params` into `T`, borrowing strings that need no unescaping. Absent params
@@ -607,29 +847,101 @@ impl FrameParser {
         // The body is ours whole: it becomes the frame's bytes as it is, with no split (a split
         // and the drop of the empty remainder each touch the buffer's shared reference count).
         let mut frame = Frame::empty();
-        frame.batch = self.inner.parse(&mut body, end, &mut frame.messages, &mut frame.side);
+        self.inner.parse(&mut body, end, Backslash::Unknown, &mut frame.index, &mut frame.side);
         frame.bytes = body.freeze();
         frame
     }
 
     /// Parses `buf[start..end]` (what follows `end` may serve as parse padding) and splits it off
     /// `buf` as the frame's bytes: on return `buf` starts with what followed `end`. The caller
-    /// has already held the body to the frame size limit (the codec's framer does).
+    /// has already held the body to the frame size limit (the codec's framer does), and says
+    /// what its own scan learnt of backslashes in the body, so the parser need not look again.
     #[inline]
     pub(crate) fn parse_in(
         &mut self,
         buf: &mut bytes::BytesMut,
         start: usize,
         end: usize,
+        backslash: Backslash,
     ) -> Frame {
         use bytes::Buf;
         debug_assert!(end - start <= self.limits().frame_bytes());
         let mut frame = Frame::empty();
-        frame.batch =
-            self.inner.parse(&mut buf[start..], end - start, &mut frame.messages, &mut frame.side);
+        self.inner.parse(
+            &mut buf[start..],
+            end - start,
+            backslash,
+            &mut frame.index,
+            &mut frame.side,
+        );
         buf.advance(start);
         frame.bytes = buf.split_to(end - start).freeze();
-        debug_assert!(frame.batch || frame.messages.len() == 1);
         frame
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_index_of_one_message_is_packed_into_48_bytes() {
+        assert_eq!(std::mem::size_of::<Envelope>(), 48);
+        // The batch and unreadable cases fit around the envelope's own tag bytes.
+        assert_eq!(std::mem::size_of::<Index>(), 48);
+        assert_eq!(std::mem::size_of::<Frame>(), 32 + 48 + 40);
+    }
+
+    #[test]
+    fn every_packed_member_reads_back_as_written() {
+        let mut env = Envelope::BLANK;
+        let t = |at, len, side| Text { at, len, side };
+        for id in [
+            IdRepr::Absent,
+            IdRepr::Null,
+            IdRepr::Num(i64::MIN),
+            IdRepr::Num(-1),
+            IdRepr::Num(i64::MAX),
+            IdRepr::Str(t(u32::MAX - 1, u32::MAX, true)),
+            IdRepr::Str(t(7, 0, false)),
+            IdRepr::Unreadable,
+        ] {
+            env.set_id(id);
+            assert_eq!(env.id(), id);
+        }
+        env.set_method(t(3, 4, true));
+        assert_eq!(env.method(), Some(t(3, 4, true)));
+        env.set_payload(Some(Span { start: 1, end: u32::MAX }));
+        assert_eq!(env.payload(), Some(Span { start: 1, end: u32::MAX }));
+        env.set_payload(None);
+        assert_eq!(env.payload(), None);
+        assert_eq!(env.error(), None);
+        let e = ErrorRepr {
+            code: i64::MIN,
+            message: t(9, 2, false),
+            data: Some(Span { start: 5, end: 6 }),
+        };
+        env.set_error(e);
+        assert_eq!((env.kind, env.error(), env.method()), (Kind::Error, Some(e), None));
+        env.set_error(ErrorRepr { data: None, ..e });
+        assert_eq!(env.error().unwrap().data, None);
+        env.set_response_shaped(true);
+        assert!(env.response_shaped());
+        assert_eq!(env.id(), IdRepr::Unreadable, "other members leave the id alone");
+    }
+
+    #[test]
+    fn every_problem_is_the_decode_error_of_its_name() {
+        use crate::error::Member as M;
+        assert_eq!(
+            *Problem::DuplicateMember(M::ErrorData).get(),
+            DecodeError::DuplicateMember(M::ErrorData)
+        );
+        assert_eq!(
+            *Problem::DuplicateMember(M::Jsonrpc).get(),
+            DecodeError::DuplicateMember(M::Jsonrpc)
+        );
+        assert_eq!(*Problem::ErrorMessageNotString.get(), DecodeError::ErrorMessageNotString);
+        assert_eq!(*Problem::NotAnObject.get(), DecodeError::NotAnObject);
     }
 }

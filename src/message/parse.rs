@@ -10,7 +10,8 @@
 //!    envelope strings whose wire form had escapes into the side buffer.
 //!
 //! What simd-json mutates: unescaping rewrites a string that has escapes in place. The frame is
-//! parsed where it lies only when it has no backslash at all (so nothing is rewritten) and at
+//! parsed where it lies only when it has no backslash at all (so nothing is rewritten; the NDJSON
+//! framer notes backslashes in the same pass that finds the line's end, [`Backslash`]) and at
 //! least [`INPUT_PADDING`] bytes follow it in the read buffer (simd-json uses them as padding
 //! and leaves them as they were). Otherwise it is first copied to a reused scratch buffer,
 //! placed at the same address modulo 64 (a copy whose source and destination differ by 1-31
@@ -19,11 +20,21 @@
 //! `params`/`result` are their exact JSON text.
 
 use simd_json::{Buffers, INPUT_PADDING, Node, StaticNode, Tape, fill_tape_padded};
-use smallvec::SmallVec;
 
-use super::{Envelope, ErrorRepr, IdRepr, Kind, Side, Span, Text};
+use super::{Envelope, ErrorRepr, IdRepr, Index, Kind, Problem, Side, Span, Text};
 use crate::error::{DecodeError, Member};
 use crate::limits::Limits;
+
+/// What the caller learnt of backslashes in a frame while finding where it ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Backslash {
+    /// The frame has none: it may be parsed where it lies.
+    Absent,
+    /// The frame has at least one: simd-json would rewrite it, so it is parsed in the scratch.
+    Present,
+    /// Not looked for: the parser looks.
+    Unknown,
+}
 
 /// A pending span's end when the member is the last of its object.
 const LAST: u32 = u32::MAX;
@@ -65,19 +76,30 @@ impl Parser {
 
     /// Parses and classifies the frame body `buf[..len]`; `buf[len..]` is whatever follows it in
     /// the read buffer. `buf` is left exactly as it was.
-    /// The index goes into `messages` and `side`, which the caller passes empty; returns whether
-    /// the frame is a batch. (Filling the caller's storage saves moving a large result.)
+    /// The index goes into `index` and `side`, which the caller passes blank (filling the
+    /// caller's storage saves moving the result).
     pub(crate) fn parse(
         &mut self,
         buf: &mut [u8],
         len: usize,
-        messages: &mut SmallVec<[Envelope; 1]>,
+        backslash: Backslash,
+        index: &mut Index,
         side: &mut Side,
-    ) -> bool {
+    ) {
         debug_assert!(len <= buf.len() && len < u32::MAX as usize);
-        debug_assert!(messages.is_empty() && side.is_empty());
-        let in_place =
-            buf.len() - len >= INPUT_PADDING && memchr::memchr(b'\\', &buf[..len]).is_none();
+        debug_assert!(*index == Index::One(Envelope::BLANK) && side.is_empty());
+        debug_assert!(
+            backslash != Backslash::Absent || memchr::memchr(b'\\', &buf[..len]).is_none(),
+            "a frame said to have no backslash has one: parsing it in place would rewrite it"
+        );
+        let room = buf.len() - len >= INPUT_PADDING;
+        let plain = match backslash {
+            Backslash::Absent => true,
+            Backslash::Present => false,
+            // Looked for only when it decides something: without room the frame is copied anyway.
+            Backslash::Unknown => room && memchr::memchr(b'\\', &buf[..len]).is_none(),
+        };
+        let in_place = room && plain;
         let mut offset = 0;
         if !in_place {
             offset = self.stage_in_scratch(&buf[..len]);
@@ -93,7 +115,7 @@ impl Parser {
             let base = input.as_ptr() as usize;
             let mut tape = self.tape.take().unwrap_or_else(Tape::null).reset();
             let walked = match fill_tape_padded(input, len, &mut self.buffers, &mut tape) {
-                Ok(()) => Ok(walk(&tape.0, base, &self.limits, messages)),
+                Ok(()) => walk(&tape.0, base, &self.limits, index),
                 Err(e) => Err(DecodeError::from_simd(&e, self.limits.depth())),
             };
             self.tape = Some(tape.reset());
@@ -101,25 +123,22 @@ impl Parser {
         };
 
         // Phase 2: the bytes are ours to read again.
-        match walked {
-            Err(problem) => {
-                messages.push(Envelope::invalid(refine(problem, &buf[..len])));
-                false
-            }
-            Ok(batch) => {
-                let orig = &buf[..len];
-                let unescaped = if in_place { orig } else { &self.scratch[offset..offset + len] };
-                if batch {
-                    let closes = element_closes(orig, self.buffers.structural_indexes());
-                    for (env, close) in messages.iter_mut().zip(closes) {
-                        resolve(env, close, orig, unescaped, side);
-                    }
-                } else {
-                    let close = trim_back(orig, len) - 1;
-                    resolve(&mut messages[0], close, orig, unescaped, side);
+        if let Err(problem) = walked {
+            *index = Index::Unreadable(refine(problem, &buf[..len]));
+            return;
+        }
+        let orig = &buf[..len];
+        let unescaped = if in_place { orig } else { &self.scratch[offset..offset + len] };
+        let texts = Texts { orig, unescaped, plain };
+        match index {
+            Index::One(env) => resolve(env, trim_back(orig, len) - 1, &texts, side),
+            Index::Batch(envs) => {
+                let closes = element_closes(orig, self.buffers.structural_indexes());
+                for (env, close) in envs.iter_mut().zip(closes) {
+                    resolve(env, close, &texts, side);
                 }
-                batch
             }
+            Index::Unreadable(_) => {}
         }
     }
 
@@ -185,47 +204,44 @@ fn text(s: &str, base: usize) -> Text {
     Text { at: offset(s, base), len: s.len() as u32, side: false }
 }
 
-/// Classifies the root value; returns whether it is a batch.
+/// Classifies the root value into `index`; `Err` when the frame is not a message or a batch
+/// of messages at all.
 fn walk(
     nodes: &[Node<'_>],
     base: usize,
     limits: &Limits,
-    out: &mut SmallVec<[Envelope; 1]>,
-) -> bool {
+    index: &mut Index,
+) -> Result<(), DecodeError> {
     match nodes[0] {
         Node::Object { .. } => {
-            push_envelope(nodes, 0, base, out);
-            false
+            let Index::One(env) = index else { unreachable!("the caller passes a blank index") };
+            fill_envelope(nodes, 0, base, env);
+            Ok(())
         }
         Node::Array { len, .. } => {
-            let problem = if !limits.accepts_batches() {
-                Some(DecodeError::BatchesRefused)
+            if !limits.accepts_batches() {
+                return Err(DecodeError::BatchesRefused);
             } else if len == 0 {
-                Some(DecodeError::EmptyBatch)
+                return Err(DecodeError::EmptyBatch);
             } else if len > limits.batch_len() {
-                Some(DecodeError::BatchTooLong { len, limit: limits.batch_len() })
-            } else {
-                None
-            };
-            if let Some(problem) = problem {
-                out.push(Envelope::invalid(problem));
-                return false;
+                return Err(DecodeError::BatchTooLong { len, limit: limits.batch_len() });
             }
-            out.reserve_exact(len);
+            let mut envs = Vec::with_capacity(len);
             let mut i = 1;
             for _ in 0..len {
                 match nodes[i] {
-                    Node::Object { .. } => push_envelope(nodes, i, base, out),
-                    _ => out.push(Envelope::invalid(DecodeError::NotAnObject)),
+                    Node::Object { .. } => {
+                        envs.push(Envelope::BLANK);
+                        fill_envelope(nodes, i, base, envs.last_mut().expect("just pushed"));
+                    }
+                    _ => envs.push(Envelope::invalid(Problem::NotAnObject)),
                 }
                 i += size(&nodes[i]);
             }
-            true
+            *index = Index::Batch(envs);
+            Ok(())
         }
-        Node::String(_) | Node::Static(_) => {
-            out.push(Envelope::invalid(DecodeError::NotAnObject));
-            false
-        }
+        Node::String(_) | Node::Static(_) => Err(DecodeError::NotAnObject),
     }
 }
 
@@ -246,7 +262,7 @@ fn bit(m: Member) -> u16 {
 }
 
 /// Records the first problem found; later ones do not replace it.
-fn note(slot: &mut Option<DecodeError>, problem: DecodeError) {
+fn note(slot: &mut Option<Problem>, problem: Problem) {
     slot.get_or_insert(problem);
 }
 
@@ -281,29 +297,22 @@ fn members<'t, 'i>(
     })
 }
 
-/// Phase 1 for one message object at `nodes[object]`: its envelope, appended to `out`.
-fn push_envelope(
-    nodes: &[Node<'_>],
-    object: usize,
-    base: usize,
-    out: &mut SmallVec<[Envelope; 1]>,
-) {
-    // Filled where it lies: an envelope is large enough that building it aside and moving it in
-    // costs more than the classification itself on small frames.
-    out.push(Envelope::invalid(DecodeError::NoMethodOrOutcome));
-    let env = out.last_mut().expect("just pushed");
-    env.problem = None;
+/// Phase 1 for one message object at `nodes[object]`: its envelope, filled into `env` (blank).
+fn fill_envelope(nodes: &[Node<'_>], object: usize, base: usize, env: &mut Envelope) {
+    let mut problem = None;
+    let mut id = IdRepr::Absent;
+    let mut payload = None;
     let mut seen = 0u16;
     let mut error = None;
     for (key, value, pending) in members(nodes, object, base) {
         let Some(m) = member(key) else {
-            note(&mut env.problem, DecodeError::UnknownMember);
+            note(&mut problem, Problem::UnknownMember);
             continue;
         };
         if seen & bit(m) != 0 {
-            note(&mut env.problem, DecodeError::DuplicateMember(m));
+            note(&mut problem, Problem::DuplicateMember(m));
             if m == Member::Id {
-                env.id = IdRepr::Unreadable;
+                id = IdRepr::Unreadable;
             }
             continue;
         }
@@ -313,78 +322,80 @@ fn push_envelope(
             // JSON-RPC 2.0: "jsonrpc ... MUST be exactly "2.0"".
             Member::Jsonrpc => {
                 if !matches!(node, Node::String("2.0")) {
-                    note(&mut env.problem, DecodeError::WrongVersion);
+                    note(&mut problem, Problem::WrongVersion);
                 }
             }
             Member::Id => {
-                env.id = match *node {
+                id = match *node {
                     Node::String(s) => IdRepr::Str(text(s, base)),
                     Node::Static(StaticNode::Null) => IdRepr::Null,
                     _ => integer(node).map_or(IdRepr::Unreadable, IdRepr::Num),
                 }
             }
             Member::Method => match *node {
-                Node::String(s) => env.method = Some(text(s, base)),
-                _ => note(&mut env.problem, DecodeError::MethodNotString),
+                Node::String(s) => env.set_method(text(s, base)),
+                _ => note(&mut problem, Problem::MethodNotString),
             },
             // "params ... MUST be a Structured value": an object or an array.
             Member::Params => match node {
-                Node::Object { .. } | Node::Array { .. } => env.payload = Some(pending),
-                _ => note(&mut env.problem, DecodeError::ParamsNotStructured),
+                Node::Object { .. } | Node::Array { .. } => payload = Some(pending),
+                _ => note(&mut problem, Problem::ParamsNotStructured),
             },
-            Member::Result => env.payload = Some(pending),
+            Member::Result => payload = Some(pending),
             Member::Error => {
-                env.payload = Some(pending);
+                payload = Some(pending);
                 error = Some(error_object(nodes, value, base));
             }
             _ => unreachable!("only top-level members are matched"),
         }
     }
     let has = |m| seen & bit(m) != 0;
-    let (kind, problem) = if let Some(p) = env.problem {
+    let (kind, problem) = if let Some(p) = problem {
         (Kind::Invalid, Some(p))
     } else if !has(Member::Jsonrpc) {
-        (Kind::Invalid, Some(DecodeError::MissingVersion))
+        (Kind::Invalid, Some(Problem::MissingVersion))
     } else if has(Member::Method) {
         if has(Member::Result) || has(Member::Error) {
-            (Kind::Invalid, Some(DecodeError::MethodWithOutcome))
+            (Kind::Invalid, Some(Problem::MethodWithOutcome))
         } else {
-            match env.id {
+            match id {
                 IdRepr::Absent => (Kind::Notification, None),
                 IdRepr::Num(_) | IdRepr::Str(_) => (Kind::Request, None),
-                IdRepr::Null => (Kind::Invalid, Some(DecodeError::NullId)),
-                IdRepr::Unreadable => (Kind::Invalid, Some(DecodeError::InvalidId)),
+                IdRepr::Null => (Kind::Invalid, Some(Problem::NullId)),
+                IdRepr::Unreadable => (Kind::Invalid, Some(Problem::InvalidId)),
             }
         }
     } else if has(Member::Result) && has(Member::Error) {
-        (Kind::Invalid, Some(DecodeError::ResultAndError))
+        (Kind::Invalid, Some(Problem::ResultAndError))
     } else if (has(Member::Result) || has(Member::Error)) && has(Member::Params) {
         // Also keeps the one payload slot for the result or error: no valid message has two.
-        (Kind::Invalid, Some(DecodeError::ParamsOnResponse))
+        (Kind::Invalid, Some(Problem::ParamsOnResponse))
     } else if has(Member::Result) || has(Member::Error) {
-        match (env.id, error) {
-            (IdRepr::Absent, _) => (Kind::Invalid, Some(DecodeError::ResponseWithoutId)),
-            (IdRepr::Unreadable, _) => (Kind::Invalid, Some(DecodeError::InvalidId)),
-            (IdRepr::Null, None) => (Kind::Invalid, Some(DecodeError::NullId)),
+        match (id, error) {
+            (IdRepr::Absent, _) => (Kind::Invalid, Some(Problem::ResponseWithoutId)),
+            (IdRepr::Unreadable, _) => (Kind::Invalid, Some(Problem::InvalidId)),
+            (IdRepr::Null, None) => (Kind::Invalid, Some(Problem::NullId)),
             (_, None) => (Kind::Response, None),
             (_, Some(Err(p))) => (Kind::Invalid, Some(p)),
             (_, Some(Ok(e))) => {
-                env.error = Some(e);
+                env.set_error(e);
                 (Kind::Error, None)
             }
         }
     } else {
-        (Kind::Invalid, Some(DecodeError::NoMethodOrOutcome))
+        (Kind::Invalid, Some(Problem::NoMethodOrOutcome))
     };
+    env.set_id(id);
+    env.set_payload(payload);
     env.kind = kind;
     env.problem = problem;
-    env.response_shaped = (has(Member::Result) || has(Member::Error)) && !has(Member::Method);
+    env.set_response_shaped((has(Member::Result) || has(Member::Error)) && !has(Member::Method));
 }
 
 /// Phase 1 for the `error` member of an error response.
-fn error_object(nodes: &[Node<'_>], object: usize, base: usize) -> Result<ErrorRepr, DecodeError> {
+fn error_object(nodes: &[Node<'_>], object: usize, base: usize) -> Result<ErrorRepr, Problem> {
     if !matches!(nodes[object], Node::Object { .. }) {
-        return Err(DecodeError::ErrorNotObject);
+        return Err(Problem::ErrorNotObject);
     }
     let (mut code, mut message, mut data) = (None, None, None);
     let mut problem = None;
@@ -399,7 +410,7 @@ fn error_object(nodes: &[Node<'_>], object: usize, base: usize) -> Result<ErrorR
             _ => continue,
         };
         if seen & bit(m) != 0 {
-            note(&mut problem, DecodeError::DuplicateMember(m));
+            note(&mut problem, Problem::DuplicateMember(m));
             continue;
         }
         seen |= bit(m);
@@ -415,8 +426,8 @@ fn error_object(nodes: &[Node<'_>], object: usize, base: usize) -> Result<ErrorR
     }
     match (problem, code, message) {
         (Some(p), _, _) => Err(p),
-        (None, None, _) => Err(DecodeError::ErrorCodeNotInteger),
-        (None, _, None) => Err(DecodeError::ErrorMessageNotString),
+        (None, None, _) => Err(Problem::ErrorCodeNotInteger),
+        (None, _, None) => Err(Problem::ErrorMessageNotString),
         (None, Some(code), Some(message)) => Ok(ErrorRepr { code, message, data }),
     }
 }
@@ -460,33 +471,46 @@ fn element_closes<'a>(orig: &'a [u8], structurals: &'a [u32]) -> impl Iterator<I
     })
 }
 
+/// A frame's bytes as received, and as simd-json unescaped them (the same bytes when the frame
+/// has no backslash, `plain`).
+struct Texts<'a> {
+    orig: &'a [u8],
+    unescaped: &'a [u8],
+    plain: bool,
+}
+
 /// Phase 2 for one message whose object's closing brace is at `close`.
-fn resolve(env: &mut Envelope, close: usize, orig: &[u8], unescaped: &[u8], side: &mut Side) {
-    if let IdRepr::Str(t) = &mut env.id {
-        *t = resolve_text(*t, orig, unescaped, side);
+fn resolve(env: &mut Envelope, close: usize, texts: &Texts<'_>, side: &mut Side) {
+    if let IdRepr::Str(t) = env.id() {
+        env.set_id(IdRepr::Str(resolve_text(t, texts, side)));
     }
-    if let Some(t) = &mut env.method {
-        *t = resolve_text(*t, orig, unescaped, side);
+    if let Some(t) = env.method() {
+        env.set_method(resolve_text(t, texts, side));
     }
     if env.kind == Kind::Invalid {
-        env.payload = None;
+        env.set_payload(None);
         return;
     }
-    if let Some(p) = &mut env.payload {
-        *p = value_span(*p, close, orig);
-    }
-    if let (Some(e), Some(payload)) = (&mut env.error, env.payload) {
-        e.message = resolve_text(e.message, orig, unescaped, side);
+    let Some(pending) = env.payload() else { return };
+    let payload = value_span(pending, close, texts.orig);
+    env.set_payload(Some(payload));
+    if let Some(mut e) = env.error() {
+        e.message = resolve_text(e.message, texts, side);
         if let Some(d) = &mut e.data {
-            *d = value_span(*d, payload.end as usize - 1, orig);
+            *d = value_span(*d, payload.end as usize - 1, texts.orig);
         }
+        env.set_error(e);
     }
 }
 
 /// A string's bytes in the frame when its wire form has no escapes; otherwise its unescaped form,
 /// copied to the side buffer.
-fn resolve_text(t: Text, orig: &[u8], unescaped: &[u8], side: &mut Side) -> Text {
+fn resolve_text(t: Text, texts: &Texts<'_>, side: &mut Side) -> Text {
+    if texts.plain {
+        return t;
+    }
     let (at, len) = (t.at as usize, t.len as usize);
+    let orig = texts.orig;
     // A validated string whose first `len` bytes hold no backslash and are followed by the
     // closing quote is exactly its unescaped form.
     // Envelope strings are short: a plain loop beats a call into memchr here.
@@ -494,7 +518,7 @@ fn resolve_text(t: Text, orig: &[u8], unescaped: &[u8], side: &mut Side) -> Text
         return t;
     }
     let side_at = side.len() as u32;
-    side.extend_from_slice(&unescaped[at..at + len]);
+    side.extend_from_slice(&texts.unescaped[at..at + len]);
     Text { at: side_at, len: t.len, side: true }
 }
 
