@@ -19,7 +19,9 @@
 //! are flat (every sample the same `K`, large enough that `N` stay in flight nearly throughout).
 //!
 //! Printed besides: latency percentiles at 1,024 in flight (a separate, untimed-by-criterion run
-//! that times each request), and allocations per round trip (client and server together) counted
+//! that times each request), and allocations per round trip (client and server together; also
+//! for `ping` on the mcpwire pair, whose handler and caller allocate nothing, so its count is
+//! the wire core's own) counted
 //! with a counting wrapper around the global allocator.
 
 use std::borrow::Cow;
@@ -151,6 +153,18 @@ impl Client for McpwireClient {
         let response = self.0.request("tools/call", Some(Json(&params))).await.unwrap();
         let result: ToolResult<'_> = response.result_as().unwrap();
         assert!(result.content.len() == 1 && result.content[0].text == MESSAGE);
+    }
+}
+
+/// `ping` on the same pair: no allocation in the handler (`Reply::empty`) or the caller, so
+/// what it allocates per round trip is the wire core's own.
+#[derive(Clone)]
+struct McpwirePing(PeerHandle);
+
+impl Client for McpwirePing {
+    async fn call(&self) {
+        let response = self.0.request("ping", mcpwire::peer::NO_PARAMS).await.unwrap();
+        assert_eq!(response.result().map(|r| r.get()), Some("{}"));
     }
 }
 
@@ -332,8 +346,10 @@ fn e2e(c: &mut Criterion) {
     let mcpwire = rt.block_on(McpwirePair::start());
     let rmcp = rt.block_on(RmcpPair::start());
 
+    let ping = McpwirePing(mcpwire.client.0.clone());
     for n in IN_FLIGHT {
         report_allocations(&rt, "mcpwire", &mcpwire.client, n);
+        report_allocations(&rt, "mcpwire ping (the wire core alone)", &ping, n);
         report_allocations(&rt, "rmcp", &rmcp.client, n);
     }
 

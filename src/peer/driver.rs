@@ -14,7 +14,7 @@ use std::panic::AssertUnwindSafe;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::task::{Context as TaskContext, Poll, ready};
+use std::task::{Context as TaskContext, Poll, Waker, ready};
 
 use bytes::BytesMut;
 use futures_util::{FutureExt, Stream};
@@ -147,15 +147,17 @@ async fn run_notification<H: Handler>(
 }
 
 /// What a handler's end tells the core: its outcome, with a panic answered -32603. The work
-/// it lets begin goes into `events`, when given.
+/// it lets begin goes into the driver's queue, when the driver reports it.
 fn report(
     shared: &Shared,
     ticket: Ticket,
     request: &Incoming,
     outcome: Option<Result<Reply, RpcError>>,
-    events: Option<&mut VecDeque<Event>>,
+    driver: Option<(&mut VecDeque<Event>, &Waker)>,
 ) {
-    shared.with(|c| {
+    let me = driver.as_ref().map(|(_, w)| *w);
+    let events = driver.map(|(e, _)| e);
+    shared.with_from(me, |c| {
         let outcome = outcome.unwrap_or_else(|| {
             tracing::error!(method = request.method(), "a request handler panicked");
             c.handler_panicked();
@@ -244,7 +246,13 @@ where
                         };
                         match boxed.as_mut().poll(cx) {
                             Poll::Ready((request, outcome)) => {
-                                report(&shared, ticket, &request, outcome, Some(&mut *events));
+                                report(
+                                    &shared,
+                                    ticket,
+                                    &request,
+                                    outcome,
+                                    Some((&mut *events, cx.waker())),
+                                );
                                 spare_request = Some(boxed);
                             }
                             // Its first poll registered this task's waker; the new task polls
@@ -267,7 +275,7 @@ where
                         };
                         match boxed.as_mut().poll(cx) {
                             Poll::Ready(panicked) => {
-                                shared.with(|c| {
+                                shared.with_from(Some(cx.waker()), |c| {
                                     if panicked {
                                         c.handler_panicked();
                                     }
@@ -278,7 +286,7 @@ where
                             }
                             Poll::Pending => {
                                 note = Some(boxed);
-                                shared.with(|c| {
+                                shared.with_from(Some(cx.waker()), |c| {
                                     c.notification_waiting();
                                     take_events(c, events);
                                 });
@@ -296,7 +304,7 @@ where
                     tracing::error!("a notification handler panicked");
                 }
                 spare_note = note.take();
-                shared.with(|c| {
+                shared.with_from(Some(cx.waker()), |c| {
                     if panicked {
                         c.handler_panicked();
                     }
@@ -344,7 +352,7 @@ where
             }
             if timer_at.is_some() && timer.as_mut().poll(cx).is_ready() {
                 timer_at = None;
-                shared.with(|c| c.handle_timeout(now()));
+                shared.with_from(Some(cx.waker()), |c| c.handle_timeout(now()));
                 progress = true;
             }
 
@@ -358,7 +366,7 @@ where
                             read += 1;
                             // What the frame hands out runs before the next frame is read, so
                             // work is begun in the order it came.
-                            let more = shared.with(|c| {
+                            let more = shared.with_from(Some(cx.waker()), |c| {
                                 c.handle_frame(now(), frame);
                                 while let Some(e) = c.poll_event() {
                                     events.push_back(e);
@@ -372,12 +380,14 @@ where
                         }
                         Poll::Ready(None) => {
                             reading = false;
-                            shared.with(|c| c.handle_eof(now()));
+                            shared.with_from(Some(cx.waker()), |c| c.handle_eof(now()));
                             break;
                         }
                         Poll::Ready(Some(Err(e))) => {
                             reading = false;
-                            shared.with(|c| c.close(CloseReason::Io(e.to_string())));
+                            shared.with_from(Some(cx.waker()), |c| {
+                                c.close(CloseReason::Io(e.to_string()))
+                            });
                             break;
                         }
                     }
@@ -389,7 +399,7 @@ where
             if write_now {
                 match outlet.poll_send(cx, &mut out, &mut sent) {
                     Poll::Ready(Ok(())) => {
-                        shared.with(|c| c.wrote(write_len));
+                        shared.with_from(Some(cx.waker()), |c| c.wrote(write_len));
                         out.clear();
                         sent.clear();
                         if out.capacity() > WRITE_BUFFER_KEEP {

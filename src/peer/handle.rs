@@ -91,6 +91,12 @@ impl Shared {
 
     /// Runs `f` on the core, then wakes the tasks it left to wake.
     pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Core) -> R) -> R {
+        self.with_from(None, f)
+    }
+
+    /// [`Shared::with`] for the task whose waker is `me`, which is not woken: it is running,
+    /// and looks at the core again before it waits.
+    pub(crate) fn with_from<R>(&self, me: Option<&Waker>, f: impl FnOnce(&mut Core) -> R) -> R {
         let mut wake = Wakers::new();
         let (r, closed) = {
             let mut core = self.lock();
@@ -98,6 +104,9 @@ impl Shared {
             core.take_wakers(&mut wake);
             (r, core.is_closed())
         };
+        if let Some(me) = me {
+            wake.retain(|w| !w.will_wake(me));
+        }
         self.after(wake, closed);
         r
     }
