@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Fills fuzz/corpus/<target>/ (git-ignored) with seeds, and writes the large hostile inputs of
-# BAD_INPUTS.md to fuzz/corpus/large/ (too big to commit; run them once with
+# Fills fuzz/corpus/<target>/ (git-ignored) with seeds, and writes large hostile inputs (100,000
+# `[`, a 100,000-element batch, ...) to fuzz/corpus/large/ (too big to commit; run them once with
 # `cargo fuzz run <target> corpus/large/*`, see README.md).
 #
-# Bodies come from the committed seeds (fuzz/seeds/: BAD_INPUTS.md sections A-D and MCP
-# messages; Content-Length and SSE streams for those two targets), from ../shared/conformance/ read in place (JSONTestSuite's test_parsing files and
-# every line of the JSON-RPC 2.0 specification examples), and from fuzz/regressions/. Set
-# MCPWIRE_CONFORMANCE to read the conformance files from elsewhere.
+# Bodies come from the committed seeds (fuzz/seeds/: small hostile inputs for framing, UTF-8 and
+# escapes, JSON and the JSON-RPC shape, and MCP messages; Content-Length and SSE streams for those
+# two targets), from the test data in ../tests/data/ (JSONTestSuite's test_parsing files and every
+# line of the JSON-RPC 2.0 specification examples, see tests/data/README.md), and from
+# fuzz/regressions/.
 set -euo pipefail
 cd "$(dirname "$0")"
-conformance="${MCPWIRE_CONFORMANCE:-../../shared/conformance}"
+data=../tests/data
 mkdir -p corpus/frame corpus/stream corpus/differential corpus/roundtrip corpus/mux corpus/large \
     corpus/content_length corpus/sse
 
@@ -42,26 +43,22 @@ for f in seeds/sse/*; do
     framed sse "$(basename "$f")" "$f"
 done
 
-if [ -d "$conformance" ]; then
-    for f in "$conformance"/JSONTestSuite/test_parsing/*.json; do
-        body "jts-$(basename "$f" .json)" "$f"
-    done
-    # Each "-->" (request) and "<--" (reply) line of the specification examples is a body; all
-    # of them in order are one NDJSON stream.
-    spec="$conformance/jsonrpc2-spec-examples.txt"
-    tmp=$(mktemp)
-    n=0
-    grep -E '^(-->|<--) ' "$spec" | cut -c5- | while IFS= read -r line; do
-        n=$((n + 1))
-        printf '%s' "$line" > "$tmp"
-        body "spec-$n" "$tmp"
-    done
-    grep -E '^(-->|<--) ' "$spec" | cut -c5- > "$tmp"
-    body spec-all "$tmp"
-    rm -f "$tmp"
-else
-    echo "warning: $conformance not found; JSONTestSuite and specification seeds skipped" >&2
-fi
+for f in "$data"/JSONTestSuite/test_parsing/*.json; do
+    body "jts-$(basename "$f" .json)" "$f"
+done
+# Each "-->" (request) and "<--" (reply) line of the specification examples is a body; all of them
+# in order are one NDJSON stream.
+spec="$data/jsonrpc2-spec-examples.txt"
+tmp=$(mktemp)
+n=0
+grep -E '^(-->|<--) ' "$spec" | cut -c5- | while IFS= read -r line; do
+    n=$((n + 1))
+    printf '%s' "$line" > "$tmp"
+    body "spec-$n" "$tmp"
+done
+grep -E '^(-->|<--) ' "$spec" | cut -c5- > "$tmp"
+body spec-all "$tmp"
+rm -f "$tmp"
 
 for t in frame stream differential roundtrip mux content_length sse; do
     cp regressions/"$t"/* corpus/"$t"/

@@ -1,5 +1,5 @@
-//! Nicolas Seriot's JSONTestSuite (`test_parsing`), read from `../shared/conformance/`, each file
-//! fed to the codec as frame bytes.
+//! Nicolas Seriot's JSONTestSuite (`test_parsing`, vendored in `tests/data/JSONTestSuite/`), each
+//! file fed to the codec as frame bytes.
 //!
 //! - `n_` (must be rejected): -32700.
 //! - `y_` (must be accepted): never -32700 (most are not JSON-RPC messages, so -32600 is fine).
@@ -32,7 +32,7 @@ use mcpwire::{ErrorCode, Frame, FrameParser, JsonRpcCodec, Kind, Limits};
 use tokio_util::codec::Decoder;
 
 const SUITE_DIR: &str =
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/conformance/JSONTestSuite/test_parsing");
+    concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/JSONTestSuite/test_parsing");
 
 /// Files NDJSON treats as a blank line (empty, whitespace only, a BOM only): skipped, no frame.
 const BLANK_LINE_FILES: &[&str] =
@@ -40,9 +40,8 @@ const BLANK_LINE_FILES: &[&str] =
 
 fn suite_files() -> Vec<PathBuf> {
     let dir = Path::new(SUITE_DIR);
-    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| {
-        panic!("cannot read the JSONTestSuite corpus at {SUITE_DIR}: {e}; the shared conformance corpus must be present")
-    });
+    let entries = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot read the JSONTestSuite corpus at {SUITE_DIR}: {e}"));
     let mut files: Vec<PathBuf> = entries
         .map(|e| e.expect("a directory entry").path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
@@ -143,10 +142,11 @@ fn json_test_suite_n_files_are_parse_errors_y_files_are_not_and_i_files_do_not_p
         files.iter().filter(|f| f.file_name().unwrap().to_str().unwrap().starts_with(p)).count()
     };
     let (n, y, i) = (count("n_"), count("y_"), count("i_"));
-    // The suite as vendored has 188 n_, 95 y_ and 35 i_ files: an empty or truncated copy fails.
-    assert!(
-        n >= 180 && y >= 90 && i >= 30,
-        "JSONTestSuite at {SUITE_DIR} looks incomplete: {n} n_, {y} y_, {i} i_ files"
+    // The vendored suite (tests/data/README.md) has 188 n_, 95 y_ and 35 i_ files.
+    assert_eq!(
+        (n, y, i),
+        (188, 95, 35),
+        "JSONTestSuite at {SUITE_DIR}: {n} n_, {y} y_, {i} i_ files, not the vendored 188, 95, 35"
     );
     for blank in BLANK_LINE_FILES {
         assert!(files.iter().any(|f| f.ends_with(blank)), "{blank} is missing from the corpus");

@@ -1,5 +1,5 @@
-//! The JSON-RPC 2.0 specification's section 7 examples, read from the shared conformance file and
-//! checked one test per example.
+//! The JSON-RPC 2.0 specification's section 7 examples, read from
+//! `tests/data/jsonrpc2-spec-examples.txt` and checked one test per example.
 //!
 //! What the codec alone can answer (-32700, -32600) is built with the crate's reply helpers and
 //! compared with the specification's reply as JSON values. Replies that need a server (results,
@@ -12,7 +12,7 @@ use serde_json::Value;
 use tokio_util::codec::Decoder;
 
 const SPEC_FILE: &str =
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/conformance/jsonrpc2-spec-examples.txt");
+    concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/jsonrpc2-spec-examples.txt");
 
 /// The number of `-->` examples in the specification's section 7.
 const SPEC_EXAMPLE_COUNT: usize = 15;
@@ -26,9 +26,8 @@ struct Example {
 }
 
 fn examples() -> Vec<Example> {
-    let text = std::fs::read_to_string(SPEC_FILE).unwrap_or_else(|e| {
-        panic!("cannot read the JSON-RPC spec examples at {SPEC_FILE}: {e}; the shared conformance corpus must be present")
-    });
+    let text = std::fs::read_to_string(SPEC_FILE)
+        .unwrap_or_else(|e| panic!("cannot read the JSON-RPC spec examples at {SPEC_FILE}: {e}"));
     let mut out: Vec<Example> = Vec::new();
     let mut pending: Option<(usize, String)> = None;
     for (n, line) in text.lines().enumerate() {

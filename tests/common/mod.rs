@@ -1,7 +1,10 @@
 //! What the peer tests share: the other side of a duplex played by hand with the codec, and a
 //! handler that counts what it runs.
 
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "each test binary that includes this module uses only some of its helpers"
+)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,4 +1,4 @@
-//! Every file of the JSONTestSuite (read in place from `../shared/conformance/`) POSTed as a body
+//! Every file of the JSONTestSuite (`tests/data/JSONTestSuite/test_parsing/`) POSTed as a body
 //! on one session and one kept-alive connection: none is a message, so each gets 400 with a
 //! JSON-RPC error body (-32700 for what is not JSON, -32600 for JSON that is not a message), and
 //! the session answers a ping after each.
@@ -6,7 +6,7 @@
 use crate::harness::*;
 
 const SUITE_DIR: &str =
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/conformance/JSONTestSuite/test_parsing");
+    concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/JSONTestSuite/test_parsing");
 
 #[tokio::test]
 async fn every_json_test_suite_file_is_refused_with_its_code_and_the_session_goes_on() {

@@ -1,5 +1,5 @@
 //! The Streamable HTTP server served in process on a real TCP socket: every row of the table in
-//! the module doc of `src/http/server.rs`, the session's lifetime (DELETE, `max_sessions`, idle
+//! the module doc of `src/http/server/mod.rs`, the session's lifetime (DELETE, `max_sessions`, idle
 //! expiry), the GET stream, and the connection bound.
 //!
 //! The client is hyper's own HTTP/1.1 connection: one [`Client`] is one TCP connection, kept
