@@ -343,12 +343,15 @@ where
 
             progress |= run(&mut events, cx);
 
-            // Deadlines.
-            if deadline != timer_at {
-                timer_at = deadline;
-                if let Some(at) = deadline {
-                    timer.as_mut().reset(tokio::time::Instant::from_std(at));
-                }
+            // Deadlines. The timer is moved only earlier: moving it costs the runtime's timer
+            // a wake-up (a system call) each time, and the earliest deadline moves later with
+            // nearly every response. Firing early at a deadline since moved on is harmless: the
+            // core finds nothing due and the timer is set again.
+            if let Some(at) = deadline
+                && timer_at.is_none_or(|t| at < t)
+            {
+                timer_at = Some(at);
+                timer.as_mut().reset(tokio::time::Instant::from_std(at));
             }
             if timer_at.is_some() && timer.as_mut().poll(cx).is_ready() {
                 timer_at = None;

@@ -178,35 +178,55 @@ impl PeerHandle {
             return Err(shared.with(|c| c.closed_error()));
         };
         let token = options.progress.as_ref().map(|(t, _)| t.clone());
-        let (id, sent) = shared
-            .with(|c| c.start_request(now(), method, &params, options.timeout, options.progress))?;
+        let mut options = Some(options);
         let mut pending = Pending {
             shared,
-            id,
-            sent,
+            id: None,
+            sent: false,
             done: false,
             // MCP: "The initialize request MUST NOT be cancelled by clients".
             cancellable: method != "initialize",
             token,
         };
-        // The deadline runs while the request waits for room in the write buffer too: a
-        // timeout (or the connection's end) before it is sent returns at once, and nothing is
-        // sent.
+        // The first poll starts the request (registers it and queues it if there is room) and
+        // leaves its waker, under one lock. The deadline runs while the request waits for room
+        // in the write buffer too: a timeout (or the connection's end) before it is sent returns
+        // at once, and nothing is sent.
         let outcome = poll_fn(|cx| {
             shared.with(|c| {
+                let id = match pending.id {
+                    Some(id) => id,
+                    None => {
+                        let o = options.take().unwrap_or_default();
+                        match c.start_request(now(), method, &params, o.timeout, o.progress) {
+                            Ok((id, sent)) => {
+                                pending.id = Some(id);
+                                pending.sent = sent;
+                                id
+                            }
+                            Err(e) => {
+                                pending.done = true;
+                                return Poll::Ready(Err(e));
+                            }
+                        }
+                    }
+                };
                 if !pending.sent {
-                    match c.send_request(pending.id, method, &params) {
+                    match c.send_request(id, method, &params) {
                         Ok(sent) => pending.sent = sent,
                         Err(e) => return Poll::Ready(Err(e)),
                     }
                 }
-                let outcome = c.poll_request(pending.id, pending.sent, cx.waker());
+                let outcome = c.poll_request(id, pending.sent, cx.waker());
                 pending.done = outcome.is_ready();
                 outcome
             })
         })
         .await;
-        if matches!(outcome, Err(RequestError::Timeout)) && pending.sent && pending.cancellable {
+        if let (Err(RequestError::Timeout), Some(id)) = (&outcome, pending.id)
+            && pending.sent
+            && pending.cancellable
+        {
             // MCP: a request that timed out SHOULD be followed by notifications/cancelled.
             shared.with(|c| c.send_cancelled(id, "the request timed out"));
         }
@@ -279,7 +299,8 @@ impl PeerHandle {
 /// A request on its way: frees its slot if the caller gives up before the response.
 struct Pending<'a> {
     shared: &'a Shared,
-    id: u64,
+    /// Set once it is started.
+    id: Option<u64>,
     sent: bool,
     done: bool,
     cancellable: bool,
@@ -288,12 +309,13 @@ struct Pending<'a> {
 
 impl Drop for Pending<'_> {
     fn drop(&mut self) {
+        let Some(id) = self.id else { return };
         if self.done && self.token.is_none() {
             return;
         }
         // MCP: a request given up on SHOULD be followed by notifications/cancelled.
         let notify = self.sent && self.cancellable && !self.done;
-        let (id, token) = (self.id, self.token.as_ref());
+        let token = self.token.as_ref();
         self.shared.with(|c| c.forget_request(id, notify, notify, token));
     }
 }

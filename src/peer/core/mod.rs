@@ -596,7 +596,18 @@ impl Core {
                 let mut req = Incoming::own(frame);
                 // Held from here on: bytes of its own, so the bound counts what it keeps.
                 req.unshare();
-                self.theirs.waiting.push_back((ticket, req, self.notes.read()));
+                let after = self.notes.read();
+                if self.theirs.waiting.is_empty()
+                    && self.theirs.has_slot()
+                    && self.notes.lets_begin(after)
+                {
+                    // Nothing before it: it begins now.
+                    self.theirs.start(ticket);
+                    self.events.push_back(Event::Request { ticket, request: req });
+                    self.kick();
+                } else {
+                    self.theirs.waiting.push_back((ticket, req, after));
+                }
                 None
             }
         }
