@@ -64,10 +64,11 @@ pub const DEFAULT_MAX_HELD_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 /// written.
 ///
 /// A peer that stops reading makes our writes stall; past the bound, senders (requests,
-/// handlers' replies, and through them the read loop) wait instead of buffering without end.
+/// handlers' replies, and through them reading) wait instead of buffering without end.
 pub const DEFAULT_MAX_WRITE_QUEUE_BYTES: usize = 4 * 1024 * 1024;
 
-/// Default for [`PeerBuilder::request_timeout`](crate::peer::PeerBuilder::request_timeout): 60 seconds, as the MCP SDKs use.
+/// Default for [`PeerBuilder::request_timeout`](crate::peer::PeerBuilder::request_timeout): 60
+/// seconds, as the MCP SDKs use.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Default for [`PeerBuilder::unaddressed_replies_per_second`](crate::peer::PeerBuilder::unaddressed_replies_per_second): 4.
@@ -129,8 +130,8 @@ pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long `serve` waits, once stopped, for its connections to finish what they are doing.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
-/// Frames waiting for the session's read loop; past this a POST waits (the read loop's own
-/// bounds then hold the client back).
+/// Frames waiting for the session's peer; past this a POST waits (the peer's own bounds then
+/// hold the client back).
 pub const SESSION_INBOX: usize = 64;
 
 /// Progress notifications waiting for a slow POST stream; past this they are dropped (a later
@@ -152,7 +153,7 @@ pub const STREAM_BACKLOG: usize = 256;
 /// Default for [`HttpClient::max_concurrent_posts`](crate::http::HttpClient::max_concurrent_posts).
 pub const DEFAULT_MAX_CONCURRENT_POSTS: usize = 256;
 
-/// Frames waiting for the peer's read loop.
+/// Frames waiting for the HTTP client's peer.
 pub const CLIENT_INBOX: usize = 256;
 
 /// How long a notification or response may take to be accepted before the client gives up on

@@ -38,7 +38,7 @@
 //!   declared) is still found; and a block with one malformed line is answered once for that
 //!   line, then read from its `Content-Length` on, so its message is still delivered.
 //! - **End of input** inside a header block or a body is one [`DecodeError::Truncated`].
-//! - **The writer** ([`write_message`], [`write_frame`]) writes `Content-Length: N\r\n\r\n` and
+//! - **The writer** (`write_message`, `write_frame`) writes `Content-Length: N\r\n\r\n` and
 //!   the body, with no newline after it.
 
 use bytes::{Buf, BufMut, BytesMut};

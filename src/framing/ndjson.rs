@@ -16,7 +16,7 @@
 //!   (`memchr2` for both until the first backslash, then `memchr` for the newline alone), and
 //!   both are remembered across partial reads. A frame without a backslash can be parsed where it
 //!   lies (simd-json rewrites only strings with escapes), and the parser need not look again.
-//! - The writer ([`write_frame`], and [`Outgoing::write`]) puts each message on one line and ends
+//! - The writer (`write_frame`, and [`Outgoing::write`]) puts each message on one line and ends
 //!   it with `\n`.
 
 use bytes::{Buf, BufMut, BytesMut};

@@ -226,7 +226,7 @@ impl Ctx {
         b.body(Full::new(body)).expect("a request of valid parts")
     }
 
-    /// Hands a frame to the peer's read loop; `false` once it has ended.
+    /// Hands a frame to the peer's connection task; `false` once it has ended.
     async fn inject(&self, frame: Frame) -> bool {
         self.inject.send(frame).await.is_ok()
     }
@@ -496,7 +496,7 @@ struct Poster {
 }
 
 impl Drop for Poster {
-    /// Whatever ends the write loop (a shutdown that was not let finish included) ends the
+    /// Whatever ends the connection's writing (a shutdown that was not let finish included) ends the
     /// tasks that feed the peer.
     fn drop(&mut self) {
         {

@@ -269,7 +269,7 @@ impl Session {
         drop(post.done.lock().unwrap_or_else(PoisonError::into_inner).take());
     }
 
-    /// Hands a frame to the session's read loop; `false` when the session has ended.
+    /// Hands a frame to the session's peer; `false` when the session has ended.
     pub(crate) async fn feed(&self, frame: Frame) -> bool {
         self.touch();
         !self.ended.load(Ordering::Acquire) && self.inbox.send(Some(frame)).await.is_ok()

@@ -1,21 +1,21 @@
-//! The tokio peer: one read loop on the codec, one write loop that coalesces queued messages,
-//! a timer for request deadlines, and a cloneable [`PeerHandle`] to send requests and
-//! notifications, all over any `AsyncRead` + `AsyncWrite`.
+//! The tokio peer: a sans-IO connection core (`core/`) that holds every rule of the connection,
+//! one task per connection (`driver.rs`) that feeds it frames, runs the handlers it hands out and
+//! writes what it queues, and a cloneable [`PeerHandle`] to send requests and notifications, all
+//! over any `AsyncRead` + `AsyncWrite` (or frames a transport cut itself, as HTTP's).
 //!
 //! ```text
-//!  PeerHandle::request ──► Outbound table (id, waiter, deadline) ──► write queue ──► writer
-//!                                 ▲                                       ▲
-//!  reader ──► JsonRpcCodec ──► response: complete the waiter             │
-//!                          ├─► request: Handler task ──► reply ───────────┘
-//!                          ├─► notifications/cancelled: stop that handler
-//!                          └─► invalid: -32700 / -32600 reply (rate-limited without an id)
+//!  PeerHandle::request ──► core: Outbound slot (id, deadline, waiter cell) ──► transmit ──┐
+//!                               ▲ response written into the cell, caller woken            │
+//!  reader ──► JsonRpcCodec ──► driver ──► core ──► request: handler, inline or in a task   │
+//!                                              ├─► notifications/cancelled: stop it        │
+//!                                              └─► invalid: -32700 / -32600 (rate-limited) │
+//!                              driver ◄── one write of everything queued ◄─────────────────┘
 //! ```
 //!
 //! # Examples
 //!
 //! ```
 //! use mcpwire::peer::{Context, Handler, Incoming, NoHandler, PeerBuilder, Reply, RpcError};
-//! use mcpwire::RawJson;
 //!
 //! struct Ping;
 //! impl Handler for Ping {
@@ -31,7 +31,7 @@
 //! let (a, b) = tokio::io::duplex(64 * 1024);
 //! let (_server, _server_conn) = PeerBuilder::new().connect(a, Ping);
 //! let (client, _client_conn) = PeerBuilder::new().connect(b, NoHandler);
-//! let pong = client.request("ping", None::<RawJson<'_>>).await.unwrap();
+//! let pong = client.request("ping", mcpwire::peer::NO_PARAMS).await.unwrap();
 //! assert_eq!(pong.result().unwrap().get(), "{}");
 //! # });
 //! ```
