@@ -18,6 +18,8 @@ use std::fmt;
 /// assert_eq!(ErrorCode::PARSE_ERROR.get(), -32700);
 /// assert_eq!(ErrorCode::METHOD_NOT_FOUND.message(), "Method not found");
 /// assert!(ErrorCode(-32050).is_server_error());
+/// assert_eq!(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.get(), -32022);
+/// assert_eq!(ErrorCode::HEADER_MISMATCH.message(), "Header mismatch");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ErrorCode(pub i64);
@@ -33,8 +35,18 @@ impl ErrorCode {
     pub const INVALID_PARAMS: Self = Self(-32602);
     /// -32603: internal JSON-RPC error.
     pub const INTERNAL_ERROR: Self = Self(-32603);
-    /// -32002: MCP's "resource not found".
+    /// -32002: MCP's "resource not found" in the legacy era (2024-11-05 to 2025-11-25); the
+    /// modern era (2026-07-28) answers an unknown resource with [`ErrorCode::INVALID_PARAMS`].
     pub const RESOURCE_NOT_FOUND: Self = Self(-32002);
+    /// -32020 (MCP 2026-07-28): an HTTP header that mirrors the body (`MCP-Protocol-Version`,
+    /// `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) does not match it.
+    pub const HEADER_MISMATCH: Self = Self(-32020);
+    /// -32021 (MCP 2026-07-28): the request needs a client capability the client did not
+    /// declare; `data.requiredCapabilities` names it.
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: Self = Self(-32021);
+    /// -32022 (MCP 2026-07-28): the request's protocol version is not served; `data.supported`
+    /// lists the versions that are, `data.requested` echoes the one asked for.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: Self = Self(-32022);
     /// -32000: a server error with no more specific code. The Streamable HTTP server answers
     /// with it, in a body beside the HTTP status, what it refuses before any handler runs (a
     /// wrong `Accept`, a missing session id, a second GET stream, a full server).
@@ -68,6 +80,9 @@ impl ErrorCode {
             -32603 => "Internal error",
             -32002 => "Resource not found",
             -32001 => "Session not found",
+            -32020 => "Header mismatch",
+            -32021 => "Missing required client capability",
+            -32022 => "Unsupported protocol version",
             -32099..=-32000 => "Server error",
             _ => "Unknown error",
         }
