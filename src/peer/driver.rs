@@ -170,6 +170,33 @@ fn report(
     });
 }
 
+/// A box for `fut`: `spare`'s, written over in place, or a new one. A handler future's box is
+/// reused from one handler to the next, so one that completes at once allocates nothing.
+fn reuse<F: Future>(spare: &mut Option<Pin<Box<F>>>, fut: F) -> Pin<Box<F>> {
+    match spare.take() {
+        Some(mut b) => {
+            b.set(fut);
+            b
+        }
+        None => Box::pin(fut),
+    }
+}
+
+/// The notification handler handed out ended (`panicked`, or not): the core hands out what it
+/// let begin, into the driver's queue.
+fn notification_done(shared: &Shared, panicked: bool, events: &mut VecDeque<Event>, me: &Waker) {
+    if panicked {
+        tracing::error!("a notification handler panicked");
+    }
+    shared.with_from(Some(me), |c| {
+        if panicked {
+            c.handler_panicked();
+        }
+        c.notification_done();
+        take_events(c, events);
+    });
+}
+
 /// Moves the work the core handed out into the driver's queue, in order.
 fn take_events(core: &mut Core, events: &mut VecDeque<Event>) {
     while let Some(e) = core.poll_event() {
@@ -237,13 +264,7 @@ where
                         let peer = PeerHandle { shared: shared.clone(), related };
                         let cxh = Context { peer, ticket: Some(ticket) };
                         let fut = run_request(handler.clone(), request, cxh);
-                        let mut boxed = match spare_request.take() {
-                            Some(mut b) => {
-                                Pin::set(&mut b, fut);
-                                b
-                            }
-                            None => Box::pin(fut),
-                        };
+                        let mut boxed = reuse(&mut spare_request, fut);
                         match boxed.as_mut().poll(cx) {
                             Poll::Ready((request, outcome)) => {
                                 report(
@@ -266,22 +287,10 @@ where
                         let peer = PeerHandle { shared: shared.clone(), related: None };
                         let fut =
                             run_notification(handler.clone(), n, Context { peer, ticket: None });
-                        let mut boxed = match spare_note.take() {
-                            Some(mut b) => {
-                                Pin::set(&mut b, fut);
-                                b
-                            }
-                            None => Box::pin(fut),
-                        };
+                        let mut boxed = reuse(&mut spare_note, fut);
                         match boxed.as_mut().poll(cx) {
                             Poll::Ready(panicked) => {
-                                shared.with_from(Some(cx.waker()), |c| {
-                                    if panicked {
-                                        c.handler_panicked();
-                                    }
-                                    c.notification_done();
-                                    take_events(c, events);
-                                });
+                                notification_done(&shared, panicked, events, cx.waker());
                                 spare_note = Some(boxed);
                             }
                             Poll::Pending => {
@@ -300,17 +309,8 @@ where
             if let Some(n) = note.as_mut()
                 && let Poll::Ready(panicked) = Pin::as_mut(n).poll(cx)
             {
-                if panicked {
-                    tracing::error!("a notification handler panicked");
-                }
                 spare_note = note.take();
-                shared.with_from(Some(cx.waker()), |c| {
-                    if panicked {
-                        c.handler_panicked();
-                    }
-                    c.notification_done();
-                    take_events(c, events);
-                });
+                notification_done(&shared, panicked, events, cx.waker());
                 ran = true;
                 // What it let begin runs now.
                 continue;
@@ -325,9 +325,7 @@ where
             let (want_read, deadline, closed, write_now) = {
                 let mut core = shared.lock();
                 core.set_driver(cx.waker());
-                while let Some(e) = core.poll_event() {
-                    events.push_back(e);
-                }
+                take_events(&mut core, &mut events);
                 if !writing && core.poll_transmit(&mut out, &mut sent) {
                     writing = true;
                     // The outlet may take the bytes: count them now.
@@ -371,9 +369,7 @@ where
                             // work is begun in the order it came.
                             let more = shared.with_from(Some(cx.waker()), |c| {
                                 c.handle_frame(now(), frame);
-                                while let Some(e) = c.poll_event() {
-                                    events.push_back(e);
-                                }
+                                take_events(c, &mut events);
                                 c.wants_read()
                             });
                             run(&mut events, cx);

@@ -316,6 +316,6 @@ impl Drop for Pending<'_> {
         // MCP: a request given up on SHOULD be followed by notifications/cancelled.
         let notify = self.sent && self.cancellable && !self.done;
         let token = self.token.as_ref();
-        self.shared.with(|c| c.forget_request(id, notify, notify, token));
+        self.shared.with(|c| c.forget_request(id, notify, token));
     }
 }

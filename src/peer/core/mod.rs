@@ -261,12 +261,8 @@ impl Core {
     ) -> Result<bool, RequestError> {
         let wire = Id::Num(i64::try_from(id).expect("ids stay below 2^53"));
         let msg = Outgoing::Request { id: wire, method, params: params.as_ref() };
-        match self.push(Lane::Normal, |buf| msg.write(buf), || What::Request { id }) {
-            Ok(()) => Ok(true),
-            Err(PushError::Full) => Ok(false),
-            Err(PushError::Closed) => Err(self.closed_error()),
-            Err(PushError::Encode(e)) => Err(RequestError::Encode(e.to_string())),
-        }
+        let pushed = self.push(Lane::Normal, |buf| msg.write(buf), || What::Request { id });
+        self.queued(pushed)
     }
 
     /// The caller's view of request `id`: its outcome (freeing its slot), or `Pending` with
@@ -284,17 +280,11 @@ impl Core {
         outcome
     }
 
-    /// The caller gave up on request `id`: its slot is freed and, when it was sent and is still
-    /// in flight, `notifications/cancelled` is queued (dropped and counted when the other side
-    /// has stopped reading).
-    pub(crate) fn forget_request(
-        &mut self,
-        id: u64,
-        sent: bool,
-        notify: bool,
-        token: Option<&OwnedId>,
-    ) {
-        if self.ours.forget(id, token) && sent && notify {
+    /// The caller gave up on request `id` (or is done with it): its slot is freed and, when it is
+    /// still in flight and `notify` (it was sent, and may be cancelled), `notifications/cancelled`
+    /// is queued (dropped and counted when the other side has stopped reading).
+    pub(crate) fn forget_request(&mut self, id: u64, notify: bool, token: Option<&OwnedId>) {
+        if self.ours.forget(id, token) && notify {
             self.send_cancelled(id, "the caller gave up on the request");
         }
     }
@@ -333,12 +323,8 @@ impl Core {
             progress: method == "notifications/progress",
             related: related.cloned(),
         };
-        match self.push(Lane::Normal, |buf| msg.write(buf), what) {
-            Ok(()) => Ok(true),
-            Err(PushError::Full) => Ok(false),
-            Err(PushError::Closed) => Err(self.closed_error()),
-            Err(PushError::Encode(e)) => Err(RequestError::Encode(e.to_string())),
-        }
+        let pushed = self.push(Lane::Normal, |buf| msg.write(buf), what);
+        self.queued(pushed)
     }
 
     /// Remembers a task to wake once the write buffer has room again.
@@ -516,6 +502,17 @@ impl Core {
     }
 
     // ---- Inside. ----
+
+    /// A message of the handle's, as its caller sees the push: queued (`true`), no room yet
+    /// (`false`), or why it never will be.
+    fn queued(&self, pushed: Result<(), PushError>) -> Result<bool, RequestError> {
+        match pushed {
+            Ok(()) => Ok(true),
+            Err(PushError::Full) => Ok(false),
+            Err(PushError::Closed) => Err(self.closed_error()),
+            Err(PushError::Encode(e)) => Err(RequestError::Encode(e.to_string())),
+        }
+    }
 
     fn kick(&mut self) {
         self.wake.extend(self.driver.take());

@@ -307,7 +307,7 @@ fn giving_up_on_a_sent_request_cancels_it_and_frees_its_slot() {
     let mut p = Pair::default();
     let id = p.request("slow");
     p.flow();
-    p.a.core.forget_request(id, true, true, None);
+    p.a.core.forget_request(id, true, None);
     assert!(p.a.core.ours.table().is_empty());
     p.flow();
     // b's handler is told.
