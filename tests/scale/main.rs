@@ -22,7 +22,7 @@ use serde_json::Value;
 const BIN: &str = env!("CARGO_BIN_EXE_mcpwire");
 
 /// Kills the process when dropped.
-struct Running(Child, &'static str);
+struct Running(Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -66,7 +66,7 @@ fn serve() -> (Running, SocketAddr) {
         panic!("unexpected announce line: {line:?}");
     });
     let addr = url.trim_end_matches("/mcp").parse().unwrap();
-    (Running(child, "serve"), addr)
+    (Running(child), addr)
 }
 
 /// HAProxy's statistics as CSV rows of the `mcp` backend's servers: (name, requests served).
@@ -134,7 +134,7 @@ fn stateless_requests_spread_over_three_instances_behind_haproxy() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let _proxy = Running(proxy, "haproxy");
+    let _proxy = Running(proxy);
     let started = Instant::now();
     while TcpStream::connect((Ipv4Addr::LOCALHOST, front)).is_err() {
         assert!(started.elapsed() < Duration::from_secs(10), "haproxy did not start listening");
