@@ -100,6 +100,7 @@ pub mod framing;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod limits;
+pub mod mcp;
 mod message;
 pub mod mux;
 #[cfg(feature = "peer")]

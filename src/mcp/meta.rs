@@ -1,0 +1,663 @@
+//! Borrowed views of what the modern era reads on every request, and the `_meta` envelope's
+//! validation.
+//!
+//! Every view borrows from the frame: a string member is a slice of the frame's bytes unless it
+//! was written with escapes (then it is unescaped into a `String`, the one case that
+//! allocates). Members are found in one pass over `params` (and one over `_meta`), each member
+//! the view does not name skipped without being built. A member named twice is an error, never
+//! a choice between the two: a gateway that reads the first and a server that reads the last
+//! would disagree about what the request is.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY};
+use crate::{ErrorCode, Message, RawJson};
+
+/// A request refused before any handler runs, as the JSON-RPC error it is answered with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejection {
+    /// The error code: -32602 for a malformed envelope, -32022 for an unsupported version,
+    /// -32020 for a header that does not match the body.
+    pub code: ErrorCode,
+    /// What was wrong, for the error's `message`.
+    pub message: Cow<'static, str>,
+    /// The error's `data`, as JSON text (-32022's `{"supported": […], "requested": …}`).
+    pub data: Option<String>,
+}
+
+impl Rejection {
+    pub(crate) fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
+        Self { code, message: message.into(), data: None }
+    }
+
+    pub(crate) fn invalid(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::INVALID_PARAMS, message)
+    }
+
+    /// -32022 for version `requested`, naming the `supported` ones.
+    #[must_use]
+    pub fn unsupported_version<S: AsRef<str>>(requested: &str, supported: &[S]) -> Self {
+        #[derive(serde::Serialize)]
+        struct Data<'a> {
+            supported: Vec<&'a str>,
+            requested: &'a str,
+        }
+        let data = Data { supported: supported.iter().map(AsRef::as_ref).collect(), requested };
+        Self {
+            code: ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+            message: "Unsupported protocol version".into(),
+            data: serde_json::to_string(&data).ok(),
+        }
+    }
+
+    /// The error's `data` as raw JSON.
+    #[must_use]
+    pub fn data(&self) -> Option<RawJson<'_>> {
+        self.data.as_deref().map(RawJson::new)
+    }
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code.get())
+    }
+}
+
+impl std::error::Error for Rejection {}
+
+/// A JSON string member as text: borrowed when written without escapes. `None` when the value
+/// is not a string.
+#[must_use]
+pub fn str_of(raw: RawJson<'_>) -> Option<Cow<'_, str>> {
+    let text = raw.get();
+    if let Ok(s) = serde_json::from_str::<&str>(text) {
+        return Some(Cow::Borrowed(s));
+    }
+    if !text.starts_with('"') {
+        return None;
+    }
+    serde_json::from_str::<String>(text).ok().map(Cow::Owned)
+}
+
+fn raw(v: Option<&RawValue>) -> Option<RawJson<'_>> {
+    v.map(|v| RawJson::new(v.get()))
+}
+
+/// The members of `params` the modern era reads.
+#[derive(Deserialize, Default)]
+struct ParamsFields<'a> {
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    uri: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+}
+
+/// A request's `params`, as the modern era reads them: `_meta`, and `name` / `uri` (what
+/// `Mcp-Name` mirrors) and `arguments` (what `Mcp-Param-*` mirrors).
+///
+/// # Examples
+///
+/// ```
+/// use mcpwire::mcp::meta::RequestParams;
+/// use mcpwire::{FrameParser, Limits};
+///
+/// let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",
+///   "arguments":{"message":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+///   "io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+/// let frame = FrameParser::new(Limits::default()).parse(body.into());
+/// let params = RequestParams::of(&frame.message().unwrap()).unwrap();
+/// assert_eq!(params.name_str().as_deref(), Some("echo"));
+/// let meta = params.meta().unwrap().unwrap();
+/// assert_eq!(meta.protocol_version_str().as_deref(), Some("2026-07-28"));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RequestParams<'a> {
+    meta: Option<RawJson<'a>>,
+    name: Option<RawJson<'a>>,
+    uri: Option<RawJson<'a>>,
+    arguments: Option<RawJson<'a>>,
+}
+
+impl<'a> RequestParams<'a> {
+    /// Reads `params` (absent `params` reads as empty).
+    ///
+    /// # Errors
+    ///
+    /// -32602 when `params` is not an object or names a member twice.
+    pub fn parse(params: Option<RawJson<'a>>) -> Result<Self, Rejection> {
+        let Some(params) = params else { return Ok(Self::default()) };
+        if !params.get().starts_with('{') {
+            return Err(Rejection::invalid("Invalid params: params is not an object"));
+        }
+        let f: ParamsFields<'a> = serde_json::from_str(params.get())
+            .map_err(|e| Rejection::invalid(format!("Invalid params: params: {e}")))?;
+        Ok(Self {
+            meta: raw(f.meta),
+            name: raw(f.name),
+            uri: raw(f.uri),
+            arguments: raw(f.arguments),
+        })
+    }
+
+    /// Reads a message's `params`.
+    ///
+    /// # Errors
+    ///
+    /// As [`RequestParams::parse`].
+    pub fn of(msg: &Message<'a>) -> Result<Self, Rejection> {
+        Self::parse(msg.params())
+    }
+
+    /// `params._meta`, read; `Ok(None)` when absent.
+    ///
+    /// # Errors
+    ///
+    /// -32602 when `_meta` is not an object, or names a member twice.
+    pub fn meta(&self) -> Result<Option<Meta<'a>>, Rejection> {
+        self.meta.map(Meta::parse).transpose()
+    }
+
+    /// `params._meta` as raw JSON.
+    #[must_use]
+    pub fn raw_meta(&self) -> Option<RawJson<'a>> {
+        self.meta
+    }
+
+    /// `params.name` as raw JSON.
+    #[must_use]
+    pub fn name(&self) -> Option<RawJson<'a>> {
+        self.name
+    }
+
+    /// `params.name` when it is a string.
+    #[must_use]
+    pub fn name_str(&self) -> Option<Cow<'a, str>> {
+        self.name.and_then(str_of)
+    }
+
+    /// `params.uri` as raw JSON.
+    #[must_use]
+    pub fn uri(&self) -> Option<RawJson<'a>> {
+        self.uri
+    }
+
+    /// `params.arguments` as raw JSON.
+    #[must_use]
+    pub fn arguments(&self) -> Option<RawJson<'a>> {
+        self.arguments
+    }
+
+    /// The member `Mcp-Name` mirrors for `method` (`name` or `uri`), when the method has one
+    /// and the member is present and not `null`.
+    #[must_use]
+    pub fn mirrored_name(&self, method: &str) -> Option<RawJson<'a>> {
+        let v = match super::name_member(method)? {
+            "uri" => self.uri,
+            _ => self.name,
+        }?;
+        (v.get() != "null").then_some(v)
+    }
+}
+
+/// The `_meta` members the modern era reads.
+#[derive(Deserialize, Default)]
+struct MetaFields<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
+    protocol_version: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
+    client_capabilities: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", borrow, default)]
+    client_info: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/logLevel", borrow, default)]
+    log_level: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/subscriptionId", borrow, default)]
+    subscription_id: Option<&'a RawValue>,
+    #[serde(rename = "progressToken", borrow, default)]
+    progress_token: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    traceparent: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tracestate: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    baggage: Option<&'a RawValue>,
+}
+
+/// A `_meta` object, read in one pass: each reserved key's value as raw JSON, borrowed. A key
+/// whose value is `null` reads as absent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Meta<'a> {
+    protocol_version: Option<RawJson<'a>>,
+    client_capabilities: Option<RawJson<'a>>,
+    client_info: Option<RawJson<'a>>,
+    log_level: Option<RawJson<'a>>,
+    subscription_id: Option<RawJson<'a>>,
+    progress_token: Option<RawJson<'a>>,
+    traceparent: Option<RawJson<'a>>,
+    tracestate: Option<RawJson<'a>>,
+    baggage: Option<RawJson<'a>>,
+}
+
+impl<'a> Meta<'a> {
+    /// Reads a `_meta` object.
+    ///
+    /// # Errors
+    ///
+    /// -32602 when it is not an object or names a member twice.
+    pub fn parse(meta: RawJson<'a>) -> Result<Self, Rejection> {
+        if !meta.get().starts_with('{') {
+            return Err(Rejection::invalid("Invalid params: params._meta must be an object"));
+        }
+        let f: MetaFields<'a> = serde_json::from_str(meta.get())
+            .map_err(|e| Rejection::invalid(format!("Invalid params: params._meta: {e}")))?;
+        Ok(Self {
+            protocol_version: raw(f.protocol_version),
+            client_capabilities: raw(f.client_capabilities),
+            client_info: raw(f.client_info),
+            log_level: raw(f.log_level),
+            subscription_id: raw(f.subscription_id),
+            progress_token: raw(f.progress_token),
+            traceparent: raw(f.traceparent),
+            tracestate: raw(f.tracestate),
+            baggage: raw(f.baggage),
+        })
+    }
+
+    /// `io.modelcontextprotocol/protocolVersion`.
+    #[must_use]
+    pub fn protocol_version(&self) -> Option<RawJson<'a>> {
+        self.protocol_version
+    }
+
+    /// `io.modelcontextprotocol/protocolVersion` when it is a string.
+    #[must_use]
+    pub fn protocol_version_str(&self) -> Option<Cow<'a, str>> {
+        self.protocol_version.and_then(str_of)
+    }
+
+    /// `io.modelcontextprotocol/clientCapabilities`.
+    #[must_use]
+    pub fn client_capabilities(&self) -> Option<RawJson<'a>> {
+        self.client_capabilities
+    }
+
+    /// `io.modelcontextprotocol/clientInfo`.
+    #[must_use]
+    pub fn client_info(&self) -> Option<RawJson<'a>> {
+        self.client_info
+    }
+
+    /// `io.modelcontextprotocol/logLevel`.
+    #[must_use]
+    pub fn log_level(&self) -> Option<RawJson<'a>> {
+        self.log_level
+    }
+
+    /// `io.modelcontextprotocol/subscriptionId` (on a notification of a subscription).
+    #[must_use]
+    pub fn subscription_id(&self) -> Option<RawJson<'a>> {
+        self.subscription_id
+    }
+
+    /// `progressToken`.
+    #[must_use]
+    pub fn progress_token(&self) -> Option<RawJson<'a>> {
+        self.progress_token
+    }
+
+    /// `traceparent` (W3C Trace Context).
+    #[must_use]
+    pub fn traceparent(&self) -> Option<RawJson<'a>> {
+        self.traceparent
+    }
+
+    /// `tracestate` (W3C Trace Context).
+    #[must_use]
+    pub fn tracestate(&self) -> Option<RawJson<'a>> {
+        self.tracestate
+    }
+
+    /// `baggage` (W3C Baggage).
+    #[must_use]
+    pub fn baggage(&self) -> Option<RawJson<'a>> {
+        self.baggage
+    }
+
+    /// Whether this `_meta` names a protocol version: the mark of a modern request.
+    #[must_use]
+    pub fn is_modern(&self) -> bool {
+        self.protocol_version.is_some()
+    }
+}
+
+/// The value of member `key` of the JSON object `obj`, borrowed, found in one pass without
+/// building the object; `Ok(None)` when absent.
+///
+/// # Errors
+///
+/// When `obj` is not an object or names `key` twice.
+pub fn member<'a>(obj: RawJson<'a>, key: &str) -> Result<Option<RawJson<'a>>, Rejection> {
+    use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+    struct Find<'k>(&'k str);
+    impl<'de> Visitor<'de> for Find<'_> {
+        type Value = Option<&'de RawValue>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut found = None;
+            while let Some(k) = map.next_key::<Key<'de>>()? {
+                if k.0 == self.0 {
+                    if found.is_some() {
+                        return Err(serde::de::Error::custom(format_args!(
+                            "duplicate field `{}`",
+                            self.0
+                        )));
+                    }
+                    found = Some(map.next_value::<&'de RawValue>()?);
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(found)
+        }
+    }
+    impl<'de> DeserializeSeed<'de> for Find<'_> {
+        type Value = Option<&'de RawValue>;
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+    /// A key, borrowed unless it was written with escapes.
+    struct Key<'a>(Cow<'a, str>);
+    impl<'de> Deserialize<'de> for Key<'de> {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Key<'de>;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a key")
+                }
+                fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
+                    Ok(Key(Cow::Borrowed(s)))
+                }
+                fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+                    Ok(Key(Cow::Owned(s.to_owned())))
+                }
+            }
+            d.deserialize_str(V)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(obj.get());
+    Find(key)
+        .deserialize(&mut de)
+        .map(|v| v.filter(|v| v.get() != "null").map(|v| RawJson::new(v.get())))
+        .map_err(|e| Rejection::invalid(format!("Invalid params: {e}")))
+}
+
+/// The log levels of `io.modelcontextprotocol/logLevel`, least severe first (RFC 5424's).
+pub const LOG_LEVELS: [&str; 8] =
+    ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+
+/// A modern request's envelope, validated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Envelope<'a> {
+    /// The protocol version the request speaks; one of those served.
+    pub version: Cow<'a, str>,
+    /// The client's capabilities (an object).
+    pub capabilities: RawJson<'a>,
+    /// The client's name and version, when given.
+    pub client_info: Option<RawJson<'a>>,
+    /// The least severe log level the client wants for this request, when given (an index
+    /// into [`LOG_LEVELS`]); without it the server sends no log notification for the request.
+    pub log_level: Option<usize>,
+    /// The whole `_meta`.
+    pub meta: Meta<'a>,
+}
+
+/// Validates a modern request's `_meta` envelope, as a server on any transport must before it
+/// serves the request: `_meta` an object carrying `io.modelcontextprotocol/protocolVersion` (a
+/// string) and `io.modelcontextprotocol/clientCapabilities` (an object), else -32602; a
+/// `logLevel`, when given, one of [`LOG_LEVELS`], else -32602; a version not in `supported`,
+/// -32022 naming them.
+///
+/// # Errors
+///
+/// The [`Rejection`] to answer the request with.
+pub fn check_envelope<'a, S: AsRef<str>>(
+    params: &RequestParams<'a>,
+    supported: &[S],
+) -> Result<Envelope<'a>, Rejection> {
+    let meta = envelope_meta(params)?;
+    let version = envelope_version(&meta)?;
+    if !supported.iter().any(|s| s.as_ref() == version) {
+        return Err(Rejection::unsupported_version(&version, supported));
+    }
+    finish_envelope(meta, version)
+}
+
+/// The envelope's `_meta`, with both required keys present (rung one of the checks).
+pub(crate) fn envelope_meta<'a>(params: &RequestParams<'a>) -> Result<Meta<'a>, Rejection> {
+    let Some(meta) = params.meta()? else {
+        return Err(Rejection::invalid(format!(
+            "Invalid params: params._meta must be an object carrying {PROTOCOL_VERSION_KEY} and \
+             {CLIENT_CAPABILITIES_KEY}"
+        )));
+    };
+    let missing: Vec<&str> = [
+        (PROTOCOL_VERSION_KEY, meta.protocol_version.is_none()),
+        (CLIENT_CAPABILITIES_KEY, meta.client_capabilities.is_none()),
+    ]
+    .into_iter()
+    .filter_map(|(k, gone)| gone.then_some(k))
+    .collect();
+    if !missing.is_empty() {
+        return Err(Rejection::invalid(format!(
+            "Invalid params: params._meta is missing {}",
+            missing.join(" and ")
+        )));
+    }
+    Ok(meta)
+}
+
+/// The envelope's version as a string.
+pub(crate) fn envelope_version<'a>(meta: &Meta<'a>) -> Result<Cow<'a, str>, Rejection> {
+    meta.protocol_version_str().ok_or_else(|| {
+        Rejection::invalid(format!("Invalid params: {PROTOCOL_VERSION_KEY} must be a string"))
+    })
+}
+
+/// The rest of the envelope's checks, once the version is known to be served.
+pub(crate) fn finish_envelope<'a>(
+    meta: Meta<'a>,
+    version: Cow<'a, str>,
+) -> Result<Envelope<'a>, Rejection> {
+    let capabilities = meta.client_capabilities.expect("checked by envelope_meta");
+    if !capabilities.get().starts_with('{') {
+        return Err(Rejection::invalid(format!(
+            "Invalid params: {CLIENT_CAPABILITIES_KEY} must be an object"
+        )));
+    }
+    let log_level = match meta.log_level {
+        None => None,
+        Some(l) => {
+            let level = str_of(l).and_then(|l| LOG_LEVELS.iter().position(|k| *k == l));
+            let Some(level) = level else {
+                return Err(Rejection::invalid(format!(
+                    "Invalid params: {} must be one of {}",
+                    super::LOG_LEVEL_KEY,
+                    LOG_LEVELS.join(", ")
+                )));
+            };
+            Some(level)
+        }
+    };
+    Ok(Envelope { version, capabilities, client_info: meta.client_info, log_level, meta })
+}
+
+/// A result's `resultType` (2026-07-28): `"complete"` or `"input_required"`. `Ok(None)` when
+/// absent, which a client reads as `"complete"` (a legacy server's result).
+///
+/// # Errors
+///
+/// When the result is not an object or `resultType` is not a string.
+pub fn result_type(result: RawJson<'_>) -> Result<Option<Cow<'_, str>>, Rejection> {
+    #[derive(Deserialize)]
+    struct Fields<'a> {
+        #[serde(rename = "resultType", borrow, default)]
+        result_type: Option<&'a RawValue>,
+    }
+    if !result.get().starts_with('{') {
+        return Err(Rejection::invalid("result is not an object"));
+    }
+    let f: Fields<'_> = serde_json::from_str(result.get())
+        .map_err(|e| Rejection::invalid(format!("result: {e}")))?;
+    match f.result_type {
+        None => Ok(None),
+        Some(v) => str_of(RawJson::new(v.get()))
+            .map(Some)
+            .ok_or_else(|| Rejection::invalid("result: resultType must be a string")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FrameParser, Limits};
+
+    fn frame(json: &str) -> crate::Frame {
+        FrameParser::new(Limits::default()).parse(bytes::BytesMut::from(json))
+    }
+
+    const V: [&str; 1] = ["2026-07-28"];
+
+    fn envelope_of(params: &str) -> Result<String, Rejection> {
+        let f = frame(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{params}}}"#));
+        let p = RequestParams::of(&f.message().unwrap())?;
+        check_envelope(&p, &V).map(|e| e.version.into_owned())
+    }
+
+    #[test]
+    fn a_full_envelope_passes_and_borrows() {
+        let f = frame(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a\"b","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"x":{}},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/logLevel":"warning","traceparent":"00-ab-cd-01","tracestate":"k=v","baggage":"b=1","progressToken":9}}}"#,
+        );
+        let p = RequestParams::of(&f.message().unwrap()).unwrap();
+        assert_eq!(p.name_str().as_deref(), Some("a\"b"));
+        let e = check_envelope(&p, &V).unwrap();
+        assert!(matches!(e.version, Cow::Borrowed("2026-07-28")));
+        assert_eq!(e.capabilities.get(), r#"{"x":{}}"#);
+        assert_eq!(e.client_info.unwrap().get(), r#"{"name":"c","version":"1"}"#);
+        assert_eq!(e.log_level, Some(3));
+        assert_eq!(e.meta.traceparent().unwrap().get(), r#""00-ab-cd-01""#);
+        assert_eq!(e.meta.tracestate().unwrap().get(), r#""k=v""#);
+        assert_eq!(e.meta.baggage().unwrap().get(), r#""b=1""#);
+        assert_eq!(e.meta.progress_token().unwrap().get(), "9");
+    }
+
+    #[test]
+    fn each_malformed_envelope_gets_its_own_error() {
+        let vpair = r#""io.modelcontextprotocol/protocolVersion""#;
+        let cases = [
+            (r#"{}"#, ErrorCode::INVALID_PARAMS, "must be an object carrying"),
+            (r#"[1]"#, ErrorCode::INVALID_PARAMS, "params is not an object"),
+            (r#"{"_meta":7}"#, ErrorCode::INVALID_PARAMS, "must be an object"),
+            (r#"{"_meta":[]}"#, ErrorCode::INVALID_PARAMS, "must be an object"),
+            (
+                r#"{"_meta":{}}"#,
+                ErrorCode::INVALID_PARAMS,
+                "is missing io.modelcontextprotocol/protocolVersion and",
+            ),
+            (
+                &format!(
+                    r#"{{"_meta":{{{vpair}:5,"io.modelcontextprotocol/clientCapabilities":{{}}}}}}"#
+                ),
+                ErrorCode::INVALID_PARAMS,
+                "must be a string",
+            ),
+            (
+                &format!(
+                    r#"{{"_meta":{{{vpair}:"2026-07-28","io.modelcontextprotocol/clientCapabilities":3}}}}"#
+                ),
+                ErrorCode::INVALID_PARAMS,
+                "must be an object",
+            ),
+            (
+                &format!(r#"{{"_meta":{{{vpair}:"2026-07-28"}}}}"#),
+                ErrorCode::INVALID_PARAMS,
+                "is missing io.modelcontextprotocol/clientCapabilities",
+            ),
+            (
+                &format!(
+                    r#"{{"_meta":{{{vpair}:"2026-07-28",{vpair}:"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}"#
+                ),
+                ErrorCode::INVALID_PARAMS,
+                "duplicate field",
+            ),
+            (
+                &format!(
+                    r#"{{"_meta":{{{vpair}:"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/logLevel":"loud"}}}}"#
+                ),
+                ErrorCode::INVALID_PARAMS,
+                "must be one of debug",
+            ),
+            (
+                &format!(
+                    r#"{{"_meta":{{{vpair}:"1900-01-01","io.modelcontextprotocol/clientCapabilities":{{}}}}}}"#
+                ),
+                ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+                "Unsupported protocol version",
+            ),
+        ];
+        for (params, code, says) in cases {
+            let e = envelope_of(params).unwrap_err();
+            assert_eq!(e.code, code, "{params}: {e}");
+            assert!(e.message.contains(says), "{params}: {e}");
+        }
+        let e = envelope_of(&format!(
+            r#"{{"_meta":{{{vpair}:"1900-01-01","io.modelcontextprotocol/clientCapabilities":{{}}}}}}"#
+        ))
+        .unwrap_err();
+        assert_eq!(
+            e.data.as_deref(),
+            Some(r#"{"supported":["2026-07-28"],"requested":"1900-01-01"}"#)
+        );
+    }
+
+    #[test]
+    fn escaped_versions_are_unescaped_and_still_match() {
+        let v = envelope_of(
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-\u0032\u0038","io.modelcontextprotocol/clientCapabilities":{}}}"#,
+        );
+        assert_eq!(v.unwrap(), "2026-07-28");
+    }
+
+    #[test]
+    fn result_types_are_read() {
+        assert_eq!(result_type(RawJson::new(r#"{"a":1}"#)).unwrap(), None);
+        assert_eq!(
+            result_type(RawJson::new(r#"{"resultType":"complete"}"#)).unwrap().as_deref(),
+            Some("complete")
+        );
+        assert!(result_type(RawJson::new(r#"{"resultType":1}"#)).is_err());
+        assert!(result_type(RawJson::new(r#"[]"#)).is_err());
+    }
+
+    #[test]
+    fn mirrored_names_follow_the_method() {
+        let p = RequestParams::parse(Some(RawJson::new(r#"{"name":"t","uri":"u"}"#))).unwrap();
+        assert_eq!(p.mirrored_name("tools/call").unwrap().get(), r#""t""#);
+        assert_eq!(p.mirrored_name("prompts/get").unwrap().get(), r#""t""#);
+        assert_eq!(p.mirrored_name("resources/read").unwrap().get(), r#""u""#);
+        assert_eq!(p.mirrored_name("tools/list"), None);
+        let null = RequestParams::parse(Some(RawJson::new(r#"{"name":null}"#))).unwrap();
+        assert_eq!(null.mirrored_name("tools/call"), None);
+    }
+}

@@ -1,0 +1,130 @@
+//! MCP's two eras, as the wire carries them.
+//!
+//! The **legacy** era (2024-11-05 … 2025-11-25) opens a session with `initialize`; the
+//! **modern** era (2026-07-28 on) is stateless: every request carries its protocol version and
+//! the client's capabilities in `params._meta`, `server/discover` replaces the handshake, and
+//! over HTTP the headers mirror the body and must match it. A dual-era server tells them apart
+//! per request: one whose `_meta` names a protocol version is modern, `initialize` is legacy.
+//!
+//! - [`meta`]: borrowed, allocation-free views of what the modern era reads on every request
+//!   (the `_meta` envelope, `params.name` / `params.uri`, a result's `resultType`), and the
+//!   envelope's validation ([`meta::check_envelope`]), with the precise JSON-RPC error for each
+//!   way it can be wrong.
+//! - [`headers`] (feature `http`): the Streamable HTTP header rules: validation of
+//!   `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` against the body (for a
+//!   server, or a gateway that routes on them), and the headers a client mirrors.
+
+pub mod annotations;
+#[cfg(feature = "http")]
+pub mod headers;
+pub mod meta;
+
+/// The modern protocol versions this crate speaks, newest first.
+pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
+
+/// The legacy (handshake) protocol versions this crate speaks, oldest first.
+pub const LEGACY_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// The newest protocol version.
+pub const LATEST_VERSION: &str = MODERN_VERSIONS[0];
+
+/// The first modern protocol version: versions are dates, and any from this one on (including
+/// ones not yet known) carry their version per request.
+pub const FIRST_MODERN_VERSION: &str = "2026-07-28";
+
+/// The `_meta` key of a request's protocol version.
+pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+/// The `_meta` key of the client's capabilities.
+pub const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The `_meta` key of the client's name and version.
+pub const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
+/// The `_meta` key of the least severe log level the client wants for a request.
+pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
+/// The `_meta` key of the server's name and version, in a result.
+pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+/// The `_meta` key that tags a notification with the subscription it belongs to.
+pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Which era a protocol version belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Era {
+    /// `initialize` opens a session (2024-11-05 … 2025-11-25).
+    Legacy,
+    /// Every request carries its version (2026-07-28 on).
+    Modern,
+}
+
+impl Era {
+    /// The era of protocol version `v`: modern from [`FIRST_MODERN_VERSION`] on (versions are
+    /// `YYYY-MM-DD` dates, so they order as text), legacy before it.
+    ///
+    /// ```
+    /// use mcpwire::mcp::Era;
+    ///
+    /// assert_eq!(Era::of("2025-11-25"), Era::Legacy);
+    /// assert_eq!(Era::of("2026-07-28"), Era::Modern);
+    /// assert_eq!(Era::of("2027-01-01"), Era::Modern);
+    /// ```
+    #[must_use]
+    pub fn of(v: &str) -> Self {
+        if v >= FIRST_MODERN_VERSION { Self::Modern } else { Self::Legacy }
+    }
+}
+
+/// The `params` member that `Mcp-Name` mirrors for `method`: `name` for `tools/call` and
+/// `prompts/get`, `uri` for `resources/read`.
+#[must_use]
+pub fn name_member(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    }
+}
+
+/// Whether results of `method` must carry the caching hints `ttlMs` and `cacheScope`
+/// (2026-07-28).
+#[must_use]
+pub fn is_cacheable(method: &str) -> bool {
+    matches!(
+        method,
+        "server/discover"
+            | "tools/list"
+            | "prompts/list"
+            | "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+    )
+}
+
+/// Methods of the legacy era that the modern one removed: under a modern envelope they are
+/// answered -32601 (HTTP 404).
+#[must_use]
+pub fn is_legacy_only(method: &str) -> bool {
+    matches!(
+        method,
+        "initialize"
+            | "ping"
+            | "logging/setLevel"
+            | "resources/subscribe"
+            | "resources/unsubscribe"
+    )
+}
+
+/// The HTTP status a modern Streamable HTTP server answers a JSON-RPC error code with: 400 for
+/// the codes that say the request was wrong (-32700, -32600, -32602, -32020, -32021, -32022),
+/// 404 for -32601, and 200 for any other (a handler's own error is still an answer).
+#[must_use]
+pub fn http_status(code: crate::ErrorCode) -> u16 {
+    use crate::ErrorCode as C;
+    match code {
+        C::PARSE_ERROR
+        | C::INVALID_REQUEST
+        | C::INVALID_PARAMS
+        | C::HEADER_MISMATCH
+        | C::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | C::UNSUPPORTED_PROTOCOL_VERSION => 400,
+        C::METHOD_NOT_FOUND => 404,
+        _ => 200,
+    }
+}
