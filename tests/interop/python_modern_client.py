@@ -19,6 +19,10 @@ makes --calls concurrent echo calls with messages that mix non-ASCII with charac
 must escape and checks each answer's text exactly, and with --expect-header-tool calls the
 server's tool that mirrors a string argument into an `Mcp-Param-*` header (found by its
 `x-mcp-header` annotation) with a non-ASCII value, which the SDK must send Base64-encoded.
+Then `sleep` 50 ms with a progress callback (progress 0/50 and 50/50 must arrive before the
+result), and `sleep` 10 s abandoned after 200 ms: over stdio the SDK sends
+notifications/cancelled, over HTTP it closes the request's stream (the 2026-07-28 way to
+cancel); no answer may come for it, and an echo right after must be answered at once.
 
 Every JSON-RPC message is tapped between the SDK and its transport: no initialize,
 notifications/initialized or ping may go out, every result must say resultType "complete",
@@ -72,6 +76,8 @@ class MessageTap:
     received: list[dict[str, Any]] = field(default_factory=list)
     stream_errors: list[Exception] = field(default_factory=list)
     http: HttpTap | None = None
+    # Requests the client abandoned: they may go unanswered.
+    cancelled: set[Any] = field(default_factory=set)
 
 
 @asynccontextmanager
@@ -161,6 +167,43 @@ def header_tool(tools: dict[str, types.Tool]) -> tuple[str, str, str, dict[str, 
     return None
 
 
+async def cancel_one(client: Client, label: str, checks: Checks, tap: MessageTap, report: dict[str, Any]) -> None:
+    """Starts `sleep 10000`, abandons it after 200 ms, and checks the server stops it: over
+    stdio the SDK sends notifications/cancelled and no answer may follow; over HTTP the SDK
+    closes the request's response stream, which is the cancellation. Either way the server
+    must go on answering at once."""
+    sent_before = len(tap.sent)
+    outcome: dict[str, Any] = {}
+
+    async def slow_call() -> None:
+        outcome["result"] = await client.call_tool("sleep", {"ms": 10_000})
+
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(slow_call)
+            await anyio.sleep(0.2)
+            t_cancel = time.monotonic()
+            scope.cancel()
+    report["cancel_returned_ms"] = round(1000 * (time.monotonic() - t_cancel), 1)
+    checks.check("result" not in outcome, f"{label}: sleep 10000 finished before it was cancelled at 200 ms")
+    call = next((m for m in tap.sent[sent_before:] if m.get("method") == "tools/call"), None)
+    if not checks.check(call is not None, f"{label}: no tools/call for the cancelled sleep was sent"):
+        return
+    tap.cancelled.add(call["id"])
+    if tap.http is None:
+        cancelled = [m for m in tap.sent[sent_before:] if m.get("method") == "notifications/cancelled"]
+        report["cancel_notification"] = cancelled[0] if cancelled else None
+    # Give a server that ignores the cancellation time to show it.
+    await anyio.sleep(1.0)
+    late = [m for m in tap.received if "method" not in m and m.get("id") == call["id"]]
+    checks.check(not late, f"{label}: the server answered the cancelled sleep anyway: {short(late)}")
+    t = time.monotonic()
+    after = await client.call_tool("echo", {"message": "after cancel ✓"})
+    report["followup_echo_ms"] = round(1000 * (time.monotonic() - t), 1)
+    checks.check(result_text(after) == "after cancel ✓", f"{label}: echo after the cancel answered {short(result_text(after))}")
+    checks.check(report["followup_echo_ms"] <= 2000, f"{label}: echo after the cancel took {report['followup_echo_ms']} ms")
+
+
 def wire_checks(tap: MessageTap, label: str, checks: Checks) -> dict[str, Any]:
     """Checks on the tapped JSON-RPC messages of one client; returns what the report shows."""
     sent_methods = [m.get("method") for m in tap.sent if "method" in m]
@@ -181,7 +224,7 @@ def wire_checks(tap: MessageTap, label: str, checks: Checks) -> dict[str, Any]:
         elif not isinstance(m.get("result"), dict) or m["result"].get("resultType") != "complete":
             bad.append(f"{requests.get(m.get('id'))} id {m.get('id')}: result without resultType 'complete': {short(m)}")
     for rid, method in requests.items():
-        if answers.get(rid, 0) != 1:
+        if answers.get(rid, 0) != (0 if rid in tap.cancelled else 1):
             bad.append(f"{method} id {rid} was answered {answers.get(rid, 0)} times")
     unknown = set(answers) - set(requests)
     if unknown:
@@ -192,7 +235,7 @@ def wire_checks(tap: MessageTap, label: str, checks: Checks) -> dict[str, Any]:
     return {"sent_methods": sorted(set(sent_methods)), "messages_sent": len(tap.sent), "received": len(tap.received)}
 
 
-def http_checks(http: HttpTap, label: str, checks: Checks) -> dict[str, Any]:
+def http_checks(http: HttpTap, cancelled: set[Any], label: str, checks: Checks) -> dict[str, Any]:
     """Checks on the tapped HTTP exchanges of one modern client."""
     bad: list[str] = []
     statuses: dict[str, int] = {}
@@ -207,23 +250,26 @@ def http_checks(http: HttpTap, label: str, checks: Checks) -> dict[str, Any]:
         if not requests:
             continue
         method = requests[0].get("method")
+        abandoned = requests[0]["id"] in cancelled
         if ex.request_headers.get("mcp-protocol-version") != MODERN:
             bad.append(f"POST of {method} went out with MCP-Protocol-Version "
                        f"{ex.request_headers.get('mcp-protocol-version')!r}")
         if ex.request_headers.get("mcp-method") != method:
             bad.append(f"POST of {method} went out with Mcp-Method {ex.request_headers.get('mcp-method')!r}")
+        if abandoned and ex.status is None:
+            continue  # abandoned before the response head arrived
         if ex.status != 200 or ex.content_type not in ("application/json", "text/event-stream"):
             bad.append(
                 f"POST of {method} answered {ex.status} {ex.response_headers.get('content-type')!r}: "
                 f"{short(bytes(ex.body[:300]).decode(errors='replace'))}"
             )
             continue
-        if ex.error is not None:
+        if ex.error is not None and not abandoned:
             bad.append(f"POST of {method}: {ex.error}")
         messages, problems = http.server_messages(ex)
         bad.extend(f"POST of {method}: {p}" for p in problems)
         ids = [m.get("id") for m in messages if isinstance(m, dict) and "method" not in m]
-        if ids != [requests[0]["id"]]:
+        if ids != ([] if abandoned else [requests[0]["id"]]):
             bad.append(f"POST of {method} id {requests[0]['id']}: the body carried responses for ids {short(ids)}")
         independent = [m["method"] for m in messages if isinstance(m, dict) and "method" in m and "id" in m]
         if independent:
@@ -252,7 +298,7 @@ async def modern_run(
         return report
     report["wire"] = wire_checks(tap, label, checks)
     if tap.http is not None:
-        report["http"] = http_checks(tap.http, label, checks)
+        report["http"] = http_checks(tap.http, tap.cancelled, label, checks)
     return report
 
 
@@ -344,6 +390,19 @@ async def modern_steps(
                         any(v and v.startswith("=?base64?") for v in sent),
                         f"{label}: the call to {name} carried no Base64 Mcp-Param-{suffix} header: {sent}",
                     )
+
+        # Progress: serve's `sleep` reports progress for a progressToken, before its result.
+        seen: list[tuple[float, float | None]] = []
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            seen.append((progress, total))
+
+        slept = await client.call_tool("sleep", {"ms": 50}, progress_callback=on_progress)
+        report["progress_seen"] = seen
+        checks.check(result_text(slept) == "slept 50", f"{label}: sleep 50 answered {short(result_text(slept))}")
+        checks.check(seen == [(0, 50), (50, 50)], f"{label}: progress for sleep 50 ms: {seen}, expected [(0, 50), (50, 50)]")
+
+        await cancel_one(client, label, checks, tap, report)
 
 
 async def run(args: argparse.Namespace, checks: Checks) -> dict[str, Any]:
