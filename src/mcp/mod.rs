@@ -18,6 +18,7 @@ pub mod annotations;
 #[cfg(feature = "http")]
 pub mod headers;
 pub mod meta;
+mod scan;
 
 /// The modern protocol versions this crate speaks, newest first.
 pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
