@@ -133,7 +133,7 @@ fn read_checks(out_dir: &Path) -> Result<Vec<Value>, String> {
 }
 
 /// SEP-2575: per-request `_meta` validation, `server/discover`, version and header checks,
-/// removed and unknown methods answered 404 with -32601, error ids.
+/// removed and unknown methods answered 404 with -32601, error ids, subscriptions/listen.
 #[test]
 fn conformance_server_stateless() {
     use Want::*;
@@ -170,11 +170,13 @@ fn conformance_server_stateless() {
             ("sep-2575-http-server-no-independent-requests-on-stream", NotTestable),
             // ... and `test_logging_tool` (a tool that logs, to see no log without logLevel).
             ("sep-2575-server-no-log-without-loglevel", NotTestable),
-            // serve declares no listChanged or subscribe capability and answers
-            // subscriptions/listen with -32601, so the subscription checks do not apply.
-            ("sep-2575-server-sends-subscription-ack", Skipped),
-            ("sep-2575-server-tags-subscription-id", Skipped),
-            ("sep-2575-server-honors-notification-filter", Skipped),
+            // subscriptions/listen: the acknowledgement comes first, every notification on the
+            // stream carries the subscription id, and a stream filtered to prompts gets no
+            // tools/list_changed.
+            ("sep-2575-server-sends-subscription-ack", Pass),
+            ("sep-2575-server-tags-subscription-id", Pass),
+            ("sep-2575-server-honors-notification-filter", Pass),
+            // serve declares no prompts.listChanged or tools.listChanged (its lists never change).
             ("sep-2575-server-sends-prompts-list-changed-on-subscription", Skipped),
             ("sep-2575-server-sends-tools-list-changed-on-subscription", Skipped),
         ],
