@@ -111,6 +111,8 @@ fn scenario(name: &str, expected: &[(&str, Want)]) {
     let code = run.status.and_then(|s| s.code());
     assert_eq!(code, Some(i32::from(fails)), "conformance exit status\n{report}");
     assert!(server.exited().is_none(), "the server exited during the scenario\n{report}");
+    // Kept when the test fails, for a look at every check's details.
+    let _ = fs::remove_dir_all(&out_dir);
 }
 
 /// The checks of the one `server-*` result folder the suite wrote under `out_dir`.
