@@ -42,6 +42,13 @@ async fn a_stateless_request_is_served_without_a_session() {
     assert_eq!(a.status, StatusCode::OK, "{a:?}");
     assert_eq!(a.json()["result"]["x"], 1);
     assert_eq!(a.header(SESSION_HEADER), None);
+    // `initialize` under a modern version header opens no session: it is a stateless request
+    // like any other, answered by the handler (this one finds no protocolVersion param, -32602;
+    // `serve`'s answers -32601, 404).
+    let init = body(3, "initialize", &json!({"_meta": meta()}));
+    let a = c.call(post(&c, init, &mirrored("initialize"))).await;
+    a.assert_error(StatusCode::BAD_REQUEST, -32602, json!(3));
+    assert_eq!(a.header(SESSION_HEADER), None);
     // An unknown method is 404, with its JSON-RPC error.
     let a = c.call(post(&c, body(2, "nope", &json!({"_meta": meta()})), &mirrored("nope"))).await;
     a.assert_error(StatusCode::NOT_FOUND, -32601, json!(2));
