@@ -178,6 +178,12 @@ async fn legacy_sessions_and_stateless_requests_share_one_server() {
         assert_eq!(a.json()["result"]["i"], i, "{a:?}");
     }
     assert_eq!(s.server.stats().sessions, 1);
+    // A modern request that names the session anyway is stateless: the id is ignored.
+    let mut named = legacy.beside().await;
+    named.version = None;
+    let params = json!({"i": 99, "_meta": meta()});
+    let a = named.call(post(&named, body(99, "echo", &params), &mirrored("echo"))).await;
+    assert_eq!(a.json()["result"]["i"], 99, "{a:?}");
 }
 
 #[tokio::test]

@@ -17,6 +17,7 @@
 //! | POST: a `Content-Length` over `max_frame_bytes` | 413, -32600 |
 //! | POST: no room for the body within `read_timeout` (bodies held past `max_body_bytes`) | 503, -32000 |
 //! | GET: `get_stream(false)` / no `text/event-stream` in `Accept` | 405 / 406, -32000 |
+//! | a session id with a modern `MCP-Protocol-Version` (2026-07-28 on) | the session id is ignored: a stateless request |
 //! | a session id with an `MCP-Protocol-Version` not among the legacy versions (absent is fine) | 400, -32000 |
 //! | a session id that is unknown, expired or deleted | 404, -32001 |
 //! | GET or DELETE without a session id (a stateless client's) | 405, `Allow: POST` |
@@ -24,6 +25,7 @@
 //! | POST: a chunked body that grows over `max_frame_bytes` | 413, -32600 |
 //! | POST: a body that is not JSON / JSON that is not a message | 400, -32700 / -32600, with the reason |
 //! | POST: `initialize` with a session id | 400, -32600 |
+//! | POST: `initialize` under a modern `MCP-Protocol-Version` | a stateless request (for a method 2026-07-28 removed) |
 //! | POST: no session id, not `initialize`, and a legacy `MCP-Protocol-Version` (the client lost its session) | 400, -32000 |
 //! | POST, stateless: a notification | 202, no body (nothing to deliver it to) |
 //! | POST, stateless: a response or a batch | 400, -32600 |
@@ -476,6 +478,12 @@ impl HttpServer {
         req: &Request<HyperBody>,
     ) -> Result<Option<Arc<Session>>, Box<Response<Body>>> {
         let Some(id) = req.headers().get(SESSION_HEADER) else { return Ok(None) };
+        let version = req.headers().get(VERSION_HEADER).and_then(|v| v.to_str().ok());
+        // A modern request names no session: a session id beside a modern version is ignored,
+        // as 2026-07-28 asks.
+        if version.is_some_and(|v| crate::mcp::Era::of(v.trim()) == crate::mcp::Era::Modern) {
+            return Ok(None);
+        }
         if let Some(v) = req.headers().get(VERSION_HEADER)
             && !v.to_str().is_ok_and(|v| self.config.versions.iter().any(|s| s == v.trim()))
         {
