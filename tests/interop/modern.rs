@@ -1,0 +1,143 @@
+//! Interop in the stateless era (protocol revision 2026-07-28), where every request carries its
+//! protocol version, client capabilities and client info in `params._meta`, `server/discover`
+//! replaces `initialize`, and Streamable HTTP has no sessions:
+//! - the official Python SDK's `mcp.Client` pinned to 2026-07-28 and in `auto` mode (probe with
+//!   `server/discover`, which must end up modern) against `mcpwire serve` over stdio and over
+//!   `--http`, through `tests/interop/python_modern_client.py`;
+//! - the TypeScript SDK v2 client (npm `@modelcontextprotocol/client`) pinned and in `auto`
+//!   mode against `mcpwire serve` over stdio and over `--http`, through
+//!   `tests/interop/ts_client.mjs`;
+//! - legacy and modern clients at the same time against one `mcpwire serve --http`.
+//!
+//! Each script lists tools, calls `echo` concurrently with hard-to-encode messages and checks
+//! the answers exactly; the Python one also calls the tool that mirrors an argument into an
+//! `Mcp-Param-*` header (`x-mcp-header`). What each checks on the wire is in its header.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::Command;
+use std::thread;
+use std::time::Duration;
+
+use crate::harness::{
+    BIN, RUN_TIMEOUT, Run, Server, ensure_installed, node_modern_prefix, node22, run_bounded,
+    serve_http, venv_python,
+};
+
+/// Bound for a server's exit after SIGTERM.
+const TERM_TIMEOUT: Duration = Duration::from_secs(5);
+
+fn python_modern(target: &[&str]) -> Command {
+    let mut cmd = Command::new(venv_python());
+    cmd.args([
+        "tests/interop/python_modern_client.py",
+        "--modes",
+        "2026-07-28,auto",
+        "--expect-server-name",
+        "mcpwire",
+        "--expect-header-tool",
+    ])
+    .args(target);
+    cmd
+}
+
+fn ts_client(target: &[&str]) -> Command {
+    let mut cmd = Command::new(node22());
+    cmd.arg("tests/interop/ts_client.mjs")
+        .arg("--packages")
+        .arg(node_modern_prefix())
+        .args(["--modes", "pin,auto", "--expect-server-name", "mcpwire"])
+        .args(target);
+    cmd
+}
+
+/// Fails the test with every report when a run failed or the server is gone; then SIGTERM
+/// must end the server (a clean exit, or death by that signal).
+fn assert_runs_and_stop(server: &mut Server, runs: &[(String, Run)]) {
+    let mut report = String::new();
+    for (what, run) in runs {
+        report.push_str(&run.describe(what));
+        report.push('\n');
+    }
+    report.push_str(&server.describe());
+    println!("{report}");
+    for (what, run) in runs {
+        assert!(run.success(), "{what} failed\n{report}");
+    }
+    assert!(server.exited().is_none(), "the server exited during the runs\n{report}");
+    let status = server.terminate(TERM_TIMEOUT);
+    let report = format!("after SIGTERM: {status:?}\n{}", server.describe());
+    let status = status.unwrap_or_else(|| {
+        panic!("the server did not exit within {TERM_TIMEOUT:?} of SIGTERM\n{report}")
+    });
+    assert!(status.success() || status.signal() == Some(15), "{report}");
+}
+
+#[test]
+fn python_sdk_modern_client_against_mcpwire_serve_over_stdio() {
+    ensure_installed();
+    // The SDK starts one server per mode.
+    let run = run_bounded(python_modern(&["--", BIN, "serve"]), RUN_TIMEOUT);
+    let report = run.describe("python_modern_client.py -- mcpwire serve");
+    println!("{report}");
+    assert!(run.success(), "{report}");
+}
+
+#[test]
+fn python_sdk_modern_client_against_mcpwire_serve_over_http() {
+    ensure_installed();
+    let (mut server, url) = serve_http();
+    let run = run_bounded(python_modern(&["--url", &url]), RUN_TIMEOUT);
+    assert_runs_and_stop(&mut server, &[(format!("python_modern_client.py --url {url}"), run)]);
+}
+
+#[test]
+fn ts_sdk_v2_client_against_mcpwire_serve_over_stdio() {
+    ensure_installed();
+    // The SDK starts the server per mode (in auto mode a second, short-lived copy for its probe).
+    let run = run_bounded(ts_client(&["--", BIN, "serve"]), RUN_TIMEOUT);
+    let report = run.describe("ts_client.mjs -- mcpwire serve");
+    println!("{report}");
+    assert!(run.success(), "{report}");
+}
+
+#[test]
+fn ts_sdk_v2_client_against_mcpwire_serve_over_http() {
+    ensure_installed();
+    let (mut server, url) = serve_http();
+    let run = run_bounded(ts_client(&["--url", &url]), RUN_TIMEOUT);
+    assert_runs_and_stop(&mut server, &[(format!("ts_client.mjs --url {url}"), run)]);
+}
+
+/// One server, three clients at once: the legacy Python flow of `http.rs` (initialize, a
+/// session, 200 concurrent echo calls, a cancelled call, progress), the modern Python client
+/// with a legacy session of its own kept busy alongside each modern client, and the TypeScript
+/// client pinned and in auto mode.
+#[test]
+fn legacy_and_modern_clients_at_once_against_one_mcpwire_serve_over_http() {
+    ensure_installed();
+    let (mut server, url) = serve_http();
+    let mut legacy = Command::new(venv_python());
+    legacy.args([
+        "tests/interop/python_client.py",
+        "--expect-server-name",
+        "mcpwire",
+        "--url",
+        &url,
+    ]);
+    let clients = [
+        (format!("python_client.py --url {url} (legacy)"), legacy),
+        (
+            format!("python_modern_client.py --with-legacy --url {url}"),
+            python_modern(&["--with-legacy", "--url", &url]),
+        ),
+        (format!("ts_client.mjs --url {url}"), ts_client(&["--url", &url])),
+    ];
+    let runs: Vec<(String, Run)> = thread::scope(|s| {
+        let handles: Vec<_> = clients
+            .into_iter()
+            .map(|(what, cmd)| s.spawn(move || (what, run_bounded(cmd, RUN_TIMEOUT))))
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("client thread")).collect()
+    });
+    assert_runs_and_stop(&mut server, &runs);
+}
