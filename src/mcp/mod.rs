@@ -15,6 +15,7 @@
 //!   server, or a gateway that routes on them), and the headers a client mirrors.
 
 pub mod annotations;
+pub mod client;
 #[cfg(feature = "http")]
 pub mod headers;
 pub mod meta;
