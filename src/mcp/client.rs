@@ -5,8 +5,9 @@
 //! tested, and used by a client on any I/O, without a connection. [`negotiate`] (feature
 //! `peer`) runs them over a [`PeerHandle`](crate::peer::PeerHandle):
 //!
-//! - a fixed modern version is used as is, with no probe; a fixed legacy version opens the
-//!   session with `initialize` and `notifications/initialized`;
+//! - a fixed modern version is probed with `server/discover` too (so a legacy server fails at
+//!   once rather than serving modern requests by its own rules), with no fallback; a fixed
+//!   legacy version opens the session with `initialize` and `notifications/initialized`;
 //! - `auto` probes with `server/discover` carrying the newest modern version in `_meta`
 //!   (on every transport: over Streamable HTTP the probe is the "modern request first" the
 //!   specification asks for, and the transport hands a 4xx's JSON-RPC error body to the peer
@@ -351,6 +352,11 @@ pub enum Decision {
         /// What made the decision, for logs.
         reason: String,
     },
+    /// Not a modern server, and no legacy version was offered (a fixed modern version).
+    NotModern {
+        /// What made the decision.
+        reason: String,
+    },
     /// A modern server that speaks none of the versions offered.
     NoMutualVersion {
         /// The versions it speaks.
@@ -409,13 +415,13 @@ pub fn is_modern_error(code: ErrorCode) -> bool {
 ///
 /// A modern server that lists no offered modern version but an offered legacy one is spoken
 /// to in the legacy era; one that lists neither is [`Decision::NoMutualVersion`]. With no
-/// legacy version offered (a fixed modern version), a legacy answer is `NoMutualVersion` with
-/// nothing supported.
+/// legacy version offered (a fixed modern version), a legacy answer is
+/// [`Decision::NotModern`].
 #[must_use]
 pub fn decide(answer: Answer<'_>, modern: &[&str], legacy: &[&str], tried: &str) -> Decision {
     let fallback = |reason: String| match legacy.first() {
         Some(v) => Decision::Legacy { version: (*v).to_owned(), reason },
-        None => Decision::NoMutualVersion { supported: Vec::new() },
+        None => Decision::NotModern { reason },
     };
     match answer {
         Answer::Result(r) => match versions_in(r, "supportedVersions") {
@@ -548,6 +554,10 @@ mod connected {
             /// Why.
             source: RequestError,
         },
+        /// A modern version was asked for, and the server's answer to the probe is not a
+        /// modern server's.
+        #[error("the server is not a modern MCP server: {0}")]
+        NotModern(String),
         /// `initialize` was answered, but not with a version this client speaks.
         #[error("initialize: {0}")]
         Handshake(String),
@@ -622,7 +632,7 @@ mod connected {
         /// # Errors
         ///
         /// As [`PeerHandle::request_with`].
-        pub async fn request<P: Payload + Clone>(
+        pub async fn request<P: Payload>(
             &self,
             peer: &PeerHandle,
             method: &str,
@@ -633,8 +643,9 @@ mod connected {
                 return peer.request_with(method, params, options).await;
             }
             let meta = self.meta();
-            let first =
-                peer.request_with(method, Some(meta.params(params.clone())), options.clone()).await;
+            let first = peer
+                .request_with(method, Some(meta.params(params.as_ref())), options.clone())
+                .await;
             let Err(RequestError::Rpc(e)) = &first else { return first };
             let offered = self.options.version.modern();
             let Some(version) = retry_version(e.code, e.data(), &offered, meta.version()) else {
@@ -699,7 +710,8 @@ mod connected {
             (Some(r), _) => {
                 Decision::Legacy { version: r.version.clone(), reason: "cached".into() }
             }
-            (None, Some(v)) if !auto => Decision::Modern { version: (*v).to_owned() },
+            // A fixed modern version probes too (RECOMMENDED): a legacy server then fails
+            // at once instead of serving requests under the legacy era's rules.
             (None, Some(preferred)) => {
                 let probe = meta_at(preferred);
                 let opts = RequestOptions::new().timeout(Some(options.probe_timeout));
@@ -728,7 +740,9 @@ mod connected {
                     }
                 };
                 if let Decision::Modern { version } = &decision {
-                    remember(target, Era::Modern, version);
+                    if auto {
+                        remember(target, Era::Modern, version);
+                    }
                     let server = answer.ok().and_then(|r| r.result().map(|r| r.get().to_owned()));
                     return Ok(done(Era::Modern, version, server, false));
                 }
@@ -745,6 +759,7 @@ mod connected {
         };
         let version = match decision {
             Decision::Modern { version } => return Ok(done(Era::Modern, &version, None, false)),
+            Decision::NotModern { reason } => return Err(NegotiateError::NotModern(reason)),
             Decision::NoMutualVersion { supported } => {
                 let offered = modern.iter().chain(&legacy).map(|v| (*v).to_owned()).collect();
                 return Err(NegotiateError::NoMutualVersion { supported, offered });
@@ -945,12 +960,14 @@ mod tests {
     }
 
     #[test]
-    fn no_answer_is_legacy_and_without_a_legacy_offer_is_no_mutual_version() {
+    fn no_answer_is_legacy_and_without_a_legacy_offer_not_modern() {
         assert_eq!(legacy_at(&decide_(Answer::NoAnswer)), "2025-11-25");
-        assert_eq!(
+        assert!(matches!(
             decide(Answer::NoAnswer, &MODERN, &[], TRIED),
-            Decision::NoMutualVersion { supported: Vec::new() }
-        );
+            Decision::NotModern { reason } if reason.contains("no answer")
+        ));
+        let e = err(ErrorCode::METHOD_NOT_FOUND, None);
+        assert!(matches!(decide(e, &MODERN, &[], TRIED), Decision::NotModern { .. }));
     }
 
     #[test]

@@ -362,21 +362,47 @@ async fn unsupported_version_to_the_probe_is_a_modern_server() {
     assert!(fake.seen().iter().all(|(_, b)| b["method"] != "initialize"));
 }
 
-/// A fixed modern version sends no probe; the era cache keeps what `auto` found per target.
+/// A fixed modern version probes too and is not cached; `auto`'s finding is cached per target.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_fixed_version_sends_no_probe_and_auto_is_cached_per_target() {
+async fn a_fixed_version_is_not_cached_and_auto_is_cached_per_target() {
     let fake = Fixed::start(modern).await;
+    let probes = || fake.seen().iter().filter(|(_, b)| b["method"] == "server/discover").count();
     let (peer, _conn) = connect(&PeerBuilder::new(), &fake.url, NoHandler).unwrap();
     let fixed = options().version("2026-07-28".parse::<VersionChoice>().unwrap());
-    let agreed = within(negotiate(&peer, &fixed, Some(&fake.url))).await.unwrap();
-    assert_eq!(agreed.era(), Era::Modern);
-    assert!(fake.seen().is_empty(), "{:?}", fake.seen());
-
+    for round in 1..=2 {
+        let agreed = within(negotiate(&peer, &fixed, Some(&fake.url))).await.unwrap();
+        assert_eq!(agreed.era(), Era::Modern);
+        assert!(!agreed.from_cache());
+        assert_eq!(probes(), round);
+    }
     let first = within(negotiate(&peer, &options(), Some(&fake.url))).await.unwrap();
     assert!(!first.from_cache());
     assert!(first.server().unwrap().contains("supportedVersions"));
     let again = within(negotiate(&peer, &options(), Some(&fake.url))).await.unwrap();
     assert!(again.from_cache());
     assert_eq!(again.era(), Era::Modern);
-    assert_eq!(fake.seen().iter().filter(|(_, b)| b["method"] == "server/discover").count(), 1);
+    assert_eq!(probes(), 3);
+}
+
+/// A fixed modern version against a legacy server fails at the probe, with no `initialize`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fixed_modern_version_fails_against_a_legacy_server() {
+    fn legacy(method: &str, msg: &Value) -> Answer {
+        match method {
+            "server/discover" => (
+                "400 Bad Request",
+                JSON,
+                error(&Value::Null, -32000, "Bad Request: No valid session ID provided", None),
+            ),
+            m => (OK, JSON, result(msg, &json!({ "method": m }))),
+        }
+    }
+    let fake = Fixed::start(legacy).await;
+    let (peer, _conn) = connect(&PeerBuilder::new(), &fake.url, NoHandler).unwrap();
+    let fixed = options().version("2026-07-28".parse::<VersionChoice>().unwrap());
+    match within(negotiate(&peer, &fixed, None)).await {
+        Err(NegotiateError::NotModern(why)) => assert!(why.contains("-32000"), "{why}"),
+        other => panic!("NotModern expected, got {other:?}"),
+    }
+    assert!(fake.seen().iter().all(|(_, b)| b["method"] == "server/discover"));
 }
