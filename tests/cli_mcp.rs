@@ -99,7 +99,7 @@ fn serve_answers_a_scripted_mcp_session_over_stdio() {
     let tools = s.call(3, "tools/list", json!({}));
     let names: Vec<_> =
         tools["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()).collect();
-    assert_eq!(names, [json!("echo"), json!("sleep")]);
+    assert_eq!(names, [json!("echo"), json!("sleep"), json!("route"), json!("confirm")]);
     let echo_schema = &tools["result"]["tools"][0]["inputSchema"];
     assert_eq!(echo_schema["required"], json!(["message"]));
     assert_eq!(echo_schema["properties"]["message"]["type"], "string");
@@ -147,7 +147,13 @@ fn serve_answers_a_scripted_mcp_session_over_stdio() {
 #[test]
 fn serve_stops_a_cancelled_sleep_and_answers_nothing_for_it() {
     let mut s = Server::start();
+    // A legacy session's call, then a stateless (2026-07-28) one in the same process.
+    let init = json!({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}});
+    assert!(s.call(1, "initialize", init)["result"].is_object());
     s.send(&json!({"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}));
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}});
+    s.send(&json!({"jsonrpc":"2.0","id":"modern","method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000},"_meta":meta}}));
+    s.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"modern"}}));
     s.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"long","reason":"test"}}));
     assert_eq!(s.call(2, "ping", json!({}))["result"], json!({}));
     // End of input with nothing left to answer: it exits at once, having sent nothing more.

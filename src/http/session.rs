@@ -52,6 +52,11 @@ impl PostReceiver {
         self.post.cancelled.load(Ordering::Acquire)
     }
 
+    /// Whether the POST is a stateless (2026-07-28) request's.
+    pub(crate) fn stateless(&self) -> bool {
+        self.session.single
+    }
+
     /// The answer when the session ends before the response comes: an error response to the
     /// (first) request, -32603.
     pub(crate) fn abandoned(&self) -> Bytes {
@@ -72,6 +77,11 @@ impl Drop for PostReceiver {
         drop(r);
         self.session.busy.fetch_sub(1, Ordering::AcqRel);
         self.session.touch();
+        // A stateless request's session lives as long as its POST waits: the client closing
+        // the response (or the answer going out) ends it, and so cancels the handler.
+        if self.session.single {
+            self.session.close();
+        }
     }
 }
 
@@ -87,6 +97,9 @@ pub(crate) struct Routes {
     answered: std::collections::VecDeque<OwnedId>,
     /// Set once the session's peer stopped writing: nothing will be routed any more.
     closed: bool,
+    /// A stateless (2026-07-28) request's session: every notification its handler sends goes
+    /// to the one POST (there is no GET stream), and its requests fail at once.
+    single: bool,
 }
 
 impl Routes {
@@ -125,6 +138,8 @@ pub(crate) struct Session {
     last_active: Mutex<Instant>,
     /// POSTs waiting and GET streams open; a busy session is never expired.
     pub(crate) busy: AtomicUsize,
+    /// Serves one stateless request, and ends with its POST.
+    pub(crate) single: bool,
 }
 
 /// Why a request cannot be registered.
@@ -144,6 +159,21 @@ impl Session {
         builder: &PeerBuilder,
         handler: Arc<H>,
     ) -> Arc<Self> {
+        Self::start_as(id, builder, handler, false)
+    }
+
+    /// Starts the peer of one stateless request (2026-07-28): no id, no GET stream; it ends
+    /// when the request's POST does.
+    pub(crate) fn start_single<H: Handler>(builder: &PeerBuilder, handler: Arc<H>) -> Arc<Self> {
+        Self::start_as(String::new(), builder, handler, true)
+    }
+
+    fn start_as<H: Handler>(
+        id: String,
+        builder: &PeerBuilder,
+        handler: Arc<H>,
+        single: bool,
+    ) -> Arc<Self> {
         let (inbox, rx) = mpsc::channel::<Input>(INBOX);
         // The session's end comes in line after the frames fed before it, so they are all
         // taken in (a notification POSTed just before a DELETE is still handled); then the
@@ -158,7 +188,7 @@ impl Session {
                 }
             }
         });
-        let routes = Arc::new(Mutex::new(Routes::default()));
+        let routes = Arc::new(Mutex::new(Routes { single, ..Routes::default() }));
         let stats = Arc::new(RouteStats::default());
         let router = Router {
             routes: routes.clone(),
@@ -178,6 +208,7 @@ impl Session {
             conn: Mutex::new(Some(conn)),
             last_active: Mutex::new(Instant::now()),
             busy: AtomicUsize::new(0),
+            single,
         })
     }
 
@@ -433,6 +464,15 @@ impl Router {
                 }
                 None
             }
+            What::Notification { .. } if r.single => {
+                // The one request's POST carries everything its handler says.
+                let post = r.posts.values().next().cloned();
+                drop(r);
+                if post.is_none_or(|p| p.notes.try_send(msg).is_err()) {
+                    self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+                return;
+            }
             What::Notification { .. } | What::Request { .. } => None,
         };
         if let Some(post) = target {
@@ -461,7 +501,12 @@ impl Router {
     /// waiting out its timeout.
     fn undeliverable(&mut self, id: u64) {
         let Ok(id) = i64::try_from(id) else { return };
-        let msg = "Internal error: no stream to the client is open (GET the endpoint to open one)";
+        let single = self.routes.lock().unwrap_or_else(PoisonError::into_inner).single;
+        let msg = if single {
+            "Internal error: a stateless (2026-07-28) request's handler cannot send requests"
+        } else {
+            "Internal error: no stream to the client is open (GET the endpoint to open one)"
+        };
         let answer = super::error_json(crate::Id::Num(id), crate::ErrorCode::INTERNAL_ERROR, msg);
         let frame = self.parser().parse(BytesMut::from(&answer[..]));
         if let Some(inbox) = self.inbox.upgrade() {

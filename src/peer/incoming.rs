@@ -139,6 +139,13 @@ impl Reply {
         Self(Bytes::copy_from_slice(json.as_bytes()))
     }
 
+    /// A result given as JSON text the reply takes over without a copy; as [`Reply::raw`], it
+    /// must be one valid JSON value.
+    #[must_use]
+    pub fn raw_string(json: String) -> Self {
+        Self(Bytes::from(json))
+    }
+
     /// The empty object, `{}`: the result of `ping`.
     #[must_use]
     pub fn empty() -> Self {
@@ -214,6 +221,13 @@ impl RpcError {
             message: Cow::Owned(e.message.to_owned()),
             data: e.data.map(|d| Bytes::copy_from_slice(d.get().as_bytes())),
         }
+    }
+}
+
+impl From<crate::mcp::meta::Rejection> for RpcError {
+    /// A refused MCP request's error, its `data` kept.
+    fn from(r: crate::mcp::meta::Rejection) -> Self {
+        Self { code: r.code, message: r.message, data: r.data.map(|d| Bytes::from(d.into_bytes())) }
     }
 }
 

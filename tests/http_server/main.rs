@@ -10,6 +10,7 @@
 mod connections;
 mod corpus;
 mod harness;
+mod modern;
 mod regressions;
 mod requests;
 mod review;

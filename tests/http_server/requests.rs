@@ -367,26 +367,34 @@ async fn an_unknown_session_gets_404_session_not_found() {
 }
 
 #[tokio::test]
-async fn no_session_id_gets_400_unless_the_request_is_initialize() {
+async fn no_session_id_makes_a_stateless_request_unless_the_request_is_initialize() {
     let s = serve_default().await;
     let mut c = Client::connect(s.addr).await;
-    for body in [
-        request(1, "ping"),
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
-        r#"{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#
-            .to_owned(),
-        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_owned(),
-    ] {
-        c.post(body).await.assert_error(StatusCode::BAD_REQUEST, SERVER_ERROR, Value::Null);
-    }
-    let req = c.to(Method::GET).header(header::ACCEPT, "text/event-stream");
-    c.call(req.body(empty()).unwrap()).await.assert_error(
-        StatusCode::BAD_REQUEST,
-        SERVER_ERROR,
-        Value::Null,
-    );
-    let a = c.call(c.to(Method::DELETE).body(empty()).unwrap()).await;
+    // Without a session a request is of the 2026-07-28 era: its envelope is missing (-32602);
+    // with a legacy version header, the client lost its session (-32000).
+    c.post(request(1, "ping")).await.assert_error(StatusCode::BAD_REQUEST, -32602, json!(1));
+    let lost = c.post_of(request(2, "ping"));
+    let (mut parts, body) = lost.into_parts();
+    parts.headers.insert(VERSION_HEADER, HeaderValue::from_static(NO_BATCHES));
+    let a = c.call(Request::from_parts(parts, body)).await;
     a.assert_error(StatusCode::BAD_REQUEST, SERVER_ERROR, Value::Null);
+    // A notification (even one named initialize, having no id) is accepted and goes nowhere.
+    for body in [
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#,
+    ] {
+        c.post(body).await.assert_empty(StatusCode::ACCEPTED);
+    }
+    // A response is no stateless request.
+    let a = c.post(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#).await;
+    a.assert_error(StatusCode::BAD_REQUEST, INVALID_REQUEST, Value::Null);
+    // GET and DELETE belong to legacy sessions: without one they are not allowed.
+    let req = c.to(Method::GET).header(header::ACCEPT, "text/event-stream");
+    let a = c.call(req.body(empty()).unwrap()).await;
+    a.assert_empty(StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(a.header("allow"), Some("POST"));
+    let a = c.call(c.to(Method::DELETE).body(empty()).unwrap()).await;
+    a.assert_empty(StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(s.server.stats().sessions, 0);
 }
 

@@ -236,7 +236,7 @@ async fn connect(plan: &Plan) -> Result<(PeerHandle, Connection), std::io::Error
                 plan.concurrency.clamp(1, mcpwire::limits::DEFAULT_MAX_HANDLERS * 4),
             ));
             let (a, b) = tokio::io::duplex(1 << 20);
-            server.connect(a, McpServer).1.detach();
+            server.connect(a, McpServer::new()).1.detach();
             builder.connect(b, NoHandler)
         }
         Target::Stdio(cmd) => {

@@ -9,6 +9,7 @@
 //!
 //! Without a subcommand it runs `load` with its defaults: the embedded target.
 
+mod handler;
 mod inspect;
 mod load;
 mod serve;

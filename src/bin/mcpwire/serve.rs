@@ -1,12 +1,6 @@
-//! `mcpwire serve`: a small, well-behaved MCP server on the peer, for clients to be pointed at
-//! and for `mcpwire load` to drive in process.
-//!
-//! Methods: `initialize`, `notifications/initialized`, `ping`, `tools/list`, `tools/call` with two
-//! tools, `echo` and `sleep`. Tool arguments are untrusted: a wrong type or size is a tool result
-//! with `isError: true` (MCP 2025-11-25 treats input validation as a tool error), an unknown tool
-//! is -32602 and an unknown method -32601.
+//! `mcpwire serve`: the server of `handler.rs` on stdio, TCP, a Unix socket or Streamable HTTP,
+//! with every limit a flag.
 
-use std::borrow::Cow;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -17,188 +11,11 @@ use mcpwire::limits::{
     DEFAULT_MAX_HELD_REQUEST_BYTES, DEFAULT_MAX_QUEUED_REQUESTS, DEFAULT_MAX_WRITE_QUEUE_BYTES,
     MAX_FRAME_BYTES_CEILING,
 };
-use mcpwire::peer::{
-    Context, DEFAULT_UNADDRESSED_REPLIES_PER_SECOND, Handler, Incoming, PeerBuilder, Reply,
-    RpcError,
-};
+use mcpwire::peer::{DEFAULT_UNADDRESSED_REPLIES_PER_SECOND, PeerBuilder};
 use mcpwire::transport;
-use mcpwire::{ErrorCode, Json, Limits, ReplyDetail};
-use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
+use mcpwire::{Limits, ReplyDetail};
 
-/// Protocol versions `initialize` agrees to, oldest first; a client offering another one is
-/// answered with the latest.
-pub const PROTOCOL_VERSIONS: [&str; 4] = mcpwire::http::PROTOCOL_VERSIONS;
-
-/// The longest `echo` message accepted, in bytes.
-pub const MAX_ECHO_BYTES: usize = 1 << 20;
-
-/// The longest `sleep`, in milliseconds.
-pub const MAX_SLEEP_MS: u64 = 60_000;
-
-/// The `tools/list` result: fixed, so it is written once.
-const TOOLS: &str = r#"{"tools":[{"name":"echo","description":"Returns its message exactly.","inputSchema":{"type":"object","properties":{"message":{"type":"string","description":"The text to return (at most 1 MiB)."}},"required":["message"]}},{"name":"sleep","description":"Waits the given number of milliseconds, then answers; cancellable.","inputSchema":{"type":"object","properties":{"ms":{"type":"integer","minimum":0,"maximum":60000,"description":"How long to wait, in milliseconds."}},"required":["ms"]}}]}"#;
-
-/// The MCP server's request handler.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct McpServer;
-
-impl Handler for McpServer {
-    async fn request(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
-        match req.method() {
-            "initialize" => initialize(req),
-            "ping" => Ok(Reply::empty()),
-            "tools/list" => Ok(Reply::raw(TOOLS)),
-            "tools/call" => call(req, cx).await,
-            other => Err(RpcError::method_not_found(other)),
-        }
-    }
-
-    async fn notification(&self, n: &Incoming, _cx: &Context) {
-        match n.method() {
-            "notifications/initialized" => tracing::debug!("client initialized"),
-            other => tracing::debug!(method = other, "notification ignored"),
-        }
-    }
-}
-
-fn initialize(req: &Incoming) -> Result<Reply, RpcError> {
-    #[derive(Deserialize)]
-    struct Params<'a> {
-        #[serde(rename = "protocolVersion", borrow)]
-        protocol_version: Cow<'a, str>,
-    }
-    #[derive(Serialize)]
-    struct Info {
-        name: &'static str,
-        version: &'static str,
-    }
-    #[derive(Serialize)]
-    struct Capabilities {
-        tools: serde_json::Map<String, serde_json::Value>,
-    }
-    #[derive(Serialize)]
-    struct Initialized {
-        #[serde(rename = "protocolVersion")]
-        protocol_version: &'static str,
-        capabilities: Capabilities,
-        #[serde(rename = "serverInfo")]
-        server_info: Info,
-    }
-    let p: Params<'_> = req.params_as().map_err(RpcError::invalid_params)?;
-    let offered = p.protocol_version.as_ref();
-    let agreed = PROTOCOL_VERSIONS
-        .iter()
-        .find(|v| **v == offered)
-        .unwrap_or(&PROTOCOL_VERSIONS[PROTOCOL_VERSIONS.len() - 1]);
-    tracing::debug!(offered, agreed, "initialize");
-    Reply::json(&Initialized {
-        protocol_version: agreed,
-        capabilities: Capabilities { tools: serde_json::Map::new() },
-        server_info: Info { name: "mcpwire", version: env!("CARGO_PKG_VERSION") },
-    })
-}
-
-#[derive(Deserialize)]
-struct CallParams<'a> {
-    #[serde(borrow)]
-    name: Cow<'a, str>,
-    #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
-    #[serde(rename = "_meta", borrow, default)]
-    meta: Option<Meta<'a>>,
-}
-
-#[derive(Deserialize)]
-struct Meta<'a> {
-    #[serde(rename = "progressToken", borrow, default)]
-    progress_token: Option<&'a RawValue>,
-}
-
-async fn call(req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
-    let p: CallParams<'_> = req.params_as().map_err(RpcError::invalid_params)?;
-    let args = p.arguments.map_or("{}", RawValue::get);
-    match p.name.as_ref() {
-        "echo" => Ok(echo(args)),
-        "sleep" => Ok(sleep(args, p.meta.and_then(|m| m.progress_token), cx).await),
-        other => Err(RpcError::new(ErrorCode::INVALID_PARAMS, format!("Unknown tool: {other}"))),
-    }
-}
-
-fn echo(args: &str) -> Reply {
-    #[derive(Deserialize)]
-    struct Args<'a> {
-        #[serde(borrow)]
-        message: Cow<'a, str>,
-    }
-    match serde_json::from_str::<Args<'_>>(args) {
-        Err(e) => tool_error(&format!("echo: invalid arguments: {e}")),
-        Ok(a) if a.message.len() > MAX_ECHO_BYTES => tool_error(&format!(
-            "echo: message is {} bytes; at most {MAX_ECHO_BYTES} are accepted",
-            a.message.len()
-        )),
-        Ok(a) => text(&a.message, false),
-    }
-}
-
-/// Sleeps; with a progress token, sends `notifications/progress` as it starts and as it ends.
-async fn sleep(args: &str, token: Option<&RawValue>, cx: &Context) -> Reply {
-    #[derive(Deserialize)]
-    struct Args {
-        ms: serde_json::Number,
-    }
-    let ms = match serde_json::from_str::<Args>(args) {
-        Err(e) => return tool_error(&format!("sleep: invalid arguments: {e}")),
-        Ok(a) => a.ms.as_u64().filter(|ms| *ms <= MAX_SLEEP_MS),
-    };
-    let Some(ms) = ms else {
-        return tool_error(&format!("sleep: ms must be an integer from 0 to {MAX_SLEEP_MS}"));
-    };
-    #[derive(Serialize)]
-    struct Progress<'a> {
-        #[serde(rename = "progressToken")]
-        token: &'a RawValue,
-        progress: u64,
-        total: u64,
-    }
-    let progress = |done: u64| async move {
-        if let Some(token) = token {
-            let p = Progress { token, progress: done, total: ms };
-            let sent = cx.peer().notify("notifications/progress", Some(Json(&p))).await;
-            if let Err(e) = sent {
-                tracing::debug!(error = %e, "progress not sent");
-            }
-        }
-    };
-    progress(0).await;
-    // Dropped, and nothing answered, when the client cancels.
-    tokio::time::sleep(Duration::from_millis(ms)).await;
-    progress(ms).await;
-    text(&format!("slept {ms}"), false)
-}
-
-/// A tool result of one text block.
-fn text(text: &str, is_error: bool) -> Reply {
-    #[derive(Serialize)]
-    struct Block<'a> {
-        #[serde(rename = "type")]
-        kind: &'static str,
-        text: &'a str,
-    }
-    #[derive(Serialize)]
-    struct ToolResult<'a> {
-        content: [Block<'a>; 1],
-        #[serde(rename = "isError", skip_serializing_if = "std::ops::Not::not")]
-        is_error: bool,
-    }
-    let result = ToolResult { content: [Block { kind: "text", text }], is_error };
-    // A struct of strings and a bool always serialises.
-    Reply::json(&result).unwrap_or_else(|_| Reply::empty())
-}
-
-fn tool_error(message: &str) -> Reply {
-    text(message, true)
-}
+pub use crate::handler::{McpServer, PROTOCOL_VERSIONS, TOOLS_LIST};
 
 /// The bounds `serve` holds each connection to (`mcpwire serve --help` lists them under
 /// "Limits"); every one defaults to the library's default.
@@ -328,7 +145,10 @@ impl HttpArgs {
         let idle = (self.session_idle_timeout > 0.0)
             .then(|| Duration::try_from_secs_f64(self.session_idle_timeout).ok())
             .flatten();
+        let (tools, _) = mcpwire::mcp::annotations::ToolHeaders::from_tools_list(TOOLS_LIST)
+            .expect("the tool list is fixed and valid");
         let mut server = HttpServer::new(builder)
+            .tool_headers(tools)
             .path(self.http_path.clone())
             .max_sessions(self.max_sessions)
             .session_idle_timeout(idle)
@@ -360,7 +180,7 @@ pub async fn run(listen: Listen, builder: PeerBuilder) -> std::io::Result<()> {
     match listen {
         Listen::Stdio => {
             let (peer, mut conn) =
-                builder.spawn(tokio::io::stdin(), tokio::io::stdout(), McpServer);
+                builder.spawn(tokio::io::stdin(), tokio::io::stdout(), McpServer::new());
             tokio::select! {
                 reason = conn.closed() => tracing::info!(%reason, "stdio connection ended"),
                 () = signal => {
@@ -374,13 +194,13 @@ pub async fn run(listen: Listen, builder: PeerBuilder) -> std::io::Result<()> {
             let listener = tokio::net::TcpListener::bind(&addr).await?;
             // The bound address (a port of 0 picks one), for whoever started us.
             eprintln!("mcpwire: serving MCP on tcp:{}", listener.local_addr()?);
-            transport::serve_tcp_until(listener, builder, || McpServer, signal).await
+            transport::serve_tcp_until(listener, builder, McpServer::new, signal).await
         }
         Listen::Unix(path) => {
             let listener = bind_unix(&path)?;
             let _unlink = Unlink(path.clone());
             eprintln!("mcpwire: serving MCP on unix:{}", path.display());
-            transport::serve_unix_until(listener, builder, || McpServer, signal).await
+            transport::serve_unix_until(listener, builder, McpServer::new, signal).await
         }
         Listen::Http(addr, server) => {
             let listener = mcpwire::http::server::bind(&addr).await?;
@@ -389,7 +209,7 @@ pub async fn run(listen: Listen, builder: PeerBuilder) -> std::io::Result<()> {
                 listener.local_addr()?,
                 server.endpoint()
             );
-            server.serve(listener, || McpServer, signal).await
+            server.serve(listener, McpServer::new, signal).await
         }
     }
 }

@@ -40,6 +40,8 @@ pub(super) fn sse_response(body: Body) -> Response<Body> {
     let mut r = Response::new(body);
     r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     r.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // Reverse proxies pass each event on at once instead of buffering the stream.
+    r.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
     r
 }
 

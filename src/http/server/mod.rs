@@ -58,6 +58,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 mod answer;
+mod modern;
 mod post;
 
 use super::session::Session;
@@ -131,6 +132,8 @@ struct Config {
     path: String,
     allowed_origins: Vec<String>,
     versions: Vec<String>,
+    modern_versions: Vec<String>,
+    tool_headers: Option<Arc<crate::mcp::annotations::ToolHeaders>>,
     max_sessions: usize,
     idle_timeout: Option<Duration>,
     max_connections: usize,
@@ -168,6 +171,11 @@ impl HttpServer {
                 path: "/mcp".into(),
                 allowed_origins: Vec::new(),
                 versions: PROTOCOL_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
+                modern_versions: crate::mcp::MODERN_VERSIONS
+                    .iter()
+                    .map(|v| (*v).to_owned())
+                    .collect(),
+                tool_headers: None,
                 max_sessions: DEFAULT_MAX_SESSIONS,
                 idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
                 max_connections: DEFAULT_MAX_CONNECTIONS,
@@ -204,6 +212,27 @@ impl HttpServer {
     #[must_use]
     pub fn protocol_versions<I: IntoIterator<Item = S>, S: Into<String>>(mut self, v: I) -> Self {
         self.config().versions = v.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The stateless (2026-07-28 on) protocol versions served; [`crate::mcp::MODERN_VERSIONS`]
+    /// by default. A request naming another is answered 400, -32022, with this list; an empty
+    /// list serves the legacy era alone.
+    #[must_use]
+    pub fn modern_versions<I: IntoIterator<Item = S>, S: Into<String>>(mut self, v: I) -> Self {
+        self.config().modern_versions = v.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The `x-mcp-header` annotations of the tools the handler serves (read them from its
+    /// `tools/list` result with [`ToolHeaders::from_tools_list`]): a stateless `tools/call`
+    /// of an annotated tool must carry a matching `Mcp-Param-{Name}` header for each argument
+    /// it gives, or it is answered 400, -32020.
+    ///
+    /// [`ToolHeaders::from_tools_list`]: crate::mcp::annotations::ToolHeaders::from_tools_list
+    #[must_use]
+    pub fn tool_headers(mut self, tools: crate::mcp::annotations::ToolHeaders) -> Self {
+        self.config().tool_headers = Some(Arc::new(tools));
         self
     }
 
@@ -436,8 +465,9 @@ impl HttpServer {
         &self,
         req: &Request<HyperBody>,
     ) -> Result<Option<Arc<Session>>, Box<Response<Body>>> {
+        let Some(id) = req.headers().get(SESSION_HEADER) else { return Ok(None) };
         if let Some(v) = req.headers().get(VERSION_HEADER)
-            && !v.to_str().is_ok_and(|v| self.config.versions.iter().any(|s| s == v))
+            && !v.to_str().is_ok_and(|v| self.config.versions.iter().any(|s| s == v.trim()))
         {
             let msg = format!(
                 "Bad Request: unsupported protocol version (supported: {})",
@@ -450,7 +480,6 @@ impl HttpServer {
                 &msg,
             )));
         }
-        let Some(id) = req.headers().get(SESSION_HEADER) else { return Ok(None) };
         let found = id.to_str().ok().and_then(|id| {
             self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned()
         });
@@ -465,14 +494,16 @@ impl HttpServer {
         }
     }
 
-    /// The session a GET or DELETE must name.
+    /// The session a GET or DELETE must name: without one it is a stateless client's, which
+    /// may only POST (405).
     fn required_session(
         &self,
         req: &Request<HyperBody>,
     ) -> Result<Arc<Session>, Box<Response<Body>>> {
         self.session_of(req)?.ok_or_else(|| {
-            let msg = "Bad Request: Mcp-Session-Id header is required";
-            Box::new(error(StatusCode::BAD_REQUEST, Id::Null, ErrorCode::SERVER_ERROR, msg))
+            let mut r = status(StatusCode::METHOD_NOT_ALLOWED);
+            r.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
+            Box::new(r)
         })
     }
 

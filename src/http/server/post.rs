@@ -39,6 +39,7 @@ impl HttpServer {
             Ok(s) => s,
             Err(answer) => return *answer,
         };
+        let (head, body) = req.into_parts();
         // Room for the body in the server's budget, held until the POST is answered.
         let want = declared.map_or(limit, |n| usize::try_from(n).unwrap_or(limit));
         let want = want.clamp(1, self.config.max_body_bytes);
@@ -48,7 +49,7 @@ impl HttpServer {
             let msg = "Service Unavailable: too many request bytes in flight";
             return error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, ErrorCode::SERVER_ERROR, msg);
         };
-        let body = Limited::new(req.into_body(), limit).collect();
+        let body = Limited::new(body, limit).collect();
         let read = tokio::time::timeout(self.config.read_timeout, body);
         let Ok(read) = read.await else {
             let msg = "Request Timeout: the body did not arrive in time";
@@ -93,10 +94,19 @@ impl HttpServer {
                 Ok(s) => (s, true),
                 Err(answer) => return *answer,
             },
-            None => {
+            // A legacy version served with no session: the client lost it (or never opened
+            // one). Any other version is a stateless request's (an unknown one is refused
+            // with the versions served).
+            None if head
+                .headers
+                .get(VERSION_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| self.config.versions.iter().any(|s| s == v.trim())) =>
+            {
                 let msg = "Bad Request: Mcp-Session-Id header is required";
                 return error(StatusCode::BAD_REQUEST, Id::Null, ErrorCode::SERVER_ERROR, msg);
             }
+            None => return self.modern(&head, frame, json, sse, make).await,
         };
         let answer = self.deliver(&session, frame, json, sse).await;
         if new { self.admit(session, answer) } else { answer }
@@ -286,7 +296,11 @@ async fn reply(mut w: PostReceiver, json: bool, sse: bool) -> Response<Body> {
             let event = Full::new(sse_event(&frame));
             return sse_response(BodyExt::boxed_unsync(event));
         }
-        Err(Ok(frame)) => return json_response(StatusCode::OK, frame),
+        Err(Ok(frame)) => {
+            let code =
+                if w.stateless() { super::modern::answer_status(&frame) } else { StatusCode::OK };
+            return json_response(code, frame);
+        }
         Err(Err(_)) if w.cancelled() => return cancelled_answer(sse),
         Err(Err(_)) => return json_response(StatusCode::OK, w.abandoned()),
         Ok(note) => note,
@@ -295,13 +309,18 @@ async fn reply(mut w: PostReceiver, json: bool, sse: bool) -> Response<Body> {
         return json_response(StatusCode::OK, w.abandoned());
     };
     let first = sse_event(&note);
-    let events = futures_util::stream::unfold((Some(first), Some(w)), |(first, w)| async move {
+    // A long stream (`subscriptions/listen`, a slow tool) carries a comment now and then, so
+    // proxies and clients do not time out a quiet stream, and a client gone is noticed.
+    let tick = tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
+    let state = (Some(first), Some(w), tick);
+    let events = futures_util::stream::unfold(state, |(first, w, mut tick)| async move {
         if let Some(chunk) = first {
-            return Some((Ok(hyper::body::Frame::data(chunk)), (None, w)));
+            return Some((Ok(hyper::body::Frame::data(chunk)), (None, w, tick)));
         }
         let mut w = w?;
         let chunk = tokio::select! {
             biased;
+            _ = tick.tick() => Some(Bytes::from_static(b": keep-alive\n\n")),
             note = w.notes.recv() => match note {
                 Some(n) => Some(sse_event(&n)),
                 None => match (&mut w.done).await {
@@ -321,11 +340,11 @@ async fn reply(mut w: PostReceiver, json: bool, sse: bool) -> Response<Body> {
                     Err(_) if w.cancelled() => {}
                     Err(_) => out.extend_from_slice(&sse_event(&w.abandoned())),
                 }
-                return Some((Ok(hyper::body::Frame::data(out.freeze())), (None, None)));
+                return Some((Ok(hyper::body::Frame::data(out.freeze())), (None, None, tick)));
             }
         };
         let chunk = chunk?;
-        Some((Ok(hyper::body::Frame::data(chunk)), (None, Some(w))))
+        Some((Ok(hyper::body::Frame::data(chunk)), (None, Some(w), tick)))
     });
     sse_response(BodyExt::boxed_unsync(StreamBody::new(events)))
 }

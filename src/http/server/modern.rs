@@ -1,0 +1,80 @@
+//! A stateless (2026-07-28) POST: no session is named or minted. The headers are checked
+//! against the body ([`crate::mcp::headers::check`]), then the request runs in a peer of its
+//! own that ends with the POST: closing the response cancels the request, and nothing of it
+//! outlives its answer. Any instance behind a load balancer can serve any such request.
+
+use super::answer::*;
+use super::*;
+use crate::mcp::headers;
+
+impl HttpServer {
+    /// Answers a POST that names no session and is not `initialize`.
+    pub(super) async fn modern<H: Handler>(
+        &self,
+        head: &http::request::Parts,
+        frame: Frame,
+        json: bool,
+        sse: bool,
+        make: &(dyn Fn() -> Arc<H> + Send + Sync),
+    ) -> Response<Body> {
+        match frame.kind() {
+            Kind::Request => {}
+            // The only client notification of 2026-07-28 is `notifications/cancelled`, which
+            // over HTTP is the closing of the request's stream: there is nothing to deliver it
+            // to, and it is accepted as the specification asks.
+            Kind::Notification => return status(StatusCode::ACCEPTED),
+            _ => {
+                let msg = "Invalid Request: the body must be a single JSON-RPC request or \
+                           notification object";
+                return error(StatusCode::BAD_REQUEST, Id::Null, ErrorCode::INVALID_REQUEST, msg);
+            }
+        }
+        let Some(msg) = frame.message() else {
+            return error(StatusCode::BAD_REQUEST, Id::Null, ErrorCode::INVALID_REQUEST, "");
+        };
+        let id = msg.id().unwrap_or(Id::Null);
+        if msg.method() == Some("subscriptions/listen") && !sse {
+            let msg = "Not Acceptable: subscriptions/listen answers with a text/event-stream";
+            return error(StatusCode::NOT_ACCEPTABLE, id, ErrorCode::SERVER_ERROR, msg);
+        }
+        let tools = self.config.tool_headers.as_deref();
+        if let Err(r) = headers::check(&head.headers, &msg, &self.config.modern_versions, tools) {
+            let code = StatusCode::from_u16(crate::mcp::http_status(r.code))
+                .unwrap_or(StatusCode::BAD_REQUEST);
+            let body = rejection_json(id, &r);
+            return json_response(code, body);
+        }
+        let session = Session::start_single(&self.config.peer, make());
+        let answer = self.deliver(&session, frame, json, sse).await;
+        // Answered as JSON (or refused): the POST no longer waits, and its session ends. An
+        // event stream still open ends it when it closes.
+        if session.busy.load(Ordering::Acquire) == 0 {
+            session.close();
+        }
+        answer
+    }
+}
+
+/// A [`crate::mcp::meta::Rejection`] as an error response with `id`.
+fn rejection_json(id: Id<'_>, r: &crate::mcp::meta::Rejection) -> Bytes {
+    let mut out = BytesMut::new();
+    let reply: crate::Outgoing<'_> =
+        crate::Outgoing::Error { id, code: r.code, message: &r.message, data: r.data() };
+    if reply.write_value(&mut out).is_err() {
+        return error_json(id, r.code, &r.message);
+    }
+    out.freeze()
+}
+
+/// The HTTP status of a stateless request's JSON answer: 400 or 404 for the error codes the
+/// specification maps ([`crate::mcp::http_status`]), 200 for a result or any other error.
+pub(super) fn answer_status(body: &[u8]) -> StatusCode {
+    // A result never needs the parse.
+    if memchr::memmem::find(body, b"\"error\"").is_none() {
+        return StatusCode::OK;
+    }
+    let frame = FrameParser::new(crate::Limits::default()).parse(BytesMut::from(body));
+    let code = frame.message().and_then(|m| m.error()).map(|e| ErrorCode(e.code));
+    code.and_then(|c| StatusCode::from_u16(crate::mcp::http_status(c)).ok())
+        .unwrap_or(StatusCode::OK)
+}

@@ -1,0 +1,208 @@
+//! Stateless (2026-07-28) requests: no session is named or minted, the headers must mirror the
+//! body, each request runs on its own and ends with its POST, and legacy sessions go on beside.
+
+use mcpwire::mcp::annotations::ToolHeaders;
+
+use crate::harness::*;
+
+const MODERN: &str = "2026-07-28";
+
+fn meta() -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": MODERN,
+           "io.modelcontextprotocol/clientCapabilities": {}})
+}
+
+/// A stateless request's body.
+fn body(id: i64, method: &str, params: &Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+/// A POST of `body` with these headers (and the usual content type and accept).
+fn post(c: &Client, body: String, headers: &[(&str, &str)]) -> Request<crate::harness::Body> {
+    let mut b = c
+        .to(Method::POST)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, BOTH);
+    for (k, v) in headers {
+        b = b.header(*k, *v);
+    }
+    b.body(full(body)).unwrap()
+}
+
+fn mirrored(method: &'static str) -> Vec<(&'static str, &'static str)> {
+    vec![("MCP-Protocol-Version", MODERN), ("Mcp-Method", method)]
+}
+
+#[tokio::test]
+async fn a_stateless_request_is_served_without_a_session() {
+    let s = serve_default().await;
+    let mut c = Client::connect(s.addr).await;
+    let params = json!({"x": 1, "_meta": meta()});
+    let a = c.call(post(&c, body(1, "echo", &params), &mirrored("echo"))).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    assert_eq!(a.json()["result"]["x"], 1);
+    assert_eq!(a.header(SESSION_HEADER), None);
+    // An unknown method is 404, with its JSON-RPC error.
+    let a = c.call(post(&c, body(2, "nope", &json!({"_meta": meta()})), &mirrored("nope"))).await;
+    a.assert_error(StatusCode::NOT_FOUND, -32601, json!(2));
+    assert_eq!(s.server.stats().sessions, 0);
+    assert_eq!(s.server.stats().sessions_started, 0);
+}
+
+/// Headers, method, params, and the status and error code they get.
+type Case<'a> = (Vec<(&'a str, &'a str)>, &'a str, Value, StatusCode, i64);
+
+#[tokio::test]
+async fn every_mismatch_is_refused_with_its_code_and_the_request_id() {
+    let s = serve_default().await;
+    let mut c = Client::connect(s.addr).await;
+    let ok = json!({"_meta": meta()});
+    let old = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "1900-01-01",
+                               "io.modelcontextprotocol/clientCapabilities": {}}});
+    let cases: Vec<Case<'_>> = vec![
+        (vec![("Mcp-Method", "echo")], "echo", ok.clone(), StatusCode::BAD_REQUEST, -32020),
+        (
+            vec![("MCP-Protocol-Version", MODERN)],
+            "echo",
+            ok.clone(),
+            StatusCode::BAD_REQUEST,
+            -32020,
+        ),
+        (mirrored("ping"), "echo", ok.clone(), StatusCode::BAD_REQUEST, -32020),
+        (
+            vec![("MCP-Protocol-Version", "2026-07-29"), ("Mcp-Method", "echo")],
+            "echo",
+            ok.clone(),
+            StatusCode::BAD_REQUEST,
+            -32020,
+        ),
+        (mirrored("echo"), "echo", json!({"x": 1}), StatusCode::BAD_REQUEST, -32602),
+        (mirrored("echo"), "echo", json!({"_meta": 5}), StatusCode::BAD_REQUEST, -32602),
+        (
+            vec![("MCP-Protocol-Version", "1900-01-01"), ("Mcp-Method", "echo")],
+            "echo",
+            old,
+            StatusCode::BAD_REQUEST,
+            -32022,
+        ),
+        (
+            vec![("MCP-Protocol-Version", MODERN), ("Mcp-Method", "echo"), ("Mcp-Method", "echo")],
+            "echo",
+            ok.clone(),
+            StatusCode::BAD_REQUEST,
+            -32020,
+        ),
+        (
+            mirrored("tools/call"),
+            "tools/call",
+            json!({"name": "t", "_meta": meta()}),
+            StatusCode::BAD_REQUEST,
+            -32020,
+        ),
+    ];
+    for (i, (headers, method, params, status, code)) in cases.into_iter().enumerate() {
+        let id = i64::try_from(i).unwrap() + 10;
+        let a = c.call(post(&c, body(id, method, &params), &headers)).await;
+        assert_eq!(a.status, status, "case {i}: {a:?}");
+        assert_eq!(a.json()["error"]["code"], code, "case {i}: {a:?}");
+        assert_eq!(a.json()["id"], id, "case {i}: {a:?}");
+    }
+    // The unsupported version names the ones served; the connection went on throughout.
+    let a = c
+        .call(post(
+            &c,
+            body(
+                99,
+                "echo",
+                &json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2099-01-01",
+                                             "io.modelcontextprotocol/clientCapabilities": {}}}),
+            ),
+            &[("MCP-Protocol-Version", "2099-01-01"), ("Mcp-Method", "echo")],
+        ))
+        .await;
+    assert_eq!(
+        a.json()["error"]["data"],
+        json!({"supported": [MODERN], "requested": "2099-01-01"})
+    );
+}
+
+#[tokio::test]
+async fn annotated_tool_arguments_must_travel_in_their_headers() {
+    let list = json!({"tools": [{"name": "echo", "inputSchema": {"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"}}}}]});
+    let (tools, _) = ToolHeaders::from_tools_list(&list.to_string()).unwrap();
+    let s = serve(HttpServer::new(PeerBuilder::new()).tool_headers(tools)).await;
+    let mut c = Client::connect(s.addr).await;
+    let call = |region: &str| {
+        body(
+            1,
+            "tools/call",
+            &json!({"name": "echo", "arguments": {"region": region}, "_meta": meta()}),
+        )
+    };
+    let mut h = mirrored("tools/call");
+    h.push(("Mcp-Name", "echo"));
+    // Without the header, and with a header that says something else: refused.
+    let a = c.call(post(&c, call("eu"), &h)).await;
+    a.assert_error(StatusCode::BAD_REQUEST, -32020, json!(1));
+    let mut wrong = h.clone();
+    wrong.push(("Mcp-Param-Region", "us"));
+    c.call(post(&c, call("eu"), &wrong)).await.assert_error(
+        StatusCode::BAD_REQUEST,
+        -32020,
+        json!(1),
+    );
+    // Matching, in base64 (of "é"): the handler runs (and answers -32601 for tools/call, 404).
+    let mut good = h.clone();
+    good.push(("mcp-param-region", "=?base64?w6k=?="));
+    let a = c.call(post(&c, call("é"), &good)).await;
+    a.assert_error(StatusCode::NOT_FOUND, -32601, json!(1));
+}
+
+#[tokio::test]
+async fn legacy_sessions_and_stateless_requests_share_one_server() {
+    let s = serve_default().await;
+    let mut legacy = Client::session(s.addr, NO_BATCHES).await;
+    let mut modern = Client::connect(s.addr).await;
+    for i in 0..20 {
+        legacy.ping_ok(i).await;
+        let params = json!({"i": i, "_meta": meta()});
+        let a = modern.call(post(&modern, body(i, "echo", &params), &mirrored("echo"))).await;
+        assert_eq!(a.json()["result"]["i"], i, "{a:?}");
+    }
+    assert_eq!(s.server.stats().sessions, 1);
+}
+
+#[tokio::test]
+async fn notifications_of_a_stateless_request_go_on_its_own_stream() {
+    let s = serve_default().await;
+    let mut c = Client::connect(s.addr).await;
+    let params = json!({"said": "hi", "_meta": meta()});
+    let a = c.call(post(&c, body(5, "announce", &params), &mirrored("announce"))).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    assert_eq!(a.header("x-accel-buffering"), Some("no"));
+    let events = a.events();
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(events[0]["method"], "notifications/message");
+    assert_eq!(events[0]["params"]["data"]["said"], "hi");
+    assert_eq!(events[1]["id"], 5);
+}
+
+#[tokio::test]
+async fn closing_a_stateless_request_cancels_it() {
+    let s = serve_default().await;
+    let probe = s.probe.clone();
+    let c = Client::connect(s.addr).await;
+    let req = post(&c, body(1, "hold", &json!({"_meta": meta()})), &mirrored("hold"));
+    let mut held = c;
+    let task = tokio::spawn(async move { held.send(req).await });
+    probe.held().await;
+    // The client goes away while the handler waits: its connection closes.
+    task.abort();
+    let _ = task.await;
+    // A handler still running would take the permit released now; a cancelled one cannot.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    probe.release.add_permits(1);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(probe.release.available_permits(), 1, "the handler ran on after its POST closed");
+}
