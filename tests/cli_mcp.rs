@@ -419,6 +419,17 @@ fn load_names_the_era_and_version_it_spoke() {
         "legacy" => assert_eq!(version, Some("2025-11-25"), "{report}"),
         other => panic!("era {other:?}: {report}"),
     }
+    // The modern era has no ping: `auto` speaks legacy for it, a modern version refuses it.
+    let (out, report) = load(&["--requests", "20", "--warmup", "0", "--method", "ping"]);
+    assert_clean(&out, &report, 20);
+    assert_eq!(
+        (&report["era"], &report["protocol_version"]),
+        (&json!("legacy"), &json!("2025-11-25"))
+    );
+    let (out, _) =
+        load(&["--requests", "20", "--method", "ping", "--protocol-version", "2026-07-28"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no ping"), "{out:?}");
     // A version this build does not speak is refused before anything runs.
     let out =
         Command::new(BIN).args(["load", "--protocol-version", "2099-01-01"]).output().unwrap();

@@ -32,7 +32,10 @@ use mcpwire::{Json, Limits};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::serve::McpServer;
+use crate::serve::{McpServer, PROTOCOL_VERSIONS};
+
+// `auto` offers the embedded server the legacy versions it speaks, newest first.
+const _: () = assert!(PROTOCOL_VERSIONS.len() == mcpwire::mcp::LEGACY_VERSIONS.len());
 
 /// What `load` connects to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -255,14 +258,22 @@ async fn connect(plan: &Plan) -> Result<(PeerHandle, Connection), std::io::Error
 
 /// The era decision (and the legacy handshake when it says legacy).
 async fn handshake(peer: &PeerHandle, plan: &Plan, target: &str) -> Result<Negotiated, String> {
+    // The modern era has no ping: under `auto`, `--method ping` speaks the newest legacy
+    // version (through `initialize`), which a dual-era server serves too.
+    let version = match (&plan.protocol_version, plan.method) {
+        (VersionChoice::Auto, Method::Ping) => {
+            VersionChoice::Fixed(VersionChoice::Auto.legacy()[0].to_owned())
+        }
+        (v, _) => v.clone(),
+    };
     let options = ClientOptions::new("mcpwire-load", env!("CARGO_PKG_VERSION"))
-        .version(plan.protocol_version.clone())
+        .version(version)
         .probe_timeout(PROBE_TIMEOUT);
     let agreed = negotiate(peer, &options, Some(target)).await.map_err(|e| e.to_string())?;
     if agreed.era() == Era::Modern {
         if plan.method == Method::Ping {
             return Err(format!(
-                "the server speaks {} (the modern era), which has no ping; use --method tools/call",
+                "{} (the modern era) has no ping; use --method tools/call, or a legacy version",
                 agreed.version()
             ));
         }

@@ -94,6 +94,8 @@ struct LoadArgs {
     /// The MCP protocol version to speak: `auto` detects the server's era (a `server/discover`
     /// probe, falling back to `initialize` for a legacy server), or one version such as
     /// 2026-07-28 (modern: no handshake, `_meta` on every request) or 2025-11-25 (legacy).
+    /// The modern era has no `ping`: under `auto`, `--method ping` speaks the newest legacy
+    /// version.
     #[arg(long, value_name = "VERSION", default_value = "auto")]
     protocol_version: mcpwire::mcp::client::VersionChoice,
     /// Print one JSON object instead of the text report.
