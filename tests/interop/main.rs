@@ -9,4 +9,5 @@
 
 mod harness;
 mod http;
+mod load_modern;
 mod stdio;
