@@ -532,6 +532,8 @@ fn modern_headers(
     ctx: &Ctx,
     frame: &Frame,
 ) -> Option<Result<(http::HeaderMap, Mode), crate::mcp::meta::Rejection>> {
+    // Legacy requests are not parsed again: they cannot name the key.
+    memchr::memmem::find(frame.as_bytes(), crate::mcp::PROTOCOL_VERSION_KEY.as_bytes())?;
     let m = frame.message()?;
     let meta = RequestParams::of(&m).ok()?.meta().ok()??;
     if !meta.is_modern() {

@@ -39,6 +39,12 @@ impl Fixed {
                         let Some((head, body)) = read_request(&mut sock).await else { return };
                         let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                         seen.lock().unwrap().push((head.to_ascii_lowercase(), msg.clone()));
+                        if msg["method"] == "never" {
+                            // No answer; the connection kept until the client ends it.
+                            let mut sink = [0u8; 1024];
+                            while matches!(sock.read(&mut sink).await, Ok(n) if n > 0) {}
+                            return;
+                        }
                         let (status, kind, body) = if head.starts_with("POST ") {
                             match msg["method"].as_str() {
                                 Some(m) if !msg["id"].is_null() => answer(m, &msg),
@@ -405,4 +411,67 @@ async fn a_fixed_modern_version_fails_against_a_legacy_server() {
         other => panic!("NotModern expected, got {other:?}"),
     }
     assert!(fake.seen().iter().all(|(_, b)| b["method"] == "server/discover"));
+}
+
+/// The same when the server answers with event streams: annotations learnt and invalid tools
+/// left out from a `tools/list` result that came as an event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tools_list_in_an_event_stream_is_read_the_same() {
+    fn modern_sse(method: &str, msg: &Value) -> Answer {
+        match modern(method, msg) {
+            (OK, _, body) => (OK, "text/event-stream", format!("event: message\ndata: {body}\n\n")),
+            other => other,
+        }
+    }
+    let fake = Fixed::start(modern_sse).await;
+    let (peer, _conn, agreed) = modern_client(&fake).await;
+    let r = within(agreed.request(&peer, "tools/list", NO_PARAMS, RequestOptions::new())).await;
+    let v: Value = r.unwrap().result_as().unwrap();
+    let names: Vec<&str> =
+        v["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["good", "plain"], "{v}");
+    let args = json!({"name": "good", "arguments": {"region": "eu", "n": -7}});
+    within(agreed.request(&peer, "tools/call", Some(Json(&args)), RequestOptions::new()))
+        .await
+        .unwrap();
+    let call = fake.head_of("tools/call");
+    assert_eq!(header(&call, "mcp-param-region"), Some("eu"), "{call}");
+    assert_eq!(header(&call, "mcp-param-n"), Some("-7"), "{call}");
+}
+
+/// An annotated argument its declared type does not allow cannot be mirrored: the request
+/// fails at once with -32020 and is not sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_argument_that_cannot_be_mirrored_fails_before_it_is_sent() {
+    let fake = Fixed::start(modern).await;
+    let (peer, _conn, agreed) = modern_client(&fake).await;
+    within(agreed.request(&peer, "tools/list", NO_PARAMS, RequestOptions::new())).await.unwrap();
+    for bad in [json!({"region": 5}), json!({"n": 1.5}), json!({"n": "7"})] {
+        let args = json!({"name": "good", "arguments": bad});
+        let r =
+            within(agreed.request(&peer, "tools/call", Some(Json(&args)), RequestOptions::new()));
+        let e = rpc_error(r.await);
+        assert_eq!(e.code, ErrorCode::HEADER_MISMATCH, "{bad}: {e}");
+    }
+    assert!(fake.seen().iter().all(|(_, b)| b["method"] != "tools/call"), "{:?}", fake.seen());
+}
+
+/// In the modern era a cancelled request's POST is ended, and no `notifications/cancelled`
+/// is POSTed (the specification defines none over HTTP).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_cancellation_ends_the_post_and_sends_no_notification() {
+    let fake = Fixed::start(modern).await;
+    let client = HttpClient::new(PeerBuilder::new()).max_concurrent_posts(1);
+    let (peer, _conn) = client.connect(&fake.url, NoHandler).unwrap();
+    let agreed = within(negotiate(&peer, &options(), None)).await.unwrap();
+    let short = RequestOptions::new().timeout(Some(Duration::from_millis(200)));
+    for _ in 0..3 {
+        let r = within(agreed.request(&peer, "never", NO_PARAMS, short.clone())).await;
+        assert!(matches!(r, Err(RequestError::Timeout)), "{r:?}");
+    }
+    // One POST slot: the ended POSTs gave theirs back.
+    within(agreed.request(&peer, "tools/list", NO_PARAMS, RequestOptions::new())).await.unwrap();
+    let seen = fake.seen();
+    assert_eq!(seen.iter().filter(|(_, b)| b["method"] == "never").count(), 3);
+    assert!(seen.iter().all(|(_, b)| b["method"] != "notifications/cancelled"), "{seen:?}");
 }

@@ -280,10 +280,31 @@ async fn handshake(peer: &PeerHandle, plan: &Plan, target: &str) -> Result<Negot
         // Lists the tools once: over HTTP the transport learns their x-mcp-header annotations
         // from the answer, which every tools/call must then mirror.
         let init = RequestOptions::new().timeout(Some(Duration::from_secs(30)));
-        agreed
+        let list = agreed
             .request(peer, "tools/list", mcpwire::peer::NO_PARAMS, init)
             .await
             .map_err(|e| format!("tools/list failed: {e}"))?;
+        #[derive(Deserialize)]
+        struct Listed<'a> {
+            #[serde(borrow, default)]
+            name: Option<std::borrow::Cow<'a, str>>,
+        }
+        #[derive(Deserialize)]
+        struct List<'a> {
+            #[serde(borrow, default)]
+            tools: Vec<Listed<'a>>,
+            #[serde(rename = "nextCursor", default)]
+            next_cursor: Option<serde::de::IgnoredAny>,
+        }
+        // A tool left out (over HTTP: one whose x-mcp-header annotations are invalid) is
+        // still called, and its errors counted; say why they will come.
+        if let Ok(l) = list.result_as::<List<'_>>()
+            && l.next_cursor.is_none()
+            && plan.method == Method::ToolsCall
+            && !l.tools.iter().any(|t| t.name.as_deref() == Some(plan.tool.as_str()))
+        {
+            tracing::warn!(tool = plan.tool, "the tool is not in the server's tools/list");
+        }
     }
     Ok(agreed)
 }
