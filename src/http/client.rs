@@ -568,8 +568,12 @@ async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after: u64) {
     }
     let (req, mode, named) = match modern {
         Some((headers, mode)) => {
-            let version = headers.get(crate::mcp::headers::PROTOCOL_VERSION).cloned();
-            *ctx.modern.write().unwrap_or_else(PoisonError::into_inner) = version;
+            let version = headers.get(crate::mcp::headers::PROTOCOL_VERSION);
+            let known =
+                ctx.modern.read().unwrap_or_else(PoisonError::into_inner).as_ref() == version;
+            if !known {
+                *ctx.modern.write().unwrap_or_else(PoisonError::into_inner) = version.cloned();
+            }
             // No session and no legacy version header: the mirrored ones say it all.
             let mut req = ctx.request(Method::POST, frame.into_bytes(), true);
             req.headers_mut().extend(headers);

@@ -233,9 +233,9 @@ impl<P: Payload> Payload for WithMeta<'_, P> {
         let empty = body[1..].trim_start().starts_with('}');
         // Drops the brace, and for `{}` the comma before it too.
         let cut = if empty { at - 1..brace + 1 } else { brace..brace + 1 };
-        let tail = dst.split_off(cut.end);
-        dst.truncate(cut.start);
-        dst.unsplit(tail);
+        let len = dst.len();
+        dst.copy_within(cut.end.., cut.start);
+        dst.truncate(len - cut.len());
         Ok(())
     }
 }
