@@ -473,6 +473,14 @@ fn check_tool_result(r: &mcpwire::peer::Incoming, echo: Option<&str>) -> Result<
         #[serde(rename = "isError", default)]
         is_error: bool,
     }
+    // A modern server that needs the client's input first (a multi round-trip request) has
+    // not answered the call; `load` gives none.
+    if let Some(result) = r.result()
+        && mcpwire::mcp::meta::result_type(result).ok().flatten().as_deref()
+            == Some("input_required")
+    {
+        return Err("input_required".into());
+    }
     let result: ToolResult<'_> = r.result_as().map_err(|_| "bad_result".to_owned())?;
     if result.is_error {
         return Err("tool_error".into());
