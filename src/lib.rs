@@ -83,6 +83,7 @@
 //! |---|---|---|
 //! | `limits.rs`, `error.rs` | every bound with its default and reason; error codes and kinds | nothing of ours but `mux`'s ceiling |
 //! | `message/` | parse one frame into a [`Frame`]; encode [`Outgoing`]; [`OwnedId`] and the params the core reads | `error`, `limits` |
+//! | `mcp/` | MCP's two eras: the modern `_meta` envelope read without allocation, the Streamable HTTP header rules, `x-mcp-header` | `message`, `error` (`headers`: the `http` crate) |
 //! | `framing/` | sans-IO splitters and writers: NDJSON, Content-Length, SSE | `message`, `error`, `limits` |
 //! | `codec.rs` | the tokio-util codec: a framing plus the parser | `framing`, `message` |
 //! | `mux/` | sans-IO in-flight tables: our ids to waiters, their ids to handlers | `message` |
@@ -90,7 +91,7 @@
 //! | `peer/` (the rest) | the handle, the handler trait, the one task per connection | `peer/core`, `codec`, tokio |
 //! | `transport/` | child stdio, TCP, Unix sockets, in-process pairs | `peer` |
 //! | `http/` | Streamable HTTP server and client, on hyper | `peer`, `message`, `framing` |
-//! | `bin/mcpwire/` | the harness: `load`, `serve`, `inspect` | the public API only |
+//! | `bin/mcpwire/` | the harness: `load`, `serve` (its handler: `handler.rs`), `inspect` | the public API only |
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 

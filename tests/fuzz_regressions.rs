@@ -14,6 +14,8 @@
 //! - `content_length/`: the first byte chooses the chunk sizes, the rest is a stream fed to the
 //!   codec in Content-Length framing and in `Framing::Detect`
 //!   (`content_length::check_content_length`); also fed whole and one byte at a time.
+//! - `headers/`: a POST's header lines, a blank line, then its body, through the 2026-07-28
+//!   header validation (`headers::check_headers`).
 //! - `sse/`: the first byte chooses the chunk sizes, the rest is an event stream fed to
 //!   `SseDecoder` (`sse::check_sse`); also fed whole and one byte at a time.
 //!
@@ -53,9 +55,12 @@ mod content_length;
 #[path = "../fuzz/src/sse.rs"]
 mod sse;
 
+#[path = "../fuzz/src/headers.rs"]
+mod headers;
+
 /// The folders replayed by the tests below.
-const TARGETS: [&str; 7] =
-    ["frame", "stream", "differential", "roundtrip", "mux", "content_length", "sse"];
+const TARGETS: [&str; 8] =
+    ["frame", "stream", "differential", "roundtrip", "mux", "content_length", "sse", "headers"];
 
 fn regressions() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join("regressions")
@@ -162,6 +167,11 @@ fn sse_regressions_hold_fed_as_fuzzed_and_byte_by_byte() {
 /// Found by the `stream` fuzzer (`stream/forwarded-invalid-frame-becomes-valid`,
 /// `frame/forwarded-invalid-body-becomes-valid`): a raw `\r` or `\n` inside a string makes a frame
 /// invalid (-32700), and forwarding it must not turn it into a valid message.
+#[test]
+fn headers_regressions_hold() {
+    replay("headers", headers::check_headers);
+}
+
 #[test]
 fn a_forwarded_invalid_frame_stays_invalid() {
     let bodies: [&[u8]; 2] = [

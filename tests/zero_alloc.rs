@@ -253,3 +253,54 @@ fn content_length_and_one_line_sse_events_decode_warm_without_allocating() {
     assert!(events.iter().all(|e| e.frame().kind() != Kind::Invalid && e.last_event_id() == "7"));
     assert_eq!(allocations, 0, "SSE: {allocations} allocations");
 }
+
+/// A modern (2026-07-28) `tools/call` as a client sends it over Streamable HTTP.
+fn modern_call(id: usize) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"route","arguments":{{"region":"us-west1","shard":{id},"message":"hi"}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{"elicitation":{{}}}},"io.modelcontextprotocol/clientInfo":{{"name":"c","version":"1"}},"io.modelcontextprotocol/logLevel":"info","traceparent":"00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01","tracestate":"k=v","baggage":"b=1","progressToken":{id}}}}}}}"#
+    )
+}
+
+#[test]
+fn reading_the_modern_envelope_and_checking_its_headers_allocates_nothing() {
+    use http::{HeaderMap, HeaderValue};
+    use mcpwire::mcp::annotations::ToolHeaders;
+    use mcpwire::mcp::meta::{RequestParams, check_envelope, result_type};
+    use mcpwire::{FrameParser, Limits, RawJson};
+
+    let tools = r#"{"tools":[{"name":"route","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"shard":{"type":"integer","x-mcp-header":"Shard"}}}}]}"#;
+    let (tools, _) = ToolHeaders::from_tools_list(tools).unwrap();
+    let mut parser = FrameParser::new(Limits::default());
+    let frames: Vec<Frame> =
+        (0..1_000).map(|i| parser.parse(BytesMut::from(modern_call(i).as_str()))).collect();
+    let headers: Vec<HeaderMap> = (0..1_000)
+        .map(|i| {
+            let mut h = HeaderMap::new();
+            h.insert("mcp-protocol-version", HeaderValue::from_static("2026-07-28"));
+            h.insert("mcp-method", HeaderValue::from_static("tools/call"));
+            h.insert("mcp-name", HeaderValue::from_static("route"));
+            h.insert("mcp-param-region", HeaderValue::from_static("us-west1"));
+            h.insert("mcp-param-shard", HeaderValue::from_str(&i.to_string()).unwrap());
+            h
+        })
+        .collect();
+    let result = RawJson::new(r#"{"content":[],"resultType":"complete"}"#);
+    let (seen, allocations) = count_allocations(|| {
+        let mut seen = 0;
+        for (f, h) in frames.iter().zip(&headers) {
+            let msg = f.message().unwrap();
+            let params = RequestParams::of(&msg).unwrap();
+            let e = check_envelope(&params, &["2026-07-28"]).unwrap();
+            seen += usize::from(e.version == "2026-07-28");
+            seen += usize::from(e.log_level == Some(1));
+            seen += usize::from(e.meta.traceparent().is_some() && e.meta.baggage().is_some());
+            seen += usize::from(params.name_str().as_deref() == Some("route"));
+            let checked = mcpwire::mcp::headers::check(h, &msg, &["2026-07-28"], Some(&tools));
+            seen += usize::from(checked.is_ok());
+            seen += usize::from(result_type(result).unwrap().as_deref() == Some("complete"));
+        }
+        seen
+    });
+    assert_eq!(seen, 6 * 1_000);
+    assert_eq!(allocations, 0, "reading 1,000 modern envelopes allocated");
+}

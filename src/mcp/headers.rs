@@ -57,9 +57,14 @@ pub fn decode_value<'v>(
     value: &'v HeaderValue,
     base64: bool,
 ) -> Result<Cow<'v, str>, Rejection> {
+    decode(value, base64).map_err(|why| mismatch(format!("Header mismatch: {name} holds {why}")))
+}
+
+/// [`decode_value`], its failure said without the header's name (which costs a `String`).
+fn decode(value: &HeaderValue, base64: bool) -> Result<Cow<'_, str>, &'static str> {
     let bytes = value.as_bytes();
     if !bytes.iter().all(|b| matches!(b, b'\t' | 0x20..=0x7e)) {
-        return Err(mismatch(format!("Header mismatch: {name} holds invalid characters")));
+        return Err("invalid characters");
     }
     // Checked just above: every byte is ASCII.
     let text = std::str::from_utf8(bytes).unwrap_or_default().trim_matches([' ', '\t']);
@@ -70,9 +75,9 @@ pub fn decode_value<'v>(
     else {
         return Ok(Cow::Borrowed(text));
     };
-    let bad = || mismatch(format!("Header mismatch: {name} holds invalid base64"));
-    let decoded = base64::engine::general_purpose::STANDARD.decode(encoded).map_err(|_| bad())?;
-    String::from_utf8(decoded).map(Cow::Owned).map_err(|_| bad())
+    let decoded =
+        base64::engine::general_purpose::STANDARD.decode(encoded).map_err(|_| "invalid base64")?;
+    String::from_utf8(decoded).map(Cow::Owned).map_err(|_| "base64 of bytes that are not UTF-8")
 }
 
 /// Writes `value` as a header value: as is when it is plain visible ASCII with no surrounding
@@ -239,7 +244,8 @@ fn check_params(
                 return Err(mismatch(format!("Header mismatch: {} is required", name())));
             }
             (Some(v), Some(h)) => {
-                let h = decode_value(&name(), h, true)?;
+                let h = decode(h, true)
+                    .map_err(|why| mismatch(format!("Header mismatch: {} holds {why}", name())))?;
                 if !matches(p.kind, v, &h) {
                     return Err(mismatch(format!(
                         "Header mismatch: {} {h:?} is not the body's {}",

@@ -11,9 +11,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-
+use super::scan::{self, ScanError};
 use super::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY};
 use crate::{ErrorCode, Message, RawJson};
 
@@ -83,21 +81,33 @@ pub fn str_of(raw: RawJson<'_>) -> Option<Cow<'_, str>> {
     serde_json::from_str::<String>(text).ok().map(Cow::Owned)
 }
 
-fn raw(v: Option<&RawValue>) -> Option<RawJson<'_>> {
-    v.map(|v| RawJson::new(v.get()))
-}
-
-/// The members of `params` the modern era reads.
-#[derive(Deserialize, Default)]
-struct ParamsFields<'a> {
-    #[serde(rename = "_meta", borrow, default)]
-    meta: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    name: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    uri: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
+/// The values of `keys` in the object `text` (`null` reads as absent), found in one pass.
+///
+/// # Errors
+///
+/// -32602 naming `what` when `text` is not an object, is malformed, or names a key twice.
+fn pick<'a, const N: usize>(
+    text: &'a str,
+    keys: [&str; N],
+    what: &str,
+) -> Result<[Option<RawJson<'a>>; N], Rejection> {
+    let bad = |why: &str| Rejection::invalid(format!("Invalid params: {what} {why}"));
+    let members = scan::members(text).map_err(|e| match e {
+        ScanError::NotObject => bad("must be an object"),
+        ScanError::Malformed => bad("is not well-formed JSON"),
+    })?;
+    let mut found = [None; N];
+    let mut seen = [false; N];
+    for m in members {
+        let m = m.map_err(|_| bad("is not well-formed JSON"))?;
+        let Some(i) = keys.iter().position(|k| m.is(k)) else { continue };
+        if seen[i] {
+            return Err(bad(&format!("names {} twice", keys[i])));
+        }
+        seen[i] = true;
+        found[i] = (m.value != "null").then_some(RawJson::new(m.value));
+    }
+    Ok(found)
 }
 
 /// A request's `params`, as the modern era reads them: `_meta`, and `name` / `uri` (what
@@ -134,17 +144,9 @@ impl<'a> RequestParams<'a> {
     /// -32602 when `params` is not an object or names a member twice.
     pub fn parse(params: Option<RawJson<'a>>) -> Result<Self, Rejection> {
         let Some(params) = params else { return Ok(Self::default()) };
-        if !params.get().starts_with('{') {
-            return Err(Rejection::invalid("Invalid params: params is not an object"));
-        }
-        let f: ParamsFields<'a> = serde_json::from_str(params.get())
-            .map_err(|e| Rejection::invalid(format!("Invalid params: params: {e}")))?;
-        Ok(Self {
-            meta: raw(f.meta),
-            name: raw(f.name),
-            uri: raw(f.uri),
-            arguments: raw(f.arguments),
-        })
+        let [meta, name, uri, arguments] =
+            pick(params.get(), ["_meta", "name", "uri", "arguments"], "params")?;
+        Ok(Self { meta, name, uri, arguments })
     }
 
     /// Reads a message's `params`.
@@ -207,29 +209,6 @@ impl<'a> RequestParams<'a> {
     }
 }
 
-/// The `_meta` members the modern era reads.
-#[derive(Deserialize, Default)]
-struct MetaFields<'a> {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
-    protocol_version: Option<&'a RawValue>,
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
-    client_capabilities: Option<&'a RawValue>,
-    #[serde(rename = "io.modelcontextprotocol/clientInfo", borrow, default)]
-    client_info: Option<&'a RawValue>,
-    #[serde(rename = "io.modelcontextprotocol/logLevel", borrow, default)]
-    log_level: Option<&'a RawValue>,
-    #[serde(rename = "io.modelcontextprotocol/subscriptionId", borrow, default)]
-    subscription_id: Option<&'a RawValue>,
-    #[serde(rename = "progressToken", borrow, default)]
-    progress_token: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    traceparent: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    tracestate: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    baggage: Option<&'a RawValue>,
-}
-
 /// A `_meta` object, read in one pass: each reserved key's value as raw JSON, borrowed. A key
 /// whose value is `null` reads as absent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -252,21 +231,41 @@ impl<'a> Meta<'a> {
     ///
     /// -32602 when it is not an object or names a member twice.
     pub fn parse(meta: RawJson<'a>) -> Result<Self, Rejection> {
-        if !meta.get().starts_with('{') {
-            return Err(Rejection::invalid("Invalid params: params._meta must be an object"));
-        }
-        let f: MetaFields<'a> = serde_json::from_str(meta.get())
-            .map_err(|e| Rejection::invalid(format!("Invalid params: params._meta: {e}")))?;
+        let [
+            protocol_version,
+            client_capabilities,
+            client_info,
+            log_level,
+            subscription_id,
+            progress_token,
+            traceparent,
+            tracestate,
+            baggage,
+        ] = pick(
+            meta.get(),
+            [
+                super::PROTOCOL_VERSION_KEY,
+                CLIENT_CAPABILITIES_KEY,
+                super::CLIENT_INFO_KEY,
+                super::LOG_LEVEL_KEY,
+                super::SUBSCRIPTION_ID_KEY,
+                "progressToken",
+                "traceparent",
+                "tracestate",
+                "baggage",
+            ],
+            "params._meta",
+        )?;
         Ok(Self {
-            protocol_version: raw(f.protocol_version),
-            client_capabilities: raw(f.client_capabilities),
-            client_info: raw(f.client_info),
-            log_level: raw(f.log_level),
-            subscription_id: raw(f.subscription_id),
-            progress_token: raw(f.progress_token),
-            traceparent: raw(f.traceparent),
-            tracestate: raw(f.tracestate),
-            baggage: raw(f.baggage),
+            protocol_version,
+            client_capabilities,
+            client_info,
+            log_level,
+            subscription_id,
+            progress_token,
+            traceparent,
+            tracestate,
+            baggage,
         })
     }
 
@@ -344,62 +343,8 @@ impl<'a> Meta<'a> {
 ///
 /// When `obj` is not an object or names `key` twice.
 pub fn member<'a>(obj: RawJson<'a>, key: &str) -> Result<Option<RawJson<'a>>, Rejection> {
-    use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
-    struct Find<'k>(&'k str);
-    impl<'de> Visitor<'de> for Find<'_> {
-        type Value = Option<&'de RawValue>;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("an object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut found = None;
-            while let Some(k) = map.next_key::<Key<'de>>()? {
-                if k.0 == self.0 {
-                    if found.is_some() {
-                        return Err(serde::de::Error::custom(format_args!(
-                            "duplicate field `{}`",
-                            self.0
-                        )));
-                    }
-                    found = Some(map.next_value::<&'de RawValue>()?);
-                } else {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-            Ok(found)
-        }
-    }
-    impl<'de> DeserializeSeed<'de> for Find<'_> {
-        type Value = Option<&'de RawValue>;
-        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            d.deserialize_map(self)
-        }
-    }
-    /// A key, borrowed unless it was written with escapes.
-    struct Key<'a>(Cow<'a, str>);
-    impl<'de> Deserialize<'de> for Key<'de> {
-        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct V;
-            impl<'de> Visitor<'de> for V {
-                type Value = Key<'de>;
-                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    f.write_str("a key")
-                }
-                fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
-                    Ok(Key(Cow::Borrowed(s)))
-                }
-                fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
-                    Ok(Key(Cow::Owned(s.to_owned())))
-                }
-            }
-            d.deserialize_str(V)
-        }
-    }
-    let mut de = serde_json::Deserializer::from_str(obj.get());
-    Find(key)
-        .deserialize(&mut de)
-        .map(|v| v.filter(|v| v.get() != "null").map(|v| RawJson::new(v.get())))
-        .map_err(|e| Rejection::invalid(format!("Invalid params: {e}")))
+    let [v] = pick(obj.get(), [key], "the object")?;
+    Ok(v)
 }
 
 /// The log levels of `io.modelcontextprotocol/logLevel`, least severe first (RFC 5424's).
@@ -509,19 +454,10 @@ pub(crate) fn finish_envelope<'a>(
 ///
 /// When the result is not an object or `resultType` is not a string.
 pub fn result_type(result: RawJson<'_>) -> Result<Option<Cow<'_, str>>, Rejection> {
-    #[derive(Deserialize)]
-    struct Fields<'a> {
-        #[serde(rename = "resultType", borrow, default)]
-        result_type: Option<&'a RawValue>,
-    }
-    if !result.get().starts_with('{') {
-        return Err(Rejection::invalid("result is not an object"));
-    }
-    let f: Fields<'_> = serde_json::from_str(result.get())
-        .map_err(|e| Rejection::invalid(format!("result: {e}")))?;
-    match f.result_type {
+    let [v] = pick(result.get(), ["resultType"], "result")?;
+    match v {
         None => Ok(None),
-        Some(v) => str_of(RawJson::new(v.get()))
+        Some(v) => str_of(v)
             .map(Some)
             .ok_or_else(|| Rejection::invalid("result: resultType must be a string")),
     }
@@ -567,7 +503,7 @@ mod tests {
         let vpair = r#""io.modelcontextprotocol/protocolVersion""#;
         let cases = [
             (r#"{}"#, ErrorCode::INVALID_PARAMS, "must be an object carrying"),
-            (r#"[1]"#, ErrorCode::INVALID_PARAMS, "params is not an object"),
+            (r#"[1]"#, ErrorCode::INVALID_PARAMS, "params must be an object"),
             (r#"{"_meta":7}"#, ErrorCode::INVALID_PARAMS, "must be an object"),
             (r#"{"_meta":[]}"#, ErrorCode::INVALID_PARAMS, "must be an object"),
             (
@@ -599,7 +535,7 @@ mod tests {
                     r#"{{"_meta":{{{vpair}:"2026-07-28",{vpair}:"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}"#
                 ),
                 ErrorCode::INVALID_PARAMS,
-                "duplicate field",
+                "names io.modelcontextprotocol/protocolVersion twice",
             ),
             (
                 &format!(

@@ -22,6 +22,7 @@ pub mod client;
 #[cfg(feature = "http")]
 pub mod headers;
 pub mod meta;
+mod scan;
 
 /// The modern protocol versions this crate speaks, newest first.
 pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
@@ -59,8 +60,8 @@ pub enum Era {
 }
 
 impl Era {
-    /// The era of protocol version `v`: modern from [`FIRST_MODERN_VERSION`] on (versions are
-    /// `YYYY-MM-DD` dates, so they order as text), legacy before it.
+    /// The era of protocol version `v`: modern for a `YYYY-MM-DD` date from
+    /// [`FIRST_MODERN_VERSION`] on (such dates order as text), legacy for anything else.
     ///
     /// ```
     /// use mcpwire::mcp::Era;
@@ -68,10 +69,16 @@ impl Era {
     /// assert_eq!(Era::of("2025-11-25"), Era::Legacy);
     /// assert_eq!(Era::of("2026-07-28"), Era::Modern);
     /// assert_eq!(Era::of("2027-01-01"), Era::Modern);
+    /// assert_eq!(Era::of("latest"), Era::Legacy);
     /// ```
     #[must_use]
     pub fn of(v: &str) -> Self {
-        if v >= FIRST_MODERN_VERSION { Self::Modern } else { Self::Legacy }
+        let b = v.as_bytes();
+        let date = b.len() == 10
+            && b.iter()
+                .enumerate()
+                .all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() });
+        if date && v >= FIRST_MODERN_VERSION { Self::Modern } else { Self::Legacy }
     }
 }
 

@@ -334,9 +334,11 @@ pub(crate) fn error_of(reply: &Value) -> (Value, i64) {
         -32600 => "Invalid Request",
         -32601 => "Method not found",
         -32602 => "Invalid params",
+        -32021 => "Missing required client capability: elicitation",
+        -32022 => "Unsupported protocol version",
         _ => panic!("unexpected code: {reply}"),
     };
-    if code != -32601 && code != -32602 {
+    if !matches!(code, -32601 | -32602) {
         assert_eq!(reply["error"]["message"], message, "{reply}");
     }
     (reply["id"].clone(), code)

@@ -15,3 +15,4 @@ mod harness;
 mod floods;
 mod framing;
 mod memory;
+mod modern;

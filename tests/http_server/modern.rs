@@ -42,6 +42,13 @@ async fn a_stateless_request_is_served_without_a_session() {
     assert_eq!(a.status, StatusCode::OK, "{a:?}");
     assert_eq!(a.json()["result"]["x"], 1);
     assert_eq!(a.header(SESSION_HEADER), None);
+    // `initialize` under a modern version header opens no session: it is a stateless request
+    // like any other, answered by the handler (this one finds no protocolVersion param, -32602;
+    // `serve`'s answers -32601, 404).
+    let init = body(3, "initialize", &json!({"_meta": meta()}));
+    let a = c.call(post(&c, init, &mirrored("initialize"))).await;
+    a.assert_error(StatusCode::BAD_REQUEST, -32602, json!(3));
+    assert_eq!(a.header(SESSION_HEADER), None);
     // An unknown method is 404, with its JSON-RPC error.
     let a = c.call(post(&c, body(2, "nope", &json!({"_meta": meta()})), &mirrored("nope"))).await;
     a.assert_error(StatusCode::NOT_FOUND, -32601, json!(2));
@@ -171,6 +178,12 @@ async fn legacy_sessions_and_stateless_requests_share_one_server() {
         assert_eq!(a.json()["result"]["i"], i, "{a:?}");
     }
     assert_eq!(s.server.stats().sessions, 1);
+    // A modern request that names the session anyway is stateless: the id is ignored.
+    let mut named = legacy.beside().await;
+    named.version = None;
+    let params = json!({"i": 99, "_meta": meta()});
+    let a = named.call(post(&named, body(99, "echo", &params), &mirrored("echo"))).await;
+    assert_eq!(a.json()["result"]["i"], 99, "{a:?}");
 }
 
 #[tokio::test]
@@ -205,4 +218,45 @@ async fn closing_a_stateless_request_cancels_it() {
     probe.release.add_permits(1);
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(probe.release.available_permits(), 1, "the handler ran on after its POST closed");
+}
+
+/// A raw stateless POST of `body` with `extra` header lines, on a connection of its own.
+async fn raw_post(addr: SocketAddr, extra: &str, body: &str) -> Option<u16> {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: {BOTH}\r\n\
+         MCP-Protocol-Version: {MODERN}\r\nMcp-Method: echo\r\n{extra}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    // The server may answer and close before it has read everything: a failed write is fine.
+    let _ = s.write_all(req.as_bytes()).await;
+    let mut buf = Vec::new();
+    let _ = timeout(WAIT, s.read_to_end(&mut buf)).await.expect("the server answers or closes");
+    let head = String::from_utf8_lossy(&buf);
+    head.get(9..12).and_then(|c| c.parse().ok())
+}
+
+#[tokio::test]
+async fn oversized_header_sections_are_refused_and_the_server_goes_on() {
+    let s = serve_default().await;
+    let echo = body(1, "echo", &json!({"_meta": meta()}));
+    let many: String = (0..10_000).map(|i| format!("Mcp-Param-P{i}: {i}\r\n")).collect();
+    let huge = format!("Mcp-Param-Big: {}\r\n", "x".repeat(1 << 20));
+    for (what, extra) in [("10,000 Mcp-Param headers", many), ("a 1 MiB header", huge)] {
+        let status = raw_post(s.addr, &extra, &echo).await;
+        // hyper refuses a header section past its bounds (431), or closes the connection.
+        assert!(matches!(status, None | Some(431)), "{what}: {status:?}");
+    }
+    // Each bad value of a header that is checked: its error, with the request's id.
+    let bad_name = body(2, "tools/call", &json!({"name": "t", "_meta": meta()}));
+    for value in ["=?base64?not base64!?=", "=?base64?//79?=", "=?base64?dA?="] {
+        let mut c = Client::connect(s.addr).await;
+        let mut h = mirrored("tools/call");
+        h.push(("Mcp-Name", value));
+        let a = c.call(post(&c, bad_name.clone(), &h)).await;
+        a.assert_error(StatusCode::BAD_REQUEST, -32020, json!(2));
+    }
+    let mut c = Client::connect(s.addr).await;
+    let a = c.call(post(&c, echo, &mirrored("echo"))).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
 }

@@ -21,7 +21,7 @@
 //! method -32601.
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mcpwire::mcp::meta::{Envelope, RequestParams, check_envelope};
@@ -86,12 +86,18 @@ const DISCOVER: &str = concat!(
     "}}"
 );
 
+/// The most `subscriptions/listen` streams one connection may hold open; past it a new one is
+/// refused at once (-32000), so a flood of them cannot take every handler slot.
+pub const MAX_SUBSCRIPTIONS: usize = 16;
+
 /// The MCP server's request handler; one per connection (or HTTP session, or stateless HTTP
 /// request).
 #[derive(Debug, Default)]
 pub struct McpServer {
     /// Set once `initialize` succeeded: requests without a modern `_meta` are legacy.
     initialized: AtomicBool,
+    /// `subscriptions/listen` streams open.
+    subscriptions: std::sync::Arc<AtomicUsize>,
 }
 
 impl McpServer {
@@ -103,15 +109,19 @@ impl McpServer {
 
 impl Handler for McpServer {
     async fn request(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
-        // The key is searched for before anything is parsed, so a legacy request pays one
-        // memchr pass over its params.
-        let modern = req.params().is_some_and(|p| {
-            memchr::memmem::find(p.get().as_bytes(), mcp::PROTOCOL_VERSION_KEY.as_bytes()).is_some()
-        });
-        if modern {
+        // `_meta` is searched for before anything is parsed, so a request without one pays a
+        // memchr pass over its params. One that has it is read, whatever the era: a `_meta`
+        // that is not an object, or a member named twice, is -32602.
+        let has_meta = req
+            .params()
+            .is_some_and(|p| memchr::memmem::find(p.get().as_bytes(), b"\"_meta\"").is_some());
+        if has_meta {
             let params = RequestParams::of(&req.message())?;
             if params.meta()?.is_some_and(|m| m.is_modern()) {
                 let envelope = check_envelope(&params, &MODERN_VERSIONS)?;
+                if req.method() == "subscriptions/listen" {
+                    return self.listen(req, cx).await;
+                }
                 return modern_request(req, &params, &envelope, cx).await;
             }
         }
@@ -155,7 +165,6 @@ async fn modern_request(
         "server/discover" => Ok(Reply::raw(DISCOVER)),
         "tools/list" => Ok(Reply::raw(MODERN_TOOLS)),
         "tools/call" => call(req, params, Some(envelope), cx).await,
-        "subscriptions/listen" => listen(req, cx).await,
         // Removed by 2026-07-28, and unknown methods alike.
         other => Err(RpcError::method_not_found(other)),
     }
@@ -178,6 +187,28 @@ fn initialize(req: &Incoming) -> Result<Reply, RpcError> {
     Ok(Reply::raw_string(format!(
         r#"{{"protocolVersion":"{agreed}","capabilities":{{"tools":{{}}}},"serverInfo":{INFO}}}"#
     )))
+}
+
+impl McpServer {
+    /// `subscriptions/listen`, within [`MAX_SUBSCRIPTIONS`].
+    async fn listen(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
+        /// Gives the stream's place back when it ends, however it ends.
+        struct Held(std::sync::Arc<AtomicUsize>);
+        impl Drop for Held {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        let open = self.subscriptions.fetch_add(1, Ordering::AcqRel);
+        let _held = Held(self.subscriptions.clone());
+        if open >= MAX_SUBSCRIPTIONS {
+            return Err(RpcError::new(
+                ErrorCode::SERVER_ERROR,
+                format!("Too many subscriptions: at most {MAX_SUBSCRIPTIONS} per connection"),
+            ));
+        }
+        listen(req, cx).await
+    }
 }
 
 /// `subscriptions/listen`: acknowledged with the subset of the filter this server honours

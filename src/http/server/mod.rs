@@ -1,5 +1,8 @@
-//! The Streamable HTTP server: one endpoint, a table of sessions, each with a peer of its own
-//! running the host's [`Handler`].
+//! The Streamable HTTP server: one endpoint, serving both eras of MCP at once. A legacy client
+//! (2024-11-05 … 2025-11-25) opens a session with `initialize` and gets a peer of its own
+//! running the host's [`Handler`]; a modern one (2026-07-28) names no session, and each of its
+//! requests runs in a peer of its own that ends with the request's POST (stateless: any
+//! instance behind a load balancer can serve it).
 //!
 //! What each request gets, in the order it is checked:
 //!
@@ -14,20 +17,27 @@
 //! | POST: a `Content-Length` over `max_frame_bytes` | 413, -32600 |
 //! | POST: no room for the body within `read_timeout` (bodies held past `max_body_bytes`) | 503, -32000 |
 //! | GET: `get_stream(false)` / no `text/event-stream` in `Accept` | 405 / 406, -32000 |
-//! | an `MCP-Protocol-Version` not supported (absent is fine) | 400, -32000 |
+//! | a session id with a modern `MCP-Protocol-Version` (2026-07-28 on) | the session id is ignored: a stateless request |
+//! | a session id with an `MCP-Protocol-Version` not among the legacy versions (absent is fine) | 400, -32000 |
 //! | a session id that is unknown, expired or deleted | 404, -32001 |
-//! | GET or DELETE without a session id | 400, -32000 |
+//! | GET or DELETE without a session id (a stateless client's) | 405, `Allow: POST` |
 //! | POST: a body that does not arrive within `read_timeout` (headers that do not: the connection is closed) | 408, -32000 |
 //! | POST: a chunked body that grows over `max_frame_bytes` | 413, -32600 |
 //! | POST: a body that is not JSON / JSON that is not a message | 400, -32700 / -32600, with the reason |
 //! | POST: `initialize` with a session id | 400, -32600 |
-//! | POST: anything else without a session id | 400, -32000 |
+//! | POST: `initialize` under a modern `MCP-Protocol-Version` | a stateless request (for a method 2026-07-28 removed) |
+//! | POST: no session id, not `initialize`, and a legacy `MCP-Protocol-Version` (the client lost its session) | 400, -32000 |
+//! | POST, stateless: a notification | 202, no body (nothing to deliver it to) |
+//! | POST, stateless: a response or a batch | 400, -32600 |
+//! | POST, stateless: `subscriptions/listen` from a client that takes no `text/event-stream` | 406, -32000 |
+//! | POST, stateless: `MCP-Protocol-Version`, `Mcp-Method` or `Mcp-Name` given twice; the envelope malformed (-32602); a mirrored header missing or not the body's value (-32020); the version not served (-32022, naming those that are); `Mcp-Param-*` not matching an `x-mcp-header` argument of a tool set with `tool_headers` (-32020) | 400, with the request's id ([`crate::mcp::headers::check`]) |
+//! | POST, stateless: a request | its answer as for a session's request (below), with no session id; an error answered by the handler gets 400 (-32700, -32600, -32602, -32020, -32021, -32022) or 404 (-32601); every notification its handler sends goes on its event stream; closing the POST cancels it |
 //! | POST: a batch, unless the session negotiated 2025-03-26 | 400, -32600 |
 //! | POST: a batch with invalid elements and no request (its answer could not be routed) | 400, -32600 |
 //! | POST: a request whose id is already waiting in the session | 400, -32600 with that id |
 //! | a new session past `max_sessions` (after idle and ended ones are removed) | 503, -32000 |
 //! | POST: notifications and responses only | 202, no body |
-//! | POST: a request | 200: the response as `application/json` (as one event of a `text/event-stream` for a client that takes only that); or a `text/event-stream` when progress for the request's `_meta.progressToken` comes first (and the client takes it): the progress events, then the response, then the stream ends |
+//! | POST: a request | 200: the response as `application/json` (as one event of a `text/event-stream` for a client that takes only that); or a `text/event-stream` (with `X-Accel-Buffering: no`, and a `: keep-alive` comment every 15 s) when a notification for the request comes first (and the client takes it): the notifications, then the response, then the stream ends |
 //! | POST: a request the client then cancels (`notifications/cancelled`, alone or in a batch, even one that overtakes the request on another connection) | the POST ends with no response: an empty event stream (202 for a JSON-only client) |
 //! | POST: a request whose session ends before it is answered | 200 with an error response, -32603 (404, -32001, if it ended before the request went in) |
 //! | GET: a stream already open for the session | 409, -32000 |
@@ -36,6 +46,8 @@
 //!
 //! Every error body is a JSON-RPC error response with `"id": null` (or the request's id where it
 //! could be read). `max_frame_bytes` is the sessions' [`Limits::max_frame_bytes`](crate::Limits::max_frame_bytes).
+//! Header sections past hyper's bounds (100 headers, about 400 KiB) are refused by hyper
+//! itself (431, or the connection closed).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -466,6 +478,12 @@ impl HttpServer {
         req: &Request<HyperBody>,
     ) -> Result<Option<Arc<Session>>, Box<Response<Body>>> {
         let Some(id) = req.headers().get(SESSION_HEADER) else { return Ok(None) };
+        let version = req.headers().get(VERSION_HEADER).and_then(|v| v.to_str().ok());
+        // A modern request names no session: a session id beside a modern version is ignored,
+        // as 2026-07-28 asks.
+        if version.is_some_and(|v| crate::mcp::Era::of(v.trim()) == crate::mcp::Era::Modern) {
+            return Ok(None);
+        }
         if let Some(v) = req.headers().get(VERSION_HEADER)
             && !v.to_str().is_ok_and(|v| self.config.versions.iter().any(|s| s == v.trim()))
         {

@@ -81,7 +81,16 @@ impl HttpServer {
             }
             return json_response(StatusCode::BAD_REQUEST, out.freeze());
         }
-        let initialize = frame.kind() == Kind::Request && frame.method() == Some("initialize");
+        // An `initialize` under a modern `MCP-Protocol-Version` is a stateless request for a
+        // method 2026-07-28 removed (404, -32601), not the opening of a session: a legacy
+        // client sends no version header with it.
+        let modern_header = head
+            .headers
+            .get(VERSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| crate::mcp::Era::of(v.trim()) == crate::mcp::Era::Modern);
+        let initialize =
+            frame.kind() == Kind::Request && frame.method() == Some("initialize") && !modern_header;
         let (session, new) = match session {
             Some(s) if initialize => {
                 drop(s);

@@ -1,0 +1,230 @@
+//! The members of a JSON object, found where they lie without building anything: the
+//! allocation-free reading under [`super::meta`].
+//!
+//! The text read here is a frame's `params` (or a part of it), which simd-json has already
+//! validated; the scanner still checks what it relies on (matching brackets, closed strings,
+//! a `:` after each key, a `,` or `}` after each value) and says "malformed" rather than
+//! guess, so text from anywhere else cannot make it loop, panic or read out of bounds. It
+//! does not recurse: nesting costs a counter, not stack.
+//!
+//! serde_json is not used for this because skipping a nested value it does not keep pushes
+//! onto a scratch buffer that each parse allocates anew.
+
+use std::borrow::Cow;
+
+/// Why text could not be read as an object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ScanError {
+    /// The text is not an object.
+    NotObject,
+    /// The text is not well-formed where the scanner looked.
+    Malformed,
+}
+
+/// One member: its key as written (without quotes, escapes untouched) and its value's text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Member<'a> {
+    pub(crate) key: &'a str,
+    pub(crate) value: &'a str,
+}
+
+impl Member<'_> {
+    /// Whether the key, unescaped, is `name`.
+    pub(crate) fn is(&self, name: &str) -> bool {
+        if !self.key.contains('\\') {
+            return self.key == name;
+        }
+        unescape(self.key).is_some_and(|k| k == name)
+    }
+}
+
+/// A JSON string's contents (between the quotes) unescaped; borrowed when it has no escape.
+pub(crate) fn unescape(inner: &str) -> Option<Cow<'_, str>> {
+    if !inner.contains('\\') {
+        return Some(Cow::Borrowed(inner));
+    }
+    let quoted = format!("\"{inner}\"");
+    serde_json::from_str::<String>(&quoted).ok().map(Cow::Owned)
+}
+
+/// The members of the object `text`, in order.
+pub(crate) fn members(text: &str) -> Result<Members<'_>, ScanError> {
+    let b = text.as_bytes();
+    let at = skip_ws(b, 0);
+    if b.get(at) != Some(&b'{') {
+        return Err(ScanError::NotObject);
+    }
+    Ok(Members { text, at: at + 1, first: true, done: false })
+}
+
+/// An iterator over an object's members; a malformed one ends it with `Err`.
+pub(crate) struct Members<'a> {
+    text: &'a str,
+    at: usize,
+    first: bool,
+    done: bool,
+}
+
+impl<'a> Iterator for Members<'a> {
+    type Item = Result<Member<'a>, ScanError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let r = self.step();
+        if !matches!(r, Ok(Some(_))) {
+            self.done = true;
+        }
+        r.transpose()
+    }
+}
+
+impl<'a> Members<'a> {
+    fn step(&mut self) -> Result<Option<Member<'a>>, ScanError> {
+        let b = self.text.as_bytes();
+        let mut at = skip_ws(b, self.at);
+        match b.get(at) {
+            Some(b'}') => return Ok(None),
+            Some(b',') if !self.first => at = skip_ws(b, at + 1),
+            Some(b'"') if self.first => {}
+            _ => return Err(ScanError::Malformed),
+        }
+        self.first = false;
+        if b.get(at) != Some(&b'"') {
+            return Err(ScanError::Malformed);
+        }
+        let key_end = string_end(b, at)?;
+        let key = &self.text[at + 1..key_end - 1];
+        at = skip_ws(b, key_end);
+        if b.get(at) != Some(&b':') {
+            return Err(ScanError::Malformed);
+        }
+        let start = skip_ws(b, at + 1);
+        let end = value_end(b, start)?;
+        self.at = end;
+        Ok(Some(Member { key, value: &self.text[start..end] }))
+    }
+}
+
+fn skip_ws(b: &[u8], mut at: usize) -> usize {
+    while matches!(b.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        at += 1;
+    }
+    at
+}
+
+/// The index just past the string that opens at `at` (a `"`).
+fn string_end(b: &[u8], at: usize) -> Result<usize, ScanError> {
+    let mut i = at + 1;
+    loop {
+        let Some(off) = memchr::memchr2(b'"', b'\\', &b[i.min(b.len())..]) else {
+            return Err(ScanError::Malformed);
+        };
+        i += off;
+        if b[i] == b'"' {
+            return Ok(i + 1);
+        }
+        // A backslash escapes the next byte (a `\uXXXX`'s digits need no care).
+        i += 2;
+        if i > b.len() {
+            return Err(ScanError::Malformed);
+        }
+    }
+}
+
+/// The index just past the value that starts at `at`.
+fn value_end(b: &[u8], at: usize) -> Result<usize, ScanError> {
+    match b.get(at) {
+        None => Err(ScanError::Malformed),
+        Some(b'"') => string_end(b, at),
+        Some(b'{' | b'[') => {
+            // Brackets are counted, not matched by kind: the text was validated, and a
+            // mismatch in text that was not still ends the scan inside the input.
+            let mut depth = 0usize;
+            let mut i = at;
+            while i < b.len() {
+                match b[i] {
+                    b'"' => {
+                        i = string_end(b, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Ok(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            Err(ScanError::Malformed)
+        }
+        Some(_) => {
+            let mut i = at;
+            while i < b.len() && !matches!(b[i], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+            {
+                i += 1;
+            }
+            if i == at { Err(ScanError::Malformed) } else { Ok(i) }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(text: &str) -> Result<Vec<(String, String)>, ScanError> {
+        members(text)?.map(|m| m.map(|m| (m.key.to_owned(), m.value.to_owned()))).collect()
+    }
+
+    #[test]
+    fn members_are_found_as_written() {
+        let got =
+            all(r#" { "a" : 1 , "b":{"c":[1,{"d":"}"}]},"e\"f":"x\\\"y", "g":null,"h":-1.5e3 } "#)
+                .unwrap();
+        let want = [
+            ("a", "1"),
+            ("b", r#"{"c":[1,{"d":"}"}]}"#),
+            (r#"e\"f"#, r#""x\\\"y""#),
+            ("g", "null"),
+            ("h", "-1.5e3"),
+        ];
+        assert_eq!(got, want.map(|(k, v)| (k.to_owned(), v.to_owned())));
+        assert_eq!(all("{}").unwrap(), []);
+        let m = members(r#"{"a\u0062":1}"#).unwrap().next().unwrap().unwrap();
+        assert!(m.is("ab"));
+        assert!(!m.is("a"));
+    }
+
+    #[test]
+    fn what_is_not_an_object_or_not_well_formed_is_said_so() {
+        for t in ["[1]", "1", "\"{\"", ""] {
+            assert_eq!(all(t).unwrap_err(), ScanError::NotObject, "{t:?}");
+        }
+        for t in [
+            "{",
+            r#"{"a"}"#,
+            r#"{"a":}"#,
+            r#"{"a":1"#,
+            r#"{"a":"x}"#,
+            r#"{"a":[1,2}"#,
+            r#"{"a":1 "b":2}"#,
+            r#"{,"a":1}"#,
+            r#"{"a":1,}"#,
+            r#"{"a\"#,
+            r#"{a:1}"#,
+        ] {
+            assert_eq!(all(t).unwrap_err(), ScanError::Malformed, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_costs_no_stack() {
+        let deep = format!(r#"{{"a":{}{}}}"#, "[".repeat(1_000_000), "]".repeat(1_000_000));
+        assert_eq!(all(&deep).unwrap().len(), 1);
+    }
+}
