@@ -671,8 +671,9 @@ mod connected {
     /// session when the server is legacy.
     ///
     /// `target` names the server for the era cache: a target whose era this process already
-    /// found is not probed again (per process only; nothing is kept on disk). A fixed version
-    /// neither reads nor fills the cache.
+    /// found is not probed again (per process only; nothing is kept on disk). A cached legacy
+    /// era whose `initialize` then fails is forgotten, so the next connection probes again. A
+    /// fixed version neither reads nor fills the cache.
     ///
     /// # Errors
     ///
@@ -769,13 +770,20 @@ mod connected {
                 version
             }
         };
-        let server = initialize(peer, options, &version, &legacy).await?;
+        let (agreed, result) = match initialize(peer, options, &version, &legacy).await {
+            Ok(done) => done,
+            Err(e) => {
+                // What was remembered no longer holds: the next connection probes again.
+                if let (Some(t), Some(_)) = (target, &remembered) {
+                    forget_era(t);
+                }
+                return Err(e);
+            }
+        };
         if auto {
             remember(target, Era::Legacy, &version);
         }
-        let mut agreed = done(Era::Legacy, &server.0, Some(server.1), remembered.is_some());
-        agreed.cached = remembered.is_some();
-        Ok(agreed)
+        Ok(done(Era::Legacy, &agreed, Some(result), remembered.is_some()))
     }
 
     fn remember(target: Option<&str>, era: Era, version: &str) {
@@ -1183,5 +1191,22 @@ mod negotiate_tests {
         peer.close();
         let e = negotiate(&peer, &options(), None).await.unwrap_err();
         assert!(matches!(e, NegotiateError::Request { method: DISCOVER, .. }), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_cached_legacy_era_skips_the_probe_until_it_fails() {
+        let target = Some("negotiate_tests/legacy-cache");
+        let agreed = negotiate(&pair(Probe::Unknown), &options(), target).await.unwrap();
+        assert_eq!((agreed.era(), agreed.from_cache()), (Era::Legacy, false));
+        // A server that would answer the probe as modern is not probed: the era is cached.
+        let agreed = negotiate(&pair(Probe::Discover), &options(), target).await.unwrap();
+        assert_eq!((agreed.era(), agreed.from_cache()), (Era::Legacy, true));
+        // The cached assumption fails (no initialize answered): forgotten.
+        let closed = pair(Probe::Discover);
+        closed.close();
+        let e = negotiate(&closed, &options(), target).await.unwrap_err();
+        assert!(matches!(e, NegotiateError::Request { method: "initialize", .. }), "{e}");
+        let agreed = negotiate(&pair(Probe::Discover), &options(), target).await.unwrap();
+        assert_eq!((agreed.era(), agreed.from_cache()), (Era::Modern, false));
     }
 }
