@@ -61,25 +61,34 @@ fn load_modern_against_the_python_sdk_server_over_stdio() {
     load_modern(&target, &["--requests", "200", "--concurrency", "8"], 200, String::new);
 }
 
+/// Against the SDK's server answering with JSON bodies, and with event streams (its default).
 #[test]
 fn load_modern_against_the_python_sdk_server_over_http() {
     ensure_installed();
-    let mut cmd = Command::new(venv_python());
-    cmd.args([SCRIPT, "--http", "--require-version", MODERN]);
-    let mut server = Server::start(cmd, format!("python {SCRIPT} --http"));
-    let url = server
-        .wait_for_stderr(ANNOUNCE_TIMEOUT, |line| {
-            line.strip_prefix(ANNOUNCE_PREFIX).map(|url| url.trim().to_owned())
-        })
-        .unwrap_or_else(|why| panic!("no announce line: {why}\n{}", server.describe()));
+    for sse in [false, true] {
+        let answers = if sse { "event-stream answers" } else { "JSON answers" };
+        let mut cmd = Command::new(venv_python());
+        cmd.args([SCRIPT, "--http", "--require-version", MODERN]);
+        if sse {
+            cmd.arg("--sse");
+        }
+        let mut server = Server::start(cmd, format!("python {SCRIPT} --http ({answers})"));
+        let url = server
+            .wait_for_stderr(ANNOUNCE_TIMEOUT, |line| {
+                line.strip_prefix(ANNOUNCE_PREFIX).map(|url| url.trim().to_owned())
+            })
+            .unwrap_or_else(|why| panic!("no announce line: {why}\n{}", server.describe()));
 
-    let stderr = server.stderr.clone();
-    let tail = || format!("--- python server stderr (tail) ---\n{}", tail_text(&stderr));
-    let fixed = ["--protocol-version", MODERN, "--requests", "300", "--concurrency", "8"];
-    load_modern(&url, &fixed, 300, tail);
-    // `auto` over HTTP: the modern probe is answered, so no fallback.
-    load_modern(&url, &["--requests", "100", "--concurrency", "4"], 100, tail);
-    let tail = server.describe();
-    assert!(tail.contains(&format!("python-server: request tools/call {MODERN}")), "{tail}");
-    assert!(server.exited().is_none(), "the Python server exited during the load\n{tail}");
+        let stderr = server.stderr.clone();
+        let tail =
+            || format!("{answers}\n--- python server stderr (tail) ---\n{}", tail_text(&stderr));
+        let fixed = ["--protocol-version", MODERN, "--requests", "300", "--concurrency", "8"];
+        load_modern(&url, &fixed, 300, tail);
+        // `auto` over HTTP: the modern probe is answered, so no fallback.
+        load_modern(&url, &["--requests", "100", "--concurrency", "4"], 100, tail);
+        let described = server.describe();
+        let seen = format!("python-server: request tools/call {MODERN}");
+        assert!(described.contains(&seen), "{described}");
+        assert!(server.exited().is_none(), "the Python server exited during the load\n{described}");
+    }
 }

@@ -14,7 +14,9 @@ so over Streamable HTTP every modern call must mirror it into an `Mcp-Param-Mess
 With --require-version V, a call made at any other protocol version (a legacy session's
 included) answers isError, so a client that claims V and speaks something else fails its calls.
 
-Over HTTP it binds 127.0.0.1 on a free port and prints `python-server: serving MCP on URL`
+Over HTTP it answers each request with a JSON body, or with --sse as the SDK does by default
+(an event stream once the handler runs past a short window or sends a notification). It binds
+127.0.0.1 on a free port and prints `python-server: serving MCP on URL`
 on stderr once it listens. Every request the SDK dispatches is logged on stderr as
 `python-server: request METHOD VERSION`.
 """
@@ -52,7 +54,7 @@ def build(require_version: str | None) -> MCPServer:
     return server
 
 
-async def serve_http(server: MCPServer) -> None:
+async def serve_http(server: MCPServer, sse: bool) -> None:
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -60,7 +62,7 @@ async def serve_http(server: MCPServer) -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(1024)
     port = sock.getsockname()[1]
-    app = server.streamable_http_app(json_response=True)
+    app = server.streamable_http_app(json_response=not sse)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     print(f"{ANNOUNCE}http://127.0.0.1:{port}/mcp", file=sys.stderr, flush=True)
     await uvicorn.Server(config).serve(sockets=[sock])
@@ -69,11 +71,12 @@ async def serve_http(server: MCPServer) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP on a free port")
+    parser.add_argument("--sse", action="store_true", help="over HTTP, answer with event streams, not JSON")
     parser.add_argument("--require-version", help="fail calls made at any other protocol version")
     args = parser.parse_args()
     server = build(args.require_version)
     if args.http:
-        anyio.run(serve_http, server)
+        anyio.run(serve_http, server, args.sse)
     else:
         server.run("stdio")
     return 0
