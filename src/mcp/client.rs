@@ -18,6 +18,24 @@
 //! The era found is cached per target for the life of the process (see [`negotiate`]): later
 //! connections to the same target skip the probe.
 //!
+//! ```no_run
+//! # #[cfg(feature = "http")]
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! use mcpwire::mcp::client::{ClientOptions, negotiate};
+//! use mcpwire::peer::{NoHandler, PeerBuilder, RequestOptions};
+//! use mcpwire::Json;
+//!
+//! let url = "http://127.0.0.1:3001/mcp";
+//! let (peer, _conn) = mcpwire::http::connect(&PeerBuilder::new(), url, NoHandler)?;
+//! let agreed = negotiate(&peer, &ClientOptions::new("my-client", "1.0"), Some(url)).await?;
+//! println!("{:?} at {}", agreed.era(), agreed.version());
+//! // Carries `_meta` (and over HTTP the mirrored headers) when the server is modern.
+//! let call = serde_json::json!({"name": "echo", "arguments": {"message": "hi"}});
+//! let _result = agreed.request(&peer, "tools/call", Some(Json(&call)), RequestOptions::new()).await?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+//!
 //! ```
 //! use mcpwire::RawJson;
 //! use mcpwire::mcp::client::{Answer, Decision, decide};
