@@ -31,7 +31,8 @@
 //! println!("{:?} at {}", agreed.era(), agreed.version());
 //! // Carries `_meta` (and over HTTP the mirrored headers) when the server is modern.
 //! let call = serde_json::json!({"name": "echo", "arguments": {"message": "hi"}});
-//! let _result = agreed.request(&peer, "tools/call", Some(Json(&call)), RequestOptions::new()).await?;
+//! let options = RequestOptions::new();
+//! let _result = agreed.request(&peer, "tools/call", Some(Json(&call)), options).await?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```
