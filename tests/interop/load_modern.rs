@@ -7,6 +7,9 @@
 //! `message` argument is annotated `x-mcp-header`, so over HTTP each call must carry a
 //! matching `Mcp-Param-Message` header (base64: load's messages are not plain ASCII), which
 //! the SDK checks.
+//!
+//! And against the legacy-only reference server-everything: a fixed modern version fails at
+//! the probe; `auto` falls back to the legacy handshake.
 
 use std::process::Command;
 use std::time::Duration;
@@ -14,7 +17,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::harness::{
-    BIN, RUN_TIMEOUT, Server, ensure_installed, run_bounded, sh_quote, tail_text, venv_python,
+    BIN, RUN_TIMEOUT, Server, ensure_installed, run_bounded, server_everything_js, sh_quote,
+    tail_text, venv_python,
 };
 
 const SCRIPT: &str = "tests/interop/python_server.py";
@@ -91,4 +95,36 @@ fn load_modern_against_the_python_sdk_server_over_http() {
         assert!(described.contains(&seen), "{described}");
         assert!(server.exited().is_none(), "the Python server exited during the load\n{described}");
     }
+}
+
+/// The reference server-everything speaks only the legacy era: a fixed modern version fails
+/// at the probe, before any load, with exit status 2; `auto` falls back to `initialize`.
+#[test]
+fn load_modern_refuses_the_legacy_reference_server_and_auto_falls_back() {
+    ensure_installed();
+    let js = server_everything_js();
+    let target = format!("stdio:node {} stdio", sh_quote(js.to_str().expect("UTF-8 path")));
+    let mut cmd = Command::new(BIN);
+    cmd.args(["load", "--target", &target, "--protocol-version", MODERN, "--requests", "10"]);
+    let run = run_bounded(cmd, RUN_TIMEOUT);
+    let report =
+        run.describe(&format!("mcpwire load --target {target} --protocol-version {MODERN}"));
+    println!("{report}");
+    assert_eq!(run.status.and_then(|s| s.code()), Some(2), "{report}");
+    assert!(run.stderr.contains("not a modern MCP server"), "{report}");
+    assert!(run.stdout.is_empty(), "{report}");
+
+    let mut cmd = Command::new(BIN);
+    cmd.args(["load", "--target", &target, "--requests", "100", "--warmup", "0", "--json"]);
+    let run = run_bounded(cmd, RUN_TIMEOUT);
+    let report = run.describe(&format!("mcpwire load --target {target}"));
+    println!("{report}");
+    assert!(run.success(), "{report}");
+    let json: Value = serde_json::from_str(run.stdout.trim())
+        .unwrap_or_else(|e| panic!("load --json printed no single JSON object ({e})\n{report}"));
+    assert_eq!(
+        (&json["era"], &json["errors"]),
+        (&Value::from("legacy"), &Value::from(0)),
+        "{report}"
+    );
 }
