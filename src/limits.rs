@@ -127,6 +127,11 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
 /// Default for [`HttpServer::read_timeout`](crate::http::HttpServer::read_timeout): 30 seconds.
 pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How often a quiet event stream (a GET stream, or a POST's stream such as
+/// `subscriptions/listen`) carries a `: keep-alive` comment: often enough for proxies' and
+/// clients' idle timeouts (commonly 30-60 s), and so a client that went away is noticed.
+pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
 /// How long `serve` waits, once stopped, for its connections to finish what they are doing.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 

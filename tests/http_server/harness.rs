@@ -49,7 +49,7 @@ pub(crate) const SESSION_NOT_FOUND: i64 = -32001;
 /// [`PROTOCOL_VERSIONS`] (else the latest), and fails without one; `ping`; `echo` answers its
 /// params; `slow` sends `steps` progress notifications for its `_meta.progressToken` before it
 /// answers; `announce` sends a notification that answers no request (it goes to the GET stream);
-/// `hold` answers only once the test releases it; `ask` sends the client a `roots/list` request
+/// `hold` answers only once the test releases it (`announce_hold` sends a notification first); `ask` sends the client a `roots/list` request
 /// and answers `{"answer": result}` or `{"failed": {"code", "message"}}` with what came back.
 #[derive(Clone)]
 pub(crate) struct Probe {
@@ -115,7 +115,14 @@ impl Handler for Probe {
                     .map_err(|e| RpcError::internal(e.to_string()))?;
                 Ok(Reply::empty())
             }
-            "hold" => {
+            "hold" | "announce_hold" => {
+                if req.method() == "announce_hold" {
+                    let note = json!({"level": "info", "logger": "probe", "data": "holding"});
+                    cx.peer()
+                        .notify("notifications/message", Some(Json(&note)))
+                        .await
+                        .map_err(|e| RpcError::internal(e.to_string()))?;
+                }
                 self.holding.add_permits(1);
                 let permit =
                     self.release.acquire().await.map_err(|e| RpcError::internal(e.to_string()))?;

@@ -260,3 +260,34 @@ async fn oversized_header_sections_are_refused_and_the_server_goes_on() {
     let a = c.call(post(&c, echo, &mirrored("echo"))).await;
     assert_eq!(a.status, StatusCode::OK, "{a:?}");
 }
+
+#[tokio::test]
+async fn a_quiet_stream_carries_keep_alive_comments_until_it_ends() {
+    let s = serve(HttpServer::new(PeerBuilder::new()).keep_alive(Duration::from_millis(40))).await;
+    let mut c = Client::connect(s.addr).await;
+    let req =
+        post(&c, body(1, "announce_hold", &json!({"_meta": meta()})), &mirrored("announce_hold"));
+    let r = c.send(req).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(content_type(r.headers()), Some("text/event-stream"));
+    assert_eq!(r.headers().get("x-accel-buffering").unwrap(), "no");
+    let mut body = r.into_body();
+    let mut text = String::new();
+    let started = Instant::now();
+    while text.matches(": keep-alive").count() < 3 {
+        assert!(started.elapsed() < WAIT, "no keep-alive comments: {text:?}");
+        let frame = timeout(WAIT, body.frame()).await.expect("a frame in time").unwrap().unwrap();
+        if let Ok(data) = frame.into_data() {
+            text.push_str(std::str::from_utf8(&data).unwrap());
+        }
+    }
+    assert!(text.starts_with("event: message\ndata: {"), "{text:?}");
+    s.probe.release.add_permits(1);
+    while let Some(frame) = timeout(WAIT, body.frame()).await.expect("the end in time") {
+        if let Ok(data) = frame.unwrap().into_data() {
+            text.push_str(std::str::from_utf8(&data).unwrap());
+        }
+    }
+    let events = sse_events(&text);
+    assert_eq!(events.last().unwrap()["result"]["released"], true, "{text:?}");
+}

@@ -78,6 +78,7 @@ use super::{
     BATCH_VERSION, PROTOCOL_VERSIONS, SESSION_HEADER, VERSION_HEADER, cancelled_request,
     error_json, new_session_id, sse_event,
 };
+pub use crate::limits::DEFAULT_KEEP_ALIVE;
 pub use crate::limits::DEFAULT_MAX_BODY_BYTES;
 pub use crate::limits::DEFAULT_MAX_CONNECTIONS;
 pub use crate::limits::DEFAULT_MAX_SESSIONS;
@@ -87,9 +88,6 @@ use crate::limits::SHUTDOWN_GRACE;
 use crate::peer::{Handler, PeerBuilder};
 use crate::{ErrorCode, Frame, FrameParser, Id, Kind, OwnedId};
 use answer::{accepts, error, sse_response, status};
-
-/// How often an open GET stream carries a comment, so a client that went away is noticed.
-const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
 
@@ -152,6 +150,7 @@ struct Config {
     max_body_bytes: usize,
     read_timeout: Duration,
     get_stream: bool,
+    keep_alive: Duration,
 }
 
 #[derive(Default)]
@@ -194,6 +193,7 @@ impl HttpServer {
                 max_body_bytes: DEFAULT_MAX_BODY_BYTES,
                 read_timeout: DEFAULT_READ_TIMEOUT,
                 get_stream: true,
+                keep_alive: DEFAULT_KEEP_ALIVE,
             }),
             state: Arc::new(State::default()),
         }
@@ -299,6 +299,14 @@ impl HttpServer {
     #[must_use]
     pub fn get_stream(mut self, open: bool) -> Self {
         self.config().get_stream = open;
+        self
+    }
+
+    /// How often a quiet event stream carries a `: keep-alive` comment; [`DEFAULT_KEEP_ALIVE`]
+    /// by default, at least 1 ms.
+    #[must_use]
+    pub fn keep_alive(mut self, every: Duration) -> Self {
+        self.config().keep_alive = every.max(Duration::from_millis(1));
         self
     }
 
@@ -543,7 +551,8 @@ impl HttpServer {
             let msg = "Conflict: a stream is already open for this session";
             return error(StatusCode::CONFLICT, Id::Null, ErrorCode::SERVER_ERROR, msg);
         };
-        let tick = tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
+        let every = self.config.keep_alive;
+        let tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         let events = futures_util::stream::unfold((guard, tick), |(mut g, mut tick)| async move {
             let chunk = tokio::select! {
                 m = g.rx.recv() => m?,

@@ -283,7 +283,7 @@ impl HttpServer {
         }
         drop(order);
         match waiting {
-            Some(w) => reply(w, json, sse).await,
+            Some(w) => reply(w, json, sse, self.config.keep_alive).await,
             None => cancelled_answer(sse),
         }
     }
@@ -292,7 +292,7 @@ impl HttpServer {
 /// Answers a POST that carried requests: `application/json` when the response comes first (or
 /// the client takes only JSON), else a `text/event-stream` of the progress and then the
 /// response.
-async fn reply(mut w: PostReceiver, json: bool, sse: bool) -> Response<Body> {
+async fn reply(mut w: PostReceiver, json: bool, sse: bool, every: Duration) -> Response<Body> {
     // Progress queued before the response makes it an event stream (when the client takes one).
     let first = tokio::select! {
         biased;
@@ -320,7 +320,7 @@ async fn reply(mut w: PostReceiver, json: bool, sse: bool) -> Response<Body> {
     let first = sse_event(&note);
     // A long stream (`subscriptions/listen`, a slow tool) carries a comment now and then, so
     // proxies and clients do not time out a quiet stream, and a client gone is noticed.
-    let tick = tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
+    let tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     let state = (Some(first), Some(w), tick);
     let events = futures_util::stream::unfold(state, |(first, w, mut tick)| async move {
         if let Some(chunk) = first {
