@@ -401,3 +401,38 @@ fn serve_over_http_takes_its_flags_and_load_drives_it() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn load_names_the_era_and_version_it_spoke() {
+    // A fixed legacy version is what `initialize` offers and what the report names.
+    let args = ["--requests", "50", "--warmup", "0", "--protocol-version", "2025-06-18"];
+    let (out, report) = load(&args);
+    assert_clean(&out, &report, 50);
+    assert_eq!(report["era"], "legacy", "{report}");
+    assert_eq!(report["protocol_version"], "2025-06-18", "{report}");
+    // `auto` (the default) agrees with itself, whichever era the embedded server speaks.
+    let (out, report) = load(&["--requests", "50", "--warmup", "0"]);
+    assert_clean(&out, &report, 50);
+    let (era, version) = (report["era"].as_str().unwrap(), report["protocol_version"].as_str());
+    match era {
+        "modern" => assert_eq!(version, Some("2026-07-28"), "{report}"),
+        "legacy" => assert_eq!(version, Some("2025-11-25"), "{report}"),
+        other => panic!("era {other:?}: {report}"),
+    }
+    // The modern era has no ping: `auto` speaks legacy for it, a modern version refuses it.
+    let (out, report) = load(&["--requests", "20", "--warmup", "0", "--method", "ping"]);
+    assert_clean(&out, &report, 20);
+    assert_eq!(
+        (&report["era"], &report["protocol_version"]),
+        (&json!("legacy"), &json!("2025-11-25"))
+    );
+    let (out, _) =
+        load(&["--requests", "20", "--method", "ping", "--protocol-version", "2026-07-28"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no ping"), "{out:?}");
+    // A version this build does not speak is refused before anything runs.
+    let out =
+        Command::new(BIN).args(["load", "--protocol-version", "2099-01-01"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expected auto or one of"), "{out:?}");
+}

@@ -12,6 +12,19 @@
 //! A request the server does not answer with a response (an HTTP error, a 202, a connection
 //! failure) completes with an error response carrying its id, -32603, whose message says what
 //! happened; the peer goes on.
+//!
+//! **Modern requests** (2026-07-28 on: `params._meta` names a protocol version, as
+//! [`crate::mcp::client`] writes them) are stateless: each POST carries the headers
+//! [`crate::mcp::headers::mirror`] derives from its body (`MCP-Protocol-Version`, `Mcp-Method`,
+//! `Mcp-Name`, and `Mcp-Param-*` for the tool arguments annotated `x-mcp-header`), and never a
+//! session id. The annotations are learnt from the `tools/list` results the transport carries;
+//! a tool whose annotations are invalid is left out of the result the peer sees, with a
+//! warning naming it and why. A 4xx whose body is a JSON-RPC error reaches the peer as that
+//! error, with the request's id (so the caller sees -32022, -32020 or -32601, and can retry or
+//! tell the eras apart). No GET stream is opened and no DELETE sent; a cancellation is the end
+//! of the request's POST, and `notifications/cancelled` is not POSTed. Messages without a
+//! modern `_meta` go as described above: one connection can probe with a modern request and
+//! fall back to `initialize`.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -33,8 +46,12 @@ use super::{SESSION_HEADER, VERSION_HEADER, negotiated_version};
 use crate::limits::CLIENT_INBOX as INBOX;
 pub use crate::limits::DEFAULT_MAX_CONCURRENT_POSTS;
 use crate::limits::ORDERED_POST_TIMEOUT;
+use crate::mcp::annotations::{ToolHeaders, param_headers};
+use crate::mcp::meta::RequestParams;
 use crate::peer::{Async, AsyncOutlet, Connection, Handler, PeerBuilder, PeerHandle, Sent};
-use crate::{ErrorCode, Frame, FrameParser, Kind, Limits, Outgoing, OwnedId, SseDecoder};
+use crate::{
+    ErrorCode, Frame, FrameParser, Json, Kind, Limits, Outgoing, OwnedId, RawJson, SseDecoder,
+};
 
 /// How long closing waits for the server to take the session's DELETE.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -160,6 +177,8 @@ impl HttpClient {
             closed: AtomicBool::new(false),
             posts: Mutex::new(std::collections::HashMap::new()),
             acked: acked_rx,
+            tools: RwLock::new(ToolHeaders::new()),
+            modern: RwLock::new(None),
         });
         let worker = tokio::spawn(ordered_worker(ctx.clone(), ordered_rx, acked));
         let poster = Poster {
@@ -199,6 +218,22 @@ struct Ctx {
     posts: Mutex<std::collections::HashMap<OwnedId, tokio::task::AbortHandle>>,
     /// How many ordered messages the server has taken.
     acked: watch::Receiver<u64>,
+    /// The `x-mcp-header` annotations of the tools listed so far (modern requests).
+    tools: RwLock<ToolHeaders>,
+    /// The version of the last modern request, until an `initialize`: while set, the client
+    /// speaks the modern era.
+    modern: RwLock<Option<HeaderValue>>,
+}
+
+/// How a request's answer is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// `initialize`: its result names the version.
+    Initialize,
+    /// Any other request without a modern `_meta`.
+    Legacy,
+    /// A modern request; `tools/list` when `tools`.
+    Modern { tools: bool },
 }
 
 impl Ctx {
@@ -233,16 +268,64 @@ impl Ctx {
 
     /// Completes the request `id` with an error response saying why no response came.
     async fn fail(&self, id: &OwnedId, why: &str) {
+        self.fail_with(id, ErrorCode::INTERNAL_ERROR, why, None).await;
+    }
+
+    /// Completes the request `id` with an error response.
+    async fn fail_with(&self, id: &OwnedId, code: ErrorCode, why: &str, data: Option<RawJson<'_>>) {
         let mut out = BytesMut::new();
-        let msg: Outgoing<'_> = Outgoing::Error {
-            id: id.as_id(),
-            code: ErrorCode::INTERNAL_ERROR,
-            message: why,
-            data: None,
-        };
+        let msg: Outgoing<'_> = Outgoing::Error { id: id.as_id(), code, message: why, data };
         if msg.write_value(&mut out).is_ok() {
             self.inject(FrameParser::new(self.limits).parse(out)).await;
         }
+    }
+
+    /// A modern `tools/list` result as the peer sees it: each listed tool's `x-mcp-header`
+    /// annotations learnt, and the tools whose annotations are invalid left out, each with a
+    /// warning. The frame is rewritten only when a tool is left out.
+    fn learn_tools(&self, frame: Frame) -> Frame {
+        let Some(m) = frame.message() else { return frame };
+        let (Some(result), Some(id)) = (m.result(), m.id()) else { return frame };
+        let Ok(mut list) = serde_json::from_str::<serde_json::Value>(result.get()) else {
+            return frame;
+        };
+        let Some(tools) = list.get_mut("tools").and_then(serde_json::Value::as_array_mut) else {
+            return frame;
+        };
+        let before = tools.len();
+        {
+            let mut known = self.tools.write().unwrap_or_else(PoisonError::into_inner);
+            tools.retain(|tool| {
+                let Some(name) = tool.get("name").and_then(serde_json::Value::as_str) else {
+                    return true;
+                };
+                match tool.get("inputSchema").map_or(Ok(Vec::new()), param_headers) {
+                    Ok(params) => {
+                        known.insert(name, params);
+                        true
+                    }
+                    Err(reason) => {
+                        tracing::warn!(
+                            tool = name,
+                            %reason,
+                            "tools/list: a tool with invalid x-mcp-header annotations is left out"
+                        );
+                        known.insert(name, Vec::new());
+                        false
+                    }
+                }
+            });
+        }
+        if tools.len() == before {
+            return frame;
+        }
+        let mut out = BytesMut::new();
+        let reply: Outgoing<'_, Json<'_, serde_json::Value>> =
+            Outgoing::Result { id, result: Json(&list) };
+        if reply.write_value(&mut out).is_err() {
+            return frame;
+        }
+        FrameParser::new(self.limits).parse(out)
     }
 
     /// Takes the session id an answer names (a new `initialize` replaces the old one), and
@@ -298,8 +381,9 @@ impl Ctx {
         &self,
         resp: http::Response<HyperBody>,
         expect: Option<&OwnedId>,
-        initialize: bool,
+        mode: Mode,
     ) -> Result<bool, String> {
+        let initialize = mode == Mode::Initialize;
         let sse = resp.headers().get(CONTENT_TYPE).is_some_and(|v| {
             v.to_str()
                 .is_ok_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"))
@@ -345,8 +429,12 @@ impl Ctx {
                         if end { decoder.decode_eof(&mut buf) } else { decoder.decode(&mut buf) };
                     match event {
                         Ok(Some(ev)) => {
-                            let frame = ev.into_frame();
-                            answered |= take(&frame);
+                            let mut frame = ev.into_frame();
+                            let is = take(&frame);
+                            answered |= is;
+                            if is && mode == (Mode::Modern { tools: true }) {
+                                frame = self.learn_tools(frame);
+                            }
                             // The stream has done its work once the response came: a server
                             // that keeps it open must not keep this request's POST slot.
                             if !self.inject(frame).await || (expect.is_some() && answered) {
@@ -380,7 +468,25 @@ impl Ctx {
                 String::from_utf8_lossy(kept)
             ));
         }
-        answered |= take(&frame);
+        let is = take(&frame);
+        answered |= is;
+        if let Mode::Modern { tools } = mode {
+            if is && tools && ok {
+                self.inject(self.learn_tools(frame)).await;
+                return Ok(true);
+            }
+            // A modern server's 4xx carries the JSON-RPC error of the request it refused; one
+            // that could not read the id says `null`: either way it is this request's error.
+            if !ok
+                && !is
+                && let Some(m) = frame.message()
+                && let Some(e) = m.error()
+                && let Some(id) = expect
+            {
+                self.fail_with(id, ErrorCode(e.code), e.message, e.data).await;
+                return Ok(true);
+            }
+        }
         if !ok && !answered {
             // An HTTP error whose body answers no request of ours (`"id": null`): its message
             // goes into the request's error; the peer is not handed a response to nothing.
@@ -407,7 +513,7 @@ impl Ctx {
             req.headers_mut().insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
             match ctx.client.request(req).await {
                 Ok(resp) if resp.status() == StatusCode::OK => {
-                    if let Err(e) = ctx.take_answer(resp, None, false).await {
+                    if let Err(e) = ctx.take_answer(resp, None, Mode::Legacy).await {
                         tracing::debug!(error = %e, "the GET stream ended");
                     }
                 }
@@ -421,6 +527,26 @@ impl Ctx {
     }
 }
 
+/// The headers a modern request carries, or `None` for a request without a modern `_meta`.
+fn modern_headers(
+    ctx: &Ctx,
+    frame: &Frame,
+) -> Option<Result<(http::HeaderMap, Mode), crate::mcp::meta::Rejection>> {
+    // Legacy requests are not parsed again: they cannot name the key.
+    memchr::memmem::find(frame.as_bytes(), crate::mcp::PROTOCOL_VERSION_KEY.as_bytes())?;
+    let m = frame.message()?;
+    let meta = RequestParams::of(&m).ok()?.meta().ok()??;
+    if !meta.is_modern() {
+        return None;
+    }
+    let mut headers = http::HeaderMap::new();
+    let tools = ctx.tools.read().unwrap_or_else(PoisonError::into_inner);
+    Some(
+        crate::mcp::headers::mirror(&m, Some(&tools), &mut headers)
+            .map(|()| (headers, Mode::Modern { tools: m.method() == Some("tools/list") })),
+    )
+}
+
 /// POSTs one request and hands its answer to the peer.
 async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after: u64) {
     // Notifications sent before this request are taken first.
@@ -428,16 +554,46 @@ async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after: u64) {
     if *acked.borrow() < after && acked.wait_for(|n| *n >= after).await.is_err() {
         return;
     }
+    let modern = match modern_headers(&ctx, &frame) {
+        None => None,
+        Some(Ok(h)) => Some(h),
+        Some(Err(e)) => {
+            let data = e.data.as_deref().map(RawJson::new);
+            return ctx.fail_with(&id, e.code, &e.message, data).await;
+        }
+    };
     let initialize = frame.method() == Some("initialize");
-    let named = if initialize { None } else { ctx.session() };
-    let req = ctx.request(Method::POST, frame.into_bytes(), initialize);
+    if initialize {
+        *ctx.modern.write().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+    let (req, mode, named) = match modern {
+        Some((headers, mode)) => {
+            let version = headers.get(crate::mcp::headers::PROTOCOL_VERSION);
+            let known =
+                ctx.modern.read().unwrap_or_else(PoisonError::into_inner).as_ref() == version;
+            if !known {
+                *ctx.modern.write().unwrap_or_else(PoisonError::into_inner) = version.cloned();
+            }
+            // No session and no legacy version header: the mirrored ones say it all.
+            let mut req = ctx.request(Method::POST, frame.into_bytes(), true);
+            req.headers_mut().extend(headers);
+            (req, mode, None)
+        }
+        None => {
+            let named = if initialize { None } else { ctx.session() };
+            let req = ctx.request(Method::POST, frame.into_bytes(), initialize);
+            (req, if initialize { Mode::Initialize } else { Mode::Legacy }, named)
+        }
+    };
     let resp = match ctx.client.request(req).await {
         Ok(r) => r,
         Err(e) => return ctx.fail(&id, &format!("the HTTP request failed: {e}")).await,
     };
-    ctx.remember_session(&resp, initialize, named.as_ref());
+    if !matches!(mode, Mode::Modern { .. }) {
+        ctx.remember_session(&resp, initialize, named.as_ref());
+    }
     let status = resp.status();
-    let outcome = ctx.take_answer(resp, Some(&id), initialize).await;
+    let outcome = ctx.take_answer(resp, Some(&id), mode).await;
     match outcome {
         Ok(true) => {}
         Ok(false) if status.is_success() => {
@@ -453,8 +609,21 @@ async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after: u64) {
 async fn ordered_worker(ctx: Arc<Ctx>, mut rx: mpsc::Receiver<Frame>, acked: watch::Sender<u64>) {
     while let Some(frame) = rx.recv().await {
         let initialized = frame.method() == Some("notifications/initialized");
+        let modern = ctx.modern.read().unwrap_or_else(PoisonError::into_inner).clone();
         let named = ctx.session();
-        let req = ctx.request(Method::POST, frame.into_bytes(), false);
+        if modern.is_some() && frame.method() == Some("notifications/cancelled") {
+            // The modern era cancels a request by ending its POST, which is done.
+            acked.send_modify(|n| *n += 1);
+            continue;
+        }
+        let method = frame.method().and_then(|m| HeaderValue::from_str(m).ok());
+        let mut req = ctx.request(Method::POST, frame.into_bytes(), modern.is_some());
+        if let Some(version) = modern {
+            req.headers_mut().insert(crate::mcp::headers::PROTOCOL_VERSION, version);
+            if let Some(method) = method {
+                req.headers_mut().insert(crate::mcp::headers::METHOD, method);
+            }
+        }
         let sent = tokio::time::timeout(ORDERED_POST_TIMEOUT, ctx.client.request(req)).await;
         let Ok(sent) = sent else {
             tracing::warn!("a message was not taken within {ORDERED_POST_TIMEOUT:?}; going on");

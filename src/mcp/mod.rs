@@ -10,11 +10,15 @@
 //!   (the `_meta` envelope, `params.name` / `params.uri`, a result's `resultType`), and the
 //!   envelope's validation ([`meta::check_envelope`]), with the precise JSON-RPC error for each
 //!   way it can be wrong.
+//! - [`client`]: the client's side: which era a server speaks and at which version (a
+//!   `server/discover` probe, the fallback to `initialize`, the -32022 retry), and the `_meta`
+//!   a modern request carries, spliced into its params as they are written.
 //! - [`headers`] (feature `http`): the Streamable HTTP header rules: validation of
 //!   `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` against the body (for a
 //!   server, or a gateway that routes on them), and the headers a client mirrors.
 
 pub mod annotations;
+pub mod client;
 #[cfg(feature = "http")]
 pub mod headers;
 pub mod meta;

@@ -66,7 +66,7 @@ impl Fake {
 }
 
 /// Reads one request: its head (request line and headers) and its body (by `Content-Length`).
-async fn read_request(sock: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+pub(crate) async fn read_request(sock: &mut TcpStream) -> Option<(String, Vec<u8>)> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 8192];
     let head_end = loop {

@@ -9,4 +9,5 @@
 
 mod common;
 mod fixed_answers;
+mod modern;
 mod real_server;

@@ -15,5 +15,6 @@
 mod conformance;
 mod harness;
 mod http;
+mod load_modern;
 mod modern;
 mod stdio;

@@ -1,7 +1,14 @@
 //! `mcpwire load`: drives concurrent MCP requests at a server and reports throughput, latency
 //! percentiles, errors and bytes.
 //!
-//! Every target gets the MCP handshake first (`initialize`, then `notifications/initialized`).
+//! Every target first gets the era decision of `--protocol-version` (`mcpwire::mcp::client`):
+//! with `auto`, a `server/discover` probe, and the legacy handshake (`initialize`, then
+//! `notifications/initialized`) when the server turns out to be legacy; with a fixed modern
+//! version, no probe; with a fixed legacy version, the handshake at that version. In the modern
+//! era every request carries `_meta` (and over HTTP the mirrored headers), and `tools/call` is
+//! preceded by one `tools/list`, which teaches the HTTP transport the tools' `x-mcp-header`
+//! annotations. The report names the era and version used.
+//!
 //! Every response is checked: it answers its own request (the multiplexer delivers a response
 //! only to the request whose id it carries, and counts any other), it carries no error, and for
 //! `echo` its text contains the message sent.
@@ -17,6 +24,8 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use hdrhistogram::Histogram;
+use mcpwire::mcp::Era;
+use mcpwire::mcp::client::{ClientOptions, Negotiated, VersionChoice, negotiate};
 use mcpwire::peer::{Connection, NoHandler, PeerBuilder, PeerHandle, RequestError, RequestOptions};
 use mcpwire::transport;
 use mcpwire::{Json, Limits};
@@ -24,6 +33,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::serve::{McpServer, PROTOCOL_VERSIONS};
+
+// `auto` offers the embedded server the legacy versions it speaks, newest first.
+const _: () = assert!(PROTOCOL_VERSIONS.len() == mcpwire::mcp::LEGACY_VERSIONS.len());
 
 /// What `load` connects to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,12 +120,18 @@ pub struct Plan {
     pub filler: String,
     /// Per-request timeout.
     pub timeout: Duration,
+    /// `auto` or the one protocol version to speak.
+    pub protocol_version: VersionChoice,
 }
 
 /// What a run measured.
 #[derive(Debug)]
 pub struct Report {
     pub target: String,
+    /// `modern` or `legacy`.
+    pub era: &'static str,
+    /// The protocol version spoken at the end of the run.
+    pub protocol_version: String,
     pub method: String,
     pub concurrency: usize,
     pub requests: u64,
@@ -141,6 +159,8 @@ impl Report {
         let h = &self.latency_us;
         json!({
             "target": self.target,
+            "era": self.era,
+            "protocol_version": self.protocol_version,
             "method": self.method,
             "concurrency": self.concurrency,
             "requests": self.requests,
@@ -167,6 +187,7 @@ impl Report {
         let h = &self.latency_us;
         let mut out = String::new();
         let _ = writeln!(out, "target:        {}", self.target);
+        let _ = writeln!(out, "protocol:      {} ({})", self.protocol_version, self.era);
         let _ = writeln!(out, "method:        {} (concurrency {})", self.method, self.concurrency);
         if self.interrupted {
             let _ = writeln!(out, "interrupted:   yes (partial report)");
@@ -235,33 +256,62 @@ async fn connect(plan: &Plan) -> Result<(PeerHandle, Connection), std::io::Error
     })
 }
 
-async fn handshake(peer: &PeerHandle) -> Result<String, String> {
-    #[derive(Deserialize)]
-    struct Initialized {
-        #[serde(rename = "protocolVersion")]
-        protocol_version: String,
+/// The era decision (and the legacy handshake when it says legacy).
+async fn handshake(peer: &PeerHandle, plan: &Plan, target: &str) -> Result<Negotiated, String> {
+    // The modern era has no ping: under `auto`, `--method ping` speaks the newest legacy
+    // version (through `initialize`), which a dual-era server serves too.
+    let version = match (&plan.protocol_version, plan.method) {
+        (VersionChoice::Auto, Method::Ping) => {
+            VersionChoice::Fixed(VersionChoice::Auto.legacy()[0].to_owned())
+        }
+        (v, _) => v.clone(),
+    };
+    let options = ClientOptions::new("mcpwire-load", env!("CARGO_PKG_VERSION"))
+        .version(version)
+        .probe_timeout(PROBE_TIMEOUT);
+    let agreed = negotiate(peer, &options, Some(target)).await.map_err(|e| e.to_string())?;
+    if agreed.era() == Era::Modern {
+        if plan.method == Method::Ping {
+            return Err(format!(
+                "{} (the modern era) has no ping; use --method tools/call, or a legacy version",
+                agreed.version()
+            ));
+        }
+        // Lists the tools once: over HTTP the transport learns their x-mcp-header annotations
+        // from the answer, which every tools/call must then mirror.
+        let init = RequestOptions::new().timeout(Some(Duration::from_secs(30)));
+        let list = agreed
+            .request(peer, "tools/list", mcpwire::peer::NO_PARAMS, init)
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?;
+        #[derive(Deserialize)]
+        struct Listed<'a> {
+            #[serde(borrow, default)]
+            name: Option<std::borrow::Cow<'a, str>>,
+        }
+        #[derive(Deserialize)]
+        struct List<'a> {
+            #[serde(borrow, default)]
+            tools: Vec<Listed<'a>>,
+            #[serde(rename = "nextCursor", default)]
+            next_cursor: Option<serde::de::IgnoredAny>,
+        }
+        // A tool left out (over HTTP: one whose x-mcp-header annotations are invalid) is
+        // still called, and its errors counted; say why they will come.
+        if let Ok(l) = list.result_as::<List<'_>>()
+            && l.next_cursor.is_none()
+            && plan.method == Method::ToolsCall
+            && !l.tools.iter().any(|t| t.name.as_deref() == Some(plan.tool.as_str()))
+        {
+            tracing::warn!(tool = plan.tool, "the tool is not in the server's tools/list");
+        }
     }
-    let latest = PROTOCOL_VERSIONS[PROTOCOL_VERSIONS.len() - 1];
-    let params = json!({
-        "protocolVersion": latest,
-        "capabilities": {},
-        "clientInfo": {"name": "mcpwire-load", "version": env!("CARGO_PKG_VERSION")},
-    });
-    let init = RequestOptions::new().timeout(Some(Duration::from_secs(30)));
-    let reply = peer
-        .request_with("initialize", Some(Json(&params)), init)
-        .await
-        .map_err(|e| e.to_string())?;
-    let agreed: Initialized =
-        reply.result_as().map_err(|e| format!("bad initialize result: {e}"))?;
-    if !PROTOCOL_VERSIONS.contains(&agreed.protocol_version.as_str()) {
-        return Err(format!("unsupported protocol version {}", agreed.protocol_version));
-    }
-    peer.notify("notifications/initialized", mcpwire::peer::NO_PARAMS)
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok(agreed.protocol_version)
+    Ok(agreed)
 }
+
+/// How long `auto` waits for the answer to its `server/discover` probe before it takes the
+/// server for a legacy one that stays silent.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The text every echo message is cut from: non-ASCII text and characters JSON must escape.
 const FILLER: &str = "héllo wörld ✓ \"quoted\" back\\slash\ttab\nnew line 日本語 😀 ";
@@ -317,7 +367,13 @@ struct Run {
     finished: Notify,
 }
 
-async fn worker(peer: PeerHandle, plan: Arc<Plan>, run: Arc<Run>, seed: u64) -> Tally {
+async fn worker(
+    peer: PeerHandle,
+    agreed: Arc<Negotiated>,
+    plan: Arc<Plan>,
+    run: Arc<Run>,
+    seed: u64,
+) -> Tally {
     let mut tally = Tally::new();
     let mut seq = seed << 40;
     while !run.stop.is_cancelled() {
@@ -337,7 +393,7 @@ async fn worker(peer: PeerHandle, plan: Arc<Plan>, run: Arc<Run>, seed: u64) -> 
         let outcome = tokio::select! {
             biased;
             () = run.stop.cancelled() => None,
-            outcome = one(&peer, &plan, seq) => Some(outcome),
+            outcome = one(&peer, &agreed, &plan, seq) => Some(outcome),
         };
         let took = started.elapsed();
         run.in_flight.fetch_sub(1, Ordering::Relaxed);
@@ -362,10 +418,12 @@ async fn worker(peer: PeerHandle, plan: Arc<Plan>, run: Arc<Run>, seed: u64) -> 
 }
 
 /// Sends one request and checks its answer; `Err` names the kind of failure.
-async fn one(peer: &PeerHandle, plan: &Plan, seq: u64) -> Result<(), String> {
+async fn one(peer: &PeerHandle, agreed: &Negotiated, plan: &Plan, seq: u64) -> Result<(), String> {
+    let none = mcpwire::peer::NO_PARAMS;
     match plan.method {
         Method::Ping => {
-            let r = peer.request("ping", mcpwire::peer::NO_PARAMS).await.map_err(kind)?;
+            let r =
+                agreed.request(peer, "ping", none, RequestOptions::new()).await.map_err(kind)?;
             match r.result_as::<serde_json::Value>() {
                 Ok(v) if v.is_object() => Ok(()),
                 _ => Err("bad_result".into()),
@@ -374,7 +432,10 @@ async fn one(peer: &PeerHandle, plan: &Plan, seq: u64) -> Result<(), String> {
         Method::ToolsCall => {
             if let Some(args) = &plan.arguments {
                 let params = json!({"name": plan.tool, "arguments": args});
-                let r = peer.request("tools/call", Some(Json(&params))).await.map_err(kind)?;
+                let r = agreed
+                    .request(peer, "tools/call", Some(Json(&params)), RequestOptions::new())
+                    .await
+                    .map_err(kind)?;
                 return check_tool_result(&r, None);
             }
             #[derive(serde::Serialize)]
@@ -388,7 +449,10 @@ async fn one(peer: &PeerHandle, plan: &Plan, seq: u64) -> Result<(), String> {
             }
             let msg = message(seq, plan.payload_bytes, &plan.filler);
             let params = Call { name: &plan.tool, arguments: Args { message: &msg } };
-            let r = peer.request("tools/call", Some(Json(&params))).await.map_err(kind)?;
+            let r = agreed
+                .request(peer, "tools/call", Some(Json(&params)), RequestOptions::new())
+                .await
+                .map_err(kind)?;
             check_tool_result(&r, (plan.tool == "echo").then_some(msg.as_str()))
         }
     }
@@ -408,6 +472,14 @@ fn check_tool_result(r: &mcpwire::peer::Incoming, echo: Option<&str>) -> Result<
         content: Vec<Block<'a>>,
         #[serde(rename = "isError", default)]
         is_error: bool,
+    }
+    // A modern server that needs the client's input first (a multi round-trip request) has
+    // not answered the call; `load` gives none.
+    if let Some(result) = r.result()
+        && mcpwire::mcp::meta::result_type(result).ok().flatten().as_deref()
+            == Some("input_required")
+    {
+        return Err("input_required".into());
     }
     let result: ToolResult<'_> = r.result_as().map_err(|_| "bad_result".to_owned())?;
     if result.is_error {
@@ -441,10 +513,11 @@ pub async fn run(
     let (peer, mut conn) = connect(&plan)
         .await
         .map_err(|source| SetupError::Connect { target: target.clone(), source })?;
-    let version = handshake(&peer)
+    let agreed = handshake(&peer, &plan, &target)
         .await
         .map_err(|why| SetupError::Handshake { target: target.clone(), why })?;
-    tracing::info!(%target, version, "initialized");
+    tracing::info!(%target, version = agreed.version(), era = ?agreed.era(), "agreed");
+    let agreed = Arc::new(agreed);
 
     let plan = Arc::new(plan);
     let run = Arc::new(Run {
@@ -460,7 +533,10 @@ pub async fn run(
     // other threads at once, and could otherwise send before the first reading of the counters).
     let opened = plan.warmup.is_zero().then(|| (peer.stats(), Instant::now()));
     let workers: Vec<_> = (0..plan.concurrency.max(1))
-        .map(|i| tokio::spawn(worker(peer.clone(), plan.clone(), run.clone(), i as u64)))
+        .map(|i| {
+            let agreed = agreed.clone();
+            tokio::spawn(worker(peer.clone(), agreed, plan.clone(), run.clone(), i as u64))
+        })
         .collect();
 
     tokio::pin!(interrupt);
@@ -521,6 +597,11 @@ pub async fn run(
     let _ = tokio::time::timeout(Duration::from_secs(5), conn.closed()).await;
     Ok(Report {
         target,
+        era: match agreed.era() {
+            Era::Modern => "modern",
+            Era::Legacy => "legacy",
+        },
+        protocol_version: agreed.version(),
         method: match plan.method {
             Method::Ping => "ping".into(),
             Method::ToolsCall => format!("tools/call {}", plan.tool),

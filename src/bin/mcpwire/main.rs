@@ -91,6 +91,13 @@ struct LoadArgs {
     /// Per-request timeout in seconds.
     #[arg(long, default_value_t = 60.0)]
     timeout: f64,
+    /// The MCP protocol version to speak: `auto` detects the server's era (a `server/discover`
+    /// probe, falling back to `initialize` for a legacy server), or one version such as
+    /// 2026-07-28 (modern: no handshake, `_meta` on every request) or 2025-11-25 (legacy).
+    /// The modern era has no `ping`: under `auto`, `--method ping` speaks the newest legacy
+    /// version.
+    #[arg(long, value_name = "VERSION", default_value = "auto")]
+    protocol_version: mcpwire::mcp::client::VersionChoice,
     /// Print one JSON object instead of the text report.
     #[arg(long)]
     json: bool,
@@ -198,6 +205,7 @@ fn run_load(args: &LoadArgs) -> ExitCode {
         payload_bytes: args.payload_bytes,
         filler: load::filler(args.payload_bytes),
         timeout: seconds(args.timeout),
+        protocol_version: args.protocol_version.clone(),
     };
     let rt = runtime();
     let outcome = rt.block_on(async {
