@@ -76,7 +76,21 @@ fn served_by_backend(stats: u16) -> Vec<(String, u64)> {
     write!(s, "GET /stats;csv HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
     let mut text = String::new();
     s.read_to_string(&mut text).unwrap();
-    let body = text.split("\r\n\r\n").nth(1).unwrap_or_default();
+    let (head, mut rest) = text.split_once("\r\n\r\n").unwrap_or_default();
+    // HAProxy answers with a chunked body.
+    let mut body = String::new();
+    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        while let Some((size, after)) = rest.split_once("\r\n") {
+            let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            if size == 0 || after.len() < size {
+                break;
+            }
+            body.push_str(&after[..size]);
+            rest = after[size..].trim_start_matches("\r\n");
+        }
+    } else {
+        body.push_str(rest);
+    }
     let mut lines = body.lines();
     let header: Vec<&str> =
         lines.next().unwrap_or_default().trim_start_matches("# ").split(',').collect();
