@@ -3,14 +3,17 @@
 # of `echo` at each server in turn and the summary gives each one's median throughput and its
 # ratio to `mcpwire serve --http`.
 #
-# Targets:
-#   mcpwire-http  `mcpwire serve --http 127.0.0.1:0`
+# Targets (each driven at the protocol version named; `mcpwire load --protocol-version`):
+#   mcpwire-http  `mcpwire serve --http 127.0.0.1:0`, legacy 2025-11-25: one session
+#   mcpwire-http-modern  the same server, 2026-07-28: every request stateless, with the mirrored
+#                 headers checked, a peer of its own per request
 #   rmcp-http     examples/rmcp_http_echo.rs: rmcp 3.11's StreamableHttpService, default config
 #                 (stateful sessions, every POST answered as text/event-stream)
 #   node-http     @modelcontextprotocol/server-everything in streamableHttp mode, only if
 #                 target/interop/node/node_modules/.../dist/index.js exists (its echo answers
 #                 `Echo: <message>`, which `mcpwire load` accepts)
 #   mcpwire-tcp   `mcpwire serve --tcp 127.0.0.1:0`: NDJSON over TCP, the ceiling without HTTP
+# rmcp-http, node-http and mcpwire-tcp at 2025-11-25.
 #
 # Environment: DURATION (seconds measured per run, default 5), WARMUP (default 1), CONCURRENCY
 # (requests in flight, default 64), ROUNDS (default 3). Each round runs every target once, the
@@ -131,18 +134,22 @@ EOF
 NAMES=()
 TARGETS=()
 PIDS=()
+VERSIONS=()
+LEGACY=2025-11-25
 
 start mcpwire-http /dev/null "$BIN" serve --http 127.0.0.1:0
 url="$(await_line mcpwire-http "$STARTED_PID" 's/^mcpwire: serving MCP on \(http:.*\)$/\1/p')"
-NAMES+=(mcpwire-http)
-TARGETS+=("$url")
-PIDS+=("$STARTED_PID")
+NAMES+=(mcpwire-http mcpwire-http-modern)
+TARGETS+=("$url" "$url")
+PIDS+=("$STARTED_PID" "$STARTED_PID")
+VERSIONS+=("$LEGACY" 2026-07-28)
 
 start rmcp-http /dev/null "$RMCP" 127.0.0.1:0
 url="$(await_line rmcp-http "$STARTED_PID" 's/^rmcp_http_echo: serving MCP on \(http:.*\)$/\1/p')"
 NAMES+=(rmcp-http)
 TARGETS+=("$url")
 PIDS+=("$STARTED_PID")
+VERSIONS+=("$LEGACY")
 
 if [ -f "$NODE_JS" ]; then
     # server-everything takes its port from PORT only. It prints "listening on port N" even
@@ -170,6 +177,7 @@ if [ -f "$NODE_JS" ]; then
     NAMES+=(node-http)
     TARGETS+=("$node_url")
     PIDS+=("$pid")
+    VERSIONS+=("$LEGACY")
 else
     echo "skipping server-everything: $NODE_JS not found" >&2
 fi
@@ -179,10 +187,11 @@ addr="$(await_line mcpwire-tcp "$STARTED_PID" 's/^mcpwire: serving MCP on \(tcp:
 NAMES+=(mcpwire-tcp)
 TARGETS+=("$addr")
 PIDS+=("$STARTED_PID")
+VERSIONS+=("$LEGACY")
 
 echo "duration ${DURATION}s, warmup ${WARMUP}s, concurrency ${CONCURRENCY}, rounds ${ROUNDS}"
 for i in "${!NAMES[@]}"; do
-    printf '  %-13s %s\n' "${NAMES[$i]}" "${TARGETS[$i]}"
+    printf '  %-20s %s at %s\n' "${NAMES[$i]}" "${TARGETS[$i]}" "${VERSIONS[$i]}"
 done
 echo
 
@@ -190,7 +199,7 @@ RESULTS="$WORK/results.jsonl"
 : >"$RESULTS"
 n=${#NAMES[@]}
 failed=0
-printf '%-13s %5s %12s %9s %9s %7s\n' target round rps p50_us p99_us errors
+printf '%-20s %5s %12s %9s %9s %7s\n' target round rps p50_us p99_us errors
 for ((round = 1; round <= ROUNDS; round++)); do
     for ((k = 0; k < n; k++)); do
         i=$(((round - 1 + k) % n))
@@ -199,7 +208,8 @@ for ((round = 1; round <= ROUNDS; round++)); do
         rc=0
         st=0
         "$BIN" load --json --target "${TARGETS[$i]}" --duration "$DURATION" --warmup "$WARMUP" \
-            --concurrency "$CONCURRENCY" >"$out" 2>"$WORK/run.err" || rc=$?
+            --concurrency "$CONCURRENCY" --protocol-version "${VERSIONS[$i]}" \
+            >"$out" 2>"$WORK/run.err" || rc=$?
         # Exit status 0, or non-zero with a report (errors were counted): record the run.
         python3 - "$name" "$round" "$rc" "$out" "$RESULTS" <<'EOF' || st=$?
 import json, sys
@@ -209,7 +219,7 @@ try:
 except ValueError:
     sys.exit(1)
 lat = r["latency_us"]
-print(f'{name:<13} {round_:>5} {r["throughput_rps"]:>12.0f} {lat["p50"]:>9} {lat["p99"]:>9} {r["errors"]:>7}'
+print(f'{name:<20} {round_:>5} {r["throughput_rps"]:>12.0f} {lat["p50"]:>9} {lat["p99"]:>9} {r["errors"]:>7}'
       + (f'  {r["errors_by_kind"]}' if r["errors"] else ""))
 with open(results, "a") as f:
     f.write(json.dumps({"name": name, "round": round_, "rc": rc, "report": r}) + "\n")
@@ -249,14 +259,14 @@ for n in names:
     rps = [r["report"]["throughput_rps"] for r in runs if r["name"] == n and not r["report"]["errors"]]
     med[n] = statistics.median(rps) if rps else None
 base = med.get("mcpwire-http")
-print(f'{"target":<13} {"median rps":>12} {"vs mcpwire-http":>16}')
+print(f'{"target":<20} {"median rps":>12} {"vs mcpwire-http":>16}')
 for n in names:
     m = med[n]
     if m is None:
-        print(f'{n:<13} {"-":>12} {"-":>16}')
+        print(f'{n:<20} {"-":>12} {"-":>16}')
     else:
         ratio = f"{m / base:.2f}x" if base else "-"
-        print(f'{n:<13} {m:>12.0f} {ratio:>16}')
+        print(f'{n:<20} {m:>12.0f} {ratio:>16}')
 EOF
 
 exit "$failed"
