@@ -307,8 +307,9 @@ fn integer(text: &str) -> Option<i64> {
 ///
 /// # Errors
 ///
-/// -32602 when the body has no usable envelope; -32020 when an annotated argument has a value
-/// its type does not allow.
+/// -32602 when the body has no usable envelope, or a version or method that a header cannot
+/// carry as it is (they have no base64 form); -32020 when an annotated argument has a value its
+/// type does not allow.
 pub fn mirror(
     msg: &Message<'_>,
     tools: Option<&ToolHeaders>,
@@ -322,8 +323,16 @@ pub fn mirror(
         HeaderValue::from_str(text)
             .map_err(|_| Rejection::invalid("a value that no header can hold"))
     };
-    out.insert(PROTOCOL_VERSION, value(&encode_value(&version))?);
-    out.insert(METHOD, value(&encode_value(method))?);
+    // The version and the method have no base64 form: a value a header cannot carry as it is
+    // cannot be mirrored at all.
+    let plain = |name: &str, text: &str| match encode_value(text) {
+        Cow::Borrowed(t) => value(t),
+        Cow::Owned(_) => Err(Rejection::invalid(format!(
+            "Invalid params: {name} {text:?} cannot travel in an HTTP header"
+        ))),
+    };
+    out.insert(PROTOCOL_VERSION, plain("the protocol version", &version)?);
+    out.insert(METHOD, plain("the method", method)?);
     if let Some(name) = params.mirrored_name(method) {
         let name =
             str_of(name).ok_or_else(|| Rejection::invalid("params.name must be a string"))?;
