@@ -135,6 +135,10 @@ pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// How long `serve` waits, once stopped, for its connections to finish what they are doing.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
+/// Peers of answered stateless (2026-07-28) requests kept for the next ones, so a request does
+/// not pay for starting a peer (a task, its tables and buffers); past it they end.
+pub const IDLE_STATELESS_PEERS: usize = 64;
+
 /// Frames waiting for the session's peer; past this a POST waits (the peer's own bounds then
 /// hold the client back).
 pub const SESSION_INBOX: usize = 64;

@@ -21,6 +21,7 @@ use super::{negotiated_version, sse_event};
 use crate::limits::ANSWERED_KEPT;
 use crate::limits::CLOSE_GRACE;
 use crate::limits::EARLY_CANCELS;
+use crate::limits::IDLE_STATELESS_PEERS;
 use crate::limits::POST_NOTES;
 use crate::limits::SESSION_INBOX as INBOX;
 use crate::limits::STREAM_BACKLOG;
@@ -34,7 +35,13 @@ pub(crate) struct Post {
     done: Mutex<Option<oneshot::Sender<Bytes>>>,
     /// Set when the client cancelled the request: no response will come, and none is owed.
     cancelled: std::sync::atomic::AtomicBool,
+    /// Set once the response was handed to the POST: its handler is done.
+    answered: std::sync::atomic::AtomicBool,
 }
+
+/// Peers of stateless requests that answered and wait for the next one, so a request does not
+/// pay for starting a peer; at most [`IDLE_STATELESS_PEERS`] are kept.
+pub(crate) type Idle = Mutex<Vec<Arc<Session>>>;
 
 /// The receiving end of a [`Post`]; dropping it (the client went away, or the reply was sent)
 /// removes its routes.
@@ -78,9 +85,13 @@ impl Drop for PostReceiver {
         self.session.busy.fetch_sub(1, Ordering::AcqRel);
         self.session.touch();
         // A stateless request's session lives as long as its POST waits: the client closing
-        // the response (or the answer going out) ends it, and so cancels the handler.
+        // the response ends it, and so cancels the handler. Once answered, its handler is done
+        // and the peer waits, idle, for another stateless request.
         if self.session.single {
-            self.session.close();
+            let answered = self.post.answered.load(Ordering::Acquire);
+            if !(answered && self.session.is_open() && self.session.recycle()) {
+                self.session.close();
+            }
         }
     }
 }
@@ -138,8 +149,12 @@ pub(crate) struct Session {
     last_active: Mutex<Instant>,
     /// POSTs waiting and GET streams open; a busy session is never expired.
     pub(crate) busy: AtomicUsize,
-    /// Serves one stateless request, and ends with its POST.
+    /// Serves stateless requests one at a time; ends with a POST that is not answered.
     pub(crate) single: bool,
+    /// Where a stateless session goes once its request is answered.
+    idle: Option<std::sync::Weak<Idle>>,
+    /// POSTs registered so far.
+    pub(crate) uses: AtomicU64,
 }
 
 /// Why a request cannot be registered.
@@ -159,21 +174,27 @@ impl Session {
         builder: &PeerBuilder,
         handler: Arc<H>,
     ) -> Arc<Self> {
-        Self::start_as(id, builder, handler, false)
+        Self::start_as(id, builder, handler, None)
     }
 
-    /// Starts the peer of one stateless request (2026-07-28): no id, no GET stream; it ends
-    /// when the request's POST does.
-    pub(crate) fn start_single<H: Handler>(builder: &PeerBuilder, handler: Arc<H>) -> Arc<Self> {
-        Self::start_as(String::new(), builder, handler, true)
+    /// Starts a peer for stateless requests (2026-07-28): no id, no GET stream, one request at
+    /// a time; it ends with a POST that is not answered (the client closed it), and goes to
+    /// `idle` after one that is.
+    pub(crate) fn start_single<H: Handler>(
+        builder: &PeerBuilder,
+        handler: Arc<H>,
+        idle: &Arc<Idle>,
+    ) -> Arc<Self> {
+        Self::start_as(String::new(), builder, handler, Some(Arc::downgrade(idle)))
     }
 
     fn start_as<H: Handler>(
         id: String,
         builder: &PeerBuilder,
         handler: Arc<H>,
-        single: bool,
+        idle: Option<std::sync::Weak<Idle>>,
     ) -> Arc<Self> {
+        let single = idle.is_some();
         let (inbox, rx) = mpsc::channel::<Input>(INBOX);
         // The session's end comes in line after the frames fed before it, so they are all
         // taken in (a notification POSTed just before a DELETE is still handled); then the
@@ -209,7 +230,23 @@ impl Session {
             last_active: Mutex::new(Instant::now()),
             busy: AtomicUsize::new(0),
             single,
+            idle,
+            uses: AtomicU64::new(0),
         })
+    }
+
+    /// Puts an answered stateless session back among the idle ones; `false` when there is no
+    /// room (or the server is gone).
+    fn recycle(self: &Arc<Self>) -> bool {
+        let Some(idle) = self.idle.as_ref().and_then(std::sync::Weak::upgrade) else {
+            return false;
+        };
+        let mut idle = idle.lock().unwrap_or_else(PoisonError::into_inner);
+        if idle.len() >= IDLE_STATELESS_PEERS {
+            return false;
+        }
+        idle.push(self.clone());
+        true
     }
 
     pub(crate) fn routes(&self) -> MutexGuard<'_, Routes> {
@@ -262,6 +299,7 @@ impl Session {
             notes,
             done: Mutex::new(Some(done)),
             cancelled: std::sync::atomic::AtomicBool::new(false),
+            answered: std::sync::atomic::AtomicBool::new(false),
         });
         if let Some(dup) = ids.iter().find(|id| r.posts.contains_key(*id)) {
             return Err(Refused::Duplicate(dup.clone()));
@@ -271,6 +309,7 @@ impl Session {
         }
         drop(r);
         self.busy.fetch_add(1, Ordering::AcqRel);
+        self.uses.fetch_add(1, Ordering::AcqRel);
         self.touch();
         Ok(PostReceiver { notes: notes_rx, done: done_rx, post, ids, session: self.clone() })
     }
@@ -478,7 +517,13 @@ impl Router {
         if let Some(post) = target {
             drop(r);
             let done = post.done.lock().unwrap_or_else(PoisonError::into_inner).take();
-            if done.is_none_or(|d| d.send(msg).is_err()) {
+            if let Some(d) = done {
+                // Before the send: the POST's receiver may drop as soon as it has the answer.
+                post.answered.store(true, Ordering::Release);
+                if d.send(msg).is_err() {
+                    self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+            } else {
                 self.stats.dropped.fetch_add(1, Ordering::Relaxed);
             }
             return;

@@ -291,3 +291,39 @@ async fn a_quiet_stream_carries_keep_alive_comments_until_it_ends() {
     let events = sse_events(&text);
     assert_eq!(events.last().unwrap()["result"]["released"], true, "{text:?}");
 }
+
+#[tokio::test]
+async fn answered_requests_leave_their_peer_for_the_next_and_closed_ones_end_it() {
+    let made = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let probe = Probe::new();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = HttpServer::new(PeerBuilder::new());
+    let (m, p) = (made.clone(), probe.clone());
+    let make = move || {
+        m.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        p.clone()
+    };
+    tokio::spawn(async move { server.serve(listener, make, std::future::pending()).await });
+    let mut c = Client::connect(addr).await;
+    for i in 0..20 {
+        let params = json!({"i": i, "_meta": meta()});
+        let a = c.call(post(&c, body(i, "echo", &params), &mirrored("echo"))).await;
+        assert_eq!(a.json()["result"]["i"], i, "{a:?}");
+    }
+    let count = || made.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(count(), 1, "sequential stateless requests share one idle peer");
+    // A request whose POST the client closes takes its peer down with it.
+    let held = Client::connect(addr).await;
+    let req = post(&held, body(1, "hold", &json!({"_meta": meta()})), &mirrored("hold"));
+    let mut h = held;
+    let task = tokio::spawn(async move { h.send(req).await });
+    probe.held().await;
+    task.abort();
+    let _ = task.await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let params = json!({"i": 99, "_meta": meta()});
+    let a = c.call(post(&c, body(99, "echo", &params), &mirrored("echo"))).await;
+    assert_eq!(a.json()["result"]["i"], 99, "{a:?}");
+    assert_eq!(count(), 2, "the closed request's peer was not reused, the answered one was");
+}

@@ -160,6 +160,8 @@ struct State {
     sessions: Mutex<HashMap<Box<str>, Arc<Session>>>,
     started: AtomicU64,
     expired: AtomicU64,
+    /// Peers of stateless requests waiting for the next one.
+    idle: Arc<super::session::Idle>,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -412,7 +414,9 @@ impl HttpServer {
             let mut map = self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner);
             map.drain().map(|(_, s)| s).collect()
         };
-        for s in sessions {
+        let idle =
+            std::mem::take(&mut *self.state.idle.lock().unwrap_or_else(PoisonError::into_inner));
+        for s in sessions.into_iter().chain(idle) {
             s.close();
         }
         // The connections finish the exchange under way (the POSTs of the sessions just ended

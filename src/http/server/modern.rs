@@ -1,7 +1,9 @@
 //! A stateless (2026-07-28) POST: no session is named or minted. The headers are checked
 //! against the body ([`crate::mcp::headers::check`]), then the request runs in a peer of its
-//! own that ends with the POST: closing the response cancels the request, and nothing of it
-//! outlives its answer. Any instance behind a load balancer can serve any such request.
+//! own: closing the response cancels the request (the peer ends), and once answered the peer
+//! waits, idle, for another stateless request (at most `IDLE_STATELESS_PEERS` wait), so a request
+//! does not pay for starting one. Nothing of a request outlives its answer: any instance
+//! behind a load balancer can serve any such request.
 
 use super::answer::*;
 use super::*;
@@ -44,14 +46,29 @@ impl HttpServer {
             let body = rejection_json(id, &r);
             return json_response(code, body);
         }
-        let session = Session::start_single(&self.config.peer, make());
+        let session = self
+            .idle_peer()
+            .unwrap_or_else(|| Session::start_single(&self.config.peer, make(), &self.state.idle));
+        let uses = session.uses.load(Ordering::Acquire);
         let answer = self.deliver(&session, frame, json, sse).await;
-        // Answered as JSON (or refused): the POST no longer waits, and its session ends. An
-        // event stream still open ends it when it closes.
-        if session.busy.load(Ordering::Acquire) == 0 {
+        // The POST's receiver decides the session's fate (idle once answered, ended when the
+        // client closed the POST); a session no POST was registered with ends here.
+        if session.uses.load(Ordering::Acquire) == uses {
             session.close();
         }
         answer
+    }
+
+    /// A peer an earlier stateless request left idle, if one is still running.
+    fn idle_peer(&self) -> Option<Arc<Session>> {
+        let mut idle = self.state.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        while let Some(s) = idle.pop() {
+            if s.is_open() {
+                return Some(s);
+            }
+            s.close();
+        }
+        None
     }
 }
 
