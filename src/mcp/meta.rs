@@ -130,6 +130,7 @@ fn pick<'a, const N: usize>(
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RequestParams<'a> {
+    params: Option<RawJson<'a>>,
     meta: Option<RawJson<'a>>,
     name: Option<RawJson<'a>>,
     uri: Option<RawJson<'a>>,
@@ -146,7 +147,7 @@ impl<'a> RequestParams<'a> {
         let Some(params) = params else { return Ok(Self::default()) };
         let [meta, name, uri, arguments] =
             pick(params.get(), ["_meta", "name", "uri", "arguments"], "params")?;
-        Ok(Self { meta, name, uri, arguments })
+        Ok(Self { params: Some(params), meta, name, uri, arguments })
     }
 
     /// Reads a message's `params`.
@@ -165,6 +166,12 @@ impl<'a> RequestParams<'a> {
     /// -32602 when `_meta` is not an object, or names a member twice.
     pub fn meta(&self) -> Result<Option<Meta<'a>>, Rejection> {
         self.meta.map(Meta::parse).transpose()
+    }
+
+    /// The whole `params`, as given to [`RequestParams::parse`].
+    #[must_use]
+    pub fn raw_params(&self) -> Option<RawJson<'a>> {
+        self.params
     }
 
     /// `params._meta` as raw JSON.
@@ -380,7 +387,20 @@ pub fn check_envelope<'a, S: AsRef<str>>(
     params: &RequestParams<'a>,
     supported: &[S],
 ) -> Result<Envelope<'a>, Rejection> {
-    let meta = envelope_meta(params)?;
+    let Some(meta) = params.meta()? else { return Err(absent()) };
+    check_meta(meta, supported)
+}
+
+/// [`check_envelope`] of a `_meta` already read.
+///
+/// # Errors
+///
+/// As [`check_envelope`].
+pub fn check_meta<'a, S: AsRef<str>>(
+    meta: Meta<'a>,
+    supported: &[S],
+) -> Result<Envelope<'a>, Rejection> {
+    let meta = required(meta)?;
     let version = envelope_version(&meta)?;
     if !supported.iter().any(|s| s.as_ref() == version) {
         return Err(Rejection::unsupported_version(&version, supported));
@@ -390,12 +410,20 @@ pub fn check_envelope<'a, S: AsRef<str>>(
 
 /// The envelope's `_meta`, with both required keys present (rung one of the checks).
 pub(crate) fn envelope_meta<'a>(params: &RequestParams<'a>) -> Result<Meta<'a>, Rejection> {
-    let Some(meta) = params.meta()? else {
-        return Err(Rejection::invalid(format!(
-            "Invalid params: params._meta must be an object carrying {PROTOCOL_VERSION_KEY} and \
-             {CLIENT_CAPABILITIES_KEY}"
-        )));
-    };
+    let Some(meta) = params.meta()? else { return Err(absent()) };
+    required(meta)
+}
+
+/// The error for a request with no `_meta` at all.
+fn absent() -> Rejection {
+    Rejection::invalid(format!(
+        "Invalid params: params._meta must be an object carrying {PROTOCOL_VERSION_KEY} and \
+         {CLIENT_CAPABILITIES_KEY}"
+    ))
+}
+
+/// `meta` when both required keys are present.
+fn required(meta: Meta<'_>) -> Result<Meta<'_>, Rejection> {
     let missing: Vec<&str> = [
         (PROTOCOL_VERSION_KEY, meta.protocol_version.is_none()),
         (CLIENT_CAPABILITIES_KEY, meta.client_capabilities.is_none()),

@@ -138,25 +138,29 @@ fn value_end(b: &[u8], at: usize) -> Result<usize, ScanError> {
     match b.get(at) {
         None => Err(ScanError::Malformed),
         Some(b'"') => string_end(b, at),
-        Some(b'{' | b'[') => {
-            // Brackets are counted, not matched by kind: the text was validated, and a
-            // mismatch in text that was not still ends the scan inside the input.
+        Some(&open @ (b'{' | b'[')) => {
+            // In well-formed JSON the braces of an object balance on their own (brackets
+            // inside it balance too, and cannot interleave), and so do an array's brackets:
+            // only the opening kind, its closing kind and strings matter, found by memchr3
+            // rather than byte by byte. A mismatch in text that was not validated still ends
+            // the scan inside the input.
+            let close = if open == b'{' { b'}' } else { b']' };
             let mut depth = 0usize;
             let mut i = at;
-            while i < b.len() {
+            while let Some(off) = memchr::memchr3(b'"', open, close, &b[i..]) {
+                i += off;
                 match b[i] {
                     b'"' => {
                         i = string_end(b, i)?;
                         continue;
                     }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
+                    c if c == open => depth += 1,
+                    _ => {
                         depth -= 1;
                         if depth == 0 {
                             return Ok(i + 1);
                         }
                     }
-                    _ => {}
                 }
                 i += 1;
             }

@@ -24,7 +24,7 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use mcpwire::mcp::meta::{Envelope, RequestParams, check_envelope};
+use mcpwire::mcp::meta::{Envelope, RequestParams, check_meta};
 use mcpwire::mcp::{self, MODERN_VERSIONS};
 use mcpwire::peer::{Context, Handler, Incoming, Reply, RpcError};
 use mcpwire::{ErrorCode, Json};
@@ -117,8 +117,8 @@ impl Handler for McpServer {
             .is_some_and(|p| memchr::memmem::find(p.get().as_bytes(), b"\"_meta\"").is_some());
         if has_meta {
             let params = RequestParams::of(&req.message())?;
-            if params.meta()?.is_some_and(|m| m.is_modern()) {
-                let envelope = check_envelope(&params, &MODERN_VERSIONS)?;
+            if let Some(meta) = params.meta()?.filter(|m| m.is_modern()) {
+                let envelope = check_meta(meta, &MODERN_VERSIONS)?;
                 if req.method() == "subscriptions/listen" {
                     return self.listen(req, cx).await;
                 }
@@ -141,7 +141,7 @@ impl Handler for McpServer {
                 )))
             }
             "tools/list" => Ok(Reply::raw(TOOLS)),
-            "tools/call" => call(req, &RequestParams::of(&req.message())?, None, cx).await,
+            "tools/call" => call(&RequestParams::of(&req.message())?, None, cx).await,
             other => Err(RpcError::method_not_found(other)),
         }
     }
@@ -164,7 +164,7 @@ async fn modern_request(
     match req.method() {
         "server/discover" => Ok(Reply::raw(DISCOVER)),
         "tools/list" => Ok(Reply::raw(MODERN_TOOLS)),
-        "tools/call" => call(req, params, Some(envelope), cx).await,
+        "tools/call" => call(params, Some(envelope), cx).await,
         // Removed by 2026-07-28, and unknown methods alike.
         other => Err(RpcError::method_not_found(other)),
     }
@@ -253,41 +253,35 @@ async fn listen(req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
     unreachable!("a pending future never completes")
 }
 
-#[derive(Deserialize)]
-struct CallParams<'a> {
-    #[serde(borrow)]
-    name: Cow<'a, str>,
-    #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
-    #[serde(rename = "_meta", borrow, default)]
-    meta: Option<Meta<'a>>,
-    #[serde(rename = "inputResponses", borrow, default)]
-    input_responses: Option<&'a RawValue>,
-}
-
-#[derive(Deserialize)]
-struct Meta<'a> {
-    #[serde(rename = "progressToken", borrow, default)]
-    progress_token: Option<&'a RawValue>,
-}
-
+/// `tools/call`, its params read once (by the borrowed views of `mcp::meta`, whatever the era).
 async fn call(
-    req: &Incoming,
-    _params: &RequestParams<'_>,
+    params: &RequestParams<'_>,
     modern: Option<&Envelope<'_>>,
     cx: &Context,
 ) -> Result<Reply, RpcError> {
-    let p: CallParams<'_> = req.params_as().map_err(RpcError::invalid_params)?;
-    let args = p.arguments.map_or("{}", RawValue::get);
-    let out = match p.name.as_ref() {
+    let Some(name) = params.name_str() else {
+        return Err(RpcError::invalid_params("params.name must be a string naming the tool"));
+    };
+    let args = params.arguments().map_or("{}", |a| a.get());
+    let out = match name.as_ref() {
         "echo" => echo(args),
         "sleep" => {
-            let token = p.meta.and_then(|m| m.progress_token);
+            let meta = match modern {
+                Some(e) => Some(e.meta),
+                None => params.meta()?,
+            };
+            let token = meta.and_then(|m| m.progress_token());
             let logs = modern.and_then(|e| e.log_level).is_some_and(|l| l <= INFO);
             sleep(args, token, logs, cx).await
         }
         "route" => route(args),
-        "confirm" => confirm(args, modern, p.input_responses)?,
+        "confirm" => {
+            let responses = match params.raw_params() {
+                Some(p) => mcp::meta::member(p, "inputResponses")?,
+                None => None,
+            };
+            confirm(args, modern, responses)?
+        }
         other => {
             return Err(RpcError::new(ErrorCode::INVALID_PARAMS, format!("Unknown tool: {other}")));
         }
@@ -365,7 +359,7 @@ fn route(args: &str) -> Outcome {
 fn confirm(
     args: &str,
     modern: Option<&Envelope<'_>>,
-    responses: Option<&RawValue>,
+    responses: Option<mcpwire::RawJson<'_>>,
 ) -> Result<Outcome, RpcError> {
     #[derive(Deserialize)]
     struct Args<'a> {
@@ -446,7 +440,14 @@ fn confirm(
 
 /// Sleeps; with a progress token, sends `notifications/progress` as it starts and as it ends;
 /// with `logs` (a modern request whose `logLevel` is `info` or below), a log message first.
-async fn sleep(args: &str, token: Option<&RawValue>, logs: bool, cx: &Context) -> Outcome {
+async fn sleep(
+    args: &str,
+    token: Option<mcpwire::RawJson<'_>>,
+    logs: bool,
+    cx: &Context,
+) -> Outcome {
+    // The token's text, as it came (validated JSON: it borrows).
+    let token: Option<&RawValue> = token.and_then(|t| serde_json::from_str(t.get()).ok());
     #[derive(Deserialize)]
     struct Args {
         ms: serde_json::Number,
