@@ -3,7 +3,9 @@
 //! Subcommands:
 //! - `load`: drive concurrent MCP requests at a server (in process by default) and report
 //!   throughput, latency percentiles, errors and bytes.
-//! - `serve`: a well-behaved MCP server (echo and sleep tools) on stdio, TCP or a Unix socket.
+//! - `serve`: a well-behaved, dual-era MCP server (legacy sessions and stateless 2026-07-28
+//!   requests at once; tools echo, sleep, route and confirm) on stdio, TCP, a Unix socket or
+//!   Streamable HTTP.
 //! - `inspect [FILE]`: classify every line of an NDJSON capture (one JSON line per frame, or a
 //!   `--summary` with counts and decoder throughput).
 //!
@@ -50,7 +52,8 @@ struct Cli {
 enum Command {
     /// Drive concurrent MCP requests at a server and report throughput and latency.
     Load(LoadArgs),
-    /// Serve MCP (echo and sleep tools) on stdio, TCP, a Unix socket or Streamable HTTP.
+    /// Serve MCP, both eras at once (tools: echo, sleep, route, confirm), on stdio, TCP, a Unix
+    /// socket or Streamable HTTP.
     Serve(ServeArgs),
     /// Classify each line of an NDJSON capture, or summarise it with decoder throughput.
     #[command(long_about = INSPECT_ABOUT)]
