@@ -26,12 +26,14 @@ pub(crate) enum ScanError {
 pub(crate) struct Member<'a> {
     pub(crate) key: &'a str,
     pub(crate) value: &'a str,
+    /// Whether the key holds an escape (found while its end was).
+    escaped: bool,
 }
 
 impl Member<'_> {
     /// Whether the key, unescaped, is `name`.
     pub(crate) fn is(&self, name: &str) -> bool {
-        if !self.key.contains('\\') {
+        if !self.escaped {
             return self.key == name;
         }
         unescape(self.key).is_some_and(|k| k == name)
@@ -94,7 +96,7 @@ impl<'a> Members<'a> {
         if b.get(at) != Some(&b'"') {
             return Err(ScanError::Malformed);
         }
-        let key_end = string_end(b, at)?;
+        let (key_end, escaped) = string_span(b, at)?;
         let key = &self.text[at + 1..key_end - 1];
         at = skip_ws(b, key_end);
         if b.get(at) != Some(&b':') {
@@ -103,7 +105,7 @@ impl<'a> Members<'a> {
         let start = skip_ws(b, at + 1);
         let end = value_end(b, start)?;
         self.at = end;
-        Ok(Some(Member { key, value: &self.text[start..end] }))
+        Ok(Some(Member { key, value: &self.text[start..end], escaped }))
     }
 }
 
@@ -116,16 +118,23 @@ fn skip_ws(b: &[u8], mut at: usize) -> usize {
 
 /// The index just past the string that opens at `at` (a `"`).
 fn string_end(b: &[u8], at: usize) -> Result<usize, ScanError> {
+    string_span(b, at).map(|(end, _)| end)
+}
+
+/// The index just past the string that opens at `at` (a `"`), and whether it holds an escape.
+fn string_span(b: &[u8], at: usize) -> Result<(usize, bool), ScanError> {
     let mut i = at + 1;
+    let mut escaped = false;
     loop {
         let Some(off) = memchr::memchr2(b'"', b'\\', &b[i.min(b.len())..]) else {
             return Err(ScanError::Malformed);
         };
         i += off;
         if b[i] == b'"' {
-            return Ok(i + 1);
+            return Ok((i + 1, escaped));
         }
         // A backslash escapes the next byte (a `\uXXXX`'s digits need no care).
+        escaped = true;
         i += 2;
         if i > b.len() {
             return Err(ScanError::Malformed);
@@ -202,6 +211,20 @@ mod tests {
         let m = members(r#"{"a\u0062":1}"#).unwrap().next().unwrap().unwrap();
         assert!(m.is("ab"));
         assert!(!m.is("a"));
+    }
+
+    #[test]
+    fn escapes_anywhere_in_a_key_are_seen() {
+        for n in 40..60 {
+            let key = format!("{}\\\"{}", "a".repeat(n), "b".repeat(n % 7));
+            let unescaped = format!("{}\"{}", "a".repeat(n), "b".repeat(n % 7));
+            let text = format!(r#"{{"{key}":"{key}","plain{n}":1}}"#);
+            let got: Vec<Member<'_>> = members(&text).unwrap().map(Result::unwrap).collect();
+            assert_eq!(got.len(), 2, "{text}");
+            assert!(got[0].is(&unescaped), "{text}");
+            assert_eq!(got[0].value, format!("\"{key}\""));
+            assert!(got[1].is(&format!("plain{n}")), "{text}");
+        }
     }
 
     #[test]
