@@ -436,3 +436,82 @@ fn load_names_the_era_and_version_it_spoke() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("expected auto or one of"), "{out:?}");
 }
+
+/// A modern (2026-07-28) request's `_meta`, with these client capabilities (and a log level).
+fn modern_meta(capabilities: Value, log_level: Option<&str>) -> Value {
+    let mut m = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                       "io.modelcontextprotocol/clientCapabilities": capabilities,
+                       "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}});
+    if let Some(l) = log_level {
+        m["io.modelcontextprotocol/logLevel"] = json!(l);
+    }
+    m
+}
+
+#[test]
+fn serve_speaks_the_stateless_era_over_stdio() {
+    let mut s = Server::start();
+    let meta = modern_meta(json!({}), None);
+    let d = s.call(1, "server/discover", json!({"_meta": meta}));
+    assert_eq!(d["result"]["supportedVersions"], json!(["2026-07-28"]), "{d}");
+    assert_eq!(d["result"]["resultType"], "complete");
+    assert_eq!(d["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "mcpwire");
+    assert!(d["result"]["ttlMs"].as_u64().is_some() && d["result"]["cacheScope"] == "public");
+    let t = s.call(2, "tools/list", json!({"_meta": meta}));
+    assert_eq!(t["result"]["resultType"], "complete", "{t}");
+    assert!(t["result"]["ttlMs"].as_u64().is_some(), "{t}");
+    let route = &t["result"]["tools"][2];
+    assert_eq!(route["inputSchema"]["properties"]["region"]["x-mcp-header"], "Region");
+    let r = s.call(3, "tools/call", json!({"name": "route", "arguments": {"region": "eu", "shard": 3, "message": "m"}, "_meta": meta}));
+    assert_eq!(r["result"]["content"][0]["text"], "eu/3: m", "{r}");
+    assert_eq!(r["result"]["resultType"], "complete");
+    // Removed methods are unknown under the modern envelope.
+    for (id, m) in [(4, "ping"), (5, "initialize"), (6, "logging/setLevel")] {
+        assert_eq!(s.call(id, m, json!({"_meta": meta}))["error"]["code"], -32601);
+    }
+
+    // confirm: -32021 without elicitation; input_required; then the answer on the retry.
+    let ask = json!({"name": "confirm", "arguments": {"question": "ship it?"}, "_meta": meta});
+    let e = s.call(7, "tools/call", ask);
+    assert_eq!(e["error"]["code"], -32021, "{e}");
+    assert_eq!(e["error"]["data"], json!({"requiredCapabilities": {"elicitation": {}}}));
+    let able = modern_meta(json!({"elicitation": {}}), None);
+    let ask = json!({"name": "confirm", "arguments": {"question": "ship it?"}, "_meta": able});
+    let first = s.call(8, "tools/call", ask.clone());
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let request = &first["result"]["inputRequests"]["confirm"];
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(request["params"]["message"], "ship it?");
+    let mut retry = ask;
+    retry["inputResponses"] =
+        json!({"confirm": {"action": "accept", "content": {"confirmed": true}}});
+    let done = s.call(9, "tools/call", retry.clone());
+    assert_eq!(done["result"]["content"][0]["text"], "confirmed", "{done}");
+    assert_eq!(done["result"]["resultType"], "complete");
+    retry["inputResponses"] = json!({"confirm": {"action": "decline"}});
+    assert_eq!(s.call(10, "tools/call", retry)["result"]["content"][0]["text"], "declined");
+
+    // Log messages only for a request that asked for them.
+    let quiet =
+        s.call(11, "tools/call", json!({"name": "sleep", "arguments": {"ms": 0}, "_meta": meta}));
+    assert_eq!(quiet["result"]["content"][0]["text"], "slept 0", "{quiet}");
+    let loud = modern_meta(json!({}), Some("debug"));
+    s.send(&json!({"jsonrpc": "2.0", "id": 12, "method": "tools/call",
+                   "params": {"name": "sleep", "arguments": {"ms": 0}, "_meta": loud}}));
+    let log = s.recv();
+    assert_eq!(log["method"], "notifications/message", "{log}");
+    assert_eq!(log["params"]["data"], "sleeping 0 ms");
+    assert_eq!(s.recv()["id"], 12);
+
+    // A subscription: acknowledged first, tagged with its id, naming what it honours.
+    s.send(&json!({"jsonrpc": "2.0", "id": "sub", "method": "subscriptions/listen",
+                   "params": {"_meta": meta, "notifications": {"toolsListChanged": true, "resourcesListChanged": true}}}));
+    let ack = s.recv();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "sub");
+    assert_eq!(ack["params"]["notifications"], json!({"toolsListChanged": true}));
+    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "sub"}}));
+    // Neither era yet: a request with no envelope, before any initialize, is malformed.
+    assert_eq!(s.call(13, "tools/list", json!({}))["error"]["code"], -32602);
+    assert!(s.finish(Duration::from_secs(10)).success());
+}
