@@ -36,6 +36,12 @@ impl Server {
         stdin.flush().unwrap();
     }
 
+    fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
     fn recv(&mut self) -> Value {
         let mut line = String::new();
         assert!(self.stdout.read_line(&mut line).unwrap() > 0, "EOF from serve");
@@ -511,6 +517,16 @@ fn serve_speaks_the_stateless_era_over_stdio() {
     assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "sub");
     assert_eq!(ack["params"]["notifications"], json!({"toolsListChanged": true}));
     s.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "sub"}}));
+    // `_meta` spelled with escapes is still the modern envelope (as the HTTP header check reads
+    // it): this initialize is a removed method, and opens no legacy session.
+    s.send_line(
+        r#"{"jsonrpc":"2.0","id":14,"method":"initialize","params":{"protocolVersion":"2025-11-25","\u005fmeta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+    );
+    let escaped = s.recv();
+    assert_eq!(
+        (escaped["id"].clone(), escaped["error"]["code"].clone()),
+        (json!(14), json!(-32601))
+    );
     // Neither era yet: a request with no envelope, before any initialize, is malformed.
     assert_eq!(s.call(13, "tools/list", json!({}))["error"]["code"], -32602);
     assert!(s.finish(Duration::from_secs(10)).success());

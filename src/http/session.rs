@@ -40,8 +40,66 @@ pub(crate) struct Post {
 }
 
 /// Peers of stateless requests that answered and wait for the next one, so a request does not
-/// pay for starting a peer; at most [`IDLE_STATELESS_PEERS`] are kept.
-pub(crate) type Idle = Mutex<Vec<Arc<Session>>>;
+/// pay for starting a peer; at most [`IDLE_STATELESS_PEERS`] are kept. Also every stateless
+/// peer started, so the server's stop can end those still answering.
+#[derive(Default)]
+pub(crate) struct Idle {
+    state: Mutex<IdleState>,
+}
+
+#[derive(Default)]
+struct IdleState {
+    waiting: Vec<Arc<Session>>,
+    /// Every stateless session started and not yet dropped (pruned as it grows).
+    all: Vec<std::sync::Weak<Session>>,
+    /// Set while the server is stopped: nothing is kept.
+    closed: bool,
+}
+
+impl Idle {
+    fn lock(&self) -> MutexGuard<'_, IdleState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A waiting peer that is still running.
+    pub(crate) fn take(&self) -> Option<Arc<Session>> {
+        let mut st = self.lock();
+        while let Some(s) = st.waiting.pop() {
+            if s.is_open() {
+                return Some(s);
+            }
+            s.close();
+        }
+        None
+    }
+
+    fn started(&self, s: &Arc<Session>) {
+        let mut st = self.lock();
+        if st.all.len() >= 2 * IDLE_STATELESS_PEERS && st.all.len().is_power_of_two() {
+            st.all.retain(|w| w.strong_count() > 0);
+        }
+        st.all.push(Arc::downgrade(s));
+    }
+
+    /// Opens the pool for a server that starts serving.
+    pub(crate) fn open(&self) {
+        self.lock().closed = false;
+    }
+
+    /// For a server that stops: ends every stateless peer, waiting or answering (its POST gets
+    /// -32603), and keeps none from now on.
+    pub(crate) fn close_all(&self) {
+        let all: Vec<Arc<Session>> = {
+            let mut st = self.lock();
+            st.closed = true;
+            st.waiting.clear();
+            std::mem::take(&mut st.all).iter().filter_map(std::sync::Weak::upgrade).collect()
+        };
+        for s in all {
+            s.close();
+        }
+    }
+}
 
 /// The receiving end of a [`Post`]; dropping it (the client went away, or the reply was sent)
 /// removes its routes.
@@ -88,8 +146,13 @@ impl Drop for PostReceiver {
         // the response ends it, and so cancels the handler. Once answered, its handler is done
         // and the peer waits, idle, for another stateless request.
         if self.session.single {
+            // Reused only when nothing of the request can speak any more: answered, and no
+            // handle to the peer left beyond those it had when it started (a task the handler
+            // spawned with a clone of its context's handle could send into the next client's
+            // stream).
             let answered = self.post.answered.load(Ordering::Acquire);
-            if !(answered && self.session.is_open() && self.session.recycle()) {
+            let quiet = self.session.peer.handles() <= self.session.handles;
+            if !(answered && quiet && self.session.is_open() && self.session.recycle()) {
                 self.session.close();
             }
         }
@@ -155,6 +218,8 @@ pub(crate) struct Session {
     idle: Option<std::sync::Weak<Idle>>,
     /// POSTs registered so far.
     pub(crate) uses: AtomicU64,
+    /// Handles to the peer when it started and no request ran.
+    handles: usize,
 }
 
 /// Why a request cannot be registered.
@@ -185,7 +250,9 @@ impl Session {
         handler: Arc<H>,
         idle: &Arc<Idle>,
     ) -> Arc<Self> {
-        Self::start_as(String::new(), builder, handler, Some(Arc::downgrade(idle)))
+        let s = Self::start_as(String::new(), builder, handler, Some(Arc::downgrade(idle)));
+        idle.started(&s);
+        s
     }
 
     fn start_as<H: Handler>(
@@ -218,6 +285,7 @@ impl Session {
             parser: None,
         };
         let (peer, conn) = builder.spawn_parts(frames, Async::new(router), handler);
+        let handles = peer.handles();
         Arc::new(Self {
             id: id.into(),
             inbox,
@@ -230,6 +298,7 @@ impl Session {
             last_active: Mutex::new(Instant::now()),
             busy: AtomicUsize::new(0),
             single,
+            handles,
             idle,
             uses: AtomicU64::new(0),
         })
@@ -241,11 +310,11 @@ impl Session {
         let Some(idle) = self.idle.as_ref().and_then(std::sync::Weak::upgrade) else {
             return false;
         };
-        let mut idle = idle.lock().unwrap_or_else(PoisonError::into_inner);
-        if idle.len() >= IDLE_STATELESS_PEERS {
+        let mut st = idle.lock();
+        if st.closed || st.waiting.len() >= IDLE_STATELESS_PEERS {
             return false;
         }
-        idle.push(self.clone());
+        st.waiting.push(self.clone());
         true
     }
 

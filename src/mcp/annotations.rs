@@ -63,8 +63,9 @@ pub struct ParamHeader {
 /// ```
 pub fn param_headers(schema: &Value) -> Result<Vec<ParamHeader>, String> {
     // Keywords whose values are schemas, where an annotation is out of reach.
-    const SINGLE: [&str; 11] = [
+    const SINGLE: [&str; 12] = [
         "items",
+        "additionalItems",
         "contains",
         "unevaluatedItems",
         "additionalProperties",
@@ -77,7 +78,8 @@ pub fn param_headers(schema: &Value) -> Result<Vec<ParamHeader>, String> {
         "contentSchema",
     ];
     const LIST: [&str; 4] = ["allOf", "anyOf", "oneOf", "prefixItems"];
-    const MAP: [&str; 4] = ["patternProperties", "dependentSchemas", "$defs", "definitions"];
+    const MAP: [&str; 5] =
+        ["patternProperties", "dependentSchemas", "dependencies", "$defs", "definitions"];
     let mut found = Vec::new();
     // (path from the root through `properties` only, or None once off it; the schema)
     let mut stack: Vec<(Option<Vec<String>>, &Value)> = vec![(Some(Vec::new()), schema)];
@@ -131,6 +133,8 @@ pub fn param_headers(schema: &Value) -> Result<Vec<ParamHeader>, String> {
                         stack.push((p, sub));
                     }
                 }
+                // `items` may be an array of schemas (draft 7), like `prefixItems`.
+                ("items", Value::Array(l)) => stack.extend(l.iter().map(|v| (None, v))),
                 (k, v) if SINGLE.contains(&k) => stack.push((None, v)),
                 (k, Value::Array(l)) if LIST.contains(&k) => {
                     stack.extend(l.iter().map(|v| (None, v)));
@@ -238,6 +242,9 @@ mod tests {
             json!({"x-mcp-header":"Root","type":"string"}),
             json!({"properties":{"a":{"oneOf":[{"type":"string","x-mcp-header":"A"}]}}}),
             json!({"$defs":{"d":{"type":"string","x-mcp-header":"A"}}}),
+            json!({"items":[{"type":"string","x-mcp-header":"A"}]}),
+            json!({"additionalItems":{"type":"string","x-mcp-header":"A"}}),
+            json!({"dependencies":{"a":{"properties":{"b":{"type":"string","x-mcp-header":"A"}}}}}),
             json!({"properties":{"a":{"type":"number","x-mcp-header":"A"}}}),
             json!({"properties":{"a":{"type":["string","null"],"x-mcp-header":"A"}}}),
             json!({"properties":{"a":{"type":"string","x-mcp-header":""}}}),

@@ -112,9 +112,9 @@ impl<R: AsyncRead> AsyncRead for Counting<R> {
 
 /// Closes the connection if the driver ends without doing so itself (a panic): its waiters must
 /// fail loudly, never hang.
-struct CloseOnExit(Arc<Shared>);
+struct CloseOnExit<'a>(&'a Shared);
 
-impl Drop for CloseOnExit {
+impl Drop for CloseOnExit<'_> {
     fn drop(&mut self) {
         if !self.0.closing.is_cancelled() {
             self.0.close(CloseReason::Io("the connection's task stopped unexpectedly".into()));
@@ -234,7 +234,9 @@ where
     O: Outlet,
     H: Handler,
 {
-    let _exit = CloseOnExit(shared.clone());
+    // Borrowed, not a clone: the handles to a peer are only the ones handed out, so a
+    // transport can tell when no handler kept one (`PeerHandle::handles`).
+    let _exit = CloseOnExit(&shared);
     let track = shared.lock().tracks();
     let mut frames = pin!(frames);
     let mut timer = pin!(tokio::time::sleep(CLOSE_GRACE));

@@ -269,6 +269,13 @@ impl PeerHandle {
         self.shared.close(CloseReason::Local);
     }
 
+    /// How many handles to this peer exist (this one, its clones, and the connection task's):
+    /// a transport that reuses a peer checks that no handler kept one.
+    #[cfg(feature = "http")]
+    pub(crate) fn handles(&self) -> usize {
+        Arc::strong_count(&self.shared)
+    }
+
     /// Whether the connection has ended.
     #[must_use]
     pub fn is_closed(&self) -> bool {

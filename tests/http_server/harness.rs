@@ -49,7 +49,8 @@ pub(crate) const SESSION_NOT_FOUND: i64 = -32001;
 /// [`PROTOCOL_VERSIONS`] (else the latest), and fails without one; `ping`; `echo` answers its
 /// params; `slow` sends `steps` progress notifications for its `_meta.progressToken` before it
 /// answers; `announce` sends a notification that answers no request (it goes to the GET stream);
-/// `hold` answers only once the test releases it (`announce_hold` sends a notification first); `ask` sends the client a `roots/list` request
+/// `hold` answers only once the test releases it (`announce_hold` sends a notification first);
+/// `late` answers at once and sends a notification 100 ms later from a task of its own; `ask` sends the client a `roots/list` request
 /// and answers `{"answer": result}` or `{"failed": {"code", "message"}}` with what came back.
 #[derive(Clone)]
 pub(crate) struct Probe {
@@ -113,6 +114,16 @@ impl Handler for Probe {
                     .notify("notifications/message", Some(Json(&note)))
                     .await
                     .map_err(|e| RpcError::internal(e.to_string()))?;
+                Ok(Reply::empty())
+            }
+            "late" => {
+                // A task that keeps the handler's handle and speaks after the answer.
+                let peer = cx.peer().clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    let note = json!({"level": "info", "logger": "probe", "data": "late"});
+                    let _ = peer.notify("notifications/message", Some(Json(&note))).await;
+                });
                 Ok(Reply::empty())
             }
             "hold" | "announce_hold" => {

@@ -327,3 +327,50 @@ async fn answered_requests_leave_their_peer_for_the_next_and_closed_ones_end_it(
     assert_eq!(a.json()["result"]["i"], 99, "{a:?}");
     assert_eq!(count(), 2, "the closed request's peer was not reused, the answered one was");
 }
+
+#[tokio::test]
+async fn a_handler_that_keeps_its_handle_never_speaks_into_another_request() {
+    let s = serve_default().await;
+    let mut a = Client::connect(s.addr).await;
+    let r = a.call(post(&a, body(1, "late", &json!({"_meta": meta()})), &mirrored("late"))).await;
+    assert_eq!(r.status, StatusCode::OK, "{r:?}");
+    // Another client's request, answered only after the first one's late notification.
+    let mut b = Client::connect(s.addr).await;
+    let req = post(&b, body(1, "hold", &json!({"_meta": meta()})), &mirrored("hold"));
+    let held = tokio::spawn(async move { b.call(req).await });
+    s.probe.held().await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    s.probe.release.add_permits(1);
+    let r = held.await.unwrap();
+    assert_eq!(r.status, StatusCode::OK, "{r:?}");
+    assert_eq!(content_type(&r.headers), Some("application/json"), "{r:?}");
+    assert_eq!(r.json()["result"]["released"], true, "{r:?}");
+}
+
+#[tokio::test]
+async fn stopping_the_server_ends_stateless_requests_too() {
+    let probe = Probe::new();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let p = probe.clone();
+    let server = tokio::spawn(async move {
+        let stop = async {
+            let _ = stopped.await;
+        };
+        HttpServer::new(PeerBuilder::new()).serve(listener, move || p.clone(), stop).await
+    });
+    // One peer left idle, one request answering.
+    let mut c = Client::connect(addr).await;
+    let a = c.call(post(&c, body(1, "echo", &json!({"_meta": meta()})), &mirrored("echo"))).await;
+    assert_eq!(a.status, StatusCode::OK);
+    let req = post(&c, body(2, "hold", &json!({"_meta": meta()})), &mirrored("hold"));
+    let held = tokio::spawn(async move { c.call(req).await });
+    probe.held().await;
+    let started = Instant::now();
+    stop.send(()).unwrap();
+    let answer = timeout(WAIT, held).await.expect("the POST ends").unwrap();
+    answer.assert_error(StatusCode::OK, INTERNAL_ERROR, json!(2));
+    timeout(WAIT, server).await.expect("serve returns").unwrap().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+}

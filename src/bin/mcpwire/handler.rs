@@ -110,11 +110,15 @@ impl McpServer {
 impl Handler for McpServer {
     async fn request(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
         // `_meta` is searched for before anything is parsed, so a request without one pays a
-        // memchr pass over its params. One that has it is read, whatever the era: a `_meta`
-        // that is not an object, or a member named twice, is -32602.
-        let has_meta = req
-            .params()
-            .is_some_and(|p| memchr::memmem::find(p.get().as_bytes(), b"\"_meta\"").is_some());
+        // memchr pass or two over its params; a key written with `\u` escapes (which could
+        // spell `_meta`) is read too, as the HTTP header check reads it. One that has it is
+        // read, whatever the era: a `_meta` that is not an object, or a member named twice, is
+        // -32602.
+        let has_meta = req.params().is_some_and(|p| {
+            let p = p.get().as_bytes();
+            memchr::memmem::find(p, b"\"_meta\"").is_some()
+                || memchr::memmem::find(p, b"\\u").is_some()
+        });
         if has_meta {
             let params = RequestParams::of(&req.message())?;
             if let Some(meta) = params.meta()?.filter(|m| m.is_modern()) {

@@ -333,7 +333,11 @@ impl HttpServer {
         }
     }
 
-    /// Serves `listener` until `stop` completes; each new session runs a handler from `make`.
+    /// Serves `listener` until `stop` completes; each new session runs a handler from `make`,
+    /// and so does each peer of stateless (2026-07-28) requests. Such a peer serves stateless
+    /// requests one after another (it is kept, idle, once one is answered, unless the handler
+    /// kept a handle to it), so a handler must keep no state from one stateless request for
+    /// the next: the modern era has none to keep.
     /// Once stopped it ends the sessions (those of every clone serving the same table: the
     /// requests they were answering get -32603), lets each connection finish the exchange
     /// under way and closes it, waiting up to 5 s, then returns. A request that arrives
@@ -355,6 +359,7 @@ impl HttpServer {
         S: Future<Output = ()>,
     {
         self.state.stopped.store(false, Ordering::SeqCst);
+        self.state.idle.open();
         let make: Arc<dyn Fn() -> Arc<H> + Send + Sync> = Arc::new(move || Arc::new(make()));
         let slots = Arc::new(Semaphore::new(self.config.max_connections));
         let budget = Arc::new(Semaphore::new(self.config.max_body_bytes));
@@ -414,11 +419,11 @@ impl HttpServer {
             let mut map = self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner);
             map.drain().map(|(_, s)| s).collect()
         };
-        let idle =
-            std::mem::take(&mut *self.state.idle.lock().unwrap_or_else(PoisonError::into_inner));
-        for s in sessions.into_iter().chain(idle) {
+        for s in sessions {
             s.close();
         }
+        // Stateless requests too: those answering get -32603, the idle peers end.
+        self.state.idle.close_all();
         // The connections finish the exchange under way (the POSTs of the sessions just ended
         // get their answer, GET streams end) and close, kept-alive ones at once; past the
         // grace, whatever is left is dropped.

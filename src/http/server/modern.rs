@@ -61,14 +61,7 @@ impl HttpServer {
 
     /// A peer an earlier stateless request left idle, if one is still running.
     fn idle_peer(&self) -> Option<Arc<Session>> {
-        let mut idle = self.state.idle.lock().unwrap_or_else(PoisonError::into_inner);
-        while let Some(s) = idle.pop() {
-            if s.is_open() {
-                return Some(s);
-            }
-            s.close();
-        }
-        None
+        self.state.idle.take()
     }
 }
 
