@@ -2,8 +2,9 @@
 //! against the body ([`crate::mcp::headers::check`]), then the request runs in a peer of its
 //! own: closing the response cancels the request (the peer ends), and once answered the peer
 //! waits, idle, for another stateless request (at most `IDLE_STATELESS_PEERS` wait), so a request
-//! does not pay for starting one. Nothing of a request outlives its answer: any instance
-//! behind a load balancer can serve any such request.
+//! does not pay for starting one; a peer whose handler kept a handle to it (a task it spawned
+//! could still speak) is ended instead. Nothing of a request outlives its answer: any instance
+//! behind a load balancer can serve any such request. The server's stop ends them all.
 
 use super::answer::*;
 use super::*;
