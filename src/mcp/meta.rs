@@ -408,7 +408,8 @@ pub fn check_meta<'a, S: AsRef<str>>(
     finish_envelope(meta, version)
 }
 
-/// The envelope's `_meta`, with both required keys present (rung one of the checks).
+/// The envelope's `_meta`, with both required keys present (rung one of the header checks).
+#[cfg(feature = "http")]
 pub(crate) fn envelope_meta<'a>(params: &RequestParams<'a>) -> Result<Meta<'a>, Rejection> {
     let Some(meta) = params.meta()? else { return Err(absent()) };
     required(meta)
