@@ -83,7 +83,7 @@
 //! |---|---|---|
 //! | `limits.rs`, `error.rs` | every bound with its default and reason; error codes and kinds | nothing of ours but `mux`'s ceiling |
 //! | `message/` | parse one frame into a [`Frame`]; encode [`Outgoing`]; [`OwnedId`] and the params the core reads | `error`, `limits` |
-//! | `mcp/` | MCP's two eras: the modern `_meta` envelope read without allocation, the Streamable HTTP header rules, `x-mcp-header` | `message`, `error` (`headers`: the `http` crate) |
+//! | `mcp/` | MCP's two eras: the modern `_meta` envelope read without allocation, the Streamable HTTP header rules, `x-mcp-header` | `message`, `error` (`headers`: the `http` crate; `client`'s `negotiate`: `peer`) |
 //! | `framing/` | sans-IO splitters and writers: NDJSON, Content-Length, SSE | `message`, `error`, `limits` |
 //! | `codec.rs` | the tokio-util codec: a framing plus the parser | `framing`, `message` |
 //! | `mux/` | sans-IO in-flight tables: our ids to waiters, their ids to handlers | `message` |
