@@ -33,10 +33,10 @@ pub const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The header that carries the negotiated protocol version on every request after
 /// `initialize`.
-pub const VERSION_HEADER: &str = "mcp-protocol-version";
+pub const VERSION_HEADER: &str = crate::mcp::headers::PROTOCOL_VERSION;
 
 /// The protocol versions the server accepts in [`VERSION_HEADER`] by default, oldest first.
-pub const PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+pub const PROTOCOL_VERSIONS: [&str; 4] = crate::mcp::LEGACY_VERSIONS;
 
 /// The one protocol version under which a POST may carry a batch.
 pub const BATCH_VERSION: &str = "2025-03-26";
