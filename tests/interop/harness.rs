@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
 use std::net::{Ipv4Addr, TcpListener};
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -280,6 +280,17 @@ impl Server {
 
     /// Sends SIGTERM to the server itself (not its group) and waits up to `timeout` for it
     /// to exit; `None` if it is still running then.
+    /// Sends SIGTERM and asserts the server ends within `timeout`: a clean exit, or death by
+    /// that signal if it keeps the default disposition.
+    pub(crate) fn assert_terminates(&mut self, timeout: Duration) {
+        let status = self.terminate(timeout);
+        let report = format!("after SIGTERM: {status:?}\n{}", self.describe());
+        let status = status.unwrap_or_else(|| {
+            panic!("the server did not exit within {timeout:?} of SIGTERM\n{report}")
+        });
+        assert!(status.success() || status.signal() == Some(15), "{report}");
+    }
+
     pub(crate) fn terminate(&mut self, timeout: Duration) -> Option<ExitStatus> {
         let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
         let deadline = Instant::now() + timeout;

@@ -13,7 +13,6 @@
 //! the answers exactly; the Python one also calls the tool that mirrors an argument into an
 //! `Mcp-Param-*` header (`x-mcp-header`). What each checks on the wire is in its header.
 
-use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 use std::thread;
 use std::time::Duration;
@@ -64,12 +63,7 @@ fn assert_runs_and_stop(server: &mut Server, runs: &[(String, Run)]) {
         assert!(run.success(), "{what} failed\n{report}");
     }
     assert!(server.exited().is_none(), "the server exited during the runs\n{report}");
-    let status = server.terminate(TERM_TIMEOUT);
-    let report = format!("after SIGTERM: {status:?}\n{}", server.describe());
-    let status = status.unwrap_or_else(|| {
-        panic!("the server did not exit within {TERM_TIMEOUT:?} of SIGTERM\n{report}")
-    });
-    assert!(status.success() || status.signal() == Some(15), "{report}");
+    server.assert_terminates(TERM_TIMEOUT);
 }
 
 #[test]
