@@ -23,6 +23,10 @@ pub mod client;
 pub mod headers;
 pub mod meta;
 mod scan;
+#[cfg(feature = "mcp")]
+pub mod server;
+#[cfg(feature = "mcp")]
+pub mod types;
 
 /// The modern protocol versions this crate speaks, newest first.
 pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];

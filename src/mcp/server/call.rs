@@ -1,0 +1,388 @@
+//! [`Call`]: what a tool, resource, prompt or completion handler is given. It owns the request
+//! (a handle on the frame's bytes) and lends typed views of it; it sends progress and log
+//! messages as the request's era allows; and it asks the client for input (elicitation,
+//! sampling, roots) the same way in both eras.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Server, Session};
+use crate::mcp::Era;
+use crate::mcp::meta::{Rejection, member};
+use crate::mcp::types::{InputRequest, LoggingLevel, Raw};
+use crate::peer::{Context, Incoming, RpcError};
+use crate::{ErrorCode, Json, RawJson};
+
+/// Why a handler did not produce its result.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// A protocol error, answered as the JSON-RPC error it is.
+    Protocol(RpcError),
+    /// The handler needs the client's input first: answered `input_required` in the modern
+    /// era; in the legacy era the server asks the client itself and calls the handler again.
+    InputRequired(InputRequired),
+    /// A tool failed: answered as a result with `isError: true` and this text (for handlers
+    /// other than tools, -32603).
+    Tool(String),
+}
+
+impl Error {
+    /// A tool failure with this reason.
+    #[must_use]
+    pub fn tool(reason: impl Into<String>) -> Self {
+        Self::Tool(reason.into())
+    }
+}
+
+impl From<RpcError> for Error {
+    fn from(e: RpcError) -> Self {
+        Self::Protocol(e)
+    }
+}
+
+impl From<Rejection> for Error {
+    fn from(e: Rejection) -> Self {
+        Self::Protocol(e.into())
+    }
+}
+
+impl From<InputRequired> for Error {
+    fn from(e: InputRequired) -> Self {
+        Self::InputRequired(e)
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Protocol(e) => write!(f, "{e}"),
+            Self::InputRequired(i) => write!(f, "input required: {} request(s)", i.requests.len()),
+            Self::Tool(reason) => f.write_str(reason),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// What a handler needs from the client before it can answer: requests keyed by name, and
+/// state to find again in the retry (sealed by the server, so the client cannot change it).
+#[derive(Debug, Default)]
+pub struct InputRequired {
+    pub(crate) requests: BTreeMap<String, InputRequest<'static>>,
+    pub(crate) state: Option<String>,
+}
+
+impl InputRequired {
+    /// Nothing asked yet.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Asks `request`; its answer comes back under `key`.
+    #[must_use]
+    pub fn request(mut self, key: impl Into<String>, request: InputRequest<'static>) -> Self {
+        self.requests.insert(key.into(), request);
+        self
+    }
+
+    /// Whether nothing is asked.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.requests.is_empty()
+    }
+
+    /// State the retry carries back to [`Call::state`] (any text; JSON is handy).
+    #[must_use]
+    pub fn state(mut self, state: impl Into<String>) -> Self {
+        self.state = Some(state.into());
+        self
+    }
+}
+
+/// One answer from the client: the result of an elicitation, sampling or roots request, as
+/// JSON text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer(Raw<'static>);
+
+impl Answer {
+    /// The answer decoded, borrowing from it.
+    ///
+    /// # Errors
+    ///
+    /// -32602 naming what did not match `T`: what the client answers is untrusted.
+    pub fn decode<'a, T: Deserialize<'a>>(&'a self) -> Result<T, Error> {
+        self.0.decode().map_err(|e| {
+            Error::Protocol(RpcError::invalid_params(format_args!("the client's answer: {e}")))
+        })
+    }
+
+    /// The JSON text.
+    #[must_use]
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+}
+
+/// The most rounds of input a legacy-era request goes through before it is refused: each round
+/// is a request to the client, so a handler that never stops asking cannot loop forever.
+pub const MAX_INPUT_ROUNDS: usize = 8;
+
+/// One request being handled.
+pub struct Call {
+    pub(crate) request: Incoming,
+    pub(crate) cx: Context,
+    pub(crate) server: Server,
+    pub(crate) session: Arc<Session>,
+    pub(crate) era: Era,
+    /// The `logLevel` of a modern request.
+    pub(crate) log_level: Option<LoggingLevel>,
+    /// The client's capabilities: the envelope's (modern) or `initialize`'s (legacy).
+    pub(crate) capabilities: Option<Arc<str>>,
+    /// The opened `requestState`.
+    pub(crate) state: Option<String>,
+    /// Legacy era: the answers gathered by the server for the handler's earlier rounds.
+    pub(crate) answers: Vec<(String, Answer)>,
+}
+
+impl std::fmt::Debug for Call {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Call")
+            .field("method", &self.request.method())
+            .field("era", &self.era)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Call {
+    /// The method (`tools/call`, `prompts/get`, ...).
+    #[must_use]
+    pub fn method(&self) -> &str {
+        self.request.method()
+    }
+
+    /// The request's era.
+    #[must_use]
+    pub fn era(&self) -> Era {
+        self.era
+    }
+
+    /// The whole request.
+    #[must_use]
+    pub fn request(&self) -> &Incoming {
+        &self.request
+    }
+
+    /// The peer's context: cancellation, and the handle to send anything else.
+    #[must_use]
+    pub fn context(&self) -> &Context {
+        &self.cx
+    }
+
+    /// The server, to announce changes (`tools_changed`, `resource_updated`, ...).
+    #[must_use]
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// The params, decoded as `T`, borrowing.
+    ///
+    /// # Errors
+    ///
+    /// -32602 with serde's reason (which names the field) when they do not match `T`.
+    pub fn params<'a, T: Deserialize<'a>>(&'a self) -> Result<T, Error> {
+        self.request.params_as().map_err(|e| Error::Protocol(RpcError::invalid_params(e)))
+    }
+
+    fn params_member(&self, key: &str) -> Result<Option<RawJson<'_>>, Error> {
+        match self.request.params() {
+            Some(p) => Ok(member(p, key)?),
+            None => Ok(None),
+        }
+    }
+
+    /// A tool's `arguments` (or a prompt's), decoded as `T`, borrowing; absent arguments read as
+    /// `{}`.
+    ///
+    /// # Errors
+    ///
+    /// For a tool, arguments that do not match `T` are a tool failure ([`Error::Tool`], the
+    /// result the model sees, naming the field); -32602 when `params` is malformed.
+    pub fn arguments<'a, T: Deserialize<'a>>(&'a self) -> Result<T, Error> {
+        let raw = self.params_member("arguments")?.map_or("{}", |a| a.get());
+        let raw = if raw == "null" { "{}" } else { raw };
+        serde_json::from_str(raw).map_err(|e| Error::Tool(format!("invalid arguments: {e}")))
+    }
+
+    /// The client's capabilities, as given (`{"elicitation":{},...}`).
+    #[must_use]
+    pub fn client_capabilities(&self) -> Option<&str> {
+        self.capabilities.as_deref()
+    }
+
+    /// Whether the client declared capability `name` (`elicitation`, `sampling`, `roots`).
+    #[must_use]
+    pub fn client_supports(&self, name: &str) -> bool {
+        self.capabilities.as_deref().is_some_and(|caps| {
+            matches!(member(RawJson::new(caps), name), Ok(Some(v)) if v.get() != "null")
+        })
+    }
+
+    /// The state the client echoed, as the handler sealed it in an earlier round (already
+    /// checked: a changed state never reaches a handler).
+    #[must_use]
+    pub fn state(&self) -> Option<&str> {
+        self.state.as_deref()
+    }
+
+    /// The answer the client gave under `key` in this round, if any.
+    ///
+    /// # Errors
+    ///
+    /// -32602 when `inputResponses` is malformed.
+    pub fn answer(&self, key: &str) -> Result<Option<Answer>, Error> {
+        if let Some((_, a)) = self.answers.iter().find(|(k, _)| k == key) {
+            return Ok(Some(a.clone()));
+        }
+        let Some(responses) = self.params_member("inputResponses")? else { return Ok(None) };
+        let Some(found) = member(responses, key)? else { return Ok(None) };
+        let text = found.get().to_owned();
+        Ok(Some(Answer(Raw::owned(text).map_err(|e| Error::Protocol(RpcError::internal(e.to_string())))?)))
+    }
+
+    /// Asks the client for one thing and returns its answer.
+    ///
+    /// Legacy era: sends the request to the client and waits for its response. Modern era: the
+    /// answer of the retry's `inputResponses[key]` when present; otherwise the handler ends
+    /// here with [`Error::InputRequired`] (use `?`), which answers `input_required`.
+    ///
+    /// # Errors
+    ///
+    /// -32021 when the client did not declare the capability the request needs; the client's
+    /// error response; [`Error::InputRequired`] as above.
+    pub async fn ask(&self, key: &str, request: InputRequest<'static>) -> Result<Answer, Error> {
+        if let Some(answer) = self.answer(key)? {
+            return Ok(answer);
+        }
+        self.require(&request)?;
+        match self.era {
+            Era::Modern => Err(InputRequired::new().request(key, request).into()),
+            Era::Legacy => self.send(&request).await,
+        }
+    }
+
+    /// -32021 unless the client declared what `request` needs.
+    pub(crate) fn require(&self, request: &InputRequest<'_>) -> Result<(), Error> {
+        match request.capability() {
+            Some(cap) => self.require_client(cap),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuses the request with -32021 (data `{"requiredCapabilities": {cap: {}}}`) unless the
+    /// client declared capability `cap`.
+    ///
+    /// # Errors
+    ///
+    /// As above.
+    pub fn require_client(&self, cap: &str) -> Result<(), Error> {
+        if self.client_supports(cap) {
+            return Ok(());
+        }
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Data<'a> {
+            required_capabilities: BTreeMap<&'a str, crate::mcp::types::Empty>,
+        }
+        let data = Data { required_capabilities: [(cap, crate::mcp::types::Empty {})].into() };
+        Err(Error::Protocol(
+            RpcError::new(
+                ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                format!("Missing required client capability: {cap}"),
+            )
+            .with_data(&data),
+        ))
+    }
+
+    /// Legacy era: one input request sent to the client as a request of its own.
+    pub(crate) async fn send(&self, request: &InputRequest<'_>) -> Result<Answer, Error> {
+        let params = request.params.as_ref().map(Raw::as_raw_json);
+        match self.cx.peer().request(&request.method, params).await {
+            Ok(response) => {
+                let text = response.result().map_or("null", |r| r.get()).to_owned();
+                let raw = Raw::owned(text).map_err(|e| RpcError::internal(e.to_string()))?;
+                Ok(Answer(raw))
+            }
+            Err(e) => Err(Error::Protocol(RpcError::new(
+                ErrorCode::INTERNAL_ERROR,
+                format!("{} failed: {e}", request.method),
+            ))),
+        }
+    }
+
+    /// The progress token the request carries, as its JSON text.
+    fn progress_token(&self) -> Option<RawJson<'_>> {
+        let meta = self.params_member("_meta").ok()??;
+        member(meta, "progressToken").ok()?
+    }
+
+    /// Reports progress, when the request asked for it (`_meta.progressToken`); otherwise
+    /// does nothing. Over HTTP the notification travels on the request's own stream.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = self.progress_token() else { return };
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Progress<'a> {
+            progress_token: &'a serde_json::value::RawValue,
+            progress: f64,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            total: Option<f64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            message: Option<&'a str>,
+        }
+        let Ok(token) = serde_json::from_str::<&serde_json::value::RawValue>(token.get()) else {
+            return;
+        };
+        let p = Progress { progress_token: token, progress, total, message };
+        if let Err(e) = self.cx.peer().notify("notifications/progress", Some(Json(&p))).await {
+            tracing::debug!(error = %e, "progress not sent");
+        }
+    }
+
+    /// Sends a log message, when the client wants messages this severe: in the legacy era as
+    /// `logging/setLevel` set (every level until it is called); in the modern era only when
+    /// the request's `_meta` names a `logLevel` at or below `level`.
+    pub async fn log<T: Serialize + ?Sized>(&self, level: LoggingLevel, data: &T) {
+        let wanted = match self.era {
+            Era::Modern => self.log_level.is_some_and(|least| level >= least),
+            Era::Legacy => level >= self.session.log_level(),
+        };
+        if !wanted {
+            return;
+        }
+        #[derive(Serialize)]
+        struct Message<'a, T: ?Sized> {
+            level: LoggingLevel,
+            logger: &'a str,
+            data: &'a T,
+        }
+        let m = Message { level, logger: &self.server.0.info.name, data };
+        if let Err(e) = self.cx.peer().notify("notifications/message", Some(Json(&m))).await {
+            tracing::debug!(error = %e, "log message not sent");
+        }
+    }
+
+    /// The name a `tools/call` or `prompts/get` names.
+    #[must_use]
+    pub fn name(&self) -> Cow<'_, str> {
+        self.params_member("name")
+            .ok()
+            .flatten()
+            .and_then(crate::mcp::meta::str_of)
+            .unwrap_or(Cow::Borrowed(""))
+    }
+}

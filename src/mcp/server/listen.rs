@@ -1,0 +1,235 @@
+//! Change notifications: `subscriptions/listen` streams (2026-07-28) and, for legacy sessions,
+//! `resources/subscribe` plus a task forwarding list changes and resource updates.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::{Change, Connection};
+use crate::mcp::meta::{member, str_of};
+use crate::peer::{Context, Incoming, Reply, RpcError};
+use crate::{ErrorCode, Json, RawJson};
+
+/// The most `subscriptions/listen` streams one connection may hold open; past it a new one is
+/// refused at once (-32000), so a flood of them cannot take every handler slot.
+pub const MAX_LISTEN_STREAMS: usize = 16;
+
+/// The most resources one session or listen stream may subscribe to; past it, -32602 (legacy
+/// `resources/subscribe`) or the rest of the list is not honoured (listen): the server keeps a
+/// bounded list per client.
+pub const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1024;
+
+/// Gives a stream's place back when it ends, however it ends.
+struct Held(Arc<AtomicUsize>);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Filter<'a> {
+    #[serde(default)]
+    tools_list_changed: bool,
+    #[serde(default)]
+    prompts_list_changed: bool,
+    #[serde(default)]
+    resources_list_changed: bool,
+    #[serde(borrow, default)]
+    resource_subscriptions: Vec<std::borrow::Cow<'a, str>>,
+}
+
+#[derive(Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Honoured<'a> {
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    tools_list_changed: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    prompts_list_changed: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    resources_list_changed: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    resource_subscriptions: Vec<&'a str>,
+}
+
+/// The params of a notification on a listen stream.
+#[derive(Serialize)]
+struct Tagged<'a, T: Serialize> {
+    #[serde(rename = "_meta")]
+    meta: SubscriptionMeta<'a>,
+    #[serde(flatten)]
+    rest: T,
+}
+
+#[derive(Serialize)]
+struct SubscriptionMeta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/subscriptionId")]
+    id: &'a serde_json::value::RawValue,
+}
+
+#[derive(Serialize)]
+struct Nothing {}
+
+#[derive(Serialize)]
+struct Uri<'a> {
+    uri: &'a str,
+}
+
+impl Connection {
+    /// `subscriptions/listen`: acknowledged with the subset of the filter this server honours,
+    /// then every matching change until the client cancels the request or the connection ends.
+    pub(super) async fn listen(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
+        let listens = &self.session.listens;
+        let _held = Held(listens.clone());
+        if listens.fetch_add(1, Ordering::AcqRel) >= super::MAX_LISTEN_STREAMS {
+            return Err(RpcError::new(
+                ErrorCode::SERVER_ERROR,
+                format!("Too many subscriptions: at most {} per connection", super::MAX_LISTEN_STREAMS),
+            ));
+        }
+        #[derive(Deserialize)]
+        struct Params<'a> {
+            #[serde(borrow, default)]
+            notifications: Option<Filter<'a>>,
+        }
+        let p: Params<'_> = req.params_as().map_err(RpcError::invalid_params)?;
+        let f = p.notifications.unwrap_or_default();
+        let caps = &self.server.0.capabilities;
+        let resources = caps.resources.is_some();
+        let honoured = Honoured {
+            tools_list_changed: f.tools_list_changed && caps.tools.is_some(),
+            prompts_list_changed: f.prompts_list_changed && caps.prompts.is_some(),
+            resources_list_changed: f.resources_list_changed && resources,
+            resource_subscriptions: if resources {
+                f.resource_subscriptions.iter().take(super::MAX_RESOURCE_SUBSCRIPTIONS).map(|u| u.as_ref()).collect()
+            } else {
+                Vec::new()
+            },
+        };
+        let id_text = req.id().map_or_else(|| "null".to_owned(), |id| id.to_string());
+        let id: &serde_json::value::RawValue =
+            serde_json::from_str(&id_text).map_err(|e| RpcError::internal(e.to_string()))?;
+        // Subscribed before the acknowledgement, so no change after it is missed.
+        let mut changes = self.server.0.changes.subscribe();
+        #[derive(Serialize)]
+        struct Ack<'a> {
+            notifications: &'a Honoured<'a>,
+        }
+        let ack = Tagged { meta: SubscriptionMeta { id }, rest: Ack { notifications: &honoured } };
+        let peer = cx.peer();
+        if let Err(e) = peer.notify("notifications/subscriptions/acknowledged", Some(Json(&ack))).await {
+            return Err(RpcError::internal(format!("the acknowledgement was not sent: {e}")));
+        }
+        loop {
+            let change = match changes.recv().await {
+                Ok(change) => change,
+                // A slow stream skips what it missed and goes on.
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => std::future::pending().await,
+            };
+            let meta = SubscriptionMeta { id };
+            let sent = match &change {
+                Change::Tools if honoured.tools_list_changed => {
+                    peer.notify("notifications/tools/list_changed", Some(Json(&Tagged { meta, rest: Nothing {} }))).await
+                }
+                Change::Prompts if honoured.prompts_list_changed => {
+                    peer.notify("notifications/prompts/list_changed", Some(Json(&Tagged { meta, rest: Nothing {} }))).await
+                }
+                Change::Resources if honoured.resources_list_changed => {
+                    peer.notify("notifications/resources/list_changed", Some(Json(&Tagged { meta, rest: Nothing {} })))
+                        .await
+                }
+                Change::Updated(uri) if honoured.resource_subscriptions.iter().any(|u| *u == &**uri) => {
+                    peer.notify("notifications/resources/updated", Some(Json(&Tagged { meta, rest: Uri { uri } }))).await
+                }
+                _ => Ok(()),
+            };
+            if let Err(e) = sent {
+                tracing::debug!(error = %e, "listen stream ended");
+                return Err(RpcError::internal("the stream could not be written"));
+            }
+        }
+    }
+
+    /// Legacy `resources/subscribe` (`on`) and `resources/unsubscribe`.
+    pub(super) fn subscribe(&self, req: &Incoming, cx: &Context, on: bool) -> Result<Reply, RpcError> {
+        let p = req.params().ok_or_else(|| RpcError::invalid_params("params.uri is required"))?;
+        let Some(uri) = member(p, "uri")?.and_then(str_of) else {
+            return Err(RpcError::invalid_params("params.uri must be a string"));
+        };
+        let mut subscribed = self.session.subscribed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let known = subscribed.iter().position(|u| *u == uri);
+        match (on, known) {
+            (true, None) if subscribed.len() >= MAX_RESOURCE_SUBSCRIPTIONS => {
+                return Err(RpcError::invalid_params(format_args!(
+                    "at most {MAX_RESOURCE_SUBSCRIPTIONS} resource subscriptions per session"
+                )));
+            }
+            (true, None) => subscribed.push(uri.into_owned()),
+            (false, Some(i)) => {
+                subscribed.swap_remove(i);
+            }
+            _ => {}
+        }
+        drop(subscribed);
+        if on {
+            self.forward_changes(cx);
+        }
+        Ok(Reply::empty())
+    }
+
+    /// Legacy sessions: starts (once) the task that sends list changes and the updates of
+    /// subscribed resources to the client. It ends with the connection.
+    pub(super) fn forward_changes(&self, cx: &Context) {
+        if self.session.forwarding.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let mut changes = self.server.0.changes.subscribe();
+        let session = self.session.clone();
+        let caps = self.server.0.capabilities.clone();
+        let peer = cx.peer().clone();
+        tokio::spawn(async move {
+            loop {
+                let change = tokio::select! {
+                    () = peer.closing() => return,
+                    change = changes.recv() => change,
+                };
+                let change = match change {
+                    Ok(c) => c,
+                    Err(RecvError::Lagged(_)) => continue,
+                    Err(RecvError::Closed) => return,
+                };
+                let sent = match &change {
+                    Change::Tools if caps.tools.is_some() => peer.notify("notifications/tools/list_changed", None::<RawJson<'_>>).await,
+                    Change::Prompts if caps.prompts.is_some() => {
+                        peer.notify("notifications/prompts/list_changed", None::<RawJson<'_>>).await
+                    }
+                    Change::Resources if caps.resources.is_some() => {
+                        peer.notify("notifications/resources/list_changed", None::<RawJson<'_>>).await
+                    }
+                    Change::Updated(uri) => {
+                        let wanted = session
+                            .subscribed
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .iter()
+                            .any(|u| **u == **uri);
+                        if wanted {
+                            peer.notify("notifications/resources/updated", Some(Json(&Uri { uri }))).await
+                        } else {
+                            Ok(())
+                        }
+                    }
+                    _ => Ok(()),
+                };
+                if sent.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+}

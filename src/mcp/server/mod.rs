@@ -1,0 +1,446 @@
+//! An MCP server on the typed layer: a host registers tools, resources, prompts and a
+//! completion handler; [`Server`] speaks the protocol around them, in both eras at once, on
+//! every transport.
+//!
+//! What the server does so handlers never see it:
+//! - **Eras.** A request whose `_meta` names a protocol version (2026-07-28) is served on its
+//!   own: its envelope is checked (-32602, -32022), `server/discover` answers, results carry
+//!   `resultType` and the server's identity, cacheable results their caching hints, and
+//!   `subscriptions/listen` streams change notifications. Otherwise `initialize` opens a legacy
+//!   session: `ping`, `logging/setLevel`, `resources/subscribe`, list-changed and
+//!   resource-updated notifications.
+//! - **Input from the client** ([`Call::ask`], [`InputRequired`]): in the modern era an
+//!   `input_required` result, its `requestState` sealed with HMAC-SHA256 and checked on the
+//!   retry (a changed state is -32602 before any handler runs); in the legacy era the same
+//!   handler's requests are sent to the client as requests of their own and the handler is
+//!   called again with the answers, at most [`MAX_INPUT_ROUNDS`] times.
+//! - **Untrusted params.** Each method's params are decoded into the types of
+//!   [`crate::mcp::types`]; what does not match is -32602 naming the field; a tool's bad
+//!   arguments are a tool failure (`isError`), as MCP asks.
+//!
+//! # Examples
+//!
+//! ```
+//! use mcpwire::mcp::server::Server;
+//! use mcpwire::mcp::types::{CallToolResult, Tool};
+//!
+//! #[derive(serde::Deserialize)]
+//! struct Args<'a> {
+//!     #[serde(borrow)]
+//!     message: std::borrow::Cow<'a, str>,
+//! }
+//!
+//! let server = Server::builder("echo-server", "1.0.0")
+//!     .tool(
+//!         Tool::new("echo").input_schema(r#"{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}"#),
+//!         |call| async move {
+//!             let args: Args<'_> = call.arguments()?;
+//!             Ok(CallToolResult::text(args.message.into_owned()))
+//!         },
+//!     )
+//!     .build();
+//! // Serve it: `PeerBuilder::new().spawn(reader, writer, server.handler())` over any stream,
+//! // `transport::serve_tcp_until(listener, builder, move || server.handler(), stop)`, or
+//! // `HttpServer::new(builder).serve(listener, move || server.handler(), stop)`.
+//! # let _ = server;
+//! ```
+
+mod call;
+mod dispatch;
+mod listen;
+mod state;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use tokio::sync::broadcast;
+
+pub use call::{Answer, Call, Error, InputRequired, MAX_INPUT_ROUNDS};
+pub use listen::{MAX_LISTEN_STREAMS, MAX_RESOURCE_SUBSCRIPTIONS};
+pub use state::MAX_REQUEST_STATE_BYTES;
+
+use self::state::StateKey;
+use crate::mcp::types::{
+    CacheScope, CallToolResult, CompleteResult, DiscoverResult, Empty, GetPromptResult,
+    Implementation, ListChanged, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, LoggingLevel, Prompt, ReadResourceResult, Resource,
+    ResourceTemplate, ResourcesCapability, ServerCapabilities, Tool,
+};
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+type HandlerFn<T> = Box<dyn Fn(Call) -> BoxFuture<Result<T, Error>> + Send + Sync>;
+
+fn boxed<T, F, Fut>(f: F) -> HandlerFn<T>
+where
+    F: Fn(Call) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<T, Error>> + Send + 'static,
+{
+    Box::new(move |call| Box::pin(f(call)))
+}
+
+/// How long clients may cache list results by default: not at all, so a server whose lists
+/// change is never served stale ones unless its host says how long they hold.
+pub const DEFAULT_LIST_TTL: Duration = Duration::ZERO;
+
+/// How many change notifications wait for a slow `subscriptions/listen` stream before the
+/// oldest are dropped (the stream then goes on with the newer ones): a stalled client cannot
+/// make the server hold every change forever.
+pub const CHANGE_BACKLOG: usize = 64;
+
+/// Builds a [`Server`].
+pub struct ServerBuilder {
+    info: Implementation<'static>,
+    instructions: Option<String>,
+    tools: Vec<(Tool<'static>, HandlerFn<CallToolResult<'static>>)>,
+    resources: Vec<(Resource<'static>, HandlerFn<ReadResourceResult<'static>>)>,
+    templates: Vec<(ResourceTemplate<'static>, HandlerFn<ReadResourceResult<'static>>)>,
+    prompts: Vec<(Prompt<'static>, HandlerFn<GetPromptResult<'static>>)>,
+    completion: Option<HandlerFn<CompleteResult<'static>>>,
+    list_ttl: Duration,
+    key: Option<StateKey>,
+}
+
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder").field("info", &self.info).finish_non_exhaustive()
+    }
+}
+
+impl ServerBuilder {
+    /// How to use the server, for the model (`initialize` and `server/discover`).
+    #[must_use]
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// A tool and its handler. A tool of the same name replaces the earlier one.
+    #[must_use]
+    pub fn tool<F, Fut>(mut self, tool: Tool<'static>, handler: F) -> Self
+    where
+        F: Fn(Call) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult<'static>, Error>> + Send + 'static,
+    {
+        self.tools.retain(|(t, _)| t.name != tool.name);
+        self.tools.push((tool, boxed(handler)));
+        self
+    }
+
+    /// A resource and the handler that reads it.
+    #[must_use]
+    pub fn resource<F, Fut>(mut self, resource: Resource<'static>, read: F) -> Self
+    where
+        F: Fn(Call) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ReadResourceResult<'static>, Error>> + Send + 'static,
+    {
+        self.resources.push((resource, boxed(read)));
+        self
+    }
+
+    /// A resource template and the handler that reads any URI it matches (see
+    /// [`crate::mcp::types::match_template`]).
+    #[must_use]
+    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate<'static>, read: F) -> Self
+    where
+        F: Fn(Call) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ReadResourceResult<'static>, Error>> + Send + 'static,
+    {
+        self.templates.push((template, boxed(read)));
+        self
+    }
+
+    /// A prompt and its handler.
+    #[must_use]
+    pub fn prompt<F, Fut>(mut self, prompt: Prompt<'static>, get: F) -> Self
+    where
+        F: Fn(Call) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResult<'static>, Error>> + Send + 'static,
+    {
+        self.prompts.retain(|(p, _)| p.name != prompt.name);
+        self.prompts.push((prompt, boxed(get)));
+        self
+    }
+
+    /// The `completion/complete` handler (the server then declares `completions`).
+    #[must_use]
+    pub fn completion<F, Fut>(mut self, complete: F) -> Self
+    where
+        F: Fn(Call) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CompleteResult<'static>, Error>> + Send + 'static,
+    {
+        self.completion = Some(boxed(complete));
+        self
+    }
+
+    /// How long clients may cache list results (`ttlMs`, 2026-07-28); default
+    /// [`DEFAULT_LIST_TTL`].
+    #[must_use]
+    pub fn list_ttl(mut self, ttl: Duration) -> Self {
+        self.list_ttl = ttl;
+        self
+    }
+
+    /// The key `requestState` is sealed with. By default each server makes a random one; give
+    /// every instance behind a load balancer the same key, so any of them can open a state
+    /// another one sealed.
+    #[must_use]
+    pub fn request_state_key(mut self, key: [u8; 32]) -> Self {
+        self.key = Some(StateKey::new(key));
+        self
+    }
+
+    /// The server.
+    #[must_use]
+    pub fn build(self) -> Server {
+        let capabilities = ServerCapabilities {
+            tools: (!self.tools.is_empty()).then_some(ListChanged { list_changed: Some(true) }),
+            resources: (!self.resources.is_empty() || !self.templates.is_empty()).then_some(
+                ResourcesCapability { subscribe: Some(true), list_changed: Some(true) },
+            ),
+            prompts: (!self.prompts.is_empty()).then_some(ListChanged { list_changed: Some(true) }),
+            logging: Some(Empty {}),
+            completions: self.completion.is_some().then_some(Empty {}),
+            experimental: None,
+        };
+        let meta = serde_json::value::to_raw_value(&ServerMeta { info: &self.info })
+            .expect("strings always serialise");
+        let ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
+        let lists = Lists::new(&self, &capabilities, &meta, ttl_ms);
+        let (changes, _) = broadcast::channel(CHANGE_BACKLOG);
+        let core = Core {
+            tool_index: self.tools.iter().enumerate().map(|(i, (t, _))| (t.name.to_string(), i)).collect(),
+            prompt_index: self.prompts.iter().enumerate().map(|(i, (p, _))| (p.name.to_string(), i)).collect(),
+            info: self.info,
+            instructions: self.instructions,
+            capabilities,
+            meta,
+            tools: self.tools,
+            resources: self.resources,
+            templates: self.templates,
+            prompts: self.prompts,
+            completion: self.completion,
+            lists,
+            key: self.key.unwrap_or_else(StateKey::random),
+            changes,
+        };
+        Server(Arc::new(core))
+    }
+}
+
+/// `_meta` of every modern result: the server's identity.
+#[derive(Serialize)]
+struct ServerMeta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/serverInfo")]
+    info: &'a Implementation<'static>,
+}
+
+/// The list results, encoded once, for each era.
+struct Lists {
+    tools: [String; 2],
+    resources: [String; 2],
+    templates: [String; 2],
+    prompts: [String; 2],
+    discover: String,
+}
+
+impl Lists {
+    fn new(b: &ServerBuilder, caps: &ServerCapabilities<'static>, meta: &RawValue, ttl: u64) -> Self {
+        let hints = |r: &mut Option<u64>, s: &mut Option<CacheScope>| {
+            *r = Some(ttl);
+            *s = Some(CacheScope::Public);
+        };
+        let mut tools = ListToolsResult { tools: b.tools.iter().map(|(t, _)| t.clone()).collect(), ..Default::default() };
+        let mut resources = ListResourcesResult {
+            resources: b.resources.iter().map(|(r, _)| r.clone()).collect(),
+            ..Default::default()
+        };
+        let mut templates = ListResourceTemplatesResult {
+            resource_templates: b.templates.iter().map(|(t, _)| t.clone()).collect(),
+            ..Default::default()
+        };
+        let mut prompts = ListPromptsResult { prompts: b.prompts.iter().map(|(p, _)| p.clone()).collect(), ..Default::default() };
+        let legacy = [json(&tools), json(&resources), json(&templates), json(&prompts)];
+        hints(&mut tools.ttl_ms, &mut tools.cache_scope);
+        hints(&mut resources.ttl_ms, &mut resources.cache_scope);
+        hints(&mut templates.ttl_ms, &mut templates.cache_scope);
+        hints(&mut prompts.ttl_ms, &mut prompts.cache_scope);
+        let discover = DiscoverResult {
+            supported_versions: crate::mcp::MODERN_VERSIONS.iter().map(|v| (*v).into()).collect(),
+            capabilities: caps.clone(),
+            instructions: b.instructions.clone().map(Into::into),
+            ttl_ms: Some(ttl),
+            cache_scope: Some(CacheScope::Public),
+        };
+        let [t, r, rt, p] = legacy;
+        Self {
+            tools: [t, modern_json(&tools, "complete", meta)],
+            resources: [r, modern_json(&resources, "complete", meta)],
+            templates: [rt, modern_json(&templates, "complete", meta)],
+            prompts: [p, modern_json(&prompts, "complete", meta)],
+            discover: modern_json(&discover, "complete", meta),
+        }
+    }
+}
+
+fn json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("the typed results always serialise")
+}
+
+/// A modern result: `value`'s members, then `resultType` and the server's identity.
+#[derive(Serialize)]
+pub(crate) struct Finished<'a, T> {
+    #[serde(flatten)]
+    pub(crate) result: &'a T,
+    #[serde(rename = "resultType")]
+    pub(crate) result_type: &'a str,
+    #[serde(rename = "_meta")]
+    pub(crate) meta: &'a RawValue,
+}
+
+fn modern_json<T: Serialize>(value: &T, result_type: &str, meta: &RawValue) -> String {
+    json(&Finished { result: value, result_type, meta })
+}
+
+pub(crate) struct Core {
+    info: Implementation<'static>,
+    instructions: Option<String>,
+    capabilities: ServerCapabilities<'static>,
+    /// `{"io.modelcontextprotocol/serverInfo": …}`.
+    meta: Box<RawValue>,
+    tools: Vec<(Tool<'static>, HandlerFn<CallToolResult<'static>>)>,
+    tool_index: HashMap<String, usize>,
+    resources: Vec<(Resource<'static>, HandlerFn<ReadResourceResult<'static>>)>,
+    templates: Vec<(ResourceTemplate<'static>, HandlerFn<ReadResourceResult<'static>>)>,
+    prompts: Vec<(Prompt<'static>, HandlerFn<GetPromptResult<'static>>)>,
+    prompt_index: HashMap<String, usize>,
+    completion: Option<HandlerFn<CompleteResult<'static>>>,
+    lists: Lists,
+    key: StateKey,
+    changes: broadcast::Sender<Change>,
+}
+
+/// A change announced to listeners.
+#[derive(Clone, Debug)]
+pub(crate) enum Change {
+    Tools,
+    Prompts,
+    Resources,
+    Updated(Arc<str>),
+}
+
+/// An MCP server: cheap to clone, shared by every connection.
+#[derive(Clone)]
+pub struct Server(pub(crate) Arc<Core>);
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("info", &self.0.info).finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// A server named `name` at `version`.
+    #[must_use]
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder {
+            info: Implementation::new(name.into(), version.into()),
+            instructions: None,
+            tools: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            prompts: Vec::new(),
+            completion: None,
+            list_ttl: DEFAULT_LIST_TTL,
+            key: None,
+        }
+    }
+
+    /// A handler for one connection (or HTTP session, or stateless HTTP peer): give it to the
+    /// peer, a transport's `serve_*`, or the HTTP server's factory.
+    #[must_use]
+    pub fn handler(&self) -> Connection {
+        Connection { server: self.clone(), session: Arc::new(Session::default()) }
+    }
+
+    /// The legacy `tools/list` result as JSON: what the HTTP server reads the tools'
+    /// `x-mcp-header` annotations from (`ToolHeaders::from_tools_list`).
+    #[must_use]
+    pub fn tools_list_json(&self) -> &str {
+        &self.0.lists.tools[0]
+    }
+
+    /// What the server declares.
+    #[must_use]
+    pub fn capabilities(&self) -> &ServerCapabilities<'static> {
+        &self.0.capabilities
+    }
+
+    /// Tells listeners the tool list changed (`notifications/tools/list_changed`: legacy
+    /// sessions, and modern `subscriptions/listen` streams that asked for it).
+    pub fn tools_changed(&self) {
+        let _ = self.0.changes.send(Change::Tools);
+    }
+
+    /// Tells listeners the prompt list changed.
+    pub fn prompts_changed(&self) {
+        let _ = self.0.changes.send(Change::Prompts);
+    }
+
+    /// Tells listeners the resource list changed.
+    pub fn resources_changed(&self) {
+        let _ = self.0.changes.send(Change::Resources);
+    }
+
+    /// Tells the clients subscribed to `uri` that it changed
+    /// (`notifications/resources/updated`).
+    pub fn resource_updated(&self, uri: &str) {
+        let _ = self.0.changes.send(Change::Updated(uri.into()));
+    }
+}
+
+/// What one connection remembers: legacy session state and what is open on it.
+#[derive(Debug, Default)]
+pub(crate) struct Session {
+    /// `initialize` succeeded.
+    initialized: AtomicBool,
+    /// The capabilities `initialize` declared.
+    capabilities: OnceLock<Arc<str>>,
+    /// The least severe level `logging/setLevel` asked for (a [`LoggingLevel`] as u8).
+    log_level: AtomicU8,
+    /// Resources `resources/subscribe` named.
+    subscribed: Mutex<Vec<String>>,
+    /// `subscriptions/listen` streams open.
+    listens: Arc<AtomicUsize>,
+    /// The task that forwards change notifications to a legacy session is running.
+    forwarding: AtomicBool,
+}
+
+impl Session {
+    pub(crate) fn log_level(&self) -> LoggingLevel {
+        const LEVELS: [LoggingLevel; 8] = [
+            LoggingLevel::Debug,
+            LoggingLevel::Info,
+            LoggingLevel::Notice,
+            LoggingLevel::Warning,
+            LoggingLevel::Error,
+            LoggingLevel::Critical,
+            LoggingLevel::Alert,
+            LoggingLevel::Emergency,
+        ];
+        LEVELS[usize::from(self.log_level.load(Ordering::Relaxed)).min(7)]
+    }
+}
+
+/// The peer handler of one connection to a [`Server`].
+#[derive(Debug)]
+pub struct Connection {
+    server: Server,
+    session: Arc<Session>,
+}

@@ -1,0 +1,150 @@
+//! [`Raw`]: a JSON value kept as its exact text, borrowed from the frame when decoded and owned
+//! when built, so schemas and payloads pass through unchanged (a JSON Schema 2020-12
+//! `inputSchema` keeps `$schema`, `$defs`, `$ref` and every keyword as written; nothing is
+//! dereferenced or normalised).
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
+
+use crate::RawJson;
+
+/// A JSON value as its exact text.
+///
+/// Decoded, it borrows from the message (no copy, no allocation); built, it owns its text.
+/// Only a self-describing borrowed deserializer can produce one (`serde_json::from_str` and
+/// `from_slice`, which is what every decoder of this crate uses).
+///
+/// # Examples
+///
+/// ```
+/// use mcpwire::mcp::types::Raw;
+///
+/// let schema = Raw::parse(r##"{"$ref": "#/$defs/a", "$defs": {"a": {"type": "string"}}}"##).unwrap();
+/// assert!(schema.get().contains("$defs"));
+/// let built = Raw::to_json(&serde_json::json!({"type": "object"})).unwrap();
+/// assert_eq!(built.get(), r#"{"type":"object"}"#);
+/// ```
+#[derive(Clone)]
+pub struct Raw<'a>(Cow<'a, RawValue>);
+
+impl<'a> Raw<'a> {
+    /// Borrows text already known to be one JSON value.
+    #[must_use]
+    pub fn borrowed(value: &'a RawValue) -> Self {
+        Self(Cow::Borrowed(value))
+    }
+
+    /// Validates `json` as one JSON value and borrows it.
+    ///
+    /// # Errors
+    ///
+    /// When `json` is not exactly one JSON value.
+    pub fn parse(json: &'a str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str::<&RawValue>(json).map(Self::borrowed)
+    }
+
+    /// Validates `json` as one JSON value and takes it over.
+    ///
+    /// # Errors
+    ///
+    /// When `json` is not exactly one JSON value.
+    pub fn owned(json: String) -> Result<Raw<'static>, serde_json::Error> {
+        RawValue::from_string(json).map(|v| Raw(Cow::Owned(v)))
+    }
+
+    /// Serialises `value` once and keeps its text.
+    ///
+    /// # Errors
+    ///
+    /// When `value` cannot be serialised (a map with non-string keys, say).
+    pub fn to_json<T: Serialize + ?Sized>(value: &T) -> Result<Raw<'static>, serde_json::Error> {
+        serde_json::value::to_raw_value(value).map(|v| Raw(Cow::Owned(v)))
+    }
+
+    /// The JSON text.
+    #[must_use]
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The text as the crate's borrowed raw value (for encoding, or [`crate::mcp::meta::member`]).
+    #[must_use]
+    pub fn as_raw_json(&self) -> RawJson<'_> {
+        RawJson::new(self.0.get())
+    }
+
+    /// Deserialises the value, borrowing strings that need no unescaping.
+    ///
+    /// # Errors
+    ///
+    /// When the text does not match `T`.
+    pub fn decode<'b, T: Deserialize<'b>>(&'b self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(self.0.get())
+    }
+
+    /// An owned copy that outlives the message it was read from.
+    #[must_use]
+    pub fn into_owned(self) -> Raw<'static> {
+        Raw(Cow::Owned(self.0.into_owned()))
+    }
+}
+
+impl fmt::Debug for Raw<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.get())
+    }
+}
+
+impl fmt::Display for Raw<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.get())
+    }
+}
+
+impl PartialEq for Raw<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Serialize for Raw<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'de RawValue>::deserialize(d).map(Self::borrowed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decoded_raw_borrows_the_exact_text() {
+        let text = r##"{"s": {"$ref" : "#/x",  "a":[1, 2]}}"##;
+        #[derive(Deserialize)]
+        struct Holder<'a> {
+            #[serde(borrow)]
+            s: Raw<'a>,
+        }
+        let h: Holder<'_> = serde_json::from_str(text).unwrap();
+        assert_eq!(h.s.get(), r##"{"$ref" : "#/x",  "a":[1, 2]}"##);
+        let start = h.s.get().as_ptr() as usize - text.as_ptr() as usize;
+        assert_eq!(start, 6, "borrowed from the input, not copied");
+        assert_eq!(serde_json::to_string(&h.s).unwrap(), r##"{"$ref" : "#/x",  "a":[1, 2]}"##);
+    }
+
+    #[test]
+    fn invalid_text_is_refused() {
+        assert!(Raw::parse("{").is_err());
+        assert!(Raw::parse("1 2").is_err());
+        assert!(Raw::owned("[".to_owned()).is_err());
+    }
+}

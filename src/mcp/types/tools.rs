@@ -1,0 +1,243 @@
+//! `tools/list` and `tools/call`: tools, their annotations, and what a call takes and returns.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+
+use super::{CacheScope, Content, Raw};
+
+/// One tool a server offers.
+///
+/// `input_schema` and `output_schema` are JSON Schema (2020-12 by default) kept as their exact
+/// text: `$schema`, `$defs`, `$ref`, composition and conditional keywords pass through
+/// unchanged and nothing is dereferenced.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool<'a> {
+    /// The tool's name, unique on the server.
+    #[serde(borrow)]
+    pub name: Cow<'a, str>,
+    /// A title for people.
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<Cow<'a, str>>,
+    /// What it does, for the model.
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<Cow<'a, str>>,
+    /// The JSON Schema of its arguments (an object schema).
+    #[serde(borrow)]
+    pub input_schema: Raw<'a>,
+    /// The JSON Schema of its `structuredContent`.
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Raw<'a>>,
+    /// Hints about its behaviour.
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations<'a>>,
+    /// Extra metadata.
+    #[serde(borrow, rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Raw<'a>>,
+}
+
+/// The schema of a tool that takes no arguments.
+pub const EMPTY_OBJECT_SCHEMA: &str = r#"{"type":"object","properties":{}}"#;
+
+impl<'a> Tool<'a> {
+    /// A tool taking no arguments.
+    #[must_use]
+    pub fn new(name: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            name: name.into(),
+            title: None,
+            description: None,
+            input_schema: Raw::parse(EMPTY_OBJECT_SCHEMA).expect("a fixed, valid schema"),
+            output_schema: None,
+            annotations: None,
+            meta: None,
+        }
+    }
+
+    /// With a description.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<Cow<'a, str>>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// With a title.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<Cow<'a, str>>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// With the JSON Schema of its arguments, kept exactly as given.
+    ///
+    /// # Panics
+    ///
+    /// When `schema` is not one JSON value: schemas are written by the host, so a bad one is a
+    /// bug to find at start-up.
+    #[must_use]
+    pub fn input_schema(mut self, schema: &'a str) -> Self {
+        self.input_schema = Raw::parse(schema).expect("a tool's input schema must be JSON");
+        self
+    }
+
+    /// With the JSON Schema of its structured output, kept exactly as given.
+    ///
+    /// # Panics
+    ///
+    /// When `schema` is not one JSON value.
+    #[must_use]
+    pub fn output_schema(mut self, schema: &'a str) -> Self {
+        self.output_schema = Some(Raw::parse(schema).expect("a tool's output schema must be JSON"));
+        self
+    }
+
+    /// With behaviour hints.
+    #[must_use]
+    pub fn annotations(mut self, annotations: ToolAnnotations<'a>) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+}
+
+/// Hints about a tool's behaviour; untrusted unless the server is.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations<'a> {
+    /// A title for people.
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<Cow<'a, str>>,
+    /// It changes nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// It may destroy data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Calling it twice with the same arguments does no more than once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// It reaches outside the server (the web, other systems).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+/// The `tools/list` result.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListToolsResult<'a> {
+    /// The tools.
+    #[serde(borrow)]
+    pub tools: Vec<Tool<'a>>,
+    /// Where the next page starts, when there is one.
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<Cow<'a, str>>,
+    /// How long the client may keep the result, in milliseconds (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Who may share a cached copy (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
+}
+
+/// The `tools/call` params.
+///
+/// Decoded from a request, it borrows: `name` (unless written with escapes) and the raw
+/// `arguments`, so reading a call allocates nothing.
+///
+/// # Examples
+///
+/// ```
+/// use mcpwire::mcp::types::CallToolParams;
+///
+/// let p: CallToolParams<'_> =
+///     serde_json::from_str(r#"{"name":"echo","arguments":{"message":"hi"}}"#).unwrap();
+/// assert_eq!(p.name, "echo");
+/// assert_eq!(p.arguments.unwrap().get(), r#"{"message":"hi"}"#);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolParams<'a> {
+    /// The tool.
+    #[serde(borrow)]
+    pub name: Cow<'a, str>,
+    /// Its arguments, an object, untrusted.
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Raw<'a>>,
+    /// The answers to a previous `input_required` result, keyed as asked (2026-07-28).
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub input_responses: Option<Raw<'a>>,
+    /// The state a previous `input_required` result asked to be echoed (2026-07-28).
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub request_state: Option<Cow<'a, str>>,
+    /// The request's metadata.
+    #[serde(borrow, rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Raw<'a>>,
+}
+
+impl<'a> CallToolParams<'a> {
+    /// A call of `name` with no arguments.
+    #[must_use]
+    pub fn new(name: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            name: name.into(),
+            arguments: None,
+            input_responses: None,
+            request_state: None,
+            meta: None,
+        }
+    }
+
+    /// With arguments.
+    #[must_use]
+    pub fn arguments(mut self, arguments: Raw<'a>) -> Self {
+        self.arguments = Some(arguments);
+        self
+    }
+}
+
+/// The `tools/call` result. A tool that fails answers with `is_error` set and its reason in
+/// `content`: that is not a protocol error.
+///
+/// # Examples
+///
+/// ```
+/// use mcpwire::mcp::types::CallToolResult;
+///
+/// let ok = CallToolResult::text("done");
+/// assert_eq!(serde_json::to_string(&ok).unwrap(), r#"{"content":[{"type":"text","text":"done"}]}"#);
+/// let failed = CallToolResult::error("no such file");
+/// assert!(serde_json::to_string(&failed).unwrap().ends_with(r#""isError":true}"#));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolResult<'a> {
+    /// What the tool returns.
+    #[serde(borrow)]
+    pub content: Vec<Content<'a>>,
+    /// Its output as JSON matching its `outputSchema`.
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Raw<'a>>,
+    /// Whether the tool failed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+}
+
+impl<'a> CallToolResult<'a> {
+    /// A result of these blocks.
+    #[must_use]
+    pub fn new(content: Vec<Content<'a>>) -> Self {
+        Self { content, structured_content: None, is_error: false }
+    }
+
+    /// A result of one text block.
+    #[must_use]
+    pub fn text(text: impl Into<Cow<'a, str>>) -> Self {
+        Self::new(vec![Content::text(text)])
+    }
+
+    /// A failed call: one text block saying why, and `isError: true`.
+    #[must_use]
+    pub fn error(reason: impl Into<Cow<'a, str>>) -> Self {
+        Self { is_error: true, ..Self::text(reason) }
+    }
+}
