@@ -30,8 +30,10 @@ const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 /// and conditionals: served exactly as written.
 const SCHEMA_2020_12: &str = r##"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},"contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]},"additionalProperties":false}"##;
 
-const NAME_FORM: &str = r#"{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}"#;
-const OK_FORM: &str = r#"{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}"#;
+const NAME_FORM: &str =
+    r#"{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}"#;
+const OK_FORM: &str =
+    r#"{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}"#;
 
 const DEFAULTS_FORM: &str = r#"{"type":"object","properties":{"name":{"type":"string","description":"User name","default":"John Doe"},"age":{"type":"integer","description":"User age","default":30},"score":{"type":"number","description":"User score","default":95.5},"status":{"type":"string","description":"User status","enum":["active","inactive","pending"],"default":"active"},"verified":{"type":"boolean","description":"Verification status","default":true}},"required":[]}"#;
 
@@ -273,6 +275,15 @@ fn modern_tools(b: mcpwire::mcp::server::ServerBuilder) -> mcpwire::mcp::server:
         call.log(LoggingLevel::Info, "Diagnostic trace logging activated").await;
         text("Logging evaluated")
     })
+    .tool(
+        Tool::new("test_custom_headers")
+            .description("Its region and priority are mirrored to Mcp-Param-Region and Mcp-Param-Priority; the server checks them against the body")
+            .input_schema(r#"{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"priority":{"type":"integer","x-mcp-header":"Priority"},"query":{"type":"string"}},"required":["region"]}"#),
+        |call| async move {
+            let args: &serde_json::value::RawValue = call.arguments()?;
+            text(format!("Custom headers test completed: {args}"))
+        },
+    )
     .tool(Tool::new("test_trigger_tool_change").description("Announces a tool list change to listeners"), |call| async move {
         call.server().tools_changed();
         text("Mutation triggered")
@@ -285,7 +296,9 @@ fn modern_tools(b: mcpwire::mcp::server::ServerBuilder) -> mcpwire::mcp::server:
 
 fn resources(b: mcpwire::mcp::server::ServerBuilder) -> mcpwire::mcp::server::ServerBuilder {
     let fixed = |uri: &'static str, mime: &'static str, body: &'static str| {
-        move |_call: Call| async move { Ok(ReadResourceResult::new(ResourceContents::text(uri, mime, body))) }
+        move |_call: Call| async move {
+            Ok(ReadResourceResult::new(ResourceContents::text(uri, mime, body)))
+        }
     };
     b.resource(
         Resource::new("test://static-text", "static-text").title("Static Text Resource").description("A static text resource for testing").mime_type("text/plain"),
@@ -386,17 +399,23 @@ async fn main() -> std::io::Result<()> {
     let builder = PeerBuilder::new();
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["--stdio"] => {
-            let (_peer, mut conn) = builder.spawn(tokio::io::stdin(), tokio::io::stdout(), server.handler());
+            let (_peer, mut conn) =
+                builder.spawn(tokio::io::stdin(), tokio::io::stdout(), server.handler());
             let reason = conn.closed().await;
             eprintln!("everything: stdio connection ended: {reason}");
             Ok(())
         }
         ["--http", addr] => {
-            let (headers, _) = mcpwire::mcp::annotations::ToolHeaders::from_tools_list(server.tools_list_json())
-                .map_err(|e| std::io::Error::other(e.to_string()))?;
+            let (headers, _) =
+                mcpwire::mcp::annotations::ToolHeaders::from_tools_list(server.tools_list_json())
+                    .map_err(|e| std::io::Error::other(e.to_string()))?;
             let http = mcpwire::http::HttpServer::new(builder).tool_headers(headers);
             let listener = mcpwire::http::server::bind(addr).await?;
-            eprintln!("mcpwire: serving MCP on http://{}{}", listener.local_addr()?, http.endpoint());
+            eprintln!(
+                "mcpwire: serving MCP on http://{}{}",
+                listener.local_addr()?,
+                http.endpoint()
+            );
             let stop = async {
                 let _ = tokio::signal::ctrl_c().await;
             };

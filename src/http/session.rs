@@ -526,7 +526,7 @@ impl Router {
             _ => None,
         };
         let request = match what {
-            What::Request { id } => Some(id),
+            What::Request { id, .. } => Some(id),
             _ => None,
         };
         let mut r = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
@@ -562,7 +562,10 @@ impl Router {
                 }
                 found
             }
-            What::Notification { progress: true, related: Some(id) } => {
+            // MCP: requests and notifications related to a client's request may travel on that
+            // request's stream; there they reach the client even when it opened no GET stream.
+            What::Notification { related: Some(id), .. }
+            | What::Request { related: Some(id), .. } => {
                 if let Some(post) = r.posts.get(&id).cloned() {
                     drop(r);
                     if post.notes.try_send(msg).is_err() {

@@ -198,7 +198,14 @@ impl PeerHandle {
                     Some(id) => id,
                     None => {
                         let o = options.take().unwrap_or_default();
-                        match c.start_request(now(), method, &params, o.timeout, o.progress) {
+                        match c.start_request(
+                            now(),
+                            method,
+                            &params,
+                            o.timeout,
+                            o.progress,
+                            self.related.as_ref(),
+                        ) {
                             Ok((id, sent)) => {
                                 pending.id = Some(id);
                                 pending.sent = sent;
@@ -212,7 +219,7 @@ impl PeerHandle {
                     }
                 };
                 if !pending.sent {
-                    match c.send_request(id, method, &params) {
+                    match c.send_request(id, method, &params, self.related.as_ref()) {
                         Ok(sent) => pending.sent = sent,
                         Err(e) => return Poll::Ready(Err(e)),
                     }

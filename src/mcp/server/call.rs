@@ -227,9 +227,9 @@ impl Call {
     /// Whether the client declared capability `name` (`elicitation`, `sampling`, `roots`).
     #[must_use]
     pub fn client_supports(&self, name: &str) -> bool {
-        self.capabilities.as_deref().is_some_and(|caps| {
-            matches!(member(RawJson::new(caps), name), Ok(Some(v)) if v.get() != "null")
-        })
+        self.capabilities.as_deref().is_some_and(
+            |caps| matches!(member(RawJson::new(caps), name), Ok(Some(v)) if v.get() != "null"),
+        )
     }
 
     /// The state the client echoed, as the handler sealed it in an earlier round (already
@@ -251,7 +251,9 @@ impl Call {
         let Some(responses) = self.params_member("inputResponses")? else { return Ok(None) };
         let Some(found) = member(responses, key)? else { return Ok(None) };
         let text = found.get().to_owned();
-        Ok(Some(Answer(Raw::owned(text).map_err(|e| Error::Protocol(RpcError::internal(e.to_string())))?)))
+        Ok(Some(Answer(
+            Raw::owned(text).map_err(|e| Error::Protocol(RpcError::internal(e.to_string())))?,
+        )))
     }
 
     /// Asks the client for one thing and returns its answer.

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::call::{Answer, MAX_INPUT_ROUNDS};
 use super::{Call, Connection, Core, Error, Finished, HandlerFn, InputRequired};
+use crate::ErrorCode;
 use crate::mcp::meta::{RequestParams, check_meta, member, str_of};
 use crate::mcp::types::{
     CacheScope, CallToolResult, InitializeResult, InputRequiredResult, LoggingLevel,
@@ -14,7 +15,6 @@ use crate::mcp::types::{
 };
 use crate::mcp::{self, Era, LEGACY_VERSIONS, MODERN_VERSIONS};
 use crate::peer::{Context, Handler, Incoming, Reply, RpcError};
-use crate::ErrorCode;
 
 /// What a request's handler returns, before it is encoded.
 enum Kind {
@@ -38,7 +38,8 @@ impl Handler for Connection {
         // read too.
         let has_meta = req.params().is_some_and(|p| {
             let p = p.get().as_bytes();
-            memchr::memmem::find(p, b"\"_meta\"").is_some() || memchr::memmem::find(p, b"\\u").is_some()
+            memchr::memmem::find(p, b"\"_meta\"").is_some()
+                || memchr::memmem::find(p, b"\\u").is_some()
         });
         if has_meta {
             let params = RequestParams::of(&req.message())?;
@@ -104,7 +105,11 @@ impl Connection {
             _ => {}
         }
         let lists = &self.core().lists;
-        let env = Envelope { era: Era::Legacy, log_level: None, capabilities: s.capabilities.get().cloned() };
+        let env = Envelope {
+            era: Era::Legacy,
+            log_level: None,
+            capabilities: s.capabilities.get().cloned(),
+        };
         match req.method() {
             "tools/list" => list(req, &lists.tools[0]),
             "resources/list" => list(req, &lists.resources[0]),
@@ -161,7 +166,13 @@ impl Connection {
 
     /// Runs the handler of a tool, prompt, resource or completion and encodes its result for
     /// the era; in the legacy era, asks the client what the handler needs and calls it again.
-    async fn invoke(&self, kind: Kind, req: &Incoming, cx: &Context, env: Envelope) -> Result<Reply, RpcError> {
+    async fn invoke(
+        &self,
+        kind: Kind,
+        req: &Incoming,
+        cx: &Context,
+        env: Envelope,
+    ) -> Result<Reply, RpcError> {
         let core = self.core();
         let state = match req.params().map(|p| member(p, "requestState")).transpose()?.flatten() {
             None => None,
@@ -169,7 +180,9 @@ impl Connection {
                 let opened = str_of(sealed).and_then(|s| core.key.open(&s));
                 match opened {
                     Some(state) => Some(state),
-                    None => return Err(RpcError::invalid_params("requestState integrity check failed")),
+                    None => {
+                        return Err(RpcError::invalid_params("requestState integrity check failed"));
+                    }
                 }
             }
         };
@@ -209,7 +222,9 @@ impl Connection {
                 Err(Error::Protocol(e)) => return Err(e),
                 Err(Error::Tool(reason)) => {
                     return match kind {
-                        Kind::Tool => Encoded::Tool(CallToolResult::error(reason)).reply(env.era, &core.meta),
+                        Kind::Tool => {
+                            Encoded::Tool(CallToolResult::error(reason)).reply(env.era, &core.meta)
+                        }
                         _ => Err(RpcError::internal(reason)),
                     };
                 }
@@ -268,17 +283,23 @@ impl Connection {
                 let name = call.name();
                 match core.tool_index.get(name.as_ref()) {
                     Some(&i) => Ok(Route::Tool(&core.tools[i].1)),
-                    None if name.is_empty() => {
-                        Err(RpcError::invalid_params("params.name must be a string naming the tool"))
-                    }
-                    None => Err(RpcError::new(ErrorCode::INVALID_PARAMS, format!("Unknown tool: {name}"))),
+                    None if name.is_empty() => Err(RpcError::invalid_params(
+                        "params.name must be a string naming the tool",
+                    )),
+                    None => Err(RpcError::new(
+                        ErrorCode::INVALID_PARAMS,
+                        format!("Unknown tool: {name}"),
+                    )),
                 }
             }
             Kind::Prompt => {
                 let name = call.name();
                 match core.prompt_index.get(name.as_ref()) {
                     Some(&i) => Ok(Route::Prompt(&core.prompts[i].1)),
-                    None => Err(RpcError::new(ErrorCode::INVALID_PARAMS, format!("Unknown prompt: {name}"))),
+                    None => Err(RpcError::new(
+                        ErrorCode::INVALID_PARAMS,
+                        format!("Unknown prompt: {name}"),
+                    )),
                 }
             }
             Kind::Resource => {
@@ -286,8 +307,10 @@ impl Connection {
                 if let Some((_, f)) = core.resources.iter().find(|(r, _)| r.uri == uri) {
                     return Ok(Route::Resource(f));
                 }
-                if let Some((_, f)) =
-                    core.templates.iter().find(|(t, _)| match_template(&t.uri_template, &uri, |_, _| {}))
+                if let Some((_, f)) = core
+                    .templates
+                    .iter()
+                    .find(|(t, _)| match_template(&t.uri_template, &uri, |_, _| {}))
                 {
                     return Ok(Route::Resource(f));
                 }
@@ -300,7 +323,8 @@ impl Connection {
                 struct Data<'a> {
                     uri: &'a str,
                 }
-                Err(RpcError::new(code, format!("Resource not found: {uri}")).with_data(&Data { uri: &uri }))
+                Err(RpcError::new(code, format!("Resource not found: {uri}"))
+                    .with_data(&Data { uri: &uri }))
             }
             Kind::Complete => match &core.completion {
                 Some(f) => Ok(Route::Complete(f)),
@@ -311,7 +335,8 @@ impl Connection {
 }
 
 fn req_uri(call: &Call) -> Result<String, RpcError> {
-    let p = call.request.params().ok_or_else(|| RpcError::invalid_params("params.uri is required"))?;
+    let p =
+        call.request.params().ok_or_else(|| RpcError::invalid_params("params.uri is required"))?;
     match member(p, "uri")?.and_then(str_of) {
         Some(uri) => Ok(uri.into_owned()),
         None => Err(RpcError::invalid_params("params.uri must be a string")),
@@ -345,7 +370,11 @@ enum Encoded {
 
 impl Encoded {
     fn reply(self, era: Era, meta: &serde_json::value::RawValue) -> Result<Reply, RpcError> {
-        fn finish<T: Serialize>(result: &T, era: Era, meta: &serde_json::value::RawValue) -> Result<Reply, RpcError> {
+        fn finish<T: Serialize>(
+            result: &T,
+            era: Era,
+            meta: &serde_json::value::RawValue,
+        ) -> Result<Reply, RpcError> {
             match era {
                 Era::Legacy => Reply::json(result),
                 Era::Modern => Reply::json(&Finished { result, result_type: "complete", meta }),

@@ -88,7 +88,10 @@ impl Connection {
         if listens.fetch_add(1, Ordering::AcqRel) >= super::MAX_LISTEN_STREAMS {
             return Err(RpcError::new(
                 ErrorCode::SERVER_ERROR,
-                format!("Too many subscriptions: at most {} per connection", super::MAX_LISTEN_STREAMS),
+                format!(
+                    "Too many subscriptions: at most {} per connection",
+                    super::MAX_LISTEN_STREAMS
+                ),
             ));
         }
         #[derive(Deserialize)]
@@ -105,7 +108,11 @@ impl Connection {
             prompts_list_changed: f.prompts_list_changed && caps.prompts.is_some(),
             resources_list_changed: f.resources_list_changed && resources,
             resource_subscriptions: if resources {
-                f.resource_subscriptions.iter().take(super::MAX_RESOURCE_SUBSCRIPTIONS).map(|u| u.as_ref()).collect()
+                f.resource_subscriptions
+                    .iter()
+                    .take(super::MAX_RESOURCE_SUBSCRIPTIONS)
+                    .map(|u| u.as_ref())
+                    .collect()
             } else {
                 Vec::new()
             },
@@ -121,7 +128,9 @@ impl Connection {
         }
         let ack = Tagged { meta: SubscriptionMeta { id }, rest: Ack { notifications: &honoured } };
         let peer = cx.peer();
-        if let Err(e) = peer.notify("notifications/subscriptions/acknowledged", Some(Json(&ack))).await {
+        if let Err(e) =
+            peer.notify("notifications/subscriptions/acknowledged", Some(Json(&ack))).await
+        {
             return Err(RpcError::internal(format!("the acknowledgement was not sent: {e}")));
         }
         loop {
@@ -134,17 +143,34 @@ impl Connection {
             let meta = SubscriptionMeta { id };
             let sent = match &change {
                 Change::Tools if honoured.tools_list_changed => {
-                    peer.notify("notifications/tools/list_changed", Some(Json(&Tagged { meta, rest: Nothing {} }))).await
+                    peer.notify(
+                        "notifications/tools/list_changed",
+                        Some(Json(&Tagged { meta, rest: Nothing {} })),
+                    )
+                    .await
                 }
                 Change::Prompts if honoured.prompts_list_changed => {
-                    peer.notify("notifications/prompts/list_changed", Some(Json(&Tagged { meta, rest: Nothing {} }))).await
+                    peer.notify(
+                        "notifications/prompts/list_changed",
+                        Some(Json(&Tagged { meta, rest: Nothing {} })),
+                    )
+                    .await
                 }
                 Change::Resources if honoured.resources_list_changed => {
-                    peer.notify("notifications/resources/list_changed", Some(Json(&Tagged { meta, rest: Nothing {} })))
-                        .await
+                    peer.notify(
+                        "notifications/resources/list_changed",
+                        Some(Json(&Tagged { meta, rest: Nothing {} })),
+                    )
+                    .await
                 }
-                Change::Updated(uri) if honoured.resource_subscriptions.iter().any(|u| *u == &**uri) => {
-                    peer.notify("notifications/resources/updated", Some(Json(&Tagged { meta, rest: Uri { uri } }))).await
+                Change::Updated(uri)
+                    if honoured.resource_subscriptions.iter().any(|u| *u == &**uri) =>
+                {
+                    peer.notify(
+                        "notifications/resources/updated",
+                        Some(Json(&Tagged { meta, rest: Uri { uri } })),
+                    )
+                    .await
                 }
                 _ => Ok(()),
             };
@@ -156,12 +182,18 @@ impl Connection {
     }
 
     /// Legacy `resources/subscribe` (`on`) and `resources/unsubscribe`.
-    pub(super) fn subscribe(&self, req: &Incoming, cx: &Context, on: bool) -> Result<Reply, RpcError> {
+    pub(super) fn subscribe(
+        &self,
+        req: &Incoming,
+        cx: &Context,
+        on: bool,
+    ) -> Result<Reply, RpcError> {
         let p = req.params().ok_or_else(|| RpcError::invalid_params("params.uri is required"))?;
         let Some(uri) = member(p, "uri")?.and_then(str_of) else {
             return Err(RpcError::invalid_params("params.uri must be a string"));
         };
-        let mut subscribed = self.session.subscribed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut subscribed =
+            self.session.subscribed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let known = subscribed.iter().position(|u| *u == uri);
         match (on, known) {
             (true, None) if subscribed.len() >= MAX_RESOURCE_SUBSCRIPTIONS => {
@@ -204,12 +236,15 @@ impl Connection {
                     Err(RecvError::Closed) => return,
                 };
                 let sent = match &change {
-                    Change::Tools if caps.tools.is_some() => peer.notify("notifications/tools/list_changed", None::<RawJson<'_>>).await,
+                    Change::Tools if caps.tools.is_some() => {
+                        peer.notify("notifications/tools/list_changed", None::<RawJson<'_>>).await
+                    }
                     Change::Prompts if caps.prompts.is_some() => {
                         peer.notify("notifications/prompts/list_changed", None::<RawJson<'_>>).await
                     }
                     Change::Resources if caps.resources.is_some() => {
-                        peer.notify("notifications/resources/list_changed", None::<RawJson<'_>>).await
+                        peer.notify("notifications/resources/list_changed", None::<RawJson<'_>>)
+                            .await
                     }
                     Change::Updated(uri) => {
                         let wanted = session
@@ -219,7 +254,8 @@ impl Connection {
                             .iter()
                             .any(|u| **u == **uri);
                         if wanted {
-                            peer.notify("notifications/resources/updated", Some(Json(&Uri { uri }))).await
+                            peer.notify("notifications/resources/updated", Some(Json(&Uri { uri })))
+                                .await
                         } else {
                             Ok(())
                         }

@@ -201,9 +201,8 @@ impl ServerBuilder {
     pub fn build(self) -> Server {
         let capabilities = ServerCapabilities {
             tools: (!self.tools.is_empty()).then_some(ListChanged { list_changed: Some(true) }),
-            resources: (!self.resources.is_empty() || !self.templates.is_empty()).then_some(
-                ResourcesCapability { subscribe: Some(true), list_changed: Some(true) },
-            ),
+            resources: (!self.resources.is_empty() || !self.templates.is_empty())
+                .then_some(ResourcesCapability { subscribe: Some(true), list_changed: Some(true) }),
             prompts: (!self.prompts.is_empty()).then_some(ListChanged { list_changed: Some(true) }),
             logging: Some(Empty {}),
             completions: self.completion.is_some().then_some(Empty {}),
@@ -215,8 +214,18 @@ impl ServerBuilder {
         let lists = Lists::new(&self, &capabilities, &meta, ttl_ms);
         let (changes, _) = broadcast::channel(CHANGE_BACKLOG);
         let core = Core {
-            tool_index: self.tools.iter().enumerate().map(|(i, (t, _))| (t.name.to_string(), i)).collect(),
-            prompt_index: self.prompts.iter().enumerate().map(|(i, (p, _))| (p.name.to_string(), i)).collect(),
+            tool_index: self
+                .tools
+                .iter()
+                .enumerate()
+                .map(|(i, (t, _))| (t.name.to_string(), i))
+                .collect(),
+            prompt_index: self
+                .prompts
+                .iter()
+                .enumerate()
+                .map(|(i, (p, _))| (p.name.to_string(), i))
+                .collect(),
             info: self.info,
             instructions: self.instructions,
             capabilities,
@@ -251,12 +260,20 @@ struct Lists {
 }
 
 impl Lists {
-    fn new(b: &ServerBuilder, caps: &ServerCapabilities<'static>, meta: &RawValue, ttl: u64) -> Self {
+    fn new(
+        b: &ServerBuilder,
+        caps: &ServerCapabilities<'static>,
+        meta: &RawValue,
+        ttl: u64,
+    ) -> Self {
         let hints = |r: &mut Option<u64>, s: &mut Option<CacheScope>| {
             *r = Some(ttl);
             *s = Some(CacheScope::Public);
         };
-        let mut tools = ListToolsResult { tools: b.tools.iter().map(|(t, _)| t.clone()).collect(), ..Default::default() };
+        let mut tools = ListToolsResult {
+            tools: b.tools.iter().map(|(t, _)| t.clone()).collect(),
+            ..Default::default()
+        };
         let mut resources = ListResourcesResult {
             resources: b.resources.iter().map(|(r, _)| r.clone()).collect(),
             ..Default::default()
@@ -265,7 +282,10 @@ impl Lists {
             resource_templates: b.templates.iter().map(|(t, _)| t.clone()).collect(),
             ..Default::default()
         };
-        let mut prompts = ListPromptsResult { prompts: b.prompts.iter().map(|(p, _)| p.clone()).collect(), ..Default::default() };
+        let mut prompts = ListPromptsResult {
+            prompts: b.prompts.iter().map(|(p, _)| p.clone()).collect(),
+            ..Default::default()
+        };
         let legacy = [json(&tools), json(&resources), json(&templates), json(&prompts)];
         hints(&mut tools.ttl_ms, &mut tools.cache_scope);
         hints(&mut resources.ttl_ms, &mut resources.cache_scope);

@@ -41,8 +41,8 @@ pub use prompts::{
 };
 pub use raw::Raw;
 pub use resources::{
-    ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
-    ResourceParams, ResourceTemplate, match_template,
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource, ResourceParams,
+    ResourceTemplate, match_template,
 };
 pub use tools::{
     CallToolParams, CallToolResult, EMPTY_OBJECT_SCHEMA, ListToolsResult, Tool, ToolAnnotations,

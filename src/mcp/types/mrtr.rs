@@ -37,7 +37,10 @@ impl InputRequest<'static> {
     /// Ask for the client's roots.
     #[must_use]
     pub fn list_roots() -> Self {
-        Self { method: "roots/list".into(), params: Some(Raw::owned("{}".to_owned()).expect("JSON")) }
+        Self {
+            method: "roots/list".into(),
+            params: Some(Raw::owned("{}".to_owned()).expect("JSON")),
+        }
     }
 
     fn of<T: Serialize>(method: &'static str, params: &T) -> Self {

@@ -133,9 +133,7 @@ impl<'a> GetPromptParams<'a> {
         let Some(value) = member(args.as_raw_json(), name)? else { return Ok(None) };
         match str_of(value) {
             Some(s) => Ok(Some(s)),
-            None => Err(Rejection::invalid(format!(
-                "params.arguments.{name} must be a string"
-            ))),
+            None => Err(Rejection::invalid(format!("params.arguments.{name} must be a string"))),
         }
     }
 }

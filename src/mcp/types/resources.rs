@@ -244,7 +244,8 @@ mod tests {
     #[test]
     fn templates_match_only_what_they_describe() {
         let mut seen = Vec::new();
-        assert!(match_template("a://{x}/b/{y}", "a://1/b/2", |n, v| seen.push((n.to_owned(), v.to_owned()))));
+        assert!(match_template("a://{x}/b/{y}", "a://1/b/2", |n, v| seen
+            .push((n.to_owned(), v.to_owned()))));
         assert_eq!(seen, [("x".to_owned(), "1".to_owned()), ("y".to_owned(), "2".to_owned())]);
         assert!(!match_template("a://{x}/b", "a://1/c", |_, _| {}));
         assert!(!match_template("a://{x}/b", "a://1/2/b", |_, _| {}));

@@ -162,7 +162,9 @@ impl<'a> CompleteResult<'a> {
         let total = values.len();
         values.truncate(MAX_COMPLETION_VALUES);
         let has_more = total > values.len();
-        Self { completion: Completion { values, total: Some(total as u64), has_more: Some(has_more) } }
+        Self {
+            completion: Completion { values, total: Some(total as u64), has_more: Some(has_more) },
+        }
     }
 }
 

@@ -226,6 +226,7 @@ impl Core {
         params: &Option<P>,
         timeout: Option<Option<Duration>>,
         progress: Option<(OwnedId, Option<Duration>)>,
+        related: Option<&OwnedId>,
     ) -> Result<(u64, bool), RequestError> {
         self.now = Some(now);
         if let Some(reason) = self.refusing() {
@@ -239,7 +240,7 @@ impl Core {
         if deadline.is_some() && (self.armed.is_none() || deadline < self.armed) {
             self.kick();
         }
-        match self.send_request(id, method, params) {
+        match self.send_request(id, method, params, related) {
             Ok(sent) => Ok((id, sent)),
             Err(e) => {
                 self.ours.forget(id, None);
@@ -248,7 +249,8 @@ impl Core {
         }
     }
 
-    /// Queues request `id` if there is room; `Ok(false)` when there is none yet.
+    /// Queues request `id` if there is room; `Ok(false)` when there is none yet. `related` is
+    /// the request of the other side whose handler sends it.
     ///
     /// # Errors
     ///
@@ -258,10 +260,12 @@ impl Core {
         id: u64,
         method: &str,
         params: &Option<P>,
+        related: Option<&OwnedId>,
     ) -> Result<bool, RequestError> {
         let wire = Id::Num(i64::try_from(id).expect("ids stay below 2^53"));
         let msg = Outgoing::Request { id: wire, method, params: params.as_ref() };
-        let pushed = self.push(Lane::Normal, |buf| msg.write(buf), || What::Request { id });
+        let what = || What::Request { id, related: related.cloned() };
+        let pushed = self.push(Lane::Normal, |buf| msg.write(buf), what);
         self.queued(pushed)
     }
 

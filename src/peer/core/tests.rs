@@ -94,7 +94,8 @@ impl Pair {
 
     /// `a` starts a request to `b`.
     fn request(&mut self, method: &str) -> u64 {
-        let (id, sent) = self.a.core.start_request(self.now, method, &NO, None, None).unwrap();
+        let (id, sent) =
+            self.a.core.start_request(self.now, method, &NO, None, None, None).unwrap();
         assert!(sent);
         id
     }
@@ -266,7 +267,9 @@ fn a_request_times_out_at_its_deadline_and_not_before() {
     let mut p = Pair::default();
     let t0 = p.now;
     let (id, _) =
-        p.a.core.start_request(t0, "slow", &NO, Some(Some(Duration::from_secs(2))), None).unwrap();
+        p.a.core
+            .start_request(t0, "slow", &NO, Some(Some(Duration::from_secs(2))), None, None)
+            .unwrap();
     assert_eq!(p.a.core.poll_timeout(), Some(t0 + Duration::from_secs(2)));
     p.a.core.handle_timeout(t0 + Duration::from_millis(1999));
     assert!(outcome(&mut p.a.core, id).is_pending());
@@ -287,7 +290,7 @@ fn progress_restarts_the_deadline_up_to_its_cap() {
     let token = OwnedId::from("t");
     let progress = Some((token, Some(Duration::from_secs(5))));
     let timeout = Some(Some(Duration::from_secs(2)));
-    let (id, _) = p.a.core.start_request(t0, "long", &NO, timeout, progress).unwrap();
+    let (id, _) = p.a.core.start_request(t0, "long", &NO, timeout, progress, None).unwrap();
     let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}"#;
     let at = |s| t0 + Duration::from_secs(s);
     p.now = at(1);
@@ -326,7 +329,7 @@ fn end_of_stream_fails_our_requests_and_still_answers_theirs() {
     assert!(!p.b.core.wants_read());
     assert!(!p.b.core.is_closed(), "draining while a request is held");
     assert!(matches!(
-        p.b.core.start_request(p.now, "x", &NO, None, None),
+        p.b.core.start_request(p.now, "x", &NO, None, None, None),
         Err(RequestError::Closed(CloseReason::Eof))
     ));
     answer(&mut p.b.core, &evs[0], "1");

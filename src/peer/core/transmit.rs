@@ -58,8 +58,10 @@ pub(crate) enum What {
     Response { id: Option<OwnedId>, initialize: bool },
     /// A batch of responses to these requests.
     Batch { ids: Vec<OwnedId> },
-    /// A request of ours, with its id.
-    Request { id: u64 },
+    /// A request of ours, with its id; `related` is the request of the other side whose
+    /// handler sent it, when it was sent through that handler's
+    /// [`Context`](crate::peer::Context).
+    Request { id: u64, related: Option<OwnedId> },
     /// A notification; `related` is the request of the other side whose handler sent it, when
     /// it was sent through that handler's [`Context`](crate::peer::Context).
     Notification { progress: bool, related: Option<OwnedId> },
@@ -193,8 +195,8 @@ mod tests {
     #[test]
     fn messages_queued_between_takes_come_out_together() {
         let mut t = Transmit::new(100, false);
-        t.push(Lane::Normal, line(3), || What::Request { id: 0 }).unwrap();
-        t.push(Lane::Control, line(4), || What::Request { id: 0 }).unwrap();
+        t.push(Lane::Normal, line(3), || What::Request { id: 0, related: None }).unwrap();
+        t.push(Lane::Control, line(4), || What::Request { id: 0, related: None }).unwrap();
         assert_eq!(take(&mut t).0.len(), 7);
         assert!(t.is_empty());
     }
@@ -202,27 +204,28 @@ mod tests {
     #[test]
     fn the_normal_lane_is_full_past_cap_and_a_large_message_goes_alone() {
         let mut t = Transmit::new(10, false);
-        t.push(Lane::Normal, line(10), || What::Request { id: 0 }).unwrap();
+        t.push(Lane::Normal, line(10), || What::Request { id: 0, related: None }).unwrap();
         assert!(!t.has_room(Lane::Normal));
         assert!(matches!(
-            t.push(Lane::Normal, line(1), || What::Request { id: 0 }),
+            t.push(Lane::Normal, line(1), || What::Request { id: 0, related: None }),
             Err(PushError::Full)
         ));
         assert_eq!(t.len(), 10, "a refused message leaves nothing behind");
         take(&mut t);
-        t.push(Lane::Normal, line(50), || What::Request { id: 0 }).unwrap();
+        t.push(Lane::Normal, line(50), || What::Request { id: 0, related: None }).unwrap();
         assert_eq!(t.len(), 50);
     }
 
     #[test]
     fn the_control_lane_goes_past_the_bound_by_its_budget_and_no_further() {
         let mut t = Transmit::new(10, false);
-        t.push(Lane::Normal, line(10), || What::Request { id: 0 }).unwrap();
-        t.push(Lane::Control, line(CONTROL_BUDGET), || What::Request { id: 0 }).unwrap();
+        t.push(Lane::Normal, line(10), || What::Request { id: 0, related: None }).unwrap();
+        t.push(Lane::Control, line(CONTROL_BUDGET), || What::Request { id: 0, related: None })
+            .unwrap();
         assert_eq!(t.len(), 10 + CONTROL_BUDGET);
         assert!(!t.has_room(Lane::Control));
         assert!(matches!(
-            t.push(Lane::Control, line(1), || What::Request { id: 0 }),
+            t.push(Lane::Control, line(1), || What::Request { id: 0, related: None }),
             Err(PushError::Full)
         ));
     }
@@ -230,10 +233,10 @@ mod tests {
     #[test]
     fn closing_keeps_what_was_queued_and_refuses_more() {
         let mut t = Transmit::new(100, false);
-        t.push(Lane::Normal, line(5), || What::Request { id: 0 }).unwrap();
+        t.push(Lane::Normal, line(5), || What::Request { id: 0, related: None }).unwrap();
         t.close(&mut Vec::new());
         assert!(matches!(
-            t.push(Lane::Control, line(1), || What::Request { id: 0 }),
+            t.push(Lane::Control, line(1), || What::Request { id: 0, related: None }),
             Err(PushError::Closed)
         ));
         assert_eq!(take(&mut t).0.len(), 5);
@@ -242,14 +245,14 @@ mod tests {
     #[test]
     fn an_encoding_failure_queues_nothing() {
         let mut t = Transmit::new(100, true);
-        t.push(Lane::Normal, line(2), || What::Request { id: 0 }).unwrap();
+        t.push(Lane::Normal, line(2), || What::Request { id: 0, related: None }).unwrap();
         let r = t.push(
             Lane::Normal,
             |b| {
                 b.extend_from_slice(b"half");
                 Err(Error::NullRequestId)
             },
-            || What::Request { id: 0 },
+            || What::Request { id: 0, related: None },
         );
         assert!(matches!(r, Err(PushError::Encode(Error::NullRequestId))));
         let (out, sent) = take(&mut t);
@@ -259,7 +262,7 @@ mod tests {
     #[test]
     fn records_follow_their_messages_when_tracked() {
         let mut t = Transmit::new(100, true);
-        t.push(Lane::Normal, line(3), || What::Request { id: 0 }).unwrap();
+        t.push(Lane::Normal, line(3), || What::Request { id: 0, related: None }).unwrap();
         t.push(Lane::Normal, line(4), || What::Response {
             id: Some(OwnedId::Num(1)),
             initialize: false,
