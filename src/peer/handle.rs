@@ -270,6 +270,15 @@ impl PeerHandle {
         .await
     }
 
+    /// A handle to the same connection whose messages are not tied to the request whose
+    /// handler holds this one. Over Streamable HTTP a handler's own messages travel on its
+    /// request's stream while that request is open; send through this handle what answers no
+    /// request (a list change, say), so it goes to the session's GET stream.
+    #[must_use]
+    pub fn unrelated(&self) -> PeerHandle {
+        PeerHandle { shared: self.shared.clone(), related: None }
+    }
+
     /// Closes the connection: pending requests fail with [`CloseReason::Local`], handlers are
     /// cancelled, and what was already queued is written before the write side shuts down.
     pub fn close(&self) {

@@ -108,9 +108,11 @@ impl Handler for Probe {
                 }
                 Reply::json(&json!({"steps": steps}))
             }
+            // Unrelated to the request: what a session's GET stream carries.
             "announce" => {
                 let note = json!({"level": "info", "logger": "probe", "data": params()?});
                 cx.peer()
+                    .unrelated()
                     .notify("notifications/message", Some(Json(&note)))
                     .await
                     .map_err(|e| RpcError::internal(e.to_string()))?;
@@ -140,7 +142,12 @@ impl Handler for Probe {
                 permit.forget();
                 Reply::json(&json!({"released": true}))
             }
-            "ask" => match cx.peer().request("roots/list", NO_PARAMS).await {
+            // `ask` on the GET stream, `ask_related` on the request's own stream.
+            "ask" | "ask_related" => match if req.method() == "ask" {
+                cx.peer().unrelated().request("roots/list", NO_PARAMS).await
+            } else {
+                cx.peer().request("roots/list", NO_PARAMS).await
+            } {
                 Ok(r) => {
                     let answer: Value =
                         r.result_as().map_err(|e| RpcError::internal(e.to_string()))?;

@@ -223,3 +223,25 @@ async fn ask_over_the_stream(
     assert_eq!(e["method"], "roots/list", "{e}");
     (asked, e, (g, stream))
 }
+
+/// MCP: a server's requests and notifications related to a client's request may travel on that
+/// request's stream; there they reach a client that opened no GET stream, and the response the
+/// client POSTs back completes the handler.
+#[tokio::test]
+async fn a_handlers_own_request_travels_on_its_requests_stream() {
+    let s = serve_default().await;
+    let mut c = Client::session(s.addr, NO_BATCHES).await;
+    let mut asker = c.beside().await;
+    let r = asker.send(asker.post_of(request(5, "ask_related"))).await;
+    assert_eq!(content_type(r.headers()), Some("text/event-stream"), "{r:?}");
+    let mut body = r.into_body();
+    let mut buf = String::new();
+    let e = next_event(&mut body, &mut buf).await;
+    assert_eq!(e["method"], "roots/list", "{e}");
+    let roots = json!({"roots": []});
+    let answer = json!({"jsonrpc": "2.0", "id": e["id"], "result": roots});
+    c.post(answer.to_string()).await.assert_empty(StatusCode::ACCEPTED);
+    let done = timeout(WAIT, next_event(&mut body, &mut buf)).await.expect("the handler answers");
+    assert_eq!(done, json!({"jsonrpc": "2.0", "id": 5, "result": {"answer": roots}}));
+    assert_eq!(s.server.stats().messages_dropped, 0);
+}

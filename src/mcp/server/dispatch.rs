@@ -181,7 +181,9 @@ impl Connection {
                 match opened {
                     Some(state) => Some(state),
                     None => {
-                        return Err(RpcError::invalid_params("requestState integrity check failed"));
+                        return Err(RpcError::invalid_params(
+                            "requestState integrity check failed",
+                        ));
                     }
                 }
             }

@@ -223,7 +223,8 @@ impl Connection {
         let mut changes = self.server.0.changes.subscribe();
         let session = self.session.clone();
         let caps = self.server.0.capabilities.clone();
-        let peer = cx.peer().clone();
+        // Not tied to the request that started it: over HTTP these go to the GET stream.
+        let peer = cx.peer().unrelated();
         tokio::spawn(async move {
             loop {
                 let change = tokio::select! {
