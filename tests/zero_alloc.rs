@@ -57,7 +57,11 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 /// Runs `f` with counting on for this thread; returns its value and the allocations it made.
+/// One count at a time: the total is shared by every thread, so two tests counting at once
+/// would see each other's allocations.
 fn count_allocations<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let before = ALLOCATIONS.load(Ordering::Relaxed);
     COUNTING.with(|c| c.set(true));
     let out = f();
@@ -303,4 +307,49 @@ fn reading_the_modern_envelope_and_checking_its_headers_allocates_nothing() {
     });
     assert_eq!(seen, 6 * 1_000);
     assert_eq!(allocations, 0, "reading 1,000 modern envelopes allocated");
+}
+
+#[test]
+fn decoding_typed_tools_call_params_allocates_nothing_and_borrows() {
+    use mcpwire::mcp::types::{CallToolParams, ReadResourceResult, ResourceParams};
+    use mcpwire::{FrameParser, Limits};
+
+    let mut parser = FrameParser::new(Limits::default());
+    let frames: Vec<Frame> =
+        (0..1_000).map(|i| parser.parse(BytesMut::from(modern_call(i).as_str()))).collect();
+    let (seen, allocations) = count_allocations(|| {
+        let mut seen = 0;
+        for f in &frames {
+            let call = CallToolParams::from_params(f.params().unwrap()).unwrap();
+            seen += usize::from(matches!(call.name, std::borrow::Cow::Borrowed("route")));
+            seen +=
+                usize::from(call.arguments.is_some_and(|a| a.get().starts_with(r#"{"region""#)));
+            seen += usize::from(call.meta.is_some());
+        }
+        seen
+    });
+    assert_eq!(seen, 3 * 1_000);
+    assert_eq!(allocations, 0, "decoding 1,000 typed tools/call params allocated");
+
+    // An escaped name is unescaped into an owned string: the count sees it.
+    let escaped = parser.parse(BytesMut::from(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"r\u006fute"}}"#,
+    ));
+    let (name, allocations) = count_allocations(|| {
+        let call = CallToolParams::from_params(escaped.params().unwrap()).unwrap();
+        call.name.into_owned()
+    });
+    assert_eq!(name, "route");
+    assert!(allocations >= 1, "an unescaped copy allocates");
+    // The other typed params borrow the same way.
+    let read = parser.parse(BytesMut::from(
+        r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"test://x"}}"#,
+    ));
+    let (ok, allocations) = count_allocations(|| {
+        let p: ResourceParams<'_> = read.params_as().unwrap();
+        p.uri == "test://x"
+    });
+    assert!(ok);
+    assert_eq!(allocations, 0);
+    let _ = ReadResourceResult::default();
 }

@@ -86,7 +86,7 @@ pub fn str_of(raw: RawJson<'_>) -> Option<Cow<'_, str>> {
 /// # Errors
 ///
 /// -32602 naming `what` when `text` is not an object, is malformed, or names a key twice.
-fn pick<'a, const N: usize>(
+pub(crate) fn pick<'a, const N: usize>(
     text: &'a str,
     keys: [&str; N],
     what: &str,

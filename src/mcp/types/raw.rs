@@ -28,13 +28,26 @@ use crate::RawJson;
 /// assert_eq!(built.get(), r#"{"type":"object"}"#);
 /// ```
 #[derive(Clone)]
-pub struct Raw<'a>(Cow<'a, RawValue>);
+pub struct Raw<'a>(Repr<'a>);
+
+#[derive(Clone)]
+enum Repr<'a> {
+    Value(Cow<'a, RawValue>),
+    /// A member of a message the frame parser already validated, found by the member scanner
+    /// (which allocates nothing, where serde_json's skipping of a nested value does).
+    Scanned(&'a str),
+}
 
 impl<'a> Raw<'a> {
     /// Borrows text already known to be one JSON value.
     #[must_use]
     pub fn borrowed(value: &'a RawValue) -> Self {
-        Self(Cow::Borrowed(value))
+        Self(Repr::Value(Cow::Borrowed(value)))
+    }
+
+    /// A member of a validated message (a `RawJson` lent by a `Frame`).
+    pub(crate) fn scanned(value: RawJson<'a>) -> Self {
+        Self(Repr::Scanned(value.get()))
     }
 
     /// Validates `json` as one JSON value and borrows it.
@@ -52,7 +65,7 @@ impl<'a> Raw<'a> {
     ///
     /// When `json` is not exactly one JSON value.
     pub fn owned(json: String) -> Result<Raw<'static>, serde_json::Error> {
-        RawValue::from_string(json).map(|v| Raw(Cow::Owned(v)))
+        RawValue::from_string(json).map(|v| Raw(Repr::Value(Cow::Owned(v))))
     }
 
     /// Serialises `value` once and keeps its text.
@@ -61,19 +74,22 @@ impl<'a> Raw<'a> {
     ///
     /// When `value` cannot be serialised (a map with non-string keys, say).
     pub fn to_json<T: Serialize + ?Sized>(value: &T) -> Result<Raw<'static>, serde_json::Error> {
-        serde_json::value::to_raw_value(value).map(|v| Raw(Cow::Owned(v)))
+        serde_json::value::to_raw_value(value).map(|v| Raw(Repr::Value(Cow::Owned(v))))
     }
 
     /// The JSON text.
     #[must_use]
     pub fn get(&self) -> &str {
-        self.0.get()
+        match &self.0 {
+            Repr::Value(v) => v.get(),
+            Repr::Scanned(s) => s,
+        }
     }
 
     /// The text as the crate's borrowed raw value (for encoding, or [`crate::mcp::meta::member`]).
     #[must_use]
     pub fn as_raw_json(&self) -> RawJson<'_> {
-        RawJson::new(self.0.get())
+        RawJson::new(self.get())
     }
 
     /// Deserialises the value, borrowing strings that need no unescaping.
@@ -82,13 +98,18 @@ impl<'a> Raw<'a> {
     ///
     /// When the text does not match `T`.
     pub fn decode<'b, T: Deserialize<'b>>(&'b self) -> Result<T, serde_json::Error> {
-        serde_json::from_str(self.0.get())
+        serde_json::from_str(self.get())
     }
 
     /// An owned copy that outlives the message it was read from.
     #[must_use]
     pub fn into_owned(self) -> Raw<'static> {
-        Raw(Cow::Owned(self.0.into_owned()))
+        match self.0 {
+            Repr::Value(v) => Raw(Repr::Value(Cow::Owned(v.into_owned()))),
+            Repr::Scanned(s) => Raw(Repr::Value(Cow::Owned(
+                RawValue::from_string(s.to_owned()).expect("scanned from a validated message"),
+            ))),
+        }
     }
 }
 
@@ -112,7 +133,13 @@ impl PartialEq for Raw<'_> {
 
 impl Serialize for Raw<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
+        match &self.0 {
+            Repr::Value(v) => v.serialize(s),
+            // Borrowed again as serde_json's raw value (a check of text already valid).
+            Repr::Scanned(text) => serde_json::from_str::<&RawValue>(text)
+                .map_err(serde::ser::Error::custom)?
+                .serialize(s),
+        }
     }
 }
 

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 
 use super::{CacheScope, Content, Raw};
+use crate::mcp::meta::{Rejection, pick, str_of};
 
 /// One tool a server offers.
 ///
@@ -185,6 +186,65 @@ impl<'a> CallToolParams<'a> {
             request_state: None,
             meta: None,
         }
+    }
+
+    /// Reads a request's `params` with the member scanner: nothing is allocated when the name
+    /// carries no escapes, however deep `arguments` and `_meta` are (serde_json's `Deserialize`
+    /// allocates to skip or capture a nested value).
+    ///
+    /// # Errors
+    ///
+    /// -32602 naming the field: `params` not an object, a member named twice, `name` not a
+    /// string, `arguments` or `inputResponses` not an object, `requestState` not a string.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mcpwire::RawJson;
+    /// use mcpwire::mcp::types::CallToolParams;
+    ///
+    /// let p = CallToolParams::from_params(RawJson::new(r#"{"name":"echo","arguments":{"a":{"b":1}}}"#)).unwrap();
+    /// assert_eq!(p.name, "echo");
+    /// assert_eq!(p.arguments.unwrap().get(), r#"{"a":{"b":1}}"#);
+    /// assert!(CallToolParams::from_params(RawJson::new(r#"{"name":1}"#)).is_err());
+    /// ```
+    pub fn from_params(params: crate::RawJson<'a>) -> Result<Self, Rejection> {
+        let [name, arguments, input_responses, request_state, meta] = pick(
+            params.get(),
+            ["name", "arguments", "inputResponses", "requestState", "_meta"],
+            "params",
+        )?;
+        let Some(name) = name.and_then(str_of) else {
+            return Err(Rejection::invalid(
+                "Invalid params: params.name must be a string naming the tool",
+            ));
+        };
+        let object = |v: Option<crate::RawJson<'a>>, what: &str| match v {
+            Some(v) if v.get() == "null" => Ok(None),
+            Some(v) if v.get().starts_with('{') => Ok(Some(Raw::scanned(v))),
+            Some(_) => {
+                Err(Rejection::invalid(format!("Invalid params: params.{what} must be an object")))
+            }
+            None => Ok(None),
+        };
+        let request_state = match request_state {
+            None => None,
+            Some(s) => match str_of(s) {
+                Some(s) => Some(s),
+                None => {
+                    return Err(Rejection::invalid(
+                        "Invalid params: params.requestState must be a string",
+                    ));
+                }
+            },
+        };
+        Ok(Self {
+            name,
+            arguments: object(arguments, "arguments")?,
+            input_responses: object(input_responses, "inputResponses")?,
+            request_state,
+            meta: object(meta, "_meta")?,
+        })
     }
 
     /// With arguments.
