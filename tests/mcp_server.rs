@@ -1,0 +1,443 @@
+//! `mcp::server::Server` over a real peer pair (tokio, in-process duplex pipes), both eras: the
+//! protocol the server speaks around a host's handlers, what it refuses, and each of its bounds
+//! at and just past the limit.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use mcpwire::mcp::server::{
+    Error, InputRequired, MAX_INPUT_ROUNDS, MAX_LISTEN_STREAMS, MAX_REQUEST_STATE_BYTES,
+    MAX_RESOURCE_SUBSCRIPTIONS, Server,
+};
+use mcpwire::mcp::types::{
+    CallToolResult, ElicitParams, ElicitResult, InputRequest, LoggingLevel, ReadResourceResult,
+    Resource, ResourceContents, Tool,
+};
+use mcpwire::peer::{Context, Handler, Incoming, PeerBuilder, PeerHandle, Reply, RpcError};
+use mcpwire::{Json, RawJson};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+const FORM: &str =
+    r#"{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}"#;
+const MODERN: &str = "2026-07-28";
+
+fn server() -> Server {
+    Server::builder("test-server", "0.0.1")
+        .tool(
+            Tool::new("greet").input_schema(
+                r#"{"type":"object","properties":{"who":{"type":"string"}},"required":["who"]}"#,
+            ),
+            |call| async move {
+                #[derive(serde::Deserialize)]
+                struct Args<'a> {
+                    #[serde(borrow)]
+                    who: Cow<'a, str>,
+                }
+                let a: Args<'_> = call.arguments()?;
+                Ok(CallToolResult::text(format!("hello {}", a.who)))
+            },
+        )
+        .tool(Tool::new("ask_name"), |call| async move {
+            let a =
+                call.ask("name", InputRequest::elicit(&ElicitParams::form("Name?", FORM))).await?;
+            let a: ElicitResult<'_> = a.decode()?;
+            Ok(CallToolResult::text(format!("hi {}", a.text("name")?.unwrap_or_default())))
+        })
+        .tool(Tool::new("two_rounds"), |call| async move {
+            match (call.state(), call.answer("second")?) {
+                (Some("round-2"), Some(_)) => Ok(CallToolResult::text("done in two")),
+                (Some("round-1"), _) if call.answer("first")?.is_some() => {
+                    Err(InputRequired::new()
+                        .request(
+                            "second",
+                            InputRequest::elicit(&ElicitParams::form("Again?", FORM)),
+                        )
+                        .state("round-2")
+                        .into())
+                }
+                _ => Err(InputRequired::new()
+                    .request("first", InputRequest::elicit(&ElicitParams::form("First?", FORM)))
+                    .state("round-1")
+                    .into()),
+            }
+        })
+        .tool(Tool::new("never_done"), |_call| async move {
+            Err(InputRequired::new().request("again", InputRequest::list_roots()).into())
+        })
+        .tool(Tool::new("chatty"), |call| async move {
+            call.log(LoggingLevel::Info, "an info line").await;
+            call.log(LoggingLevel::Error, "an error line").await;
+            Ok(CallToolResult::text("logged"))
+        })
+        .tool(Tool::new("change"), |call| async move {
+            call.server().tools_changed();
+            call.server().resource_updated("test://a");
+            Ok(CallToolResult::text("changed"))
+        })
+        .tool(Tool::new("fails"), |_| async { Err(Error::tool("it broke")) })
+        .resource(Resource::new("test://a", "a"), |_| async {
+            Ok(ReadResourceResult::new(ResourceContents::text("test://a", "text/plain", "A")))
+        })
+        .build()
+}
+
+/// The client side: answers the server's elicitation and roots requests, and records every
+/// notification.
+struct ClientSide {
+    asked: Arc<AtomicUsize>,
+    notes: mpsc::UnboundedSender<Value>,
+}
+
+impl Handler for ClientSide {
+    async fn request(&self, req: &Incoming, _cx: &Context) -> Result<Reply, RpcError> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        match req.method() {
+            "elicitation/create" => {
+                Reply::json(&json!({"action": "accept", "content": {"name": "Ada"}}))
+            }
+            "roots/list" => Reply::json(&json!({"roots": []})),
+            m => Err(RpcError::method_not_found(m)),
+        }
+    }
+
+    async fn notification(&self, n: &Incoming, _cx: &Context) {
+        let params: Value =
+            n.params().map_or(Value::Null, |p| serde_json::from_str(p.get()).unwrap());
+        let _ = self.notes.send(json!({"method": n.method(), "params": params}));
+    }
+}
+
+struct Pair {
+    client: PeerHandle,
+    /// Both ends' connections: dropping one closes it.
+    _connections: (mcpwire::peer::Connection, mcpwire::peer::Connection),
+    asked: Arc<AtomicUsize>,
+    notes: mpsc::UnboundedReceiver<Value>,
+}
+
+fn pair(server: &Server) -> Pair {
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, bw) = tokio::io::split(b);
+    let (_server_peer, sc) = PeerBuilder::new().spawn(ar, aw, server.handler());
+    let asked = Arc::new(AtomicUsize::new(0));
+    let (tx, notes) = mpsc::unbounded_channel();
+    let (client, cc) =
+        PeerBuilder::new().spawn(br, bw, ClientSide { asked: asked.clone(), notes: tx });
+    Pair { client, _connections: (sc, cc), asked, notes }
+}
+
+impl Pair {
+    async fn call(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        match self.client.request(method, Some(Json(&params))).await {
+            Ok(r) => Ok(serde_json::from_str(r.result().unwrap().get()).unwrap()),
+            Err(mcpwire::peer::RequestError::Rpc(e)) => Err(e),
+            Err(e) => panic!("{method}: {e}"),
+        }
+    }
+
+    async fn legacy(server: &Server, caps: Value) -> Self {
+        let p = pair(server);
+        let init = json!({"protocolVersion": "2025-11-25", "capabilities": caps, "clientInfo": {"name": "t", "version": "1"}});
+        let r = p.call("initialize", init).await.unwrap();
+        assert_eq!(r["protocolVersion"], "2025-11-25");
+        p.client.notify("notifications/initialized", None::<RawJson<'_>>).await.unwrap();
+        p
+    }
+}
+
+/// Modern params: `extra` plus a `_meta` envelope declaring `caps`.
+fn modern(extra: Value, caps: Value) -> Value {
+    let mut p = extra;
+    p["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": caps});
+    p
+}
+
+fn text_of(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or_else(|| panic!("no text: {result}"))
+}
+
+#[tokio::test]
+async fn a_legacy_session_lists_calls_and_reads() {
+    let s = server();
+    let p = Pair::legacy(&s, json!({})).await;
+    let tools = p.call("tools/list", json!({})).await.unwrap();
+    assert_eq!(tools["tools"][0]["name"], "greet");
+    assert!(
+        tools.get("ttlMs").is_none() && tools.get("resultType").is_none(),
+        "legacy results carry no modern fields: {tools}"
+    );
+    let r =
+        p.call("tools/call", json!({"name": "greet", "arguments": {"who": "you"}})).await.unwrap();
+    assert_eq!(text_of(&r), "hello you");
+    let r = p.call("resources/read", json!({"uri": "test://a"})).await.unwrap();
+    assert_eq!(r["contents"][0]["text"], "A");
+    assert_eq!(p.call("ping", json!({})).await.unwrap(), json!({}));
+}
+
+#[tokio::test]
+async fn a_modern_request_gets_result_type_server_info_and_caching_hints() {
+    let s = server();
+    let p = pair(&s);
+    let d = p.call("server/discover", modern(json!({}), json!({}))).await.unwrap();
+    assert_eq!(d["supportedVersions"], json!([MODERN]));
+    assert_eq!(d["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "test-server");
+    let tools = p.call("tools/list", modern(json!({}), json!({}))).await.unwrap();
+    assert_eq!(
+        (tools["resultType"].as_str(), tools["cacheScope"].as_str()),
+        (Some("complete"), Some("public"))
+    );
+    assert!(tools["ttlMs"].is_u64());
+    let r = p.call("resources/read", modern(json!({"uri": "test://a"}), json!({}))).await.unwrap();
+    assert_eq!((r["ttlMs"].as_u64(), r["cacheScope"].as_str()), (Some(0), Some("private")));
+    for removed in ["initialize", "ping", "logging/setLevel", "resources/subscribe"] {
+        let e = p.call(removed, modern(json!({}), json!({}))).await.unwrap_err();
+        assert_eq!(e.code.get(), -32601, "{removed}");
+    }
+    // Neither era: -32602.
+    let e = p.call("tools/list", json!({})).await.unwrap_err();
+    assert_eq!(e.code.get(), -32602);
+}
+
+#[tokio::test]
+async fn bad_params_are_refused_precisely() {
+    let s = server();
+    let p = Pair::legacy(&s, json!({})).await;
+    // Arguments that do not match: a tool failure naming the field, not a protocol error.
+    let r = p.call("tools/call", json!({"name": "greet", "arguments": {"who": 7}})).await.unwrap();
+    assert_eq!(r["isError"], true);
+    assert!(text_of(&r).contains("invalid type"), "{r}");
+    let r = p.call("tools/call", json!({"name": "greet", "arguments": {}})).await.unwrap();
+    assert!(text_of(&r).contains("missing field `who`"), "{r}");
+    let r = p.call("tools/call", json!({"name": "fails"})).await.unwrap();
+    assert_eq!((r["isError"].as_bool(), text_of(&r)), (Some(true), "it broke"));
+    for (params, why) in [
+        (json!({"name": "nope"}), "Unknown tool: nope"),
+        (json!({"name": 3}), "params.name must be a string"),
+        (
+            json!({"name": "greet", "name2": 1, "requestState": "forged"}),
+            "requestState integrity check failed",
+        ),
+    ] {
+        let e = p.call("tools/call", params).await.unwrap_err();
+        assert_eq!(e.code.get(), -32602);
+        assert!(e.message.contains(why), "{} / {why}", e.message);
+    }
+    let e = p.call("tools/list", json!({"cursor": "x"})).await.unwrap_err();
+    assert_eq!(e.code.get(), -32602);
+    // Resource not found: -32002 in the legacy era, -32602 in the modern one; the URI in data.
+    let e = p.call("resources/read", json!({"uri": "test://missing"})).await.unwrap_err();
+    assert_eq!(e.code.get(), -32002);
+    assert_eq!(
+        serde_json::from_str::<Value>(e.data().unwrap().get()).unwrap(),
+        json!({"uri": "test://missing"})
+    );
+    let e = p
+        .call("resources/read", modern(json!({"uri": "test://missing"}), json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code.get(), -32602);
+}
+
+#[tokio::test]
+async fn asking_the_client_is_a_request_in_the_legacy_era_and_input_required_in_the_modern_one() {
+    let s = server();
+    let legacy = Pair::legacy(&s, json!({"elicitation": {}})).await;
+    let r = legacy.call("tools/call", json!({"name": "ask_name"})).await.unwrap();
+    assert_eq!(text_of(&r), "hi Ada");
+    assert_eq!(legacy.asked.load(Ordering::SeqCst), 1);
+
+    let p = pair(&s);
+    let caps = json!({"elicitation": {}});
+    let r = p.call("tools/call", modern(json!({"name": "ask_name"}), caps.clone())).await.unwrap();
+    assert_eq!(r["resultType"], "input_required");
+    assert_eq!(r["inputRequests"]["name"]["method"], "elicitation/create");
+    let answers = json!({"name": {"action": "accept", "content": {"name": "Bo"}}});
+    let r = p
+        .call("tools/call", modern(json!({"name": "ask_name", "inputResponses": answers}), caps))
+        .await
+        .unwrap();
+    assert_eq!((r["resultType"].as_str(), text_of(&r)), (Some("complete"), "hi Bo"));
+    assert_eq!(p.asked.load(Ordering::SeqCst), 0, "the modern era sends the client no request");
+
+    // Without the capability: -32021 naming it, in both eras.
+    let e = p.call("tools/call", modern(json!({"name": "ask_name"}), json!({}))).await.unwrap_err();
+    assert_eq!(e.code.get(), -32021);
+    let data: Value = serde_json::from_str(e.data().unwrap().get()).unwrap();
+    assert_eq!(data, json!({"requiredCapabilities": {"elicitation": {}}}));
+    let bare = Pair::legacy(&s, json!({})).await;
+    assert_eq!(
+        bare.call("tools/call", json!({"name": "ask_name"})).await.unwrap_err().code.get(),
+        -32021
+    );
+}
+
+#[tokio::test]
+async fn request_state_is_sealed_and_a_changed_one_refused() {
+    let s = server();
+    let p = pair(&s);
+    let caps = json!({"elicitation": {}});
+    let r1 =
+        p.call("tools/call", modern(json!({"name": "two_rounds"}), caps.clone())).await.unwrap();
+    let state = r1["requestState"].as_str().unwrap().to_owned();
+    assert!(!state.contains("round-1"), "the state is not readable as sent: {state}");
+    let answer = json!({"action": "accept", "content": {"name": "x"}});
+    let retry = |state: &str, key: &str| {
+        modern(
+            json!({"name": "two_rounds", "requestState": state, "inputResponses": {key: answer}}),
+            caps.clone(),
+        )
+    };
+    let r2 = p.call("tools/call", retry(&state, "first")).await.unwrap();
+    assert_eq!(r2["resultType"], "input_required");
+    let state2 = r2["requestState"].as_str().unwrap();
+    assert_ne!(state2, state);
+    let r3 = p.call("tools/call", retry(state2, "second")).await.unwrap();
+    assert_eq!(text_of(&r3), "done in two");
+
+    // One changed character, another server's state, and a state past the bound: -32602.
+    let mut tampered = state.clone().into_bytes();
+    tampered[2] ^= 1;
+    let tampered = String::from_utf8(tampered).unwrap();
+    let other = server();
+    let foreign = pair(&other)
+        .call("tools/call", modern(json!({"name": "two_rounds"}), caps.clone()))
+        .await
+        .unwrap();
+    let long = "A".repeat(MAX_REQUEST_STATE_BYTES + 1);
+    for bad in [tampered.as_str(), foreign["requestState"].as_str().unwrap(), &long] {
+        let e = p.call("tools/call", retry(bad, "first")).await.unwrap_err();
+        assert_eq!(e.code.get(), -32602, "{bad:.40}");
+    }
+}
+
+#[tokio::test]
+async fn a_legacy_session_runs_a_multi_round_handler_and_bounds_its_rounds() {
+    let s = server();
+    let p = Pair::legacy(&s, json!({"elicitation": {}, "roots": {}})).await;
+    let r = p.call("tools/call", json!({"name": "two_rounds"})).await.unwrap();
+    assert_eq!(text_of(&r), "done in two");
+    assert_eq!(p.asked.load(Ordering::SeqCst), 2, "one request to the client per round");
+
+    // A handler that never stops asking: MAX_INPUT_ROUNDS requests, then -32603.
+    let before = p.asked.load(Ordering::SeqCst);
+    let e = p.call("tools/call", json!({"name": "never_done"})).await.unwrap_err();
+    assert_eq!(e.code.get(), -32603, "{e}");
+    assert_eq!(p.asked.load(Ordering::SeqCst) - before, MAX_INPUT_ROUNDS);
+}
+
+async fn drain(notes: &mut mpsc::UnboundedReceiver<Value>) -> Vec<Value> {
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut out = Vec::new();
+    while let Ok(n) = notes.try_recv() {
+        out.push(n);
+    }
+    out
+}
+
+#[tokio::test]
+async fn log_messages_go_only_where_the_client_asked_for_them() {
+    let s = server();
+    let mut p = Pair::legacy(&s, json!({})).await;
+    p.call("tools/call", json!({"name": "chatty"})).await.unwrap();
+    assert_eq!(
+        drain(&mut p.notes).await.len(),
+        2,
+        "a legacy session gets every level until setLevel"
+    );
+    p.call("logging/setLevel", json!({"level": "error"})).await.unwrap();
+    p.call("tools/call", json!({"name": "chatty"})).await.unwrap();
+    let got = drain(&mut p.notes).await;
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0]["params"]["level"], "error");
+
+    let mut m = pair(&s);
+    m.call("tools/call", modern(json!({"name": "chatty"}), json!({}))).await.unwrap();
+    assert!(drain(&mut m.notes).await.is_empty(), "no logLevel, no log messages");
+    let mut with_level = modern(json!({"name": "chatty"}), json!({}));
+    with_level["_meta"]["io.modelcontextprotocol/logLevel"] = json!("info");
+    m.call("tools/call", with_level).await.unwrap();
+    assert_eq!(drain(&mut m.notes).await.len(), 2);
+}
+
+#[tokio::test]
+async fn listen_streams_get_tagged_changes_and_are_bounded_per_connection() {
+    let s = server();
+    let mut p = pair(&s);
+    let listen = modern(
+        json!({"notifications": {"toolsListChanged": true, "promptsListChanged": true}}),
+        json!({}),
+    );
+    let mut streams = Vec::new();
+    for _ in 0..MAX_LISTEN_STREAMS {
+        let c = p.client.clone();
+        let params = listen.clone();
+        streams.push(tokio::spawn(async move {
+            c.request("subscriptions/listen", Some(Json(&params))).await
+        }));
+    }
+    let mut acks = 0;
+    while acks < MAX_LISTEN_STREAMS {
+        let n =
+            tokio::time::timeout(Duration::from_secs(5), p.notes.recv()).await.unwrap().unwrap();
+        assert_eq!(n["method"], "notifications/subscriptions/acknowledged");
+        // This server has tools and no prompts: only what it can honour is acknowledged.
+        assert_eq!(n["params"]["notifications"], json!({"toolsListChanged": true}));
+        acks += 1;
+    }
+    // One past the bound: refused at once.
+    let e = p.call("subscriptions/listen", listen.clone()).await.unwrap_err();
+    assert_eq!(e.code.get(), -32000);
+    // A change reaches every open stream, tagged with its subscription.
+    p.call("tools/call", modern(json!({"name": "change"}), json!({}))).await.unwrap();
+    let got = drain(&mut p.notes).await;
+    let changed: Vec<_> =
+        got.iter().filter(|n| n["method"] == "notifications/tools/list_changed").collect();
+    assert_eq!(changed.len(), MAX_LISTEN_STREAMS, "{got:?}");
+    assert!(
+        changed
+            .iter()
+            .all(|n| n["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"].is_number())
+    );
+    // Cancelling one frees its place.
+    streams.pop().unwrap().abort();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let c = p.client.clone();
+    let again =
+        tokio::spawn(async move { c.request("subscriptions/listen", Some(Json(&listen))).await });
+    let n = tokio::time::timeout(Duration::from_secs(5), p.notes.recv()).await.unwrap().unwrap();
+    assert_eq!(n["method"], "notifications/subscriptions/acknowledged");
+    again.abort();
+}
+
+#[tokio::test]
+async fn legacy_subscriptions_get_updates_and_are_bounded_per_session() {
+    let s = server();
+    let mut p = Pair::legacy(&s, json!({})).await;
+    p.call("resources/subscribe", json!({"uri": "test://a"})).await.unwrap();
+    p.call("tools/call", json!({"name": "change"})).await.unwrap();
+    let got = drain(&mut p.notes).await;
+    let methods: Vec<_> = got.iter().map(|n| n["method"].as_str().unwrap()).collect();
+    assert!(methods.contains(&"notifications/tools/list_changed"), "{methods:?}");
+    assert!(
+        got.iter().any(|n| n["method"] == "notifications/resources/updated"
+            && n["params"]["uri"] == "test://a")
+    );
+    p.call("resources/unsubscribe", json!({"uri": "test://a"})).await.unwrap();
+    p.call("tools/call", json!({"name": "change"})).await.unwrap();
+    assert!(
+        !drain(&mut p.notes).await.iter().any(|n| n["method"] == "notifications/resources/updated")
+    );
+
+    // At the bound every subscription is kept; one past it is refused.
+    for i in 0..MAX_RESOURCE_SUBSCRIPTIONS {
+        p.call("resources/subscribe", json!({"uri": format!("test://{i}")})).await.unwrap();
+    }
+    let e = p.call("resources/subscribe", json!({"uri": "test://one-more"})).await.unwrap_err();
+    assert_eq!(e.code.get(), -32602);
+    // Subscribing again to one already held is not a new one.
+    p.call("resources/subscribe", json!({"uri": "test://0"})).await.unwrap();
+}
