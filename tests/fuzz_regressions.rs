@@ -58,9 +58,21 @@ mod sse;
 #[path = "../fuzz/src/headers.rs"]
 mod headers;
 
+#[path = "../fuzz/src/typed.rs"]
+mod typed;
+
 /// The folders replayed by the tests below.
-const TARGETS: [&str; 8] =
-    ["frame", "stream", "differential", "roundtrip", "mux", "content_length", "sse", "headers"];
+const TARGETS: [&str; 9] = [
+    "frame",
+    "stream",
+    "differential",
+    "roundtrip",
+    "mux",
+    "content_length",
+    "sse",
+    "headers",
+    "typed",
+];
 
 fn regressions() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join("regressions")
@@ -170,6 +182,11 @@ fn sse_regressions_hold_fed_as_fuzzed_and_byte_by_byte() {
 #[test]
 fn headers_regressions_hold() {
     replay("headers", headers::check_headers);
+}
+
+#[test]
+fn typed_regressions_hold() {
+    replay("typed", typed::check_typed);
 }
 
 #[test]

@@ -8,3 +8,4 @@ pub mod headers;
 pub mod mux_model;
 pub mod reference;
 pub mod sse;
+pub mod typed;

@@ -20,22 +20,29 @@
 //!
 //! # Examples
 //!
+//! The README's server (a tool that asks the user when it lacks an argument):
+//!
 //! ```
 //! use mcpwire::mcp::server::Server;
-//! use mcpwire::mcp::types::{CallToolResult, Tool};
+//! use mcpwire::mcp::types::{CallToolResult, ElicitParams, ElicitResult, InputRequest, Tool};
 //!
-//! #[derive(serde::Deserialize)]
-//! struct Args<'a> {
-//!     #[serde(borrow)]
-//!     message: std::borrow::Cow<'a, str>,
-//! }
-//!
-//! let server = Server::builder("echo-server", "1.0.0")
+//! let server = Server::builder("greeter", "1.0.0")
 //!     .tool(
-//!         Tool::new("echo").input_schema(r#"{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}"#),
+//!         Tool::new("greet").input_schema(r#"{"type":"object","properties":{"who":{"type":"string"}}}"#),
 //!         |call| async move {
-//!             let args: Args<'_> = call.arguments()?;
-//!             Ok(CallToolResult::text(args.message.into_owned()))
+//!             #[derive(serde::Deserialize)]
+//!             struct Args<'a> { #[serde(borrow)] who: Option<std::borrow::Cow<'a, str>> }
+//!             let who = match call.arguments::<Args<'_>>()?.who {
+//!                 Some(who) => who.into_owned(),
+//!                 // Ask the user: a request to the client in a legacy session, an
+//!                 // `input_required` result (answered by the client's retry) in the modern era.
+//!                 None => {
+//!                     let form = r#"{"type":"object","properties":{"name":{"type":"string"}}}"#;
+//!                     let answer = call.ask("name", InputRequest::elicit(&ElicitParams::form("Who?", form))).await?;
+//!                     answer.decode::<ElicitResult<'_>>()?.text("name")?.unwrap_or_default().into_owned()
+//!                 }
+//!             };
+//!             Ok(CallToolResult::text(format!("hello, {who}")))
 //!         },
 //!     )
 //!     .build();
