@@ -67,6 +67,11 @@ fn server() -> Server {
         .tool(Tool::new("never_done"), |_call| async move {
             Err(InputRequired::new().request("again", InputRequest::list_roots()).into())
         })
+        .tool(Tool::new("count_roots"), |call| async move {
+            let a = call.ask("roots", InputRequest::list_roots()).await?;
+            let roots: mcpwire::mcp::types::ListRootsResult<'_> = a.decode()?;
+            Ok(CallToolResult::text(roots.roots.len().to_string()))
+        })
         .tool(Tool::new("chatty"), |call| async move {
             call.log(LoggingLevel::Info, "an info line").await;
             call.log(LoggingLevel::Error, "an error line").await;
@@ -98,7 +103,8 @@ impl Handler for ClientSide {
             "elicitation/create" => {
                 Reply::json(&json!({"action": "accept", "content": {"name": "Ada"}}))
             }
-            "roots/list" => Reply::json(&json!({"roots": []})),
+            // A malformed answer: a root's URI that is not a string.
+            "roots/list" => Reply::json(&json!({"roots": [{"uri": 5}]})),
             m => Err(RpcError::method_not_found(m)),
         }
     }
@@ -209,9 +215,9 @@ async fn bad_params_are_refused_precisely() {
     // Arguments that do not match: a tool failure naming the field, not a protocol error.
     let r = p.call("tools/call", json!({"name": "greet", "arguments": {"who": 7}})).await.unwrap();
     assert_eq!(r["isError"], true);
-    assert!(text_of(&r).contains("invalid type"), "{r}");
+    assert!(text_of(&r).starts_with("invalid arguments.who: invalid type: integer `7`"), "{r}");
     let r = p.call("tools/call", json!({"name": "greet", "arguments": {}})).await.unwrap();
-    assert!(text_of(&r).contains("missing field `who`"), "{r}");
+    assert!(text_of(&r).starts_with("invalid arguments: missing field `who`"), "{r}");
     let r = p.call("tools/call", json!({"name": "fails"})).await.unwrap();
     assert_eq!((r["isError"].as_bool(), text_of(&r)), (Some(true), "it broke"));
     for (params, why) in [
@@ -321,6 +327,11 @@ async fn a_legacy_session_runs_a_multi_round_handler_and_bounds_its_rounds() {
     let r = p.call("tools/call", json!({"name": "two_rounds"})).await.unwrap();
     assert_eq!(text_of(&r), "done in two");
     assert_eq!(p.asked.load(Ordering::SeqCst), 2, "one request to the client per round");
+
+    // What the client answers is untrusted: a malformed answer is -32602 naming the field.
+    let e = p.call("tools/call", json!({"name": "count_roots"})).await.unwrap_err();
+    assert_eq!(e.code.get(), -32602);
+    assert!(e.message.contains("the client's answer.roots[0].uri: invalid type"), "{}", e.message);
 
     // A handler that never stops asking: MAX_INPUT_ROUNDS requests, then -32603.
     let before = p.asked.load(Ordering::SeqCst);

@@ -116,15 +116,32 @@ impl Answer {
     ///
     /// -32602 naming what did not match `T`: what the client answers is untrusted.
     pub fn decode<'a, T: Deserialize<'a>>(&'a self) -> Result<T, Error> {
-        self.0.decode().map_err(|e| {
-            Error::Protocol(RpcError::invalid_params(format_args!("the client's answer: {e}")))
-        })
+        decode_named(self.0.get(), "the client's answer")
+            .map_err(|reason| Error::Protocol(RpcError::invalid_params(reason)))
     }
 
     /// The JSON text.
     #[must_use]
     pub fn get(&self) -> &str {
         self.0.get()
+    }
+}
+
+/// Decodes `text` as `T`. On failure it decodes again, tracking where it was, so the reason
+/// names the field (`arguments.address.city: invalid type: ...`); a value that decodes pays
+/// nothing for that.
+fn decode_named<'a, T: Deserialize<'a>>(text: &'a str, what: &str) -> Result<T, String> {
+    match serde_json::from_str(text) {
+        Ok(v) => Ok(v),
+        Err(plain) => {
+            let mut de = serde_json::Deserializer::from_str(text);
+            match serde_path_to_error::deserialize::<_, T>(&mut de) {
+                Err(e) if e.path().to_string() != "." => {
+                    Err(format!("{what}.{}: {}", e.path(), e.inner()))
+                }
+                _ => Err(format!("{what}: {plain}")),
+            }
+        }
     }
 }
 
@@ -195,7 +212,9 @@ impl Call {
     ///
     /// -32602 with serde's reason (which names the field) when they do not match `T`.
     pub fn params<'a, T: Deserialize<'a>>(&'a self) -> Result<T, Error> {
-        self.request.params_as().map_err(|e| Error::Protocol(RpcError::invalid_params(e)))
+        let text = self.request.params().map_or("null", |p| p.get());
+        decode_named(text, "params")
+            .map_err(|reason| Error::Protocol(RpcError::invalid_params(reason)))
     }
 
     fn params_member(&self, key: &str) -> Result<Option<RawJson<'_>>, Error> {
@@ -215,7 +234,7 @@ impl Call {
     pub fn arguments<'a, T: Deserialize<'a>>(&'a self) -> Result<T, Error> {
         let raw = self.params_member("arguments")?.map_or("{}", |a| a.get());
         let raw = if raw == "null" { "{}" } else { raw };
-        serde_json::from_str(raw).map_err(|e| Error::Tool(format!("invalid arguments: {e}")))
+        decode_named(raw, "arguments").map_err(|reason| Error::Tool(format!("invalid {reason}")))
     }
 
     /// The client's capabilities, as given (`{"elicitation":{},...}`).
