@@ -203,6 +203,8 @@ async fn run(scenario: &str, client: &Client) -> Result<(), Error> {
                 .ok_or("json_schema_2020_12_tool is not listed")?;
             client.call("json_schema_echo", json!({"schema": focal["inputSchema"]})).await?;
         }
+        // A new scenario is one more arm here and its line in tests/conformance/expected.toml
+        // (which is what run.sh runs): `sse-retry` joins once src/http reconnects SSE streams.
         other => return Err(format!("unknown scenario {other:?}").into()),
     }
     Ok(())
