@@ -161,9 +161,14 @@ mod loop_tests {
                                 )
                             })
                             .collect();
+                        // No requests at all: the state alone (a server shedding load).
+                        let requests = if self.requests == 0 {
+                            String::new()
+                        } else {
+                            format!(r#""inputRequests":{},"#, Value::Object(requests))
+                        };
                         return Ok(Reply::raw_string(format!(
-                            r#"{{"resultType":"input_required","inputRequests":{},"requestState":{}}}"#,
-                            Value::Object(requests),
+                            r#"{{"resultType":"input_required",{requests}"requestState":{}}}"#,
                             raw_state(round)
                         )));
                     }
@@ -272,5 +277,16 @@ mod loop_tests {
         let e = call(&agreed, &peer, InputLimits::default().max_requests(3)).await.unwrap_err();
         assert!(matches!(e, InputError::TooManyRequests { got: 4, max: 3 }), "{e}");
         assert_eq!(server.seen.lock().unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_state_only_round_is_retried_with_the_state_and_no_responses() {
+        let (server, peer, agreed) = pair(1, 0).await;
+        call(&agreed, &peer, InputLimits::default()).await.unwrap();
+        let seen = server.seen.lock().unwrap();
+        assert_eq!(seen.len(), 2);
+        assert!(seen[1].get("inputResponses").is_none(), "{}", seen[1]);
+        let raw = &server.raw.lock().unwrap()[1];
+        assert!(raw.contains(&format!(r#""requestState":{}"#, raw_state(0))), "{raw}");
     }
 }
