@@ -13,15 +13,21 @@
 //! - [`client`]: the client's side: which era a server speaks and at which version (a
 //!   `server/discover` probe, the fallback to `initialize`, the -32022 retry), and the `_meta`
 //!   a modern request carries, spliced into its params as they are written.
+//! - [`mrtr`]: multi round-trip requests on the client's side: an `InputRequiredResult`
+//!   read, its input requests fulfilled and the request sent again with `inputResponses` and
+//!   the `requestState` echoed, in bounded rounds.
+//! - [`elicitation`]: a form's defaults applied to the content a client accepts with.
 //! - [`headers`] (feature `http`): the Streamable HTTP header rules: validation of
 //!   `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` against the body (for a
 //!   server, or a gateway that routes on them), and the headers a client mirrors.
 
 pub mod annotations;
 pub mod client;
+pub mod elicitation;
 #[cfg(feature = "http")]
 pub mod headers;
 pub mod meta;
+pub mod mrtr;
 mod scan;
 #[cfg(feature = "mcp")]
 pub mod server;

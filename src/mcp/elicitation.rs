@@ -1,0 +1,197 @@
+//! Form elicitation on the client's side: the defaults a server's `requestedSchema` names,
+//! applied to the content a client accepts with (SEP-1034, 2025-11-25 on).
+//!
+//! A server asking for a form may give each field a `default`; a client that accepts the form
+//! with a field left out sends the default in its place, so the server gets a complete answer
+//! without having to know which fields the user touched. The same answer serves a legacy
+//! `elicitation/create` request and a modern `inputRequests` entry of that method.
+//!
+//! A default is applied only where it is a value the field may hold (a string for a string,
+//! an integral number for an integer, any number for a number, a boolean for a boolean, an
+//! array of strings for a multi-select array): content the server would refuse is never made
+//! up. Nothing here grows past the schema the server sent, which the frame limit already bounds.
+
+use serde_json::{Map, Value};
+
+use crate::RawJson;
+
+/// The `elicitation/create` method.
+pub const ELICIT: &str = "elicitation/create";
+
+/// Whether `value` is a value the schema property `property` may hold as its default: a
+/// primitive of the property's `type` (an integer for `integer`), or an array of strings for
+/// an `array` property.
+fn fits(property: &Map<String, Value>, value: &Value) -> bool {
+    match property.get("type").and_then(Value::as_str) {
+        Some("string") => value.is_string(),
+        Some("integer") => value.is_i64() || value.is_u64(),
+        Some("number") => value.is_number(),
+        Some("boolean") => value.is_boolean(),
+        Some("array") => value.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
+        // An enum without a type: its members say what fits.
+        None => property
+            .get("enum")
+            .and_then(Value::as_array)
+            .is_some_and(|members| members.contains(value)),
+        Some(_) => false,
+    }
+}
+
+/// Fills in `content` each field of `requested_schema` that `content` leaves out (or holds
+/// `null`) and whose property names a `default` that fits it; returns how many were filled.
+/// Fields the content already holds are kept as they are.
+///
+/// # Examples
+///
+/// ```
+/// use mcpwire::mcp::elicitation::apply_defaults;
+/// use serde_json::json;
+///
+/// let schema = json!({"type": "object", "properties": {
+///     "name": {"type": "string", "default": "John Doe"},
+///     "age": {"type": "integer", "default": 30},
+///     "note": {"type": "string"}}});
+/// let mut content = serde_json::Map::new();
+/// content.insert("age".into(), json!(41));
+/// assert_eq!(apply_defaults(&schema, &mut content), 1);
+/// assert_eq!(json!(content), json!({"name": "John Doe", "age": 41}));
+/// ```
+pub fn apply_defaults(requested_schema: &Value, content: &mut Map<String, Value>) -> usize {
+    let Some(properties) = requested_schema.get("properties").and_then(Value::as_object) else {
+        return 0;
+    };
+    let mut filled = 0;
+    for (name, property) in properties {
+        let Some(property) = property.as_object() else { continue };
+        let Some(default) = property.get("default") else { continue };
+        if content.get(name).is_some_and(|v| !v.is_null()) || !fits(property, default) {
+            continue;
+        }
+        content.insert(name.clone(), default.clone());
+        filled += 1;
+    }
+    filled
+}
+
+/// The `ElicitResult` of a client that accepts the form of an `elicitation/create` request
+/// whose params are `params`, with `content` completed by the schema's defaults
+/// ([`apply_defaults`]): `{"action":"accept","content":{…}}`.
+///
+/// # Errors
+///
+/// When `params` is not an object with a `requestedSchema` object, or asks for a URL
+/// elicitation (`"mode": "url"`), which has no form to fill.
+///
+/// # Examples
+///
+/// ```
+/// use mcpwire::RawJson;
+/// use mcpwire::mcp::elicitation::accept_with_defaults;
+///
+/// let params = r#"{"message":"ok?","requestedSchema":{"type":"object","properties":{
+///     "verified":{"type":"boolean","default":true}}}}"#;
+/// let result = accept_with_defaults(RawJson::new(params), serde_json::Map::new()).unwrap();
+/// assert_eq!(result, serde_json::json!({"action": "accept", "content": {"verified": true}}));
+/// ```
+pub fn accept_with_defaults(
+    params: RawJson<'_>,
+    mut content: Map<String, Value>,
+) -> Result<Value, String> {
+    let params: Value =
+        serde_json::from_str(params.get()).map_err(|e| format!("{ELICIT}: params: {e}"))?;
+    if params.get("mode").and_then(Value::as_str) == Some("url") {
+        return Err(format!("{ELICIT}: a URL elicitation has no form to accept"));
+    }
+    let schema = params
+        .get("requestedSchema")
+        .filter(|s| s.is_object())
+        .ok_or_else(|| format!("{ELICIT}: params carry no requestedSchema object"))?;
+    apply_defaults(schema, &mut content);
+    Ok(serde_json::json!({ "action": "accept", "content": content }))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// The form of SEP-1034: every field optional, each with a default.
+    fn form() -> Value {
+        json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "score": {"type": "number", "default": 95.5},
+            "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+            "verified": {"type": "boolean", "default": true},
+            "tags": {"type": "array", "items": {"type": "string"}, "default": ["a", "b"]}
+        }, "required": []})
+    }
+
+    #[test]
+    fn every_omitted_field_with_a_default_is_filled() {
+        let mut content = Map::new();
+        assert_eq!(apply_defaults(&form(), &mut content), 6);
+        assert_eq!(
+            Value::Object(content),
+            json!({"name": "John Doe", "age": 30, "score": 95.5, "status": "active",
+                "verified": true, "tags": ["a", "b"]})
+        );
+    }
+
+    #[test]
+    fn given_fields_are_kept_and_null_ones_filled() {
+        let mut content = Map::new();
+        content.insert("name".into(), json!("Ann"));
+        content.insert("verified".into(), json!(false));
+        content.insert("age".into(), Value::Null);
+        assert_eq!(apply_defaults(&form(), &mut content), 4);
+        assert_eq!(content["name"], "Ann");
+        assert_eq!(content["verified"], false);
+        assert_eq!(content["age"], 30);
+    }
+
+    #[test]
+    fn a_default_that_does_not_fit_its_field_is_not_sent() {
+        let schema = json!({"properties": {
+            "age": {"type": "integer", "default": 30.5},
+            "name": {"type": "string", "default": 7},
+            "ok": {"type": "boolean", "default": "yes"},
+            "obj": {"type": "object", "default": {}},
+            "tags": {"type": "array", "default": [1]},
+            "pick": {"enum": ["x", "y"], "default": "z"},
+            "pick2": {"enum": ["x", "y"], "default": "y"},
+            "bare": {"default": 1},
+            "weird": 5
+        }});
+        let mut content = Map::new();
+        assert_eq!(apply_defaults(&schema, &mut content), 1);
+        assert_eq!(Value::Object(content), json!({"pick2": "y"}));
+    }
+
+    #[test]
+    fn schemas_without_properties_fill_nothing() {
+        for schema in [json!(null), json!({}), json!({"properties": []}), json!("s")] {
+            let mut content = Map::new();
+            assert_eq!(apply_defaults(&schema, &mut content), 0, "{schema}");
+            assert!(content.is_empty());
+        }
+    }
+
+    #[test]
+    fn accepting_builds_the_elicit_result_and_refuses_what_has_no_form() {
+        let params = json!({"message": "m", "requestedSchema": form()}).to_string();
+        let r = accept_with_defaults(RawJson::new(&params), Map::new()).unwrap();
+        assert_eq!(r["action"], "accept");
+        assert_eq!(r["content"]["score"], 95.5);
+        for bad in [
+            "[]",
+            "{",
+            r#"{"message":"m"}"#,
+            r#"{"message":"m","requestedSchema":1}"#,
+            r#"{"mode":"url","url":"https://x","message":"m","elicitationId":"1"}"#,
+        ] {
+            assert!(accept_with_defaults(RawJson::new(bad), Map::new()).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,383 @@
+//! Multi round-trip requests (MRTR, 2026-07-28) on the client's side: a server that needs
+//! something from the client before it can answer (a form filled, a completion sampled, the
+//! roots) answers the request with an `InputRequiredResult` instead of sending requests of
+//! its own; the client fulfils each of its `inputRequests` and sends the same request again
+//! (a new JSON-RPC id), carrying `inputResponses` keyed as the requests were and the
+//! `requestState` it was given, echoed byte for byte.
+//!
+//! The pieces are pure ([`outcome`], [`retry_params`]) so they can be tested, and used over
+//! any I/O; [`Negotiated::request_with_input`](crate::mcp::client::Negotiated::request_with_input)
+//! (feature `peer`) runs the loop over a peer, bounded by [`InputLimits`]:
+//!
+//! - a result without `resultType`, or with `"complete"`, ends the loop (a server of an
+//!   earlier version sends none: the client MUST take it as complete);
+//! - each `input_required` answer costs one round; past [`InputLimits::max_rounds`] retries
+//!   the request fails with [`InputError::TooManyRounds`] rather than loop for as long as the
+//!   server asks;
+//! - an answer naming more than [`InputLimits::max_requests`] input requests fails with
+//!   [`InputError::TooManyRequests`] before any is fulfilled;
+//! - every retry is built from the caller's own params: the responses and state of a round go
+//!   into the next request of that same call only, never into another request.
+//!
+//! ```
+//! use mcpwire::RawJson;
+//! use mcpwire::mcp::mrtr::{Outcome, outcome, retry_params};
+//!
+//! let answer = RawJson::new(r#"{"resultType":"input_required",
+//!     "inputRequests":{"confirm":{"method":"elicitation/create","params":{"message":"ok?"}}},
+//!     "requestState":"s\u00e9-1"}"#);
+//! let Outcome::InputRequired(needed) = outcome(answer).unwrap() else { unreachable!() };
+//! assert_eq!(needed.requests[0].key, "confirm");
+//! assert_eq!(needed.requests[0].method, "elicitation/create");
+//! let params = RawJson::new(r#"{"name":"deploy","arguments":{}}"#);
+//! let responses = [("confirm".to_owned(), r#"{"action":"accept"}"#.to_owned())];
+//! let retry = retry_params(Some(params), &responses, needed.request_state).unwrap();
+//! assert_eq!(retry, r#"{"name":"deploy","arguments":{},"inputResponses":{"confirm":{"action":"accept"}},"requestState":"s\u00e9-1"}"#);
+//! ```
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+use super::meta::member;
+use crate::RawJson;
+
+/// The `resultType` of an `InputRequiredResult`.
+pub const INPUT_REQUIRED: &str = "input_required";
+
+/// How many times one call is sent again with input responses, by default: a server that
+/// answers every retry with more input requests (by fault or on purpose) would otherwise keep
+/// the client fulfilling them, and sending, for ever.
+pub const DEFAULT_MAX_INPUT_ROUNDS: u32 = 8;
+
+/// How many input requests one `InputRequiredResult` may name, by default: each is fulfilled
+/// before the retry (a form shown, a model sampled), so an answer naming thousands would make
+/// the client do thousands of such things for one call.
+pub const DEFAULT_MAX_INPUT_REQUESTS: usize = 16;
+
+/// The bounds of one call's input rounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InputLimits {
+    /// The most retries with input responses ([`DEFAULT_MAX_INPUT_ROUNDS`]).
+    pub max_rounds: u32,
+    /// The most input requests one answer may name ([`DEFAULT_MAX_INPUT_REQUESTS`]).
+    pub max_requests: usize,
+}
+
+impl Default for InputLimits {
+    fn default() -> Self {
+        Self { max_rounds: DEFAULT_MAX_INPUT_ROUNDS, max_requests: DEFAULT_MAX_INPUT_REQUESTS }
+    }
+}
+
+impl InputLimits {
+    /// At most `n` retries with input responses.
+    #[must_use]
+    pub fn max_rounds(mut self, n: u32) -> Self {
+        self.max_rounds = n;
+        self
+    }
+
+    /// At most `n` input requests in one answer.
+    #[must_use]
+    pub fn max_requests(mut self, n: usize) -> Self {
+        self.max_requests = n;
+        self
+    }
+}
+
+/// Why a call with input rounds failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InputError {
+    /// A request of the call failed (an error answer, the connection, a timeout).
+    #[cfg(feature = "peer")]
+    #[error(transparent)]
+    Request(#[from] crate::peer::RequestError),
+    /// The server's answer is not a result this client can act on.
+    #[error("malformed InputRequiredResult: {0}")]
+    Malformed(String),
+    /// The server still asked for input after this many retries.
+    #[error("the server still asks for input after {0} rounds")]
+    TooManyRounds(u32),
+    /// The server named this many input requests in one answer, more than allowed.
+    #[error("the server named {got} input requests in one answer, more than {max}")]
+    TooManyRequests {
+        /// How many it named.
+        got: usize,
+        /// The bound.
+        max: usize,
+    },
+    /// The client could not fulfil an input request.
+    #[error("input request {key:?} ({method}) could not be fulfilled: {reason}")]
+    Unfulfilled {
+        /// The request's key.
+        key: String,
+        /// Its method.
+        method: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// One request of an `InputRequiredResult`'s `inputRequests`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputRequest<'a> {
+    /// The server's key for it, which its response carries back.
+    pub key: Cow<'a, str>,
+    /// Its method (`elicitation/create`, `sampling/createMessage`, `roots/list`).
+    pub method: Cow<'a, str>,
+    /// Its params, as sent.
+    pub params: Option<RawJson<'a>>,
+}
+
+/// What an `InputRequiredResult` asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputRequired<'a> {
+    /// The input requests, in the order the server wrote them.
+    pub requests: Vec<InputRequest<'a>>,
+    /// The `requestState` to send back: the JSON string exactly as the server wrote it
+    /// (quotes and escapes included), never decoded.
+    pub request_state: Option<RawJson<'a>>,
+}
+
+/// What a result says about the call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome<'a> {
+    /// The call is done (`resultType` `"complete"`, or none).
+    Complete,
+    /// The server needs input first.
+    InputRequired(InputRequired<'a>),
+}
+
+/// The members of a JSON object, borrowed and in their order.
+struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de> serde::Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = map.next_entry::<Cow<'de, str>, &'de RawValue>()? {
+                    if out.iter().any(|(seen, _)| *seen == k) {
+                        return Err(serde::de::Error::custom(format!("duplicate key {k:?}")));
+                    }
+                    out.push((k, v));
+                }
+                Ok(Members(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+fn members(json: RawJson<'_>) -> Result<Vec<(Cow<'_, str>, &RawValue)>, String> {
+    serde_json::from_str::<Members<'_>>(json.get()).map(|m| m.0).map_err(|e| e.to_string())
+}
+
+/// Reads a result: complete, or the input it requires.
+///
+/// # Errors
+///
+/// [`InputError::Malformed`] when `result` is not an object, its `resultType` is neither
+/// `"complete"` nor `"input_required"`, or an `InputRequiredResult` has neither
+/// `inputRequests` nor `requestState`, an input request without a string `method`, or a
+/// `requestState` that is not a string.
+pub fn outcome(result: RawJson<'_>) -> Result<Outcome<'_>, InputError> {
+    let bad = |why: String| InputError::Malformed(why);
+    let kind = member(result, "resultType").map_err(|e| bad(e.message.into_owned()))?;
+    let kind: Option<Cow<'_, str>> = match kind {
+        None => None,
+        Some(k) => {
+            Some(k.deserialize().map_err(|_| bad(format!("resultType {k} is not a string")))?)
+        }
+    };
+    match kind.as_deref() {
+        None | Some("complete") => return Ok(Outcome::Complete),
+        Some(INPUT_REQUIRED) => {}
+        Some(other) => return Err(bad(format!("unknown resultType {other:?}"))),
+    }
+    let requests = member(result, "inputRequests").map_err(|e| bad(e.message.into_owned()))?;
+    let state = member(result, "requestState").map_err(|e| bad(e.message.into_owned()))?;
+    if let Some(s) = state
+        && !s.get().trim_start().starts_with('"')
+    {
+        return Err(bad(format!("requestState {s} is not a string")));
+    }
+    let state = state.map(|s| RawJson::new(s.get().trim()));
+    let mut out = Vec::new();
+    if let Some(requests) = requests {
+        for (key, request) in members(requests).map_err(|e| bad(format!("inputRequests: {e}")))? {
+            #[derive(serde::Deserialize)]
+            struct Wire<'a> {
+                #[serde(borrow)]
+                method: Cow<'a, str>,
+                #[serde(borrow)]
+                params: Option<&'a RawValue>,
+            }
+            let w: Wire<'_> = serde_json::from_str(request.get())
+                .map_err(|e| bad(format!("input request {key:?}: {e}")))?;
+            out.push(InputRequest {
+                key,
+                method: w.method,
+                params: w.params.map(|p| RawJson::new(p.get())),
+            });
+        }
+    }
+    if requests.is_none() && state.is_none() {
+        return Err(bad("neither inputRequests nor requestState".into()));
+    }
+    Ok(Outcome::InputRequired(InputRequired { requests: out, request_state: state }))
+}
+
+/// The params of a retry: the caller's `original` params (an object; none is `{}`) with
+/// their members kept as written and in order, less any `inputResponses` and `requestState`
+/// of theirs, then `inputResponses` (one member per `(key, result JSON)`, omitted when there
+/// are none) and `requestState` (as given, byte for byte; omitted when `None`).
+///
+/// # Errors
+///
+/// [`InputError::Malformed`] when `original` is not a JSON object, names a key twice, or a
+/// response is not JSON.
+pub fn retry_params(
+    original: Option<RawJson<'_>>,
+    responses: &[(String, String)],
+    request_state: Option<RawJson<'_>>,
+) -> Result<String, InputError> {
+    let kept = match original {
+        Some(p) => members(p).map_err(|e| InputError::Malformed(format!("the params: {e}")))?,
+        None => Vec::new(),
+    };
+    let quote = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
+    let mut out = String::from("{");
+    let sep = |out: &mut String| {
+        if out.len() > 1 {
+            out.push(',');
+        }
+    };
+    for (k, v) in &kept {
+        if k == "inputResponses" || k == "requestState" {
+            continue;
+        }
+        sep(&mut out);
+        out.push_str(&quote(k));
+        out.push(':');
+        out.push_str(v.get());
+    }
+    if !responses.is_empty() {
+        sep(&mut out);
+        out.push_str("\"inputResponses\":{");
+        for (i, (key, result)) in responses.iter().enumerate() {
+            let result = RawValue::from_string(result.clone()).map_err(|e| {
+                InputError::Malformed(format!("the response to {key:?} is not JSON: {e}"))
+            })?;
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&quote(key));
+            out.push(':');
+            out.push_str(result.get());
+        }
+        out.push('}');
+    }
+    if let Some(state) = request_state {
+        sep(&mut out);
+        out.push_str("\"requestState\":");
+        out.push_str(state.get());
+    }
+    out.push('}');
+    Ok(out)
+}
+
+#[cfg(feature = "peer")]
+pub use connected::InputResolver;
+
+#[cfg(feature = "peer")]
+mod connected {
+    use std::future::Future;
+
+    use super::{InputError, InputLimits, Outcome, outcome, retry_params};
+    use crate::RawJson;
+    use crate::mcp::client::Negotiated;
+    use crate::peer::{Incoming, PeerHandle, RequestOptions};
+
+    /// Fulfils a server's input requests: the client's side of elicitation, sampling and
+    /// roots, answered inside a call rather than as requests of the server's own.
+    pub trait InputResolver: Send + Sync {
+        /// The result (JSON text) of the input request `method` with `params`, or why it
+        /// cannot be fulfilled.
+        fn resolve(
+            &self,
+            method: &str,
+            params: Option<RawJson<'_>>,
+        ) -> impl Future<Output = Result<String, String>> + Send;
+    }
+
+    impl Negotiated {
+        /// Sends a request as [`Negotiated::request`] does and, while the server answers
+        /// `input_required`, fulfils its input requests with `resolver` and sends the request
+        /// again (a new id) with the `inputResponses` and the `requestState` echoed, within
+        /// `limits` (see the [module](super) documentation). The answer that ends the call is
+        /// returned as it came.
+        ///
+        /// # Errors
+        ///
+        /// [`InputError::Request`] when a request fails, and the other variants when the
+        /// server's answers go past `limits`, are malformed, or an input request cannot be
+        /// fulfilled.
+        pub async fn request_with_input<R: InputResolver>(
+            &self,
+            peer: &PeerHandle,
+            method: &str,
+            params: Option<RawJson<'_>>,
+            options: RequestOptions,
+            resolver: &R,
+            limits: InputLimits,
+        ) -> Result<Incoming, InputError> {
+            let mut retry: Option<String> = None;
+            let mut round = 0u32;
+            loop {
+                let sent = retry.as_deref().map(RawJson::new).or(params);
+                let reply = self.request(peer, method, sent, options.clone()).await?;
+                let Some(result) = reply.result() else { return Ok(reply) };
+                let needed = match outcome(result)? {
+                    Outcome::Complete => return Ok(reply),
+                    Outcome::InputRequired(needed) => needed,
+                };
+                if round == limits.max_rounds {
+                    return Err(InputError::TooManyRounds(round));
+                }
+                round += 1;
+                if needed.requests.len() > limits.max_requests {
+                    return Err(InputError::TooManyRequests {
+                        got: needed.requests.len(),
+                        max: limits.max_requests,
+                    });
+                }
+                let mut responses = Vec::with_capacity(needed.requests.len());
+                for r in &needed.requests {
+                    let answer = resolver.resolve(&r.method, r.params).await.map_err(|reason| {
+                        InputError::Unfulfilled {
+                            key: r.key.clone().into_owned(),
+                            method: r.method.clone().into_owned(),
+                            reason,
+                        }
+                    })?;
+                    responses.push((r.key.clone().into_owned(), answer));
+                }
+                tracing::debug!(method, round, "retrying with input responses");
+                retry = Some(retry_params(params, &responses, needed.request_state)?);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
