@@ -10,13 +10,15 @@
 # CLIENT is examples/conformance_client. The server is the command in MCPWIRE_CONFORMANCE_SERVER
 # (or --server CMD); it must print "serving MCP on http://HOST:PORT/PATH" on stderr once it
 # listens, and runs afresh for each server leg. By default it is
-# `cargo run --release --example everything -- --http 127.0.0.1:0`, or, while that example does
-# not exist, `mcpwire serve --http 127.0.0.1:0` judged by expected-serve.toml. The server legs'
-# expectations are MCPWIRE_CONFORMANCE_EXPECTED (or --expected FILE) when given.
+# examples/everything (`--http 127.0.0.1:0`), or, when that example is absent, `mcpwire serve
+# --http 127.0.0.1:0` judged by expected-serve.toml (what serve, an echo target, scores). The
+# server legs' expectations are MCPWIRE_CONFORMANCE_EXPECTED (or --expected FILE) when given.
 #
 #   tests/conformance/run.sh [--server CMD] [--expected FILE] [--only server|client]
 #
-# Installs what it needs first (tests/interop/install.sh, idempotent) and builds in release.
+# Installs what it needs first (tests/interop/install.sh, idempotent) and builds the examples in
+# the dev profile (what `cargo test` builds anyway: no second compile in CI), or in release with
+# MCPWIRE_CONFORMANCE_PROFILE=release.
 # Prints a score table per suite leg (paste-able Markdown) and exits 1 when any outcome differs
 # from the expectations: an unexpected failure, an unexpected pass, a scenario not run or not
 # listed. Results stay in target/conformance/last/ for a look.
@@ -60,20 +62,25 @@ bash tests/interop/install.sh >"${install_log}" 2>&1 || {
 }
 rm -f "${install_log}"
 
-echo "conformance: building examples/conformance_client (release)"
-cargo build --release --quiet --example conformance_client
-CLIENT="${ROOT}/target/release/examples/conformance_client"
+case "${MCPWIRE_CONFORMANCE_PROFILE:-dev}" in
+    dev) PROFILE_FLAG=(); BUILT="${ROOT}/target/debug" ;;
+    release) PROFILE_FLAG=(--release); BUILT="${ROOT}/target/release" ;;
+    *) die "MCPWIRE_CONFORMANCE_PROFILE must be dev or release" ;;
+esac
+echo "conformance: building examples/conformance_client (${MCPWIRE_CONFORMANCE_PROFILE:-dev})"
+cargo build "${PROFILE_FLAG[@]}" --quiet --example conformance_client
+CLIENT="${BUILT}/examples/conformance_client"
 
 if [ -z "${SERVER_CMD}" ]; then
     if [ -f examples/everything.rs ]; then
-        echo "conformance: building examples/everything (release)"
-        cargo build --release --quiet --example everything
-        SERVER_CMD="cargo run --release --quiet --example everything -- --http 127.0.0.1:0"
+        echo "conformance: building examples/everything (${MCPWIRE_CONFORMANCE_PROFILE:-dev})"
+        cargo build "${PROFILE_FLAG[@]}" --quiet --example everything
+        SERVER_CMD="${BUILT}/examples/everything --http 127.0.0.1:0"
         SERVER_EXPECTED="${SERVER_EXPECTED:-${HERE}/expected.toml}"
     else
-        echo "conformance: examples/everything.rs does not exist yet: serving with mcpwire serve"
-        cargo build --release --quiet --bin mcpwire
-        SERVER_CMD="${ROOT}/target/release/mcpwire serve --http 127.0.0.1:0"
+        echo "conformance: examples/everything.rs is absent: serving with mcpwire serve"
+        cargo build "${PROFILE_FLAG[@]}" --quiet --bin mcpwire
+        SERVER_CMD="${BUILT}/mcpwire serve --http 127.0.0.1:0"
         SERVER_EXPECTED="${SERVER_EXPECTED:-${HERE}/expected-serve.toml}"
     fi
 fi
