@@ -156,8 +156,37 @@ pub const EARLY_CANCELS: usize = 64;
 /// not taken for one that overtook its request.
 pub const ANSWERED_KEPT: usize = 256;
 
-/// Messages waiting for a slow GET stream; past this they are dropped and counted.
-pub const STREAM_BACKLOG: usize = 256;
+/// Default for [`HttpServer::sse_retry`](crate::http::HttpServer::sse_retry): the `retry` a
+/// legacy session's event streams announce in their priming event, so a client whose stream the
+/// server closed waits that long before it resumes it: 1 second.
+pub const DEFAULT_SSE_RETRY: Duration = Duration::from_secs(1);
+
+/// Default for [`HttpServer::replay_buffer`](crate::http::HttpServer::replay_buffer): events a
+/// legacy session's event stream keeps for a client that resumes it.
+pub const DEFAULT_REPLAY_EVENTS: usize = 256;
+
+/// Default for [`HttpServer::replay_buffer`](crate::http::HttpServer::replay_buffer): bytes of
+/// events a stream keeps for replay, 1 MiB (its newest event is kept whatever its size).
+pub const DEFAULT_REPLAY_BYTES: usize = 1 << 20;
+
+/// Default for [`HttpServer::resumable_streams`](crate::http::HttpServer::resumable_streams):
+/// event streams of a session that no connection delivers (closed, or ended) kept for a
+/// resumption; past it the oldest are forgotten.
+pub const DEFAULT_RESUMABLE_STREAMS: usize = 8;
+
+/// Default for [`HttpServer::resumable_streams`](crate::http::HttpServer::resumable_streams):
+/// how long an event stream no connection delivers is kept for a resumption: 60 seconds.
+pub const DEFAULT_STREAM_RETENTION: Duration = Duration::from_secs(60);
+
+/// How long the HTTP client waits before it resumes an event stream that gave no `retry`.
+pub const DEFAULT_RESUME_DELAY: Duration = Duration::from_secs(1);
+
+/// The longest the HTTP client waits before resuming, whatever `retry` a server gives.
+pub const MAX_RESUME_DELAY: Duration = Duration::from_secs(60);
+
+/// Failed attempts in a row (the connection failed, or the server answered 5xx) after which
+/// the HTTP client gives up resuming an event stream.
+pub const RESUME_FAILURES: u32 = 3;
 
 /// Default for [`HttpClient::max_concurrent_posts`](crate::http::HttpClient::max_concurrent_posts).
 pub const DEFAULT_MAX_CONCURRENT_POSTS: usize = 256;

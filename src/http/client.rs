@@ -13,6 +13,16 @@
 //! failure) completes with an error response carrying its id, -32603, whose message says what
 //! happened; the peer goes on.
 //!
+//! **Resumption** (legacy requests; MCP's "Resumability and Redelivery", SEP-1699): when a
+//! request's event stream ends, or breaks, before its response came, having given an event id
+//! (a priming event suffices), the client waits the stream's `retry` time (1 s when it gave
+//! none, at most 60 s), then resumes it with a GET carrying `Last-Event-ID` and the session,
+//! and reads that answer as it would have read the POST's. A resumed stream that ends again
+//! without the response is resumed again (the server polls); three failed attempts in a row
+//! (no connection, a 5xx, a broken stream) end the request with an error, and so does a 4xx
+//! (the server cannot resume it; a 404 also forgets the session). The request's own timeout
+//! bounds the whole. A stream that gave no event id is not resumed.
+//!
 //! **Modern requests** (2026-07-28 on: `params._meta` names a protocol version, as
 //! [`crate::mcp::client`] writes them) are stateless: each POST carries the headers
 //! [`crate::mcp::headers::mirror`] derives from its body (`MCP-Protocol-Version`, `Mcp-Method`,
@@ -46,6 +56,7 @@ use super::{SESSION_HEADER, VERSION_HEADER, negotiated_version};
 use crate::limits::CLIENT_INBOX as INBOX;
 pub use crate::limits::DEFAULT_MAX_CONCURRENT_POSTS;
 use crate::limits::ORDERED_POST_TIMEOUT;
+use crate::limits::{DEFAULT_RESUME_DELAY, MAX_RESUME_DELAY, RESUME_FAILURES};
 use crate::mcp::annotations::{ToolHeaders, param_headers};
 use crate::mcp::meta::RequestParams;
 use crate::peer::{Async, AsyncOutlet, Connection, Handler, PeerBuilder, PeerHandle, Sent};
@@ -375,19 +386,21 @@ impl Ctx {
         self.get_started.store(false, Ordering::Release);
     }
 
-    /// Reads an answer's body: one JSON message, or a stream of events. Returns whether a
-    /// response to `expect` was among them.
+    /// Reads an answer's body: one JSON message, or a stream of events (whose last event id
+    /// and `retry` go into `cursor`). Returns whether a response to `expect` was among them.
     async fn take_answer(
         &self,
         resp: http::Response<HyperBody>,
         expect: Option<&OwnedId>,
         mode: Mode,
+        cursor: &mut Cursor,
     ) -> Result<bool, String> {
         let initialize = mode == Mode::Initialize;
         let sse = resp.headers().get(CONTENT_TYPE).is_some_and(|v| {
             v.to_str()
                 .is_ok_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"))
         });
+        cursor.sse = sse;
         let mut answered = false;
         // Whether `frame` is the response expected; an `initialize` result names the version.
         let take = |frame: &Frame| {
@@ -407,48 +420,12 @@ impl Ctx {
             is
         };
         let ok = resp.status().is_success();
-        let mut body = resp.into_body();
+        let body = resp.into_body();
         if sse {
             let mut decoder = SseDecoder::new(self.limits);
-            let mut buf = BytesMut::new();
-            loop {
-                let chunk = match body.frame().await {
-                    None => None,
-                    Some(Ok(f)) => f.into_data().ok(),
-                    Some(Err(e)) => return Err(format!("the event stream failed: {e}")),
-                };
-                let end = match chunk {
-                    Some(c) => {
-                        buf.extend_from_slice(&c);
-                        false
-                    }
-                    None => true,
-                };
-                loop {
-                    let event =
-                        if end { decoder.decode_eof(&mut buf) } else { decoder.decode(&mut buf) };
-                    match event {
-                        Ok(Some(ev)) => {
-                            let mut frame = ev.into_frame();
-                            let is = take(&frame);
-                            answered |= is;
-                            if is && mode == (Mode::Modern { tools: true }) {
-                                frame = self.learn_tools(frame);
-                            }
-                            // The stream has done its work once the response came: a server
-                            // that keeps it open must not keep this request's POST slot.
-                            if !self.inject(frame).await || (expect.is_some() && answered) {
-                                return Ok(answered);
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(e) => return Err(format!("the event stream failed: {e}")),
-                    }
-                }
-                if end {
-                    return Ok(answered);
-                }
-            }
+            let outcome = self.take_events(body, &mut decoder, expect, mode, take).await;
+            cursor.read(&decoder);
+            return outcome;
         }
         let bytes = Limited::new(body, self.limits.frame_bytes())
             .collect()
@@ -498,6 +475,129 @@ impl Ctx {
         Ok(answered)
     }
 
+    /// Reads an event stream, handing each message to the peer; returns whether a response to
+    /// `expect` was among them (`is` says which is), and stops reading once it was.
+    async fn take_events(
+        &self,
+        mut body: HyperBody,
+        decoder: &mut SseDecoder,
+        expect: Option<&OwnedId>,
+        mode: Mode,
+        is: impl Fn(&Frame) -> bool,
+    ) -> Result<bool, String> {
+        let mut answered = false;
+        let mut buf = BytesMut::new();
+        loop {
+            let chunk = match body.frame().await {
+                None => None,
+                Some(Ok(f)) => f.into_data().ok(),
+                Some(Err(e)) => return Err(format!("the event stream failed: {e}")),
+            };
+            let end = match chunk {
+                Some(c) => {
+                    buf.extend_from_slice(&c);
+                    false
+                }
+                None => true,
+            };
+            loop {
+                let event =
+                    if end { decoder.decode_eof(&mut buf) } else { decoder.decode(&mut buf) };
+                match event {
+                    Ok(Some(ev)) => {
+                        let mut frame = ev.into_frame();
+                        let it = is(&frame);
+                        answered |= it;
+                        if it && mode == (Mode::Modern { tools: true }) {
+                            frame = self.learn_tools(frame);
+                        }
+                        // The stream has done its work once the response came: a server
+                        // that keeps it open must not keep this request's POST slot.
+                        if !self.inject(frame).await || (expect.is_some() && answered) {
+                            return Ok(answered);
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => return Err(format!("the event stream failed: {e}")),
+                }
+            }
+            if end {
+                return Ok(answered);
+            }
+        }
+    }
+
+    /// Resumes the event stream that was to carry the response to request `id` (a legacy
+    /// POST's, which ended before the response came), as the specification's "Resumability
+    /// and Redelivery" says: after the stream's `retry` time (or [`DEFAULT_RESUME_DELAY`]), a
+    /// GET with `Last-Event-ID`, read like the POST's answer. A resumed stream that ends
+    /// without the response (the server polls) is resumed again; [`RESUME_FAILURES`] failed
+    /// attempts in a row (no connection, a 5xx, a broken stream) end it, and so does a 4xx (the
+    /// server cannot resume it; a 404 also ends the session). The request's own timeout bounds
+    /// the whole.
+    async fn resume(&self, id: &OwnedId, mode: Mode, cursor: &mut Cursor) -> Result<bool, String> {
+        let Some(session) = self.session() else {
+            return Err("the event stream ended before the response, with no session to resume \
+                        it in"
+                .into());
+        };
+        let mut failures = 0;
+        loop {
+            tokio::time::sleep(cursor.delay()).await;
+            if self.closed.load(Ordering::Acquire) {
+                return Err("the connection closed while the event stream was resumed".into());
+            }
+            if self.session().as_ref() != Some(&session) {
+                return Err("the session ended before the event stream was resumed".into());
+            }
+            let Ok(last) = HeaderValue::from_str(&cursor.last_id) else {
+                return Err(format!("the event id {:?} cannot be sent back", cursor.last_id));
+            };
+            let mut req = self.request(Method::GET, Bytes::new(), false);
+            req.headers_mut().insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+            req.headers_mut().insert(LAST_EVENT_ID, last);
+            let why = match self.client.request(req).await {
+                Ok(resp) if resp.status() == StatusCode::OK => {
+                    match self.take_answer(resp, Some(id), mode, cursor).await {
+                        Ok(true) => return Ok(true),
+                        Ok(false) if !cursor.sse => {
+                            return Err("resuming the event stream got no event stream".into());
+                        }
+                        // Ended again before the response: the server polls.
+                        Ok(false) => {
+                            failures = 0;
+                            continue;
+                        }
+                        Err(e) => e,
+                    }
+                }
+                Ok(resp) if resp.status().is_client_error() => {
+                    self.remember_session(&resp, false, Some(&session));
+                    let status = resp.status();
+                    let body = Limited::new(resp.into_body(), ERROR_BODY_KEPT).collect();
+                    let body = tokio::time::timeout(DELETE_TIMEOUT, body).await;
+                    let text = body.ok().and_then(Result::ok).map(|b| b.to_bytes());
+                    let frame =
+                        text.map(|t| FrameParser::new(self.limits).parse(BytesMut::from(t)));
+                    let m = frame.as_ref().and_then(Frame::message);
+                    let msg =
+                        m.as_ref().and_then(crate::Message::error).map(|e| e.message.to_owned());
+                    return Err(format!(
+                        "resuming the event stream was refused with {status}{}",
+                        msg.map(|m| format!(": {m}")).unwrap_or_default()
+                    ));
+                }
+                Ok(resp) => format!("resuming the event stream got {}", resp.status()),
+                Err(e) => format!("resuming the event stream failed: {e}"),
+            };
+            failures += 1;
+            if failures >= RESUME_FAILURES {
+                return Err(why);
+            }
+            tracing::debug!(error = %why, "resuming an event stream failed; trying again");
+        }
+    }
+
     /// Opens the GET stream once, if asked for.
     fn start_get_stream(self: &Arc<Self>) {
         let mut slot = self.get_task.lock().unwrap_or_else(PoisonError::into_inner);
@@ -513,7 +613,8 @@ impl Ctx {
             req.headers_mut().insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
             match ctx.client.request(req).await {
                 Ok(resp) if resp.status() == StatusCode::OK => {
-                    if let Err(e) = ctx.take_answer(resp, None, Mode::Legacy).await {
+                    let mut cursor = Cursor::default();
+                    if let Err(e) = ctx.take_answer(resp, None, Mode::Legacy, &mut cursor).await {
                         tracing::debug!(error = %e, "the GET stream ended");
                     }
                 }
@@ -524,6 +625,43 @@ impl Ctx {
         if let Some(old) = slot.replace(task) {
             old.abort();
         }
+    }
+}
+
+/// The header a client resuming an event stream names the last event it got in.
+const LAST_EVENT_ID: &str = "last-event-id";
+
+/// Where the client is in one of the server's event streams: what resuming it takes.
+#[derive(Debug, Default)]
+struct Cursor {
+    /// Whether the answer was an event stream.
+    sse: bool,
+    /// The last event id the stream gave; empty when it gave none.
+    last_id: String,
+    /// The stream's reconnection time in milliseconds, from its last `retry` field.
+    retry: Option<u64>,
+}
+
+impl Cursor {
+    /// Takes what a decoder read of the stream (a later connection's id replaces the earlier).
+    fn read(&mut self, decoder: &SseDecoder) {
+        let id = decoder.last_event_id();
+        if !id.is_empty() && id != self.last_id {
+            id.clone_into(&mut self.last_id);
+        }
+        if decoder.retry().is_some() {
+            self.retry = decoder.retry();
+        }
+    }
+
+    /// Whether the stream can be resumed: it gave an event id.
+    fn resumable(&self) -> bool {
+        self.sse && !self.last_id.is_empty()
+    }
+
+    /// How long to wait before resuming: the stream's `retry`, bounded.
+    fn delay(&self) -> Duration {
+        self.retry.map_or(DEFAULT_RESUME_DELAY, Duration::from_millis).min(MAX_RESUME_DELAY)
     }
 }
 
@@ -593,7 +731,13 @@ async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after: u64) {
         ctx.remember_session(&resp, initialize, named.as_ref());
     }
     let status = resp.status();
-    let outcome = ctx.take_answer(resp, Some(&id), mode).await;
+    let mut cursor = Cursor::default();
+    let mut outcome = ctx.take_answer(resp, Some(&id), mode, &mut cursor).await;
+    // A legacy event stream that ended (or broke) before the response, having given an event
+    // id: the server closed it to be polled, or the connection failed. Resumed with a GET.
+    if cursor.resumable() && !matches!(mode, Mode::Modern { .. }) && !matches!(outcome, Ok(true)) {
+        outcome = ctx.resume(&id, mode, &mut cursor).await;
+    }
     match outcome {
         Ok(true) => {}
         Ok(false) if status.is_success() => {
@@ -692,6 +836,11 @@ impl AsyncOutlet for Poster {
             let mut line = chunk.split_to(end);
             if line.ends_with(b"\n") {
                 line.truncate(line.len() - 1);
+            }
+            // A lone line ending is no message: a transport hint
+            // (`close_sse_stream` from a handler of ours), which has no meaning here.
+            if line.is_empty() {
+                continue;
             }
             let frame = self.parser.parse(line);
             match frame.message().filter(|m| m.kind() == Kind::Request) {

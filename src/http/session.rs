@@ -8,6 +8,12 @@
 //! dropped and counted when none is open. The peer says what each message is as it queues it
 //! ([`Sent`]), so nothing it wrote is parsed again (but an `initialize` result, once, for the
 //! version it names).
+//!
+//! In a legacy session every event stream is resumable ([`super::stream`]): a POST's answer
+//! becomes one when it starts streaming (the POST's route then leads into the stream, which
+//! outlives the connection until the response is in it), and so is each GET stream. A handler's
+//! [`close_sse_stream`](super::close_sse_stream) reaches the router in line with what the
+//! handler sent before it, as [`What::CloseStream`].
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -17,26 +23,100 @@ use std::time::Instant;
 use bytes::{Bytes, BytesMut};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{negotiated_version, sse_event};
+use super::negotiated_version;
+use super::stream::{ResumeConfig, SseStream, StreamReader, Unresumable, priming};
 use crate::limits::ANSWERED_KEPT;
 use crate::limits::CLOSE_GRACE;
 use crate::limits::EARLY_CANCELS;
 use crate::limits::IDLE_STATELESS_PEERS;
 use crate::limits::POST_NOTES;
 use crate::limits::SESSION_INBOX as INBOX;
-use crate::limits::STREAM_BACKLOG;
 use crate::peer::{Async, AsyncOutlet, Connection, Handler, PeerBuilder, PeerHandle, Sent, What};
 use crate::{Frame, FrameParser, Limits, OwnedId};
 
 /// What one POST waits for: the response (or batch of responses) to its request(s), and the
 /// progress notifications sent before it.
 pub(crate) struct Post {
-    pub(crate) notes: mpsc::Sender<Bytes>,
-    done: Mutex<Option<oneshot::Sender<Bytes>>>,
+    route: Mutex<PostRoute>,
     /// Set when the client cancelled the request: no response will come, and none is owed.
     cancelled: std::sync::atomic::AtomicBool,
     /// Set once the response was handed to the POST: its handler is done.
     answered: std::sync::atomic::AtomicBool,
+}
+
+/// Where a POST's messages go: its channels while its answer is undecided, its event stream
+/// once it streams (switched under this lock, so nothing is lost or reordered).
+struct PostRoute {
+    notes: mpsc::Sender<Note>,
+    done: Option<oneshot::Sender<Bytes>>,
+    stream: Option<Arc<SseStream>>,
+}
+
+/// What reaches a POST before its response.
+pub(crate) enum Note {
+    /// A message of the request's handler (progress).
+    Message(Bytes),
+    /// The handler closed the POST's event stream ([`super::close_sse_stream`]).
+    Close,
+}
+
+impl Post {
+    fn route(&self) -> MutexGuard<'_, PostRoute> {
+        self.route.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A message sent before the response; `false` when it had to be dropped.
+    fn note(&self, msg: Bytes) -> bool {
+        let r = self.route();
+        match &r.stream {
+            Some(s) => s.append(&msg),
+            None => r.notes.try_send(Note::Message(msg)).is_ok(),
+        }
+    }
+
+    /// The handler closed the POST's event stream.
+    fn close_stream(&self) {
+        let r = self.route();
+        match &r.stream {
+            Some(s) => s.cut(),
+            None => {
+                let _ = r.notes.try_send(Note::Close);
+            }
+        }
+    }
+
+    /// The response; `false` when nothing waits for it any more.
+    fn answer(&self, msg: Bytes) -> bool {
+        let mut r = self.route();
+        if let Some(s) = &r.stream {
+            self.answered.store(true, Ordering::Release);
+            let kept = s.append(&msg);
+            s.finish();
+            return kept;
+        }
+        let Some(done) = r.done.take() else { return false };
+        // Before the send: the POST's receiver may drop as soon as it has the answer.
+        self.answered.store(true, Ordering::Release);
+        done.send(msg).is_ok()
+    }
+
+    /// No response will come: the POST ends (with `last` as its stream's last event, if it
+    /// streams: the error of an abandoned request).
+    fn end(&self, last: Option<&Bytes>) {
+        let mut r = self.route();
+        drop(r.done.take());
+        if let Some(s) = &r.stream {
+            if let Some(last) = last {
+                s.append(last);
+            }
+            s.finish();
+        }
+    }
+
+    /// Whether the POST's answer is an event stream (its route outlives the POST's connection).
+    fn streams(&self) -> bool {
+        self.route().stream.is_some()
+    }
 }
 
 /// Peers of stateless requests that answered and wait for the next one, so a request does not
@@ -104,7 +184,7 @@ impl Idle {
 /// The receiving end of a [`Post`]; dropping it (the client went away, or the reply was sent)
 /// removes its routes.
 pub(crate) struct PostReceiver {
-    pub(crate) notes: mpsc::Receiver<Bytes>,
+    pub(crate) notes: mpsc::Receiver<Note>,
     pub(crate) done: oneshot::Receiver<Bytes>,
     post: Arc<Post>,
     ids: Vec<OwnedId>,
@@ -126,20 +206,95 @@ impl PostReceiver {
     /// (first) request, -32603.
     pub(crate) fn abandoned(&self) -> Bytes {
         let id = self.ids.first().map_or(crate::Id::Null, OwnedId::as_id);
-        let msg = "Internal error: the session ended before the request was answered";
-        super::error_json(id, crate::ErrorCode::INTERNAL_ERROR, msg)
+        abandoned(id)
     }
+
+    /// Whether the POST's answer can be a resumable event stream (a legacy session's).
+    pub(crate) fn resumable(&self) -> bool {
+        self.session.resume.is_some()
+    }
+
+    /// Whether the handler may close the POST's event stream for the client to resume it: the
+    /// session negotiated a version with polling (2025-11-25 on).
+    pub(crate) fn pollable(&self) -> bool {
+        self.resumable() && self.session.routes().polling()
+    }
+
+    /// Turns the POST's answer into a resumable event stream (a legacy session's), starting
+    /// with `first` (what came before the response), and returns the connection delivering it:
+    /// the priming event (when the session's version has them), then its events. From now on
+    /// the POST's messages go into the stream, which outlives this connection until the
+    /// response is in it. A [`Note::Close`] among what came ends the connection at that point.
+    pub(crate) fn into_stream(mut self, first: Note) -> StreamGuard {
+        let session = self.session.clone();
+        let (stream, prefix) = session.new_stream();
+        let mut cut = None;
+        let take = |note: Note, cut: &mut Option<u64>| match note {
+            Note::Message(m) => {
+                stream.append(&m);
+            }
+            Note::Close => *cut = Some(stream.last()),
+        };
+        take(first, &mut cut);
+        {
+            let mut route = self.post.route();
+            route.stream = Some(stream.clone());
+            while let Ok(note) = self.notes.try_recv() {
+                take(note, &mut cut);
+            }
+            match self.done.try_recv() {
+                Ok(response) => {
+                    stream.append(&response);
+                    stream.finish();
+                }
+                Err(oneshot::error::TryRecvError::Closed) => {
+                    if !self.cancelled() {
+                        stream.append(&self.abandoned());
+                    }
+                    stream.finish();
+                }
+                Err(oneshot::error::TryRecvError::Empty) => {}
+            }
+        }
+        session.keep(&stream);
+        // Its closing does not end the POST's route: the stream has it now.
+        drop(self);
+        let reader = stream.attach(0, prefix, cut);
+        StreamGuard::new(reader, session)
+    }
+
+    /// The answer of a POST whose client takes only event streams and whose response came
+    /// first: a resumable stream of that one response (a legacy session's).
+    pub(crate) fn one_event_stream(self, response: &[u8]) -> StreamGuard {
+        let session = self.session.clone();
+        drop(self);
+        let (stream, prefix) = session.new_stream();
+        stream.append(response);
+        stream.finish();
+        session.keep(&stream);
+        let reader = stream.attach(0, prefix, None);
+        StreamGuard::new(reader, session)
+    }
+}
+
+/// The error response that ends a request whose session ended before it was answered, -32603.
+fn abandoned(id: crate::Id<'_>) -> Bytes {
+    let msg = "Internal error: the session ended before the request was answered";
+    super::error_json(id, crate::ErrorCode::INTERNAL_ERROR, msg)
 }
 
 impl Drop for PostReceiver {
     fn drop(&mut self) {
-        let mut r = self.session.routes();
-        for id in &self.ids {
-            if r.posts.get(id).is_some_and(|p| Arc::ptr_eq(p, &self.post)) {
-                r.posts.remove(id);
+        // A POST that streams keeps its route: its stream takes the response, for a client
+        // that resumes it.
+        if !self.post.streams() {
+            let mut r = self.session.routes();
+            for id in &self.ids {
+                if r.posts.get(id).is_some_and(|p| Arc::ptr_eq(p, &self.post)) {
+                    r.posts.remove(id);
+                }
             }
         }
-        drop(r);
         self.session.busy.fetch_sub(1, Ordering::AcqRel);
         self.session.touch();
         // A stateless request's session lives as long as its POST waits: the client closing
@@ -162,7 +317,10 @@ impl Drop for PostReceiver {
 #[derive(Default)]
 pub(crate) struct Routes {
     posts: HashMap<OwnedId, Arc<Post>>,
-    stream: Option<mpsc::Sender<Bytes>>,
+    /// The GET stream: where messages that answer no request go.
+    stream: Option<Arc<SseStream>>,
+    /// The session's event streams that can be resumed, by number.
+    streams: HashMap<u64, Arc<SseStream>>,
     pub(crate) version: Option<Box<str>>,
     /// Ids cancelled before their request came, oldest first.
     early: std::collections::VecDeque<OwnedId>,
@@ -177,6 +335,33 @@ pub(crate) struct Routes {
 }
 
 impl Routes {
+    /// Whether the session's version has the priming event and polling (2025-11-25 on): its
+    /// event streams start with a priming event, and a handler may close a POST's stream.
+    fn polling(&self) -> bool {
+        !self.single && self.version.as_deref().is_some_and(|v| v >= POLLING_VERSION)
+    }
+
+    /// Forgets the streams no connection delivers that are past `cfg`'s retention, then the
+    /// oldest of them past its count; a GET stream forgotten no longer takes messages.
+    fn prune(&mut self, cfg: &ResumeConfig) {
+        let now = Instant::now();
+        self.streams.retain(|_, s| !s.expired(now, cfg.retention));
+        let mut idle: Vec<(Instant, u64)> =
+            self.streams.values().filter_map(|s| s.idle_since().map(|t| (t, s.number))).collect();
+        if idle.len() > cfg.streams {
+            idle.sort_unstable();
+            for (_, n) in &idle[..idle.len() - cfg.streams] {
+                self.streams.remove(n);
+            }
+        }
+        if let Some(s) = &self.stream
+            && !self.streams.contains_key(&s.number)
+        {
+            s.finish();
+            self.stream = None;
+        }
+    }
+
     /// Remembers that request `id` was answered.
     fn answered(&mut self, id: &OwnedId) {
         if self.answered.len() == ANSWERED_KEPT {
@@ -196,6 +381,19 @@ pub(crate) struct RouteStats {
 
 /// What the session's peer reads: the frames POSTed, then `None`, its end.
 type Input = Option<Frame>;
+
+/// The first version whose event streams start with a priming event (an id and empty data)
+/// and may be closed by the server for the client to poll (SEP-1699). Older clients may fail on
+/// an event with empty data.
+const POLLING_VERSION: &str = "2025-11-25";
+
+/// What a legacy session needs to make its event streams resumable.
+#[derive(Clone)]
+pub(crate) struct Resumption {
+    pub(crate) config: ResumeConfig,
+    /// The server's stream counter: a stream's number names one stream of one session.
+    pub(crate) counter: Arc<AtomicU64>,
+}
 
 pub(crate) struct Session {
     pub(crate) id: Box<str>,
@@ -220,6 +418,8 @@ pub(crate) struct Session {
     pub(crate) uses: AtomicU64,
     /// Handles to the peer when it started and no request ran.
     handles: usize,
+    /// How a legacy session keeps its event streams resumable; `None` for a stateless one.
+    resume: Option<Resumption>,
 }
 
 /// Why a request cannot be registered.
@@ -238,8 +438,9 @@ impl Session {
         id: String,
         builder: &PeerBuilder,
         handler: Arc<H>,
+        resume: Resumption,
     ) -> Arc<Self> {
-        Self::start_as(id, builder, handler, None)
+        Self::start_as(id, builder, handler, None, Some(resume))
     }
 
     /// Starts a peer for stateless requests (2026-07-28): no id, no GET stream, one request at
@@ -250,7 +451,7 @@ impl Session {
         handler: Arc<H>,
         idle: &Arc<Idle>,
     ) -> Arc<Self> {
-        let s = Self::start_as(String::new(), builder, handler, Some(Arc::downgrade(idle)));
+        let s = Self::start_as(String::new(), builder, handler, Some(Arc::downgrade(idle)), None);
         idle.started(&s);
         s
     }
@@ -260,6 +461,7 @@ impl Session {
         builder: &PeerBuilder,
         handler: Arc<H>,
         idle: Option<std::sync::Weak<Idle>>,
+        resume: Option<Resumption>,
     ) -> Arc<Self> {
         let single = idle.is_some();
         let (inbox, rx) = mpsc::channel::<Input>(INBOX);
@@ -283,6 +485,7 @@ impl Session {
             stats: stats.clone(),
             inbox: inbox.downgrade(),
             parser: None,
+            retention: resume.as_ref().map_or(std::time::Duration::MAX, |r| r.config.retention),
         };
         let (peer, conn) = builder.spawn_parts(frames, Async::new(router), handler);
         let handles = peer.handles();
@@ -301,6 +504,7 @@ impl Session {
             handles,
             idle,
             uses: AtomicU64::new(0),
+            resume,
         })
     }
 
@@ -365,8 +569,7 @@ impl Session {
         let (notes, notes_rx) = mpsc::channel(POST_NOTES);
         let (done, done_rx) = oneshot::channel();
         let post = Arc::new(Post {
-            notes,
-            done: Mutex::new(Some(done)),
+            route: Mutex::new(PostRoute { notes, done: Some(done), stream: None }),
             cancelled: std::sync::atomic::AtomicBool::new(false),
             answered: std::sync::atomic::AtomicBool::new(false),
         });
@@ -405,7 +608,7 @@ impl Session {
         }
         drop(r);
         post.cancelled.store(true, Ordering::Release);
-        drop(post.done.lock().unwrap_or_else(PoisonError::into_inner).take());
+        post.end(None);
     }
 
     /// Hands a frame to the session's peer; `false` when the session has ended.
@@ -414,17 +617,68 @@ impl Session {
         !self.ended.load(Ordering::Acquire) && self.inbox.send(Some(frame)).await.is_ok()
     }
 
-    /// Opens the GET stream; `None` when one is already open.
+    /// Opens a new GET stream, which takes the session's messages that answer no request;
+    /// `None` when a connection delivers the GET stream now. One that no connection delivers
+    /// is finished (it can still be resumed, up to its end).
     pub(crate) fn open_stream(self: &Arc<Self>) -> Option<StreamGuard> {
         let mut r = self.routes();
-        if r.stream.as_ref().is_some_and(|s| !s.is_closed()) {
+        if r.stream.as_ref().is_some_and(|s| s.is_live()) {
             return None;
         }
-        let (tx, rx) = mpsc::channel(STREAM_BACKLOG);
-        r.stream = Some(tx);
+        if let Some(old) = r.stream.take() {
+            old.finish();
+        }
+        let (stream, prefix) = self.stream_of(&r);
+        self.keep_in(&mut r, &stream);
+        r.stream = Some(stream.clone());
+        let reader = stream.attach(0, prefix, None);
         drop(r);
-        self.busy.fetch_add(1, Ordering::AcqRel);
-        Some(StreamGuard { rx, session: self.clone() })
+        Some(StreamGuard::new(reader, self.clone()))
+    }
+
+    /// A connection resuming the session's stream `number` after its event `after` (a
+    /// `Last-Event-ID`): it replays the events after that one, then delivers the stream's later
+    /// events, taking the stream over from a connection that delivers it now.
+    pub(crate) fn resume(
+        self: &Arc<Self>,
+        number: u64,
+        after: u64,
+    ) -> Result<StreamGuard, Unresumable> {
+        let Some(res) = &self.resume else { return Err(Unresumable::Unknown) };
+        let stream = {
+            let mut r = self.routes();
+            r.prune(&res.config);
+            r.streams.get(&number).cloned()
+        };
+        let reader = stream.ok_or(Unresumable::Unknown)?.resume(after)?;
+        Ok(StreamGuard::new(reader, self.clone()))
+    }
+
+    /// A new resumable event stream, and its priming event when the session's version has
+    /// them.
+    fn new_stream(&self) -> (Arc<SseStream>, Option<Bytes>) {
+        let r = self.routes();
+        self.stream_of(&r)
+    }
+
+    fn stream_of(&self, r: &Routes) -> (Arc<SseStream>, Option<Bytes>) {
+        let res = self.resume.as_ref().expect("only a legacy session's streams are resumable");
+        let number = res.counter.fetch_add(1, Ordering::Relaxed) + 1;
+        let stream = SseStream::new(number, &res.config);
+        let prefix = r.polling().then(|| priming(number, res.config.retry));
+        (stream, prefix)
+    }
+
+    /// Keeps `stream` for a resumption.
+    fn keep(&self, stream: &Arc<SseStream>) {
+        let mut r = self.routes();
+        self.keep_in(&mut r, stream);
+    }
+
+    fn keep_in(&self, r: &mut Routes, stream: &Arc<SseStream>) {
+        let res = self.resume.as_ref().expect("only a legacy session's streams are resumable");
+        r.prune(&res.config);
+        r.streams.insert(stream.number, stream.clone());
     }
 
     /// Ends the session: its peer takes in what was fed before, then closes (running handlers
@@ -432,7 +686,9 @@ impl Session {
     /// (its bounds are full) is closed at once.
     pub(crate) fn close(&self) {
         self.ended.store(true, Ordering::Release);
-        self.routes().stream = None;
+        if let Some(s) = self.routes().stream.take() {
+            s.finish();
+        }
         let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner).take();
         let Some(mut conn) = conn else { return };
         if self.inbox.try_send(None).is_err() {
@@ -452,10 +708,31 @@ impl Session {
     }
 }
 
-/// The GET stream's receiving end.
+/// The connection delivering one of the session's event streams (a GET, or a POST that
+/// streams): it keeps the session busy (so it does not expire) while it is open.
 pub(crate) struct StreamGuard {
-    pub(crate) rx: mpsc::Receiver<Bytes>,
+    reader: StreamReader,
     session: Arc<Session>,
+}
+
+impl StreamGuard {
+    fn new(reader: StreamReader, session: Arc<Session>) -> Self {
+        session.busy.fetch_add(1, Ordering::AcqRel);
+        Self { reader, session }
+    }
+
+    /// The next bytes to send; `None` once the stream has ended for this connection.
+    /// Cancel-safe.
+    pub(crate) async fn next(&mut self) -> Option<Bytes> {
+        let skipped = self.reader.skipped;
+        let out = self.reader.next().await;
+        if self.reader.skipped > skipped {
+            // A connection too slow for the stream's bounds: those events are lost to it.
+            let lost = self.reader.skipped - skipped;
+            self.session.stats.dropped.fetch_add(lost, Ordering::Relaxed);
+        }
+        out
+    }
 }
 
 impl Drop for StreamGuard {
@@ -474,6 +751,8 @@ struct Router {
     /// Reads the version an `initialize` result names, and makes the error frames that fail
     /// undeliverable requests; made on first use.
     parser: Option<FrameParser>,
+    /// How long a GET stream no connection delivers still takes messages.
+    retention: std::time::Duration,
 }
 
 impl AsyncOutlet for Router {
@@ -489,19 +768,38 @@ impl AsyncOutlet for Router {
     }
 
     async fn shutdown(&mut self) -> std::io::Result<()> {
-        let mut r = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
-        r.closed = true;
-        r.stream = None;
-        // Each waiting POST's receiver holds its `Post`, so clearing the table alone would keep
-        // the `done` sender alive and the POST waiting forever: drop the senders.
-        for (_, post) in r.posts.drain() {
-            drop(post.done.lock().unwrap_or_else(PoisonError::into_inner).take());
-        }
+        self.end();
         Ok(())
     }
 }
 
+impl Drop for Router {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
 impl Router {
+    /// The peer stopped writing: nothing will be routed any more. Each waiting POST's receiver
+    /// holds its `Post`, so clearing the table alone would keep the `done` sender alive and the
+    /// POST waiting forever: the senders are dropped, and a POST that streams gets the error of
+    /// an abandoned request as its stream's last event. Done once.
+    fn end(&mut self) {
+        let mut r = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
+        if r.closed {
+            return;
+        }
+        r.closed = true;
+        if let Some(s) = r.stream.take() {
+            s.finish();
+        }
+        let posts: Vec<_> = r.posts.drain().collect();
+        drop(r);
+        for (id, post) in posts {
+            post.end(Some(&abandoned(id.as_id())));
+        }
+    }
+
     fn parser(&mut self) -> &mut FrameParser {
         // The messages are the peer's own, already bounded by what it was given.
         self.parser.get_or_insert_with(|| {
@@ -565,7 +863,7 @@ impl Router {
             What::Notification { progress: true, related: Some(id) } => {
                 if let Some(post) = r.posts.get(&id).cloned() {
                     drop(r);
-                    if post.notes.try_send(msg).is_err() {
+                    if !post.note(msg) {
                         self.stats.dropped.fetch_add(1, Ordering::Relaxed);
                     }
                     return;
@@ -576,8 +874,18 @@ impl Router {
                 // The one request's POST carries everything its handler says.
                 let post = r.posts.values().next().cloned();
                 drop(r);
-                if post.is_none_or(|p| p.notes.try_send(msg).is_err()) {
+                if !post.is_some_and(|p| p.note(msg)) {
                     self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+                return;
+            }
+            What::CloseStream { related } => {
+                // Only a session whose version polls; a stateless request's stream is its
+                // request, which goes on.
+                let post = if r.polling() { r.posts.get(&related).cloned() } else { None };
+                drop(r);
+                if let Some(post) = post {
+                    post.close_stream();
                 }
                 return;
             }
@@ -585,24 +893,27 @@ impl Router {
         };
         if let Some(post) = target {
             drop(r);
-            let done = post.done.lock().unwrap_or_else(PoisonError::into_inner).take();
-            if let Some(d) = done {
-                // Before the send: the POST's receiver may drop as soon as it has the answer.
-                post.answered.store(true, Ordering::Release);
-                if d.send(msg).is_err() {
-                    self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-                }
-            } else {
+            if !post.answer(msg) {
                 self.stats.dropped.fetch_add(1, Ordering::Relaxed);
             }
             return;
         }
-        // Everything else goes to the GET stream.
-        let sent = match &r.stream {
-            Some(s) => s.try_send(sse_event(&msg)).is_ok(),
-            None => false,
+        // Everything else goes to the GET stream: while a connection delivers it, or one may
+        // still resume it.
+        let stream = match r.stream.take() {
+            // One no connection delivered for the retention is not resumed any more.
+            Some(s) if s.expired(Instant::now(), self.retention) => {
+                s.finish();
+                r.streams.remove(&s.number);
+                None
+            }
+            s => {
+                r.stream.clone_from(&s);
+                s
+            }
         };
         drop(r);
+        let sent = stream.is_some_and(|s| s.append(&msg));
         if !sent {
             self.stats.dropped.fetch_add(1, Ordering::Relaxed);
             if let Some(id) = request {
