@@ -209,8 +209,11 @@ fn sse(events: &str) -> String {
 const RESPONSE: &str = r#"{"jsonrpc":"2.0","id":{id},"result":{"resumed":true}}"#;
 
 async fn client_of(s: &Scripted) -> (PeerHandle, Connection) {
-    let client = HttpClient::new(PeerBuilder::new()).get_stream(false);
-    let (peer, conn) = client.connect(&s.url, NoHandler).unwrap();
+    client_with(s, HttpClient::new(PeerBuilder::new())).await
+}
+
+async fn client_with(s: &Scripted, client: HttpClient) -> (PeerHandle, Connection) {
+    let (peer, conn) = client.get_stream(false).connect(&s.url, NoHandler).unwrap();
     handshake(&peer).await;
     (peer, conn)
 }
@@ -278,12 +281,45 @@ async fn failed_resumptions_are_bounded() {
     let s = Scripted::start("id: e-0\nretry: 10\ndata: \n\n", vec![Get::Hangup]).await;
     let (peer, _conn) = client_of(&s).await;
     transport_error(within(peer.request("call", NO_PARAMS)).await, "resuming the event stream");
-    assert_eq!(s.gets().len(), 3, "RESUME_FAILURES attempts");
+    assert_eq!(s.gets().len() as u32, mcpwire::http::client::DEFAULT_RESUME_FAILURES);
+    // Configured: exactly that many; one more attempt, when the last of them succeeds.
+    for n in [1, 5] {
+        let s = Scripted::start("id: e-0\nretry: 10\ndata: \n\n", vec![Get::Hangup]).await;
+        let (peer, _conn) =
+            client_with(&s, HttpClient::new(PeerBuilder::new()).resume_failures(n)).await;
+        transport_error(within(peer.request("call", NO_PARAMS)).await, "resuming");
+        assert_eq!(s.gets().len() as u32, n);
+    }
+    let mut script = vec![Get::Hangup; 4];
+    script.push(Get::Events(format!("id: e-1\ndata: {RESPONSE}\n\n")));
+    let s = Scripted::start("id: e-0\nretry: 10\ndata: \n\n", script).await;
+    let (peer, _conn) =
+        client_with(&s, HttpClient::new(PeerBuilder::new()).resume_failures(5)).await;
+    let r = within(peer.request("call", NO_PARAMS)).await.unwrap();
+    assert_eq!(r.result_as::<Value>().unwrap(), json!({"resumed": true}));
+    assert_eq!(s.gets().len(), 5);
     // A 5xx counts the same.
     let s = Scripted::start("id: e-0\nretry: 10\ndata: \n\n", vec![Get::Status(503, "busy")]).await;
     let (peer, _conn) = client_of(&s).await;
     transport_error(within(peer.request("call", NO_PARAMS)).await, "503");
     assert_eq!(s.gets().len(), 3);
+}
+
+/// A `retry` past `max_resume_delay` waits only that long.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_retry_is_capped() {
+    let s = Scripted::start(
+        "id: e-0\nretry: 3600000\ndata: \n\n",
+        vec![Get::Events(format!("id: e-1\ndata: {RESPONSE}\n\n"))],
+    )
+    .await;
+    let client = HttpClient::new(PeerBuilder::new()).max_resume_delay(Duration::from_millis(100));
+    let (peer, _conn) = client_with(&s, client).await;
+    // Within the exchange bound (20 s), not the hour the server asked for.
+    let r = within(peer.request("call", NO_PARAMS)).await.unwrap();
+    assert_eq!(r.result_as::<Value>().unwrap(), json!({"resumed": true}));
+    let ended = s.ended.lock().unwrap().unwrap();
+    assert!(s.gets()[0].0.duration_since(ended) >= Duration::from_millis(95));
 }
 
 /// A stream that gave no event id cannot be resumed: the request fails at once, no GET.

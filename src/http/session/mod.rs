@@ -20,10 +20,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
 
-use super::negotiated_version;
 use super::stream::{ResumeConfig, SseStream, StreamReader, Unresumable, priming};
 use crate::limits::ANSWERED_KEPT;
 use crate::limits::CLOSE_GRACE;
@@ -31,93 +30,15 @@ use crate::limits::EARLY_CANCELS;
 use crate::limits::IDLE_STATELESS_PEERS;
 use crate::limits::POST_NOTES;
 use crate::limits::SESSION_INBOX as INBOX;
-use crate::peer::{Async, AsyncOutlet, Connection, Handler, PeerBuilder, PeerHandle, Sent, What};
-use crate::{Frame, FrameParser, Limits, OwnedId};
+use crate::peer::{Async, Connection, Handler, PeerBuilder, PeerHandle};
+use crate::{Frame, OwnedId};
 
-/// What one POST waits for: the response (or batch of responses) to its request(s), and the
-/// progress notifications sent before it.
-pub(crate) struct Post {
-    route: Mutex<PostRoute>,
-    /// Set when the client cancelled the request: no response will come, and none is owed.
-    cancelled: std::sync::atomic::AtomicBool,
-    /// Set once the response was handed to the POST: its handler is done.
-    answered: std::sync::atomic::AtomicBool,
-}
+mod post;
+mod router;
 
-/// Where a POST's messages go: its channels while its answer is undecided, its event stream
-/// once it streams (switched under this lock, so nothing is lost or reordered).
-struct PostRoute {
-    notes: mpsc::Sender<Note>,
-    done: Option<oneshot::Sender<Bytes>>,
-    stream: Option<Arc<SseStream>>,
-}
-
-/// What reaches a POST before its response.
-pub(crate) enum Note {
-    /// A message of the request's handler (progress).
-    Message(Bytes),
-    /// The handler closed the POST's event stream ([`super::close_sse_stream`]).
-    Close,
-}
-
-impl Post {
-    fn route(&self) -> MutexGuard<'_, PostRoute> {
-        self.route.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// A message sent before the response; `false` when it had to be dropped.
-    fn note(&self, msg: Bytes) -> bool {
-        let r = self.route();
-        match &r.stream {
-            Some(s) => s.append(&msg),
-            None => r.notes.try_send(Note::Message(msg)).is_ok(),
-        }
-    }
-
-    /// The handler closed the POST's event stream.
-    fn close_stream(&self) {
-        let r = self.route();
-        match &r.stream {
-            Some(s) => s.cut(),
-            None => {
-                let _ = r.notes.try_send(Note::Close);
-            }
-        }
-    }
-
-    /// The response; `false` when nothing waits for it any more.
-    fn answer(&self, msg: Bytes) -> bool {
-        let mut r = self.route();
-        if let Some(s) = &r.stream {
-            self.answered.store(true, Ordering::Release);
-            let kept = s.append(&msg);
-            s.finish();
-            return kept;
-        }
-        let Some(done) = r.done.take() else { return false };
-        // Before the send: the POST's receiver may drop as soon as it has the answer.
-        self.answered.store(true, Ordering::Release);
-        done.send(msg).is_ok()
-    }
-
-    /// No response will come: the POST ends (with `last` as its stream's last event, if it
-    /// streams: the error of an abandoned request).
-    fn end(&self, last: Option<&Bytes>) {
-        let mut r = self.route();
-        drop(r.done.take());
-        if let Some(s) = &r.stream {
-            if let Some(last) = last {
-                s.append(last);
-            }
-            s.finish();
-        }
-    }
-
-    /// Whether the POST's answer is an event stream (its route outlives the POST's connection).
-    fn streams(&self) -> bool {
-        self.route().stream.is_some()
-    }
-}
+pub(crate) use post::{Note, PostReceiver};
+use post::{Post, PostRoute};
+use router::Router;
 
 /// Peers of stateless requests that answered and wait for the next one, so a request does not
 /// pay for starting a peer; at most [`IDLE_STATELESS_PEERS`] are kept. Also every stateless
@@ -177,139 +98,6 @@ impl Idle {
         };
         for s in all {
             s.close();
-        }
-    }
-}
-
-/// The receiving end of a [`Post`]; dropping it (the client went away, or the reply was sent)
-/// removes its routes.
-pub(crate) struct PostReceiver {
-    pub(crate) notes: mpsc::Receiver<Note>,
-    pub(crate) done: oneshot::Receiver<Bytes>,
-    post: Arc<Post>,
-    ids: Vec<OwnedId>,
-    session: Arc<Session>,
-}
-
-impl PostReceiver {
-    /// Whether the client cancelled the request (so the POST ends with no response).
-    pub(crate) fn cancelled(&self) -> bool {
-        self.post.cancelled.load(Ordering::Acquire)
-    }
-
-    /// Whether the POST is a stateless (2026-07-28) request's.
-    pub(crate) fn stateless(&self) -> bool {
-        self.session.single
-    }
-
-    /// The answer when the session ends before the response comes: an error response to the
-    /// (first) request, -32603.
-    pub(crate) fn abandoned(&self) -> Bytes {
-        let id = self.ids.first().map_or(crate::Id::Null, OwnedId::as_id);
-        abandoned(id)
-    }
-
-    /// Whether the POST's answer can be a resumable event stream (a legacy session's).
-    pub(crate) fn resumable(&self) -> bool {
-        self.session.resume.is_some()
-    }
-
-    /// Whether the handler may close the POST's event stream for the client to resume it: the
-    /// session negotiated a version with polling (2025-11-25 on).
-    pub(crate) fn pollable(&self) -> bool {
-        self.resumable() && self.session.routes().polling()
-    }
-
-    /// Turns the POST's answer into a resumable event stream (a legacy session's), starting
-    /// with `first` (what came before the response), and returns the connection delivering it:
-    /// the priming event (when the session's version has them), then its events. From now on
-    /// the POST's messages go into the stream, which outlives this connection until the
-    /// response is in it. A [`Note::Close`] among what came ends the connection at that point.
-    pub(crate) fn into_stream(mut self, first: Note) -> StreamGuard {
-        let session = self.session.clone();
-        let (stream, prefix) = session.new_stream();
-        let mut cut = None;
-        let take = |note: Note, cut: &mut Option<u64>| match note {
-            Note::Message(m) => {
-                stream.append(&m);
-            }
-            Note::Close => *cut = Some(stream.last()),
-        };
-        take(first, &mut cut);
-        {
-            let mut route = self.post.route();
-            route.stream = Some(stream.clone());
-            while let Ok(note) = self.notes.try_recv() {
-                take(note, &mut cut);
-            }
-            match self.done.try_recv() {
-                Ok(response) => {
-                    stream.append(&response);
-                    stream.finish();
-                }
-                Err(oneshot::error::TryRecvError::Closed) => {
-                    if !self.cancelled() {
-                        stream.append(&self.abandoned());
-                    }
-                    stream.finish();
-                }
-                Err(oneshot::error::TryRecvError::Empty) => {}
-            }
-        }
-        session.keep(&stream);
-        // Its closing does not end the POST's route: the stream has it now.
-        drop(self);
-        let reader = stream.attach(0, prefix, cut);
-        StreamGuard::new(reader, session)
-    }
-
-    /// The answer of a POST whose client takes only event streams and whose response came
-    /// first: a resumable stream of that one response (a legacy session's).
-    pub(crate) fn one_event_stream(self, response: &[u8]) -> StreamGuard {
-        let session = self.session.clone();
-        drop(self);
-        let (stream, prefix) = session.new_stream();
-        stream.append(response);
-        stream.finish();
-        session.keep(&stream);
-        let reader = stream.attach(0, prefix, None);
-        StreamGuard::new(reader, session)
-    }
-}
-
-/// The error response that ends a request whose session ended before it was answered, -32603.
-fn abandoned(id: crate::Id<'_>) -> Bytes {
-    let msg = "Internal error: the session ended before the request was answered";
-    super::error_json(id, crate::ErrorCode::INTERNAL_ERROR, msg)
-}
-
-impl Drop for PostReceiver {
-    fn drop(&mut self) {
-        // A POST that streams keeps its route: its stream takes the response, for a client
-        // that resumes it.
-        if !self.post.streams() {
-            let mut r = self.session.routes();
-            for id in &self.ids {
-                if r.posts.get(id).is_some_and(|p| Arc::ptr_eq(p, &self.post)) {
-                    r.posts.remove(id);
-                }
-            }
-        }
-        self.session.busy.fetch_sub(1, Ordering::AcqRel);
-        self.session.touch();
-        // A stateless request's session lives as long as its POST waits: the client closing
-        // the response ends it, and so cancels the handler. Once answered, its handler is done
-        // and the peer waits, idle, for another stateless request.
-        if self.session.single {
-            // Reused only when nothing of the request can speak any more: answered, and no
-            // handle to the peer left beyond those it had when it started (a task the handler
-            // spawned with a clone of its context's handle could send into the next client's
-            // stream).
-            let answered = self.post.answered.load(Ordering::Acquire);
-            let quiet = self.session.peer.handles() <= self.session.handles;
-            if !(answered && quiet && self.session.is_open() && self.session.recycle()) {
-                self.session.close();
-            }
         }
     }
 }
@@ -480,13 +268,8 @@ impl Session {
         });
         let routes = Arc::new(Mutex::new(Routes { single, ..Routes::default() }));
         let stats = Arc::new(RouteStats::default());
-        let router = Router {
-            routes: routes.clone(),
-            stats: stats.clone(),
-            inbox: inbox.downgrade(),
-            parser: None,
-            retention: resume.as_ref().map_or(std::time::Duration::MAX, |r| r.config.retention),
-        };
+        let retention = resume.as_ref().map_or(std::time::Duration::MAX, |r| r.config.retention);
+        let router = Router::new(routes.clone(), stats.clone(), inbox.downgrade(), retention);
         let (peer, conn) = builder.spawn_parts(frames, Async::new(router), handler);
         let handles = peer.handles();
         Arc::new(Self {
@@ -739,203 +522,5 @@ impl Drop for StreamGuard {
     fn drop(&mut self) {
         self.session.busy.fetch_sub(1, Ordering::AcqRel);
         self.session.touch();
-    }
-}
-
-/// The session peer's outlet: routes each message the peer writes by what the peer says it is.
-struct Router {
-    routes: Arc<Mutex<Routes>>,
-    stats: Arc<RouteStats>,
-    /// The session's own input, to fail a request of the server's that cannot be delivered.
-    inbox: mpsc::WeakSender<Input>,
-    /// Reads the version an `initialize` result names, and makes the error frames that fail
-    /// undeliverable requests; made on first use.
-    parser: Option<FrameParser>,
-    /// How long a GET stream no connection delivers still takes messages.
-    retention: std::time::Duration,
-}
-
-impl AsyncOutlet for Router {
-    async fn send(&mut self, mut out: BytesMut, sent: Vec<Sent>) -> std::io::Result<()> {
-        for s in sent {
-            let mut msg = out.split_to(s.len.min(out.len()));
-            if msg.ends_with(b"\n") {
-                msg.truncate(msg.len() - 1);
-            }
-            self.route(msg.freeze(), s.what);
-        }
-        Ok(())
-    }
-
-    async fn shutdown(&mut self) -> std::io::Result<()> {
-        self.end();
-        Ok(())
-    }
-}
-
-impl Drop for Router {
-    fn drop(&mut self) {
-        self.end();
-    }
-}
-
-impl Router {
-    /// The peer stopped writing: nothing will be routed any more. Each waiting POST's receiver
-    /// holds its `Post`, so clearing the table alone would keep the `done` sender alive and the
-    /// POST waiting forever: the senders are dropped, and a POST that streams gets the error of
-    /// an abandoned request as its stream's last event. Done once.
-    fn end(&mut self) {
-        let mut r = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
-        if r.closed {
-            return;
-        }
-        r.closed = true;
-        if let Some(s) = r.stream.take() {
-            s.finish();
-        }
-        let posts: Vec<_> = r.posts.drain().collect();
-        drop(r);
-        for (id, post) in posts {
-            post.end(Some(&abandoned(id.as_id())));
-        }
-    }
-
-    fn parser(&mut self) -> &mut FrameParser {
-        // The messages are the peer's own, already bounded by what it was given.
-        self.parser.get_or_insert_with(|| {
-            FrameParser::new(
-                Limits::default()
-                    .max_frame_bytes(crate::limits::MAX_FRAME_BYTES_CEILING)
-                    .max_depth(usize::MAX / 2),
-            )
-        })
-    }
-
-    fn route(&mut self, msg: Bytes, what: What) {
-        // An `initialize` result names the version the session speaks.
-        let version = match &what {
-            What::Response { initialize: true, .. } => {
-                let frame = self.parser().parse(BytesMut::from(&msg[..]));
-                frame
-                    .message()
-                    .filter(|m| m.result().is_some())
-                    .and_then(|m| negotiated_version(&m))
-            }
-            _ => None,
-        };
-        let request = match what {
-            What::Request { id } => Some(id),
-            _ => None,
-        };
-        let mut r = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
-        let target = match what {
-            What::Response { id, .. } => {
-                if let Some(v) = version {
-                    r.version.get_or_insert(v);
-                }
-                // MCP: the server MUST NOT send a response on the GET stream. One whose POST is
-                // gone (the client left, or cancelled it) has nowhere to go.
-                if let Some(k) = &id {
-                    r.answered(k);
-                }
-                let Some(post) = id.and_then(|k| r.posts.remove(&k)) else {
-                    drop(r);
-                    self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-                    return;
-                };
-                Some(post)
-            }
-            What::Batch { ids } => {
-                let mut found = None;
-                for k in &ids {
-                    r.answered(k);
-                    if let Some(p) = r.posts.remove(k) {
-                        found.get_or_insert(p);
-                    }
-                }
-                if found.is_none() {
-                    drop(r);
-                    self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-                    return;
-                }
-                found
-            }
-            What::Notification { progress: true, related: Some(id) } => {
-                if let Some(post) = r.posts.get(&id).cloned() {
-                    drop(r);
-                    if !post.note(msg) {
-                        self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-                    }
-                    return;
-                }
-                None
-            }
-            What::Notification { .. } if r.single => {
-                // The one request's POST carries everything its handler says.
-                let post = r.posts.values().next().cloned();
-                drop(r);
-                if !post.is_some_and(|p| p.note(msg)) {
-                    self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-                }
-                return;
-            }
-            What::CloseStream { related } => {
-                // Only a session whose version polls; a stateless request's stream is its
-                // request, which goes on.
-                let post = if r.polling() { r.posts.get(&related).cloned() } else { None };
-                drop(r);
-                if let Some(post) = post {
-                    post.close_stream();
-                }
-                return;
-            }
-            What::Notification { .. } | What::Request { .. } => None,
-        };
-        if let Some(post) = target {
-            drop(r);
-            if !post.answer(msg) {
-                self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-            }
-            return;
-        }
-        // Everything else goes to the GET stream: while a connection delivers it, or one may
-        // still resume it.
-        let stream = match r.stream.take() {
-            // One no connection delivered for the retention is not resumed any more.
-            Some(s) if s.expired(Instant::now(), self.retention) => {
-                s.finish();
-                r.streams.remove(&s.number);
-                None
-            }
-            s => {
-                r.stream.clone_from(&s);
-                s
-            }
-        };
-        drop(r);
-        let sent = stream.is_some_and(|s| s.append(&msg));
-        if !sent {
-            self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-            if let Some(id) = request {
-                self.undeliverable(id);
-            }
-        }
-    }
-
-    /// A request of the server's that no stream can carry fails at once (-32603), instead of
-    /// waiting out its timeout.
-    fn undeliverable(&mut self, id: u64) {
-        let Ok(id) = i64::try_from(id) else { return };
-        let single = self.routes.lock().unwrap_or_else(PoisonError::into_inner).single;
-        let msg = if single {
-            "Internal error: a stateless (2026-07-28) request's handler cannot send requests"
-        } else {
-            "Internal error: no stream to the client is open (GET the endpoint to open one)"
-        };
-        let answer = super::error_json(crate::Id::Num(id), crate::ErrorCode::INTERNAL_ERROR, msg);
-        let frame = self.parser().parse(BytesMut::from(&answer[..]));
-        if let Some(inbox) = self.inbox.upgrade() {
-            let _ = inbox.try_send(Some(frame));
-        }
     }
 }
