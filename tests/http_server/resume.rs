@@ -548,3 +548,16 @@ async fn random_last_event_ids_get_a_4xx_and_nothing_breaks() {
     let evs = events(&resume(&c, &id).await);
     assert!(is_response(&evs[0], 1), "{evs:?}");
 }
+
+/// With the GET stream turned off, a GET without `Last-Event-ID` is 405, and a resumption of a
+/// POST's stream still works: it is the POST's answer, not a stream of the server's own.
+#[tokio::test]
+async fn a_post_stream_is_resumed_with_the_get_stream_turned_off() {
+    let s = serve(HttpServer::new(PeerBuilder::new()).get_stream(false)).await;
+    let mut c = Client::session(s.addr, POLLING).await;
+    let id = events(&c.post(poll(1, 0, 0, false)).await)[0].id.clone().unwrap();
+    let mut g = c.beside().await;
+    g.call(resume_req(&g, &[])).await.assert_empty(StatusCode::METHOD_NOT_ALLOWED);
+    let evs = events(&resume(&c, &id).await);
+    assert!(is_response(&evs[0], 1), "{evs:?}");
+}
