@@ -116,7 +116,10 @@ fn tools(b: mcpwire::mcp::server::ServerBuilder) -> mcpwire::mcp::server::Server
     })
     .tool(
         Tool::new("test_reconnection").description("Closes the request's SSE stream mid-call (legacy HTTP); the result follows once the client reconnects"),
-        |_call| async move {
+        |call| async move {
+            // Legacy HTTP sessions only: the client resumes with Last-Event-ID and gets the
+            // result on the resumed stream. Elsewhere this does nothing.
+            mcpwire::http::close_sse_stream(call.context());
             tokio::time::sleep(Duration::from_millis(100)).await;
             text("Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure.")
         },

@@ -156,8 +156,46 @@ pub const EARLY_CANCELS: usize = 64;
 /// not taken for one that overtook its request.
 pub const ANSWERED_KEPT: usize = 256;
 
-/// Messages waiting for a slow GET stream; past this they are dropped and counted.
-pub const STREAM_BACKLOG: usize = 256;
+/// Default for [`HttpServer::sse_retry`](crate::http::HttpServer::sse_retry): the `retry` a
+/// legacy session's event streams announce in their priming event, so a client whose stream the
+/// server closed waits that long before it resumes it: 1 second.
+pub const DEFAULT_SSE_RETRY: Duration = Duration::from_secs(1);
+
+/// Default for [`HttpServer::replay_buffer`](crate::http::HttpServer::replay_buffer): events a
+/// legacy session's event stream keeps for a client that resumes it, so a client that never
+/// resumes, or reads too slowly, cannot make the server hold a stream's events without bound.
+pub const DEFAULT_REPLAY_EVENTS: usize = 256;
+
+/// Default for [`HttpServer::replay_buffer`](crate::http::HttpServer::replay_buffer): bytes of
+/// events a stream keeps for replay, 1 MiB (its newest event is kept whatever its size), for the
+/// same reason, against large events.
+pub const DEFAULT_REPLAY_BYTES: usize = 1 << 20;
+
+/// Default for [`HttpServer::resumable_streams`](crate::http::HttpServer::resumable_streams):
+/// event streams of a session that no connection delivers (closed, or ended) kept for a
+/// resumption; past it the oldest are forgotten, so a client that opens streams and leaves
+/// them cannot make a session hold their buffers without bound.
+pub const DEFAULT_RESUMABLE_STREAMS: usize = 8;
+
+/// Default for [`HttpServer::resumable_streams`](crate::http::HttpServer::resumable_streams):
+/// how long an event stream no connection delivers is kept for a resumption (and a GET stream
+/// left so still takes the session's messages), so a client gone for good does not hold them
+/// for the session's life: 60 seconds.
+pub const DEFAULT_STREAM_RETENTION: Duration = Duration::from_secs(60);
+
+/// How long the HTTP client waits before it resumes an event stream that gave no `retry`.
+pub const DEFAULT_RESUME_DELAY: Duration = Duration::from_secs(1);
+
+/// Default for [`HttpClient::max_resume_delay`](crate::http::HttpClient::max_resume_delay):
+/// the longest the HTTP client waits before resuming an event stream, whatever `retry` the
+/// server gave, so a server cannot park a request for hours with a huge `retry`: 60 seconds.
+pub const DEFAULT_MAX_RESUME_DELAY: Duration = Duration::from_secs(60);
+
+/// Default for [`HttpClient::resume_failures`](crate::http::HttpClient::resume_failures):
+/// failed attempts in a row (no connection, a 5xx, a broken stream) after which the HTTP client
+/// gives up resuming an event stream, so a server that is gone is not retried for as long as
+/// the request may wait.
+pub const DEFAULT_RESUME_FAILURES: u32 = 3;
 
 /// Default for [`HttpClient::max_concurrent_posts`](crate::http::HttpClient::max_concurrent_posts).
 pub const DEFAULT_MAX_CONCURRENT_POSTS: usize = 256;

@@ -105,7 +105,16 @@ fn serve_answers_a_scripted_mcp_session_over_stdio() {
     let tools = s.call(3, "tools/list", json!({}));
     let names: Vec<_> =
         tools["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()).collect();
-    assert_eq!(names, [json!("echo"), json!("sleep"), json!("route"), json!("confirm")]);
+    assert_eq!(
+        names,
+        [
+            json!("echo"),
+            json!("sleep"),
+            json!("route"),
+            json!("confirm"),
+            json!("test_reconnection")
+        ]
+    );
     let echo_schema = &tools["result"]["tools"][0]["inputSchema"];
     assert_eq!(echo_schema["required"], json!(["message"]));
     assert_eq!(echo_schema["properties"]["message"]["type"], "string");

@@ -5,7 +5,11 @@
 //! version 2025-03-26 only, a batch); a notification or response is answered `202 Accepted`
 //! with no body; a request is answered with its response as `application/json`, or as a
 //! `text/event-stream` when the handler sends progress notifications before its result. A GET
-//! opens a stream for the server's other messages, a DELETE ends the session.
+//! opens a stream for the server's other messages, a DELETE ends the session. In a session
+//! (the legacy era) every event stream is resumable: its events have ids, a client resumes a
+//! stream whose connection ended with a GET and `Last-Event-ID`, and a handler may close its
+//! POST's stream for the client to poll ([`close_sse_stream`]); the [`client`] resumes such a
+//! stream by itself.
 //!
 //! ```text
 //!  POST ──► checks (origin, type, size, version, session) ──► FrameParser ──► session's peer
@@ -17,6 +21,7 @@
 pub mod client;
 pub mod server;
 mod session;
+mod stream;
 
 use std::borrow::Cow;
 
@@ -46,6 +51,45 @@ pub const BATCH_VERSION: &str = "2025-03-26";
 pub const ASSUMED_VERSION: &str = "2025-03-26";
 
 pub(crate) use crate::message::owned::cancelled_request;
+
+/// Closes the event stream that carries the answer to the request `cx` handles, without
+/// ending the request: what SEP-1699 (MCP 2025-11-25) calls polling, and the TypeScript SDK
+/// `closeSSEStream`. Call it from a request's [`Handler`](crate::peer::Handler), then answer as
+/// usual.
+///
+/// Over the Streamable HTTP server, in a session that negotiated 2025-11-25 or later (and
+/// whose client takes `text/event-stream`), the POST that carried the request ends once what
+/// the handler sent before this call is on it: an event stream that begins with its priming
+/// event (an id, a `retry`, empty data), so the client resumes it with a `GET` and
+/// `Last-Event-ID` after the `retry` time, and gets on that connection what the handler sends
+/// afterwards, its response included. Until the client resumes, the stream keeps them (see
+/// [`HttpServer::replay_buffer`] and [`HttpServer::resumable_streams`]). Calling it again
+/// ends the connection that resumed the stream, and so on.
+///
+/// It does nothing on any other transport (stdio, a socket: it costs a check that the
+/// context came from a routing transport), for a stateless (2026-07-28) request (its stream is
+/// the request itself), in a session of an earlier version (whose clients need not resume),
+/// or when the client takes only `application/json` (the response then comes as JSON, as
+/// usual). It never waits.
+///
+/// # Examples
+///
+/// ```
+/// use mcpwire::peer::{Context, Handler, Incoming, Reply, RpcError};
+///
+/// struct Slow;
+/// impl Handler for Slow {
+///     async fn request(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
+///         // A long tool call: free the client's connection while it runs.
+///         mcpwire::http::close_sse_stream(cx);
+///         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+///         Ok(Reply::raw(r#"{"content":[{"type":"text","text":"done"}]}"#))
+///     }
+/// }
+/// ```
+pub fn close_sse_stream(cx: &crate::peer::Context) {
+    cx.close_stream();
+}
 
 /// The `protocolVersion` of an `initialize` result.
 pub(crate) fn negotiated_version(m: &Message<'_>) -> Option<Box<str>> {

@@ -117,3 +117,15 @@ impl Context {
         }
     }
 }
+
+#[cfg(feature = "http")]
+impl Context {
+    /// Asks a routing transport to close the event stream that carries this request's answer
+    /// (see `mcpwire::http::close_sse_stream`); nothing on any other transport, nor for a
+    /// notification's context.
+    pub(crate) fn close_stream(&self) {
+        if let Some(id) = &self.peer.related {
+            self.peer.shared.with(|c| c.close_stream(id));
+        }
+    }
+}

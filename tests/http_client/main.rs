@@ -11,3 +11,4 @@ mod common;
 mod fixed_answers;
 mod modern;
 mod real_server;
+mod resume;

@@ -51,7 +51,10 @@ pub(crate) const SESSION_NOT_FOUND: i64 = -32001;
 /// answers; `announce` sends a notification that answers no request (it goes to the GET stream);
 /// `hold` answers only once the test releases it (`announce_hold` sends a notification first);
 /// `late` answers at once and sends a notification 100 ms later from a task of its own; `ask` sends the client a `roots/list` request
-/// and answers `{"answer": result}` or `{"failed": {"code", "message"}}` with what came back.
+/// and answers `{"answer": result}` or `{"failed": {"code", "message"}}` with what came back;
+/// `poll` sends `before` progress notifications, closes its POST's event stream
+/// (`close_sse_stream`), then (with `hold`) waits to be released like `hold`, sends `after`
+/// more, and answers `{"polled": true}`.
 #[derive(Clone)]
 pub(crate) struct Probe {
     /// A permit for each `hold` request that has started.
@@ -141,6 +144,38 @@ impl Handler for Probe {
                     self.release.acquire().await.map_err(|e| RpcError::internal(e.to_string()))?;
                 permit.forget();
                 Reply::json(&json!({"released": true}))
+            }
+            "poll" => {
+                let p = params()?;
+                let token = p["_meta"]["progressToken"].clone();
+                let count = |k: &str| p[k].as_u64().unwrap_or(0);
+                let (before, after) = (count("before"), count("after"));
+                let progress = |i: u64| {
+                    let note = json!({"progressToken": token, "progress": i});
+                    async move {
+                        cx.peer()
+                            .notify("notifications/progress", Some(Json(&note)))
+                            .await
+                            .map_err(|e| RpcError::internal(e.to_string()))
+                    }
+                };
+                for i in 1..=before {
+                    progress(i).await?;
+                }
+                mcpwire::http::close_sse_stream(cx);
+                if p["hold"] == true {
+                    self.holding.add_permits(1);
+                    let permit = self
+                        .release
+                        .acquire()
+                        .await
+                        .map_err(|e| RpcError::internal(e.to_string()))?;
+                    permit.forget();
+                }
+                for i in before + 1..=before + after {
+                    progress(i).await?;
+                }
+                Reply::json(&json!({"polled": true}))
             }
             // `ask` on the GET stream, `ask_related` on the request's own stream.
             "ask" | "ask_related" => match if req.method() == "ask" {
@@ -428,7 +463,8 @@ pub(crate) fn sse_events(text: &str) -> Vec<Value> {
                 assert!(
                     line.starts_with(':')
                         || line.starts_with("event: ")
-                        || line.starts_with("id: "),
+                        || line.starts_with("id: ")
+                        || line.starts_with("retry: "),
                     "unexpected SSE line {line:?} in {text:?}"
                 );
             }

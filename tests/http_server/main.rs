@@ -13,5 +13,6 @@ mod harness;
 mod modern;
 mod regressions;
 mod requests;
+mod resume;
 mod review;
 mod sessions;

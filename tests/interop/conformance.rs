@@ -3,7 +3,14 @@
 //!
 //!     node dist/index.js server --url URL --scenario NAME --spec-version 2026-07-28 -o DIR
 //!
-//! The suite writes `DIR/server-NAME-<timestamp>/checks.json`, an array of checks with an `id`
+//! The legacy era's scenarios of SEP-1699 (resumable, polled event streams) run at spec version
+//! 2025-11-25, on both the current suite and the legacy era's last one (0.1.16, in
+//! `target/interop/conf016`); its client scenario `sse-retry` runs the example
+//! `sse_retry_client` (mcpwire's HTTP client) against the suite's own server:
+//!
+//!     node dist/index.js client --command CMD --scenario sse-retry --spec-version 2025-11-25 -o DIR
+//!
+//! The suite writes `DIR/<kind>-NAME-<timestamp>/checks.json`, an array of checks with an `id`
 //! and a `status` (SUCCESS, FAILURE, WARNING, INFO or SKIPPED), and exits 1 when any check
 //! failed. Each test asserts the exact set of check ids the scenario reported and each one's
 //! status, so a check that appears, disappears or changes status fails the test.
@@ -16,7 +23,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::harness::{conformance_js, ensure_installed, node22, root, run_bounded, serve_http};
+use crate::harness::{
+    conformance_js, conformance_legacy_js, ensure_installed, node22, root, run_bounded, serve_http,
+    sh_quote,
+};
 
 /// The suite's own bound for one scenario (it then reports a `scenario-timeout` failure).
 const SCENARIO_TIMEOUT_MS: u32 = 20_000;
@@ -32,6 +42,8 @@ enum Want {
     Skipped,
     /// Status SUCCESS or INFO (INFO where the suite only reports an optional behavior).
     PassOrInfo,
+    /// Status INFO: a log of what the scenario sent or saw.
+    Info,
     /// Status FAILURE with an error message starting "Not testable:": the check needs a
     /// diagnostic tool that `mcpwire serve` does not have.
     NotTestable,
@@ -43,30 +55,115 @@ impl Want {
             Want::Pass => status == "SUCCESS",
             Want::Skipped => status == "SKIPPED",
             Want::PassOrInfo => status == "SUCCESS" || status == "INFO",
+            Want::Info => status == "INFO",
             Want::NotTestable => status == "FAILURE" && error.starts_with("Not testable:"),
         }
     }
 }
 
-/// Runs one scenario against a fresh `mcpwire serve --http` and asserts that the checks it
-/// reports are exactly `expected` (every occurrence of an id must be as wanted).
+/// Which release of the suite runs a scenario, at which spec version.
+#[derive(Clone, Copy, Debug)]
+enum Suite {
+    /// The current suite (0.2.0-alpha.12) at 2026-07-28.
+    Modern,
+    /// The current suite at 2025-11-25.
+    CurrentLegacy,
+    /// The legacy era's last suite (0.1.16) at 2025-11-25.
+    Legacy,
+}
+
+impl Suite {
+    fn js(self) -> PathBuf {
+        match self {
+            Suite::Modern | Suite::CurrentLegacy => conformance_js(),
+            Suite::Legacy => conformance_legacy_js(),
+        }
+    }
+
+    fn spec_version(self) -> &'static str {
+        match self {
+            Suite::Modern => "2026-07-28",
+            Suite::CurrentLegacy | Suite::Legacy => "2025-11-25",
+        }
+    }
+
+    /// A name for the result folder.
+    fn tag(self) -> &'static str {
+        match self {
+            Suite::Modern => "modern",
+            Suite::CurrentLegacy => "current-legacy",
+            Suite::Legacy => "conf016",
+        }
+    }
+}
+
+/// Runs one scenario at 2026-07-28 against a fresh `mcpwire serve --http` and asserts that the
+/// checks it reports are exactly `expected` (every occurrence of an id must be as wanted).
 fn scenario(name: &str, expected: &[(&str, Want)]) {
+    server_scenario(Suite::Modern, name, expected);
+}
+
+/// Runs one server scenario of `suite` against a fresh `mcpwire serve --http`, checked as
+/// [`scenario`] says.
+fn server_scenario(suite: Suite, name: &str, expected: &[(&str, Want)]) {
     ensure_installed();
     let (mut server, url) = serve_http();
-    let out_dir = root().join(format!("target/interop/conformance/{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&out_dir);
+    let out_dir = out_dir(suite, name);
     let mut cmd = Command::new(node22());
-    cmd.arg(conformance_js())
-        .args(["server", "--url", &url, "--scenario", name, "--spec-version", "2026-07-28"])
+    cmd.arg(suite.js())
+        .args(["server", "--url", &url, "--scenario", name])
+        .args(["--spec-version", suite.spec_version()]);
+    // 0.1.16's `server` has no bound of its own: the run's bound is the only one.
+    if !matches!(suite, Suite::Legacy) {
+        cmd.args(["--timeout", &SCENARIO_TIMEOUT_MS.to_string()]);
+    }
+    cmd.arg("-o").arg(&out_dir);
+    let run = run_bounded(cmd, RUN_TIMEOUT);
+    let report = format!(
+        "{}\n{}",
+        run.describe(&format!("conformance {suite:?} server --scenario {name} --url {url}")),
+        server.describe()
+    );
+    assert_checks(&out_dir, expected, &run, report);
+    assert!(server.exited().is_none(), "the server exited during the scenario");
+}
+
+/// Runs one client scenario of `suite` with `command` (the suite appends its server's URL) and
+/// asserts its checks as [`scenario`] does.
+fn client_scenario(suite: Suite, name: &str, command: &str, expected: &[(&str, Want)]) {
+    ensure_installed();
+    let out_dir = out_dir(suite, name);
+    let mut cmd = Command::new(node22());
+    cmd.arg(suite.js())
+        .args(["client", "--command", command, "--scenario", name])
+        .args(["--spec-version", suite.spec_version()])
         .args(["--timeout", &SCENARIO_TIMEOUT_MS.to_string(), "-o"])
         .arg(&out_dir);
     let run = run_bounded(cmd, RUN_TIMEOUT);
-    let mut report = format!(
-        "{}\n{}",
-        run.describe(&format!("conformance server --scenario {name} --url {url}")),
-        server.describe()
-    );
-    let checks = match read_checks(&out_dir) {
+    let report = run.describe(&format!("conformance {suite:?} client --scenario {name}"));
+    assert_checks(&out_dir, expected, &run, report);
+}
+
+/// A fresh result folder for a scenario.
+fn out_dir(suite: Suite, name: &str) -> PathBuf {
+    let dir = root().join(format!(
+        "target/interop/conformance/{name}-{}-{}",
+        suite.tag(),
+        std::process::id()
+    ));
+    let _ = fs::remove_dir_all(&dir);
+    dir
+}
+
+/// Asserts the checks a run wrote under `out_dir` are exactly `expected`, and the suite's exit
+/// status; removes the folder when they are.
+fn assert_checks(
+    out_dir: &Path,
+    expected: &[(&str, Want)],
+    run: &crate::harness::Run,
+    mut report: String,
+) {
+    let checks = match read_checks(out_dir) {
         Ok(checks) => checks,
         Err(why) => panic!("no results from the conformance suite: {why}\n{report}"),
     };
@@ -110,12 +207,11 @@ fn scenario(name: &str, expected: &[(&str, Want)]) {
     let fails = expected.iter().any(|(_, w)| matches!(w, Want::NotTestable));
     let code = run.status.and_then(|s| s.code());
     assert_eq!(code, Some(i32::from(fails)), "conformance exit status\n{report}");
-    assert!(server.exited().is_none(), "the server exited during the scenario\n{report}");
     // Kept when the test fails, for a look at every check's details.
-    let _ = fs::remove_dir_all(&out_dir);
+    let _ = fs::remove_dir_all(out_dir);
 }
 
-/// The checks of the one `server-*` result folder the suite wrote under `out_dir`.
+/// The checks of the one result folder the suite wrote under `out_dir`.
 fn read_checks(out_dir: &Path) -> Result<Vec<Value>, String> {
     let dirs: Vec<PathBuf> = fs::read_dir(out_dir)
         .map_err(|e| format!("{}: {e}", out_dir.display()))?
@@ -223,14 +319,112 @@ fn conformance_http_custom_header_server_validation() {
 }
 
 /// A foreign Host/Origin is refused with a 4xx; the server's own (127.0.0.1:PORT) is served
-/// (a `server/discover` at 2026-07-28).
+/// (a `server/discover` at 2026-07-28, an `initialize` at 2025-11-25).
+const DNS_REBINDING: &[(&str, Want)] = &[
+    ("localhost-host-rebinding-rejected", Want::Pass),
+    ("localhost-host-valid-accepted", Want::Pass),
+];
+
 #[test]
 fn conformance_dns_rebinding_protection() {
-    use Want::*;
-    scenario(
-        "dns-rebinding-protection",
-        &[("localhost-host-rebinding-rejected", Pass), ("localhost-host-valid-accepted", Pass)],
-    );
+    scenario("dns-rebinding-protection", DNS_REBINDING);
+}
+
+#[test]
+fn conformance_dns_rebinding_protection_legacy() {
+    server_scenario(Suite::CurrentLegacy, "dns-rebinding-protection", DNS_REBINDING);
+}
+
+#[test]
+fn conformance_016_dns_rebinding_protection() {
+    server_scenario(Suite::Legacy, "dns-rebinding-protection", DNS_REBINDING);
+}
+
+/// SEP-1699 (2025-11-25): `serve`'s `test_reconnection` closes its POST's event stream after
+/// the priming event (an id, a `retry`, empty data); the suite resumes it with `GET` and
+/// `Last-Event-ID` and must get the tool's result there.
+const SSE_POLLING: &[(&str, Want)] = &[
+    ("outgoing-request", Want::Info),
+    ("incoming-response", Want::Info),
+    ("incoming-sse-event", Want::Info),
+    ("stream-closed", Want::Info),
+    ("server-sse-priming-event", Want::Pass),
+    ("server-sse-retry-field", Want::Pass),
+    ("server-sse-disconnect-resume", Want::Pass),
+];
+
+/// Three concurrent POSTs of `tools/list` in a session are all served (as JSON: the second
+/// check is INFO then).
+const SSE_MULTIPLE_STREAMS: &[(&str, Want)] = &[
+    ("server-accepts-multiple-post-streams", Want::Pass),
+    ("server-sse-streams-functional", Want::PassOrInfo),
+];
+
+#[test]
+fn conformance_server_sse_polling() {
+    server_scenario(Suite::CurrentLegacy, "server-sse-polling", SSE_POLLING);
+}
+
+#[test]
+fn conformance_016_server_sse_polling() {
+    server_scenario(Suite::Legacy, "server-sse-polling", SSE_POLLING);
+}
+
+#[test]
+fn conformance_server_sse_multiple_streams_in_a_session() {
+    server_scenario(Suite::CurrentLegacy, "server-sse-multiple-streams", SSE_MULTIPLE_STREAMS);
+}
+
+#[test]
+fn conformance_016_server_sse_multiple_streams() {
+    server_scenario(Suite::Legacy, "server-sse-multiple-streams", SSE_MULTIPLE_STREAMS);
+}
+
+/// The `sse-retry` client scenario: the suite's server closes the tool call's event stream
+/// after a priming event with `retry: 500`; mcpwire's client (the `sse_retry_client` example)
+/// must wait 450-700 ms, resume with `GET` and `Last-Event-ID`, and get the result there.
+const SSE_RETRY: &[(&str, Want)] = &[
+    ("incoming-request", Want::Info),
+    ("outgoing-response", Want::Info),
+    ("outgoing-sse-event", Want::Info),
+    ("outgoing-stream-close", Want::Info),
+    ("client-sse-graceful-reconnect", Want::Pass),
+    ("client-sse-retry-timing", Want::Pass),
+    ("client-sse-last-event-id", Want::Pass),
+];
+
+#[test]
+fn conformance_client_sse_retry() {
+    client_scenario(Suite::CurrentLegacy, "sse-retry", &sse_retry_client(), SSE_RETRY);
+}
+
+#[test]
+fn conformance_016_client_sse_retry() {
+    client_scenario(Suite::Legacy, "sse-retry", &sse_retry_client(), SSE_RETRY);
+}
+
+/// The `sse_retry_client` example, built (once per test binary) for the profile the tests run
+/// in, as a command for `sh -c`.
+fn sse_retry_client() -> String {
+    static BUILT: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let dir = exe.parent().and_then(Path::parent).ok_or("no target dir")?.join("examples");
+        let mut cargo = Command::new(env!("CARGO"));
+        cargo.current_dir(root()).args(["build", "--example", "sse_retry_client"]);
+        if !cfg!(debug_assertions) {
+            cargo.arg("--release");
+        }
+        let run = run_bounded(cargo, RUN_TIMEOUT);
+        if !run.success() {
+            return Err(run.describe("cargo build --example sse_retry_client"));
+        }
+        Ok(dir.join(format!("sse_retry_client{}", std::env::consts::EXE_SUFFIX)))
+    });
+    match built {
+        Ok(path) => sh_quote(&path.to_string_lossy()),
+        Err(why) => panic!("{why}"),
+    }
 }
 
 /// Three concurrent POSTs of tools/list are all served; SSE answers must be readable (JSON

@@ -47,6 +47,13 @@ pub(crate) fn conformance_js() -> PathBuf {
     node_modern_prefix().join("node_modules/@modelcontextprotocol/conformance/dist/index.js")
 }
 
+/// The legacy era's last conformance suite (0.1.16): its scenarios as the 2025-11-25 releases
+/// had them.
+pub(crate) fn conformance_legacy_js() -> PathBuf {
+    root()
+        .join("target/interop/conf016/node_modules/@modelcontextprotocol/conformance/dist/index.js")
+}
+
 /// What a bounded run produced.
 pub(crate) struct Run {
     /// `None` when the run was killed for exceeding its bound.

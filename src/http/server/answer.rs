@@ -45,6 +45,24 @@ pub(super) fn sse_response(body: Body) -> Response<Body> {
     r
 }
 
+/// A `text/event-stream` delivering one of a session's resumable streams, with a
+/// `: keep-alive` comment every `every` while it is quiet.
+pub(super) fn stream_response(
+    guard: crate::http::session::StreamGuard,
+    every: Duration,
+) -> Response<Body> {
+    let tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    let events = futures_util::stream::unfold((guard, tick), |(mut g, mut tick)| async move {
+        let chunk = tokio::select! {
+            biased;
+            c = g.next() => c?,
+            _ = tick.tick() => Bytes::from_static(b": keep-alive\n\n"),
+        };
+        Some((Ok(hyper::body::Frame::data(chunk)), (g, tick)))
+    });
+    sse_response(BodyExt::boxed_unsync(StreamBody::new(events)))
+}
+
 pub(super) fn error(code: StatusCode, id: Id<'_>, rpc: ErrorCode, message: &str) -> Response<Body> {
     json_response(code, error_json(id, rpc, message))
 }

@@ -16,7 +16,7 @@
 //! | POST: `Accept` with neither `application/json` nor `text/event-stream` (absent takes both) | 406, -32000 |
 //! | POST: a `Content-Length` over `max_frame_bytes` | 413, -32600 |
 //! | POST: no room for the body within `read_timeout` (bodies held past `max_body_bytes`) | 503, -32000 |
-//! | GET: `get_stream(false)` / no `text/event-stream` in `Accept` | 405 / 406, -32000 |
+//! | GET: `get_stream(false)` (and no `Last-Event-ID`) / no `text/event-stream` in `Accept` | 405 / 406, -32000 |
 //! | a session id with a modern `MCP-Protocol-Version` (2026-07-28 on) | the session id is ignored: a stateless request |
 //! | a session id with an `MCP-Protocol-Version` not among the legacy versions (absent is fine) | 400, -32000 |
 //! | a session id that is unknown, expired or deleted | 404, -32001 |
@@ -37,12 +37,30 @@
 //! | POST: a request whose id is already waiting in the session | 400, -32600 with that id |
 //! | a new session past `max_sessions` (after idle and ended ones are removed) | 503, -32000 |
 //! | POST: notifications and responses only | 202, no body |
-//! | POST: a request | 200: the response as `application/json` (as one event of a `text/event-stream` for a client that takes only that); or a `text/event-stream` (with `X-Accel-Buffering: no`, and a `: keep-alive` comment every 15 s) when a notification for the request comes first (and the client takes it): the notifications, then the response, then the stream ends |
+//! | POST: a request | 200: the response as `application/json` (as one event of a `text/event-stream` for a client that takes only that); or a `text/event-stream` (with `X-Accel-Buffering: no`, and a `: keep-alive` comment every 15 s) when a notification for the request comes first (and the client takes it): the notifications, then the response, then the stream ends. In a session, the stream is resumable (below) |
+//! | POST in a session of 2025-11-25 on, whose handler calls [`close_sse_stream`](crate::http::close_sse_stream) (and whose client takes `text/event-stream`) | 200, a `text/event-stream`: the priming event, what the handler sent before the call, then the end; the rest (the response included) waits in the stream for the client to resume it |
 //! | POST: a request the client then cancels (`notifications/cancelled`, alone or in a batch, even one that overtakes the request on another connection) | the POST ends with no response: an empty event stream (202 for a JSON-only client) |
 //! | POST: a request whose session ends before it is answered | 200 with an error response, -32603 (404, -32001, if it ended before the request went in) |
-//! | GET: a stream already open for the session | 409, -32000 |
-//! | GET | 200, a `text/event-stream` of the session's other messages (notifications, the server's own requests), with a `: keep-alive` comment every 15 s |
+//! | GET: a stream already open for the session (a connection delivers it now) | 409, -32000 |
+//! | GET | 200, a `text/event-stream` of the session's other messages (notifications, the server's own requests), with a `: keep-alive` comment every 15 s; resumable (below) |
+//! | GET with `Last-Event-ID` given twice, or not an event id of this server (`N-K`, decimal, at most 41 bytes), or naming an event its stream has not sent | 400, -32000 |
+//! | GET with `Last-Event-ID` naming no stream the session keeps (never its own: another session's, or unknown; or forgotten, past [`resumable_streams`](HttpServer::resumable_streams)), or an event after which some were dropped ([`replay_buffer`](HttpServer::replay_buffer)) | 410, -32000 |
+//! | GET with `Last-Event-ID: N-K` | 200, a `text/event-stream`: stream `N`'s events after `K`, then its later ones as they come (the response of a POST that stream carried, then the end; or the session's other messages, for a GET stream); a connection that delivered the stream ends |
 //! | DELETE | 200; the session's peer closes (running handlers are dropped) |
+//!
+//! **Resumable streams** (legacy sessions; MCP's "Resumability and Redelivery", and SEP-1699's
+//! polling from 2025-11-25). Each event stream of a session, a POST's that streams and each
+//! GET's, is numbered (`N`, from a counter of the server's, so it names one stream of one
+//! session), and its events carry `id: N-K`, `K` counting from 1. In a session that negotiated
+//! 2025-11-25 or later, each begins with a priming event: `id: N-0`, `retry` (the
+//! [`sse_retry`](HttpServer::sse_retry), 1 s by default) and empty data (older clients may fail
+//! on empty data, so earlier sessions get none). A stream keeps its latest events (up to
+//! [`replay_buffer`](HttpServer::replay_buffer)), and a session keeps the streams no connection
+//! delivers for a while ([`resumable_streams`](HttpServer::resumable_streams)), so a client
+//! whose connection ended, or whose stream the handler closed, resumes with a GET and
+//! `Last-Event-ID`. A POST whose connection ends once it streams does not lose its response:
+//! the stream takes it. A GET stream no connection delivers still takes the session's messages
+//! until it is forgotten (a new GET replaces it).
 //!
 //! Every error body is a JSON-RPC error response with `"id": null` (or the request's id where it
 //! could be read). `max_frame_bytes` is the sessions' [`Limits::max_frame_bytes`](crate::Limits::max_frame_bytes).
@@ -70,10 +88,12 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 mod answer;
+mod get;
 mod modern;
 mod post;
 
 use super::session::Session;
+use super::stream::{ResumeConfig, Unresumable, parse_event_id};
 use super::{
     BATCH_VERSION, PROTOCOL_VERSIONS, SESSION_HEADER, VERSION_HEADER, cancelled_request,
     error_json, new_session_id, sse_event,
@@ -83,11 +103,16 @@ pub use crate::limits::DEFAULT_MAX_BODY_BYTES;
 pub use crate::limits::DEFAULT_MAX_CONNECTIONS;
 pub use crate::limits::DEFAULT_MAX_SESSIONS;
 pub use crate::limits::DEFAULT_READ_TIMEOUT;
+pub use crate::limits::DEFAULT_REPLAY_BYTES;
+pub use crate::limits::DEFAULT_REPLAY_EVENTS;
+pub use crate::limits::DEFAULT_RESUMABLE_STREAMS;
 pub use crate::limits::DEFAULT_SESSION_IDLE_TIMEOUT;
+pub use crate::limits::DEFAULT_SSE_RETRY;
+pub use crate::limits::DEFAULT_STREAM_RETENTION;
 use crate::limits::SHUTDOWN_GRACE;
 use crate::peer::{Handler, PeerBuilder};
 use crate::{ErrorCode, Frame, FrameParser, Id, Kind, OwnedId};
-use answer::{accepts, error, sse_response, status};
+use answer::{error, status};
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
 
@@ -101,8 +126,9 @@ pub struct HttpStats {
     pub sessions_started: u64,
     /// Sessions removed for being idle too long, or because their peer had ended.
     pub sessions_expired: u64,
-    /// Messages the sessions' handlers sent that had nowhere to go (no GET stream open, or the
-    /// client stopped waiting), over the sessions open now.
+    /// Messages the sessions' handlers sent that had nowhere to go (no GET stream open or kept
+    /// for a resumption, or the client stopped waiting), or that a connection too slow for its
+    /// stream's replay buffer skipped, over the sessions open now.
     pub messages_dropped: u64,
 }
 
@@ -151,6 +177,7 @@ struct Config {
     read_timeout: Duration,
     get_stream: bool,
     keep_alive: Duration,
+    resume: ResumeConfig,
 }
 
 #[derive(Default)]
@@ -162,6 +189,8 @@ struct State {
     expired: AtomicU64,
     /// Peers of stateless requests waiting for the next one.
     idle: Arc<super::session::Idle>,
+    /// Event streams numbered so far, over every session.
+    streams: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -196,6 +225,13 @@ impl HttpServer {
                 read_timeout: DEFAULT_READ_TIMEOUT,
                 get_stream: true,
                 keep_alive: DEFAULT_KEEP_ALIVE,
+                resume: ResumeConfig {
+                    retry: DEFAULT_SSE_RETRY,
+                    events: DEFAULT_REPLAY_EVENTS,
+                    bytes: DEFAULT_REPLAY_BYTES,
+                    streams: DEFAULT_RESUMABLE_STREAMS,
+                    retention: DEFAULT_STREAM_RETENTION,
+                },
             }),
             state: Arc::new(State::default()),
         }
@@ -309,6 +345,44 @@ impl HttpServer {
     #[must_use]
     pub fn keep_alive(mut self, every: Duration) -> Self {
         self.config().keep_alive = every.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The `retry` a legacy session's event streams announce in their priming event (sessions
+    /// of 2025-11-25 on): how long a client whose stream the server closed
+    /// ([`close_sse_stream`](crate::http::close_sse_stream)) waits before it resumes it.
+    /// [`DEFAULT_SSE_RETRY`] by default; whole milliseconds.
+    #[must_use]
+    pub fn sse_retry(mut self, retry: Duration) -> Self {
+        self.config().resume.retry = retry;
+        self
+    }
+
+    /// How much of each event stream of a legacy session (a POST's that streams, a GET's) is
+    /// kept for a client that resumes it (`GET` with `Last-Event-ID`): its latest `events`
+    /// events (at least 1), and of those no more than `bytes` bytes, though its newest event is
+    /// kept whatever its size. Past either bound the oldest go: a resumption from before them is
+    /// answered 410, and a connection too slow to deliver them skips them (counted in
+    /// [`HttpStats::messages_dropped`]). [`DEFAULT_REPLAY_EVENTS`] and
+    /// [`DEFAULT_REPLAY_BYTES`] by default.
+    #[must_use]
+    pub fn replay_buffer(mut self, events: usize, bytes: usize) -> Self {
+        let r = &mut self.config().resume;
+        r.events = events.max(1);
+        r.bytes = bytes;
+        self
+    }
+
+    /// How many event streams that no connection delivers (closed by the client or the
+    /// server, or ended) a legacy session keeps for a resumption, at least 1, and for how long
+    /// after the last connection left each; past either the stream is forgotten (a resumption
+    /// is answered 410, and a forgotten GET stream takes no more messages).
+    /// [`DEFAULT_RESUMABLE_STREAMS`] and [`DEFAULT_STREAM_RETENTION`] by default.
+    #[must_use]
+    pub fn resumable_streams(mut self, streams: usize, retention: Duration) -> Self {
+        let r = &mut self.config().resume;
+        r.streams = streams.max(1);
+        r.retention = retention;
         self
     }
 
@@ -540,46 +614,6 @@ impl HttpServer {
             r.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
             Box::new(r)
         })
-    }
-
-    fn get(&self, req: &Request<HyperBody>) -> Response<Body> {
-        if !self.config.get_stream {
-            let mut r = status(StatusCode::METHOD_NOT_ALLOWED);
-            r.headers_mut().insert(ALLOW, HeaderValue::from_static("POST, DELETE"));
-            return r;
-        }
-        if !accepts(req.headers()).1 {
-            let msg = "Not Acceptable: Accept must include text/event-stream";
-            return error(StatusCode::NOT_ACCEPTABLE, Id::Null, ErrorCode::SERVER_ERROR, msg);
-        }
-        let session = match self.required_session(req) {
-            Ok(s) => s,
-            Err(answer) => return *answer,
-        };
-        let Some(guard) = session.open_stream() else {
-            let msg = "Conflict: a stream is already open for this session";
-            return error(StatusCode::CONFLICT, Id::Null, ErrorCode::SERVER_ERROR, msg);
-        };
-        let every = self.config.keep_alive;
-        let tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-        let events = futures_util::stream::unfold((guard, tick), |(mut g, mut tick)| async move {
-            let chunk = tokio::select! {
-                m = g.rx.recv() => m?,
-                _ = tick.tick() => Bytes::from_static(b": keep-alive\n\n"),
-            };
-            Some((Ok(hyper::body::Frame::data(chunk)), (g, tick)))
-        });
-        sse_response(BodyExt::boxed_unsync(StreamBody::new(events)))
-    }
-
-    fn delete(&self, req: &Request<HyperBody>) -> Response<Body> {
-        let session = match self.required_session(req) {
-            Ok(s) => s,
-            Err(answer) => return *answer,
-        };
-        self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&session.id);
-        session.close();
-        status(StatusCode::OK)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::answer::*;
 use super::*;
-use crate::http::session::{PostReceiver, Refused};
+use crate::http::session::{Note, PostReceiver, Refused, Resumption};
 
 impl HttpServer {
     pub(super) async fn post<H: Handler>(
@@ -150,7 +150,8 @@ impl HttpServer {
                 "Internal error",
             )
         })?;
-        Ok(Session::start(id, &self.config.peer, make()))
+        let resume = Resumption { config: self.config.resume, counter: self.state.streams.clone() };
+        Ok(Session::start(id, &self.config.peer, make(), resume))
     }
 
     /// Keeps a new session when its `initialize` succeeded, and names it in the answer.
@@ -291,33 +292,56 @@ impl HttpServer {
 
 /// Answers a POST that carried requests: `application/json` when the response comes first (or
 /// the client takes only JSON), else a `text/event-stream` of the progress and then the
-/// response.
+/// response. In a legacy session the event stream is resumable (its events have ids, it begins
+/// with a priming event from 2025-11-25 on), and a handler closing it ends this POST while the
+/// stream goes on for the client to resume.
 async fn reply(mut w: PostReceiver, json: bool, sse: bool, every: Duration) -> Response<Body> {
-    // Progress queued before the response makes it an event stream (when the client takes one).
-    let first = tokio::select! {
-        biased;
-        note = w.notes.recv(), if sse => Ok(note),
-        done = &mut w.done => Err(done),
-    };
-    let note = match first {
-        // A client that takes only event streams gets the response as one.
-        Err(Ok(frame)) if !json => {
-            let event = Full::new(sse_event(&frame));
-            return sse_response(BodyExt::boxed_unsync(event));
+    let resumable = w.resumable();
+    let note = loop {
+        // Progress queued before the response makes it an event stream (when the client takes
+        // one).
+        let first = tokio::select! {
+            biased;
+            note = w.notes.recv(), if sse => Ok(note),
+            done = &mut w.done => Err(done),
+        };
+        let note = match first {
+            // A client that takes only event streams gets the response as one.
+            Err(Ok(frame)) if !json => {
+                if resumable {
+                    return stream_response(w.one_event_stream(&frame), every);
+                }
+                let event = Full::new(sse_event(&frame));
+                return sse_response(BodyExt::boxed_unsync(event));
+            }
+            Err(Ok(frame)) => {
+                let code = if w.stateless() {
+                    super::modern::answer_status(&frame)
+                } else {
+                    StatusCode::OK
+                };
+                return json_response(code, frame);
+            }
+            Err(Err(_)) if w.cancelled() => return cancelled_answer(sse),
+            Err(Err(_)) | Ok(None) => return json_response(StatusCode::OK, w.abandoned()),
+            Ok(Some(note)) => note,
+        };
+        match note {
+            // Closing a stream that could not be resumed would lose the response: it comes on
+            // this POST as usual.
+            Note::Close if !(resumable && w.pollable()) => {}
+            note if resumable => return stream_response(w.into_stream(note), every),
+            Note::Message(m) => break m,
+            Note::Close => {}
         }
-        Err(Ok(frame)) => {
-            let code =
-                if w.stateless() { super::modern::answer_status(&frame) } else { StatusCode::OK };
-            return json_response(code, frame);
-        }
-        Err(Err(_)) if w.cancelled() => return cancelled_answer(sse),
-        Err(Err(_)) => return json_response(StatusCode::OK, w.abandoned()),
-        Ok(note) => note,
     };
-    let Some(note) = note else {
-        return json_response(StatusCode::OK, w.abandoned());
-    };
-    let first = sse_event(&note);
+    stateless_stream(w, note, every)
+}
+
+/// A stateless request's event stream: `first` (a notification its handler sent), what the
+/// handler sends next, then the response, then the end.
+fn stateless_stream(w: PostReceiver, first: Bytes, every: Duration) -> Response<Body> {
+    let first = sse_event(&first);
     // A long stream (`subscriptions/listen`, a slow tool) carries a comment now and then, so
     // proxies and clients do not time out a quiet stream, and a client gone is noticed.
     let tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
@@ -331,7 +355,9 @@ async fn reply(mut w: PostReceiver, json: bool, sse: bool, every: Duration) -> R
             biased;
             _ = tick.tick() => Some(Bytes::from_static(b": keep-alive\n\n")),
             note = w.notes.recv() => match note {
-                Some(n) => Some(sse_event(&n)),
+                Some(Note::Message(n)) => Some(sse_event(&n)),
+                // Never sent to a stateless request's POST.
+                Some(Note::Close) => Some(Bytes::from_static(b": keep-alive\n\n")),
                 None => match (&mut w.done).await {
                     Ok(f) => Some(sse_event(&f)),
                     Err(_) if w.cancelled() => None,
@@ -342,7 +368,9 @@ async fn reply(mut w: PostReceiver, json: bool, sse: bool, every: Duration) -> R
                 // Progress queued before the response goes first.
                 let mut out = BytesMut::new();
                 while let Ok(n) = w.notes.try_recv() {
-                    out.extend_from_slice(&sse_event(&n));
+                    if let Note::Message(n) = n {
+                        out.extend_from_slice(&sse_event(&n));
+                    }
                 }
                 match done {
                     Ok(done) => out.extend_from_slice(&sse_event(&done)),

@@ -331,6 +331,20 @@ impl Core {
         self.queued(pushed)
     }
 
+    /// Queues, for a routing transport, the hint that request `related`'s handler closes the
+    /// event stream carrying its answer: a lone line ending, after what the handler queued
+    /// before. In the control lane (it is one byte, and never waits); dropped when the
+    /// connection is ending or past even that lane's bound.
+    #[cfg(feature = "http")]
+    pub(crate) fn close_stream(&mut self, related: &OwnedId) {
+        let line = |buf: &mut BytesMut| {
+            buf.extend_from_slice(b"\n");
+            Ok(())
+        };
+        let what = || What::CloseStream { related: related.clone() };
+        let _ = self.push(Lane::Control, line, what);
+    }
+
     /// Remembers a task to wake once the write buffer has room again.
     pub(crate) fn wait_for_room(&mut self, waker: &Waker) {
         self.tx.wait_for_room(waker);

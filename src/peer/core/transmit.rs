@@ -65,6 +65,11 @@ pub(crate) enum What {
     /// A notification; `related` is the request of the other side whose handler sent it, when
     /// it was sent through that handler's [`Context`](crate::peer::Context).
     Notification { progress: bool, related: Option<OwnedId> },
+    /// No message (its bytes, a lone line ending, are not one): the handler of request
+    /// `related` asks the transport to close the event stream that carries its answer
+    /// (`mcpwire::http::close_sse_stream`), after what it sent before.
+    #[cfg(feature = "http")]
+    CloseStream { related: OwnedId },
 }
 
 pub(crate) struct Transmit {

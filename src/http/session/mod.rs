@@ -8,36 +8,37 @@
 //! dropped and counted when none is open. The peer says what each message is as it queues it
 //! ([`Sent`]), so nothing it wrote is parsed again (but an `initialize` result, once, for the
 //! version it names).
+//!
+//! In a legacy session every event stream is resumable ([`super::stream`]): a POST's answer
+//! becomes one when it starts streaming (the POST's route then leads into the stream, which
+//! outlives the connection until the response is in it), and so is each GET stream. A handler's
+//! [`close_sse_stream`](super::close_sse_stream) reaches the router in line with what the
+//! handler sent before it, as [`What::CloseStream`].
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{negotiated_version, sse_event};
+use super::stream::{ResumeConfig, SseStream, StreamReader, Unresumable, priming};
 use crate::limits::ANSWERED_KEPT;
 use crate::limits::CLOSE_GRACE;
 use crate::limits::EARLY_CANCELS;
 use crate::limits::IDLE_STATELESS_PEERS;
 use crate::limits::POST_NOTES;
 use crate::limits::SESSION_INBOX as INBOX;
-use crate::limits::STREAM_BACKLOG;
-use crate::peer::{Async, AsyncOutlet, Connection, Handler, PeerBuilder, PeerHandle, Sent, What};
-use crate::{Frame, FrameParser, Limits, OwnedId};
+use crate::peer::{Async, Connection, Handler, PeerBuilder, PeerHandle};
+use crate::{Frame, OwnedId};
 
-/// What one POST waits for: the response (or batch of responses) to its request(s), and the
-/// progress notifications sent before it.
-pub(crate) struct Post {
-    pub(crate) notes: mpsc::Sender<Bytes>,
-    done: Mutex<Option<oneshot::Sender<Bytes>>>,
-    /// Set when the client cancelled the request: no response will come, and none is owed.
-    cancelled: std::sync::atomic::AtomicBool,
-    /// Set once the response was handed to the POST: its handler is done.
-    answered: std::sync::atomic::AtomicBool,
-}
+mod post;
+mod router;
+
+pub(crate) use post::{Note, PostReceiver};
+use post::{Post, PostRoute};
+use router::Router;
 
 /// Peers of stateless requests that answered and wait for the next one, so a request does not
 /// pay for starting a peer; at most [`IDLE_STATELESS_PEERS`] are kept. Also every stateless
@@ -101,68 +102,13 @@ impl Idle {
     }
 }
 
-/// The receiving end of a [`Post`]; dropping it (the client went away, or the reply was sent)
-/// removes its routes.
-pub(crate) struct PostReceiver {
-    pub(crate) notes: mpsc::Receiver<Bytes>,
-    pub(crate) done: oneshot::Receiver<Bytes>,
-    post: Arc<Post>,
-    ids: Vec<OwnedId>,
-    session: Arc<Session>,
-}
-
-impl PostReceiver {
-    /// Whether the client cancelled the request (so the POST ends with no response).
-    pub(crate) fn cancelled(&self) -> bool {
-        self.post.cancelled.load(Ordering::Acquire)
-    }
-
-    /// Whether the POST is a stateless (2026-07-28) request's.
-    pub(crate) fn stateless(&self) -> bool {
-        self.session.single
-    }
-
-    /// The answer when the session ends before the response comes: an error response to the
-    /// (first) request, -32603.
-    pub(crate) fn abandoned(&self) -> Bytes {
-        let id = self.ids.first().map_or(crate::Id::Null, OwnedId::as_id);
-        let msg = "Internal error: the session ended before the request was answered";
-        super::error_json(id, crate::ErrorCode::INTERNAL_ERROR, msg)
-    }
-}
-
-impl Drop for PostReceiver {
-    fn drop(&mut self) {
-        let mut r = self.session.routes();
-        for id in &self.ids {
-            if r.posts.get(id).is_some_and(|p| Arc::ptr_eq(p, &self.post)) {
-                r.posts.remove(id);
-            }
-        }
-        drop(r);
-        self.session.busy.fetch_sub(1, Ordering::AcqRel);
-        self.session.touch();
-        // A stateless request's session lives as long as its POST waits: the client closing
-        // the response ends it, and so cancels the handler. Once answered, its handler is done
-        // and the peer waits, idle, for another stateless request.
-        if self.session.single {
-            // Reused only when nothing of the request can speak any more: answered, and no
-            // handle to the peer left beyond those it had when it started (a task the handler
-            // spawned with a clone of its context's handle could send into the next client's
-            // stream).
-            let answered = self.post.answered.load(Ordering::Acquire);
-            let quiet = self.session.peer.handles() <= self.session.handles;
-            if !(answered && quiet && self.session.is_open() && self.session.recycle()) {
-                self.session.close();
-            }
-        }
-    }
-}
-
 #[derive(Default)]
 pub(crate) struct Routes {
     posts: HashMap<OwnedId, Arc<Post>>,
-    stream: Option<mpsc::Sender<Bytes>>,
+    /// The GET stream: where messages that answer no request go.
+    stream: Option<Arc<SseStream>>,
+    /// The session's event streams that can be resumed, by number.
+    streams: HashMap<u64, Arc<SseStream>>,
     pub(crate) version: Option<Box<str>>,
     /// Ids cancelled before their request came, oldest first.
     early: std::collections::VecDeque<OwnedId>,
@@ -177,6 +123,33 @@ pub(crate) struct Routes {
 }
 
 impl Routes {
+    /// Whether the session's version has the priming event and polling (2025-11-25 on): its
+    /// event streams start with a priming event, and a handler may close a POST's stream.
+    fn polling(&self) -> bool {
+        !self.single && self.version.as_deref().is_some_and(|v| v >= POLLING_VERSION)
+    }
+
+    /// Forgets the streams no connection delivers that are past `cfg`'s retention, then the
+    /// oldest of them past its count; a GET stream forgotten no longer takes messages.
+    fn prune(&mut self, cfg: &ResumeConfig) {
+        let now = Instant::now();
+        self.streams.retain(|_, s| !s.expired(now, cfg.retention));
+        let mut idle: Vec<(Instant, u64)> =
+            self.streams.values().filter_map(|s| s.idle_since().map(|t| (t, s.number))).collect();
+        if idle.len() > cfg.streams {
+            idle.sort_unstable();
+            for (_, n) in &idle[..idle.len() - cfg.streams] {
+                self.streams.remove(n);
+            }
+        }
+        if let Some(s) = &self.stream
+            && !self.streams.contains_key(&s.number)
+        {
+            s.finish();
+            self.stream = None;
+        }
+    }
+
     /// Remembers that request `id` was answered.
     fn answered(&mut self, id: &OwnedId) {
         if self.answered.len() == ANSWERED_KEPT {
@@ -196,6 +169,19 @@ pub(crate) struct RouteStats {
 
 /// What the session's peer reads: the frames POSTed, then `None`, its end.
 type Input = Option<Frame>;
+
+/// The first version whose event streams start with a priming event (an id and empty data)
+/// and may be closed by the server for the client to poll (SEP-1699). Older clients may fail on
+/// an event with empty data.
+const POLLING_VERSION: &str = "2025-11-25";
+
+/// What a legacy session needs to make its event streams resumable.
+#[derive(Clone)]
+pub(crate) struct Resumption {
+    pub(crate) config: ResumeConfig,
+    /// The server's stream counter: a stream's number names one stream of one session.
+    pub(crate) counter: Arc<AtomicU64>,
+}
 
 pub(crate) struct Session {
     pub(crate) id: Box<str>,
@@ -220,6 +206,8 @@ pub(crate) struct Session {
     pub(crate) uses: AtomicU64,
     /// Handles to the peer when it started and no request ran.
     handles: usize,
+    /// How a legacy session keeps its event streams resumable; `None` for a stateless one.
+    resume: Option<Resumption>,
 }
 
 /// Why a request cannot be registered.
@@ -238,8 +226,9 @@ impl Session {
         id: String,
         builder: &PeerBuilder,
         handler: Arc<H>,
+        resume: Resumption,
     ) -> Arc<Self> {
-        Self::start_as(id, builder, handler, None)
+        Self::start_as(id, builder, handler, None, Some(resume))
     }
 
     /// Starts a peer for stateless requests (2026-07-28): no id, no GET stream, one request at
@@ -250,7 +239,7 @@ impl Session {
         handler: Arc<H>,
         idle: &Arc<Idle>,
     ) -> Arc<Self> {
-        let s = Self::start_as(String::new(), builder, handler, Some(Arc::downgrade(idle)));
+        let s = Self::start_as(String::new(), builder, handler, Some(Arc::downgrade(idle)), None);
         idle.started(&s);
         s
     }
@@ -260,6 +249,7 @@ impl Session {
         builder: &PeerBuilder,
         handler: Arc<H>,
         idle: Option<std::sync::Weak<Idle>>,
+        resume: Option<Resumption>,
     ) -> Arc<Self> {
         let single = idle.is_some();
         let (inbox, rx) = mpsc::channel::<Input>(INBOX);
@@ -278,12 +268,8 @@ impl Session {
         });
         let routes = Arc::new(Mutex::new(Routes { single, ..Routes::default() }));
         let stats = Arc::new(RouteStats::default());
-        let router = Router {
-            routes: routes.clone(),
-            stats: stats.clone(),
-            inbox: inbox.downgrade(),
-            parser: None,
-        };
+        let retention = resume.as_ref().map_or(std::time::Duration::MAX, |r| r.config.retention);
+        let router = Router::new(routes.clone(), stats.clone(), inbox.downgrade(), retention);
         let (peer, conn) = builder.spawn_parts(frames, Async::new(router), handler);
         let handles = peer.handles();
         Arc::new(Self {
@@ -301,6 +287,7 @@ impl Session {
             handles,
             idle,
             uses: AtomicU64::new(0),
+            resume,
         })
     }
 
@@ -365,8 +352,7 @@ impl Session {
         let (notes, notes_rx) = mpsc::channel(POST_NOTES);
         let (done, done_rx) = oneshot::channel();
         let post = Arc::new(Post {
-            notes,
-            done: Mutex::new(Some(done)),
+            route: Mutex::new(PostRoute { notes, done: Some(done), stream: None }),
             cancelled: std::sync::atomic::AtomicBool::new(false),
             answered: std::sync::atomic::AtomicBool::new(false),
         });
@@ -405,7 +391,7 @@ impl Session {
         }
         drop(r);
         post.cancelled.store(true, Ordering::Release);
-        drop(post.done.lock().unwrap_or_else(PoisonError::into_inner).take());
+        post.end(None);
     }
 
     /// Hands a frame to the session's peer; `false` when the session has ended.
@@ -414,17 +400,68 @@ impl Session {
         !self.ended.load(Ordering::Acquire) && self.inbox.send(Some(frame)).await.is_ok()
     }
 
-    /// Opens the GET stream; `None` when one is already open.
+    /// Opens a new GET stream, which takes the session's messages that answer no request;
+    /// `None` when a connection delivers the GET stream now. One that no connection delivers
+    /// is finished (it can still be resumed, up to its end).
     pub(crate) fn open_stream(self: &Arc<Self>) -> Option<StreamGuard> {
         let mut r = self.routes();
-        if r.stream.as_ref().is_some_and(|s| !s.is_closed()) {
+        if r.stream.as_ref().is_some_and(|s| s.is_live()) {
             return None;
         }
-        let (tx, rx) = mpsc::channel(STREAM_BACKLOG);
-        r.stream = Some(tx);
+        if let Some(old) = r.stream.take() {
+            old.finish();
+        }
+        let (stream, prefix) = self.stream_of(&r);
+        self.keep_in(&mut r, &stream);
+        r.stream = Some(stream.clone());
+        let reader = stream.attach(0, prefix, None);
         drop(r);
-        self.busy.fetch_add(1, Ordering::AcqRel);
-        Some(StreamGuard { rx, session: self.clone() })
+        Some(StreamGuard::new(reader, self.clone()))
+    }
+
+    /// A connection resuming the session's stream `number` after its event `after` (a
+    /// `Last-Event-ID`): it replays the events after that one, then delivers the stream's later
+    /// events, taking the stream over from a connection that delivers it now.
+    pub(crate) fn resume(
+        self: &Arc<Self>,
+        number: u64,
+        after: u64,
+    ) -> Result<StreamGuard, Unresumable> {
+        let Some(res) = &self.resume else { return Err(Unresumable::Unknown) };
+        let stream = {
+            let mut r = self.routes();
+            r.prune(&res.config);
+            r.streams.get(&number).cloned()
+        };
+        let reader = stream.ok_or(Unresumable::Unknown)?.resume(after)?;
+        Ok(StreamGuard::new(reader, self.clone()))
+    }
+
+    /// A new resumable event stream, and its priming event when the session's version has
+    /// them.
+    fn new_stream(&self) -> (Arc<SseStream>, Option<Bytes>) {
+        let r = self.routes();
+        self.stream_of(&r)
+    }
+
+    fn stream_of(&self, r: &Routes) -> (Arc<SseStream>, Option<Bytes>) {
+        let res = self.resume.as_ref().expect("only a legacy session's streams are resumable");
+        let number = res.counter.fetch_add(1, Ordering::Relaxed) + 1;
+        let stream = SseStream::new(number, &res.config);
+        let prefix = r.polling().then(|| priming(number, res.config.retry));
+        (stream, prefix)
+    }
+
+    /// Keeps `stream` for a resumption.
+    fn keep(&self, stream: &Arc<SseStream>) {
+        let mut r = self.routes();
+        self.keep_in(&mut r, stream);
+    }
+
+    fn keep_in(&self, r: &mut Routes, stream: &Arc<SseStream>) {
+        let res = self.resume.as_ref().expect("only a legacy session's streams are resumable");
+        r.prune(&res.config);
+        r.streams.insert(stream.number, stream.clone());
     }
 
     /// Ends the session: its peer takes in what was fed before, then closes (running handlers
@@ -432,7 +469,9 @@ impl Session {
     /// (its bounds are full) is closed at once.
     pub(crate) fn close(&self) {
         self.ended.store(true, Ordering::Release);
-        self.routes().stream = None;
+        if let Some(s) = self.routes().stream.take() {
+            s.finish();
+        }
         let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner).take();
         let Some(mut conn) = conn else { return };
         if self.inbox.try_send(None).is_err() {
@@ -452,182 +491,36 @@ impl Session {
     }
 }
 
-/// The GET stream's receiving end.
+/// The connection delivering one of the session's event streams (a GET, or a POST that
+/// streams): it keeps the session busy (so it does not expire) while it is open.
 pub(crate) struct StreamGuard {
-    pub(crate) rx: mpsc::Receiver<Bytes>,
+    reader: StreamReader,
     session: Arc<Session>,
+}
+
+impl StreamGuard {
+    fn new(reader: StreamReader, session: Arc<Session>) -> Self {
+        session.busy.fetch_add(1, Ordering::AcqRel);
+        Self { reader, session }
+    }
+
+    /// The next bytes to send; `None` once the stream has ended for this connection.
+    /// Cancel-safe.
+    pub(crate) async fn next(&mut self) -> Option<Bytes> {
+        let skipped = self.reader.skipped;
+        let out = self.reader.next().await;
+        if self.reader.skipped > skipped {
+            // A connection too slow for the stream's bounds: those events are lost to it.
+            let lost = self.reader.skipped - skipped;
+            self.session.stats.dropped.fetch_add(lost, Ordering::Relaxed);
+        }
+        out
+    }
 }
 
 impl Drop for StreamGuard {
     fn drop(&mut self) {
         self.session.busy.fetch_sub(1, Ordering::AcqRel);
         self.session.touch();
-    }
-}
-
-/// The session peer's outlet: routes each message the peer writes by what the peer says it is.
-struct Router {
-    routes: Arc<Mutex<Routes>>,
-    stats: Arc<RouteStats>,
-    /// The session's own input, to fail a request of the server's that cannot be delivered.
-    inbox: mpsc::WeakSender<Input>,
-    /// Reads the version an `initialize` result names, and makes the error frames that fail
-    /// undeliverable requests; made on first use.
-    parser: Option<FrameParser>,
-}
-
-impl AsyncOutlet for Router {
-    async fn send(&mut self, mut out: BytesMut, sent: Vec<Sent>) -> std::io::Result<()> {
-        for s in sent {
-            let mut msg = out.split_to(s.len.min(out.len()));
-            if msg.ends_with(b"\n") {
-                msg.truncate(msg.len() - 1);
-            }
-            self.route(msg.freeze(), s.what);
-        }
-        Ok(())
-    }
-
-    async fn shutdown(&mut self) -> std::io::Result<()> {
-        let mut r = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
-        r.closed = true;
-        r.stream = None;
-        // Each waiting POST's receiver holds its `Post`, so clearing the table alone would keep
-        // the `done` sender alive and the POST waiting forever: drop the senders.
-        for (_, post) in r.posts.drain() {
-            drop(post.done.lock().unwrap_or_else(PoisonError::into_inner).take());
-        }
-        Ok(())
-    }
-}
-
-impl Router {
-    fn parser(&mut self) -> &mut FrameParser {
-        // The messages are the peer's own, already bounded by what it was given.
-        self.parser.get_or_insert_with(|| {
-            FrameParser::new(
-                Limits::default()
-                    .max_frame_bytes(crate::limits::MAX_FRAME_BYTES_CEILING)
-                    .max_depth(usize::MAX / 2),
-            )
-        })
-    }
-
-    fn route(&mut self, msg: Bytes, what: What) {
-        // An `initialize` result names the version the session speaks.
-        let version = match &what {
-            What::Response { initialize: true, .. } => {
-                let frame = self.parser().parse(BytesMut::from(&msg[..]));
-                frame
-                    .message()
-                    .filter(|m| m.result().is_some())
-                    .and_then(|m| negotiated_version(&m))
-            }
-            _ => None,
-        };
-        let request = match what {
-            What::Request { id, .. } => Some(id),
-            _ => None,
-        };
-        let mut r = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
-        let target = match what {
-            What::Response { id, .. } => {
-                if let Some(v) = version {
-                    r.version.get_or_insert(v);
-                }
-                // MCP: the server MUST NOT send a response on the GET stream. One whose POST is
-                // gone (the client left, or cancelled it) has nowhere to go.
-                if let Some(k) = &id {
-                    r.answered(k);
-                }
-                let Some(post) = id.and_then(|k| r.posts.remove(&k)) else {
-                    drop(r);
-                    self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-                    return;
-                };
-                Some(post)
-            }
-            What::Batch { ids } => {
-                let mut found = None;
-                for k in &ids {
-                    r.answered(k);
-                    if let Some(p) = r.posts.remove(k) {
-                        found.get_or_insert(p);
-                    }
-                }
-                if found.is_none() {
-                    drop(r);
-                    self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-                    return;
-                }
-                found
-            }
-            // MCP: requests and notifications related to a client's request may travel on that
-            // request's stream; there they reach the client even when it opened no GET stream.
-            What::Notification { related: Some(id), .. }
-            | What::Request { related: Some(id), .. } => {
-                if let Some(post) = r.posts.get(&id).cloned() {
-                    drop(r);
-                    if post.notes.try_send(msg).is_err() {
-                        self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-                    }
-                    return;
-                }
-                None
-            }
-            What::Notification { .. } if r.single => {
-                // The one request's POST carries everything its handler says.
-                let post = r.posts.values().next().cloned();
-                drop(r);
-                if post.is_none_or(|p| p.notes.try_send(msg).is_err()) {
-                    self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-                }
-                return;
-            }
-            What::Notification { .. } | What::Request { .. } => None,
-        };
-        if let Some(post) = target {
-            drop(r);
-            let done = post.done.lock().unwrap_or_else(PoisonError::into_inner).take();
-            if let Some(d) = done {
-                // Before the send: the POST's receiver may drop as soon as it has the answer.
-                post.answered.store(true, Ordering::Release);
-                if d.send(msg).is_err() {
-                    self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-                }
-            } else {
-                self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-            }
-            return;
-        }
-        // Everything else goes to the GET stream.
-        let sent = match &r.stream {
-            Some(s) => s.try_send(sse_event(&msg)).is_ok(),
-            None => false,
-        };
-        drop(r);
-        if !sent {
-            self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-            if let Some(id) = request {
-                self.undeliverable(id);
-            }
-        }
-    }
-
-    /// A request of the server's that no stream can carry fails at once (-32603), instead of
-    /// waiting out its timeout.
-    fn undeliverable(&mut self, id: u64) {
-        let Ok(id) = i64::try_from(id) else { return };
-        let single = self.routes.lock().unwrap_or_else(PoisonError::into_inner).single;
-        let msg = if single {
-            "Internal error: a stateless (2026-07-28) request's handler cannot send requests"
-        } else {
-            "Internal error: no stream to the client is open (GET the endpoint to open one)"
-        };
-        let answer = super::error_json(crate::Id::Num(id), crate::ErrorCode::INTERNAL_ERROR, msg);
-        let frame = self.parser().parse(BytesMut::from(&answer[..]));
-        if let Some(inbox) = self.inbox.upgrade() {
-            let _ = inbox.try_send(Some(frame));
-        }
     }
 }

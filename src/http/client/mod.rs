@@ -13,6 +13,17 @@
 //! failure) completes with an error response carrying its id, -32603, whose message says what
 //! happened; the peer goes on.
 //!
+//! **Resumption** (legacy requests; MCP's "Resumability and Redelivery", SEP-1699): when a
+//! request's event stream ends, or breaks, before its response came, having given an event id
+//! (a priming event suffices), the client waits the stream's `retry` time (1 s when it gave
+//! none, at most 60 s: [`HttpClient::max_resume_delay`]), then resumes it with a GET carrying `Last-Event-ID` and the session,
+//! and reads that answer as it would have read the POST's. A resumed stream that ends again
+//! without the response is resumed again (the server polls); three failed attempts in a row
+//! (no connection, a 5xx, a broken stream; [`HttpClient::resume_failures`]) end the request
+//! with an error, and so does a 4xx
+//! (the server cannot resume it; a 404 also forgets the session). The request's own timeout
+//! bounds the whole. A stream that gave no event id is not resumed.
+//!
 //! **Modern requests** (2026-07-28 on: `params._meta` names a protocol version, as
 //! [`crate::mcp::client`] writes them) are stateless: each POST carries the headers
 //! [`crate::mcp::headers::mirror`] derives from its body (`MCP-Protocol-Version`, `Mcp-Method`,
@@ -33,25 +44,28 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
 use http::{Method, Request, StatusCode, Uri};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 use hyper::body::Incoming as HyperBody;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use tokio::sync::{Semaphore, mpsc, watch};
 use tokio::task::JoinHandle;
-use tokio_util::codec::Decoder;
 
-use super::{SESSION_HEADER, VERSION_HEADER, negotiated_version};
+use super::{SESSION_HEADER, VERSION_HEADER};
 use crate::limits::CLIENT_INBOX as INBOX;
 pub use crate::limits::DEFAULT_MAX_CONCURRENT_POSTS;
-use crate::limits::ORDERED_POST_TIMEOUT;
-use crate::mcp::annotations::{ToolHeaders, param_headers};
-use crate::mcp::meta::RequestParams;
+pub use crate::limits::DEFAULT_MAX_RESUME_DELAY;
+pub use crate::limits::DEFAULT_RESUME_FAILURES;
+use crate::mcp::annotations::ToolHeaders;
 use crate::peer::{Async, AsyncOutlet, Connection, Handler, PeerBuilder, PeerHandle, Sent};
-use crate::{
-    ErrorCode, Frame, FrameParser, Json, Kind, Limits, Outgoing, OwnedId, RawJson, SseDecoder,
-};
+use crate::{ErrorCode, Frame, FrameParser, Kind, Limits, Outgoing, OwnedId, RawJson};
+
+mod answer;
+mod send;
+
+use answer::Cursor;
+use send::{ordered_worker, post_request};
 
 /// How long closing waits for the server to take the session's DELETE.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -85,6 +99,8 @@ pub struct HttpClient {
     headers: Vec<(HeaderName, HeaderValue)>,
     get_stream: bool,
     max_posts: usize,
+    resume_failures: u32,
+    max_resume_delay: Duration,
 }
 
 /// Opens a Streamable HTTP connection to `url` with the defaults of [`HttpClient`].
@@ -109,7 +125,26 @@ impl HttpClient {
             headers: Vec::new(),
             get_stream: true,
             max_posts: DEFAULT_MAX_CONCURRENT_POSTS,
+            resume_failures: DEFAULT_RESUME_FAILURES,
+            max_resume_delay: DEFAULT_MAX_RESUME_DELAY,
         }
+    }
+
+    /// Failed attempts in a row (no connection, a 5xx, a broken stream) after which resuming a
+    /// request's event stream is given up and the request fails. [`DEFAULT_RESUME_FAILURES`] by
+    /// default; 0 is taken as 1.
+    #[must_use]
+    pub fn resume_failures(mut self, n: u32) -> Self {
+        self.resume_failures = n.max(1);
+        self
+    }
+
+    /// The longest wait before resuming an event stream, whatever `retry` the server gave.
+    /// [`DEFAULT_MAX_RESUME_DELAY`] by default.
+    #[must_use]
+    pub fn max_resume_delay(mut self, max: Duration) -> Self {
+        self.max_resume_delay = max;
+        self
     }
 
     /// A header sent with every HTTP request (an `Authorization`, say).
@@ -172,6 +207,8 @@ impl HttpClient {
             inject,
             limits: self.peer.limits,
             get_stream: self.get_stream,
+            resume_failures: self.resume_failures,
+            max_resume_delay: self.max_resume_delay,
             get_task: Mutex::new(None),
             get_started: AtomicBool::new(false),
             closed: AtomicBool::new(false),
@@ -210,6 +247,10 @@ struct Ctx {
     inject: mpsc::Sender<Frame>,
     limits: Limits,
     get_stream: bool,
+    /// Bounds on resuming an event stream ([`HttpClient::resume_failures`],
+    /// [`HttpClient::max_resume_delay`]).
+    resume_failures: u32,
+    max_resume_delay: Duration,
     get_task: Mutex<Option<JoinHandle<()>>>,
     get_started: AtomicBool,
     /// Set once the outlet is gone: no GET stream is opened any more.
@@ -280,54 +321,6 @@ impl Ctx {
         }
     }
 
-    /// A modern `tools/list` result as the peer sees it: each listed tool's `x-mcp-header`
-    /// annotations learnt, and the tools whose annotations are invalid left out, each with a
-    /// warning. The frame is rewritten only when a tool is left out.
-    fn learn_tools(&self, frame: Frame) -> Frame {
-        let Some(m) = frame.message() else { return frame };
-        let (Some(result), Some(id)) = (m.result(), m.id()) else { return frame };
-        let Ok(mut list) = serde_json::from_str::<serde_json::Value>(result.get()) else {
-            return frame;
-        };
-        let Some(tools) = list.get_mut("tools").and_then(serde_json::Value::as_array_mut) else {
-            return frame;
-        };
-        let before = tools.len();
-        {
-            let mut known = self.tools.write().unwrap_or_else(PoisonError::into_inner);
-            tools.retain(|tool| {
-                let Some(name) = tool.get("name").and_then(serde_json::Value::as_str) else {
-                    return true;
-                };
-                match tool.get("inputSchema").map_or(Ok(Vec::new()), param_headers) {
-                    Ok(params) => {
-                        known.insert(name, params);
-                        true
-                    }
-                    Err(reason) => {
-                        tracing::warn!(
-                            tool = name,
-                            %reason,
-                            "tools/list: a tool with invalid x-mcp-header annotations is left out"
-                        );
-                        known.insert(name, Vec::new());
-                        false
-                    }
-                }
-            });
-        }
-        if tools.len() == before {
-            return frame;
-        }
-        let mut out = BytesMut::new();
-        let reply: Outgoing<'_, Json<'_, serde_json::Value>> =
-            Outgoing::Result { id, result: Json(&list) };
-        if reply.write_value(&mut out).is_err() {
-            return frame;
-        }
-        FrameParser::new(self.limits).parse(out)
-    }
-
     /// Takes the session id an answer names (a new `initialize` replaces the old one), and
     /// forgets the session on a 404 to a message that named it: the server ended it, and the
     /// next `initialize` starts a new one.
@@ -375,129 +368,6 @@ impl Ctx {
         self.get_started.store(false, Ordering::Release);
     }
 
-    /// Reads an answer's body: one JSON message, or a stream of events. Returns whether a
-    /// response to `expect` was among them.
-    async fn take_answer(
-        &self,
-        resp: http::Response<HyperBody>,
-        expect: Option<&OwnedId>,
-        mode: Mode,
-    ) -> Result<bool, String> {
-        let initialize = mode == Mode::Initialize;
-        let sse = resp.headers().get(CONTENT_TYPE).is_some_and(|v| {
-            v.to_str()
-                .is_ok_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"))
-        });
-        let mut answered = false;
-        // Whether `frame` is the response expected; an `initialize` result names the version.
-        let take = |frame: &Frame| {
-            let Some(m) = frame.message() else { return false };
-            let is = expect.is_some_and(|k| {
-                matches!(m.kind(), Kind::Response | Kind::Error)
-                    && m.id().and_then(OwnedId::from_id).as_ref() == Some(k)
-            });
-            if is
-                && initialize
-                && m.kind() == Kind::Response
-                && let Some(v) = negotiated_version(&m)
-                && let Ok(v) = HeaderValue::from_str(&v)
-            {
-                *self.version.write().unwrap_or_else(PoisonError::into_inner) = Some(v);
-            }
-            is
-        };
-        let ok = resp.status().is_success();
-        let mut body = resp.into_body();
-        if sse {
-            let mut decoder = SseDecoder::new(self.limits);
-            let mut buf = BytesMut::new();
-            loop {
-                let chunk = match body.frame().await {
-                    None => None,
-                    Some(Ok(f)) => f.into_data().ok(),
-                    Some(Err(e)) => return Err(format!("the event stream failed: {e}")),
-                };
-                let end = match chunk {
-                    Some(c) => {
-                        buf.extend_from_slice(&c);
-                        false
-                    }
-                    None => true,
-                };
-                loop {
-                    let event =
-                        if end { decoder.decode_eof(&mut buf) } else { decoder.decode(&mut buf) };
-                    match event {
-                        Ok(Some(ev)) => {
-                            let mut frame = ev.into_frame();
-                            let is = take(&frame);
-                            answered |= is;
-                            if is && mode == (Mode::Modern { tools: true }) {
-                                frame = self.learn_tools(frame);
-                            }
-                            // The stream has done its work once the response came: a server
-                            // that keeps it open must not keep this request's POST slot.
-                            if !self.inject(frame).await || (expect.is_some() && answered) {
-                                return Ok(answered);
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(e) => return Err(format!("the event stream failed: {e}")),
-                    }
-                }
-                if end {
-                    return Ok(answered);
-                }
-            }
-        }
-        let bytes = Limited::new(body, self.limits.frame_bytes())
-            .collect()
-            .await
-            .map_err(|e| format!("reading the answer failed: {e}"))?
-            .to_bytes();
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(false);
-        }
-        let frame = FrameParser::new(self.limits).parse(BytesMut::from(bytes.clone()));
-        if frame.kind() == Kind::Invalid {
-            // Not a message from the server (an error page, a proxy's body): say so in the
-            // request's error, never hand it to the peer, which would answer it -32700.
-            let kept = &bytes[..bytes.len().min(ERROR_BODY_KEPT)];
-            return Err(format!(
-                "the answer is not a JSON-RPC message: {}",
-                String::from_utf8_lossy(kept)
-            ));
-        }
-        let is = take(&frame);
-        answered |= is;
-        if let Mode::Modern { tools } = mode {
-            if is && tools && ok {
-                self.inject(self.learn_tools(frame)).await;
-                return Ok(true);
-            }
-            // A modern server's 4xx carries the JSON-RPC error of the request it refused; one
-            // that could not read the id says `null`: either way it is this request's error.
-            if !ok
-                && !is
-                && let Some(m) = frame.message()
-                && let Some(e) = m.error()
-                && let Some(id) = expect
-            {
-                self.fail_with(id, ErrorCode(e.code), e.message, e.data).await;
-                return Ok(true);
-            }
-        }
-        if !ok && !answered {
-            // An HTTP error whose body answers no request of ours (`"id": null`): its message
-            // goes into the request's error; the peer is not handed a response to nothing.
-            let m = frame.message();
-            let why = m.as_ref().and_then(crate::Message::error).map(|e| e.message.to_owned());
-            return Err(why.unwrap_or_else(|| "the answer is not a response".into()));
-        }
-        self.inject(frame).await;
-        Ok(answered)
-    }
-
     /// Opens the GET stream once, if asked for.
     fn start_get_stream(self: &Arc<Self>) {
         let mut slot = self.get_task.lock().unwrap_or_else(PoisonError::into_inner);
@@ -513,7 +383,8 @@ impl Ctx {
             req.headers_mut().insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
             match ctx.client.request(req).await {
                 Ok(resp) if resp.status() == StatusCode::OK => {
-                    if let Err(e) = ctx.take_answer(resp, None, Mode::Legacy).await {
+                    let mut cursor = Cursor::default();
+                    if let Err(e) = ctx.take_answer(resp, None, Mode::Legacy, &mut cursor).await {
                         tracing::debug!(error = %e, "the GET stream ended");
                     }
                 }
@@ -524,131 +395,6 @@ impl Ctx {
         if let Some(old) = slot.replace(task) {
             old.abort();
         }
-    }
-}
-
-/// The headers a modern request carries, or `None` for a request without a modern `_meta`.
-fn modern_headers(
-    ctx: &Ctx,
-    frame: &Frame,
-) -> Option<Result<(http::HeaderMap, Mode), crate::mcp::meta::Rejection>> {
-    // Legacy requests are not parsed again: they cannot name the key.
-    memchr::memmem::find(frame.as_bytes(), crate::mcp::PROTOCOL_VERSION_KEY.as_bytes())?;
-    let m = frame.message()?;
-    let meta = RequestParams::of(&m).ok()?.meta().ok()??;
-    if !meta.is_modern() {
-        return None;
-    }
-    let mut headers = http::HeaderMap::new();
-    let tools = ctx.tools.read().unwrap_or_else(PoisonError::into_inner);
-    Some(
-        crate::mcp::headers::mirror(&m, Some(&tools), &mut headers)
-            .map(|()| (headers, Mode::Modern { tools: m.method() == Some("tools/list") })),
-    )
-}
-
-/// POSTs one request and hands its answer to the peer.
-async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after: u64) {
-    // Notifications sent before this request are taken first.
-    let mut acked = ctx.acked.clone();
-    if *acked.borrow() < after && acked.wait_for(|n| *n >= after).await.is_err() {
-        return;
-    }
-    let modern = match modern_headers(&ctx, &frame) {
-        None => None,
-        Some(Ok(h)) => Some(h),
-        Some(Err(e)) => {
-            let data = e.data.as_deref().map(RawJson::new);
-            return ctx.fail_with(&id, e.code, &e.message, data).await;
-        }
-    };
-    let initialize = frame.method() == Some("initialize");
-    if initialize {
-        *ctx.modern.write().unwrap_or_else(PoisonError::into_inner) = None;
-    }
-    let (req, mode, named) = match modern {
-        Some((headers, mode)) => {
-            let version = headers.get(crate::mcp::headers::PROTOCOL_VERSION);
-            let known =
-                ctx.modern.read().unwrap_or_else(PoisonError::into_inner).as_ref() == version;
-            if !known {
-                *ctx.modern.write().unwrap_or_else(PoisonError::into_inner) = version.cloned();
-            }
-            // No session and no legacy version header: the mirrored ones say it all.
-            let mut req = ctx.request(Method::POST, frame.into_bytes(), true);
-            req.headers_mut().extend(headers);
-            (req, mode, None)
-        }
-        None => {
-            let named = if initialize { None } else { ctx.session() };
-            let req = ctx.request(Method::POST, frame.into_bytes(), initialize);
-            (req, if initialize { Mode::Initialize } else { Mode::Legacy }, named)
-        }
-    };
-    let resp = match ctx.client.request(req).await {
-        Ok(r) => r,
-        Err(e) => return ctx.fail(&id, &format!("the HTTP request failed: {e}")).await,
-    };
-    if !matches!(mode, Mode::Modern { .. }) {
-        ctx.remember_session(&resp, initialize, named.as_ref());
-    }
-    let status = resp.status();
-    let outcome = ctx.take_answer(resp, Some(&id), mode).await;
-    match outcome {
-        Ok(true) => {}
-        Ok(false) if status.is_success() => {
-            ctx.fail(&id, &format!("HTTP {status}: the server sent no response to the request"))
-                .await;
-        }
-        Ok(false) => ctx.fail(&id, &format!("HTTP {status}")).await,
-        Err(why) => ctx.fail(&id, &format!("HTTP {status}: {why}")).await,
-    }
-}
-
-/// POSTs notifications and responses one at a time, in order.
-async fn ordered_worker(ctx: Arc<Ctx>, mut rx: mpsc::Receiver<Frame>, acked: watch::Sender<u64>) {
-    while let Some(frame) = rx.recv().await {
-        let initialized = frame.method() == Some("notifications/initialized");
-        let modern = ctx.modern.read().unwrap_or_else(PoisonError::into_inner).clone();
-        let named = ctx.session();
-        if modern.is_some() && frame.method() == Some("notifications/cancelled") {
-            // The modern era cancels a request by ending its POST, which is done.
-            acked.send_modify(|n| *n += 1);
-            continue;
-        }
-        let method = frame.method().and_then(|m| HeaderValue::from_str(m).ok());
-        let mut req = ctx.request(Method::POST, frame.into_bytes(), modern.is_some());
-        if let Some(version) = modern {
-            req.headers_mut().insert(crate::mcp::headers::PROTOCOL_VERSION, version);
-            if let Some(method) = method {
-                req.headers_mut().insert(crate::mcp::headers::METHOD, method);
-            }
-        }
-        let sent = tokio::time::timeout(ORDERED_POST_TIMEOUT, ctx.client.request(req)).await;
-        let Ok(sent) = sent else {
-            tracing::warn!("a message was not taken within {ORDERED_POST_TIMEOUT:?}; going on");
-            acked.send_modify(|n| *n += 1);
-            continue;
-        };
-        match sent {
-            Ok(resp) => {
-                let status = resp.status();
-                ctx.remember_session(&resp, false, named.as_ref());
-                if status.is_success() {
-                    if initialized {
-                        ctx.start_get_stream();
-                    }
-                } else {
-                    let body = Limited::new(resp.into_body(), ERROR_BODY_KEPT).collect();
-                    let body = tokio::time::timeout(ORDERED_POST_TIMEOUT, body).await;
-                    let text =
-                        body.ok().and_then(Result::ok).map(|b| b.to_bytes()).unwrap_or_default();
-                    tracing::warn!(%status, body = %String::from_utf8_lossy(&text), "a message was refused");
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "a message could not be sent"),
-        }
-        acked.send_modify(|n| *n += 1);
     }
 }
 
@@ -692,6 +438,11 @@ impl AsyncOutlet for Poster {
             let mut line = chunk.split_to(end);
             if line.ends_with(b"\n") {
                 line.truncate(line.len() - 1);
+            }
+            // A lone line ending is no message: a transport hint
+            // (`close_sse_stream` from a handler of ours), which has no meaning here.
+            if line.is_empty() {
+                continue;
             }
             let frame = self.parser.parse(line);
             match frame.message().filter(|m| m.kind() == Kind::Request) {

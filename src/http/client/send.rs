@@ -1,0 +1,150 @@
+//! Sending: a request POSTed on its own (with the headers of its era) and its answer taken,
+//! resumed when its event stream ends early; notifications and responses POSTed in order.
+
+use std::sync::{Arc, PoisonError};
+
+use http::Method;
+use http::header::HeaderValue;
+use http_body_util::{BodyExt, Limited};
+use tokio::sync::{mpsc, watch};
+
+use super::answer::Cursor;
+use super::{Ctx, ERROR_BODY_KEPT, Mode};
+use crate::limits::ORDERED_POST_TIMEOUT;
+use crate::mcp::meta::RequestParams;
+use crate::{Frame, OwnedId, RawJson};
+
+/// The headers a modern request carries, or `None` for a request without a modern `_meta`.
+fn modern_headers(
+    ctx: &Ctx,
+    frame: &Frame,
+) -> Option<Result<(http::HeaderMap, Mode), crate::mcp::meta::Rejection>> {
+    // Legacy requests are not parsed again: they cannot name the key.
+    memchr::memmem::find(frame.as_bytes(), crate::mcp::PROTOCOL_VERSION_KEY.as_bytes())?;
+    let m = frame.message()?;
+    let meta = RequestParams::of(&m).ok()?.meta().ok()??;
+    if !meta.is_modern() {
+        return None;
+    }
+    let mut headers = http::HeaderMap::new();
+    let tools = ctx.tools.read().unwrap_or_else(PoisonError::into_inner);
+    Some(
+        crate::mcp::headers::mirror(&m, Some(&tools), &mut headers)
+            .map(|()| (headers, Mode::Modern { tools: m.method() == Some("tools/list") })),
+    )
+}
+
+/// POSTs one request and hands its answer to the peer.
+pub(super) async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after: u64) {
+    // Notifications sent before this request are taken first.
+    let mut acked = ctx.acked.clone();
+    if *acked.borrow() < after && acked.wait_for(|n| *n >= after).await.is_err() {
+        return;
+    }
+    let modern = match modern_headers(&ctx, &frame) {
+        None => None,
+        Some(Ok(h)) => Some(h),
+        Some(Err(e)) => {
+            let data = e.data.as_deref().map(RawJson::new);
+            return ctx.fail_with(&id, e.code, &e.message, data).await;
+        }
+    };
+    let initialize = frame.method() == Some("initialize");
+    if initialize {
+        *ctx.modern.write().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+    let (req, mode, named) = match modern {
+        Some((headers, mode)) => {
+            let version = headers.get(crate::mcp::headers::PROTOCOL_VERSION);
+            let known =
+                ctx.modern.read().unwrap_or_else(PoisonError::into_inner).as_ref() == version;
+            if !known {
+                *ctx.modern.write().unwrap_or_else(PoisonError::into_inner) = version.cloned();
+            }
+            // No session and no legacy version header: the mirrored ones say it all.
+            let mut req = ctx.request(Method::POST, frame.into_bytes(), true);
+            req.headers_mut().extend(headers);
+            (req, mode, None)
+        }
+        None => {
+            let named = if initialize { None } else { ctx.session() };
+            let req = ctx.request(Method::POST, frame.into_bytes(), initialize);
+            (req, if initialize { Mode::Initialize } else { Mode::Legacy }, named)
+        }
+    };
+    let resp = match ctx.client.request(req).await {
+        Ok(r) => r,
+        Err(e) => return ctx.fail(&id, &format!("the HTTP request failed: {e}")).await,
+    };
+    if !matches!(mode, Mode::Modern { .. }) {
+        ctx.remember_session(&resp, initialize, named.as_ref());
+    }
+    let status = resp.status();
+    let mut cursor = Cursor::default();
+    let mut outcome = ctx.take_answer(resp, Some(&id), mode, &mut cursor).await;
+    // A legacy event stream that ended (or broke) before the response, having given an event
+    // id: the server closed it to be polled, or the connection failed. Resumed with a GET.
+    if cursor.resumable() && !matches!(mode, Mode::Modern { .. }) && !matches!(outcome, Ok(true)) {
+        outcome = ctx.resume(&id, mode, &mut cursor).await;
+    }
+    match outcome {
+        Ok(true) => {}
+        Ok(false) if status.is_success() => {
+            ctx.fail(&id, &format!("HTTP {status}: the server sent no response to the request"))
+                .await;
+        }
+        Ok(false) => ctx.fail(&id, &format!("HTTP {status}")).await,
+        Err(why) => ctx.fail(&id, &format!("HTTP {status}: {why}")).await,
+    }
+}
+
+/// POSTs notifications and responses one at a time, in order.
+pub(super) async fn ordered_worker(
+    ctx: Arc<Ctx>,
+    mut rx: mpsc::Receiver<Frame>,
+    acked: watch::Sender<u64>,
+) {
+    while let Some(frame) = rx.recv().await {
+        let initialized = frame.method() == Some("notifications/initialized");
+        let modern = ctx.modern.read().unwrap_or_else(PoisonError::into_inner).clone();
+        let named = ctx.session();
+        if modern.is_some() && frame.method() == Some("notifications/cancelled") {
+            // The modern era cancels a request by ending its POST, which is done.
+            acked.send_modify(|n| *n += 1);
+            continue;
+        }
+        let method = frame.method().and_then(|m| HeaderValue::from_str(m).ok());
+        let mut req = ctx.request(Method::POST, frame.into_bytes(), modern.is_some());
+        if let Some(version) = modern {
+            req.headers_mut().insert(crate::mcp::headers::PROTOCOL_VERSION, version);
+            if let Some(method) = method {
+                req.headers_mut().insert(crate::mcp::headers::METHOD, method);
+            }
+        }
+        let sent = tokio::time::timeout(ORDERED_POST_TIMEOUT, ctx.client.request(req)).await;
+        let Ok(sent) = sent else {
+            tracing::warn!("a message was not taken within {ORDERED_POST_TIMEOUT:?}; going on");
+            acked.send_modify(|n| *n += 1);
+            continue;
+        };
+        match sent {
+            Ok(resp) => {
+                let status = resp.status();
+                ctx.remember_session(&resp, false, named.as_ref());
+                if status.is_success() {
+                    if initialized {
+                        ctx.start_get_stream();
+                    }
+                } else {
+                    let body = Limited::new(resp.into_body(), ERROR_BODY_KEPT).collect();
+                    let body = tokio::time::timeout(ORDERED_POST_TIMEOUT, body).await;
+                    let text =
+                        body.ok().and_then(Result::ok).map(|b| b.to_bytes()).unwrap_or_default();
+                    tracing::warn!(%status, body = %String::from_utf8_lossy(&text), "a message was refused");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "a message could not be sent"),
+        }
+        acked.send_modify(|n| *n += 1);
+    }
+}
