@@ -6,7 +6,7 @@
 //! The legacy era's scenarios of SEP-1699 (resumable, polled event streams) run at spec version
 //! 2025-11-25, on both the current suite and the legacy era's last one (0.1.16, in
 //! `target/interop/conf016`); its client scenario `sse-retry` runs the example
-//! `sse_retry_client` (mcpwire's HTTP client) against the suite's own server:
+//! `conformance_client` (mcpwire's HTTP client) against the suite's own server:
 //!
 //!     node dist/index.js client --command CMD --scenario sse-retry --spec-version 2025-11-25 -o DIR
 //!
@@ -381,7 +381,7 @@ fn conformance_016_server_sse_multiple_streams() {
 }
 
 /// The `sse-retry` client scenario: the suite's server closes the tool call's event stream
-/// after a priming event with `retry: 500`; mcpwire's client (the `sse_retry_client` example)
+/// after a priming event with `retry: 500`; mcpwire's client (the `conformance_client` example)
 /// must wait 450-700 ms, resume with `GET` and `Last-Event-ID`, and get the result there.
 const SSE_RETRY: &[(&str, Want)] = &[
     ("incoming-request", Want::Info),
@@ -395,31 +395,31 @@ const SSE_RETRY: &[(&str, Want)] = &[
 
 #[test]
 fn conformance_client_sse_retry() {
-    client_scenario(Suite::CurrentLegacy, "sse-retry", &sse_retry_client(), SSE_RETRY);
+    client_scenario(Suite::CurrentLegacy, "sse-retry", &conformance_client(), SSE_RETRY);
 }
 
 #[test]
 fn conformance_016_client_sse_retry() {
-    client_scenario(Suite::Legacy, "sse-retry", &sse_retry_client(), SSE_RETRY);
+    client_scenario(Suite::Legacy, "sse-retry", &conformance_client(), SSE_RETRY);
 }
 
-/// The `sse_retry_client` example, built (once per test binary) for the profile the tests run
+/// The `conformance_client` example, built (once per test binary) for the profile the tests run
 /// in, as a command for `sh -c`.
-fn sse_retry_client() -> String {
+fn conformance_client() -> String {
     static BUILT: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
     let built = BUILT.get_or_init(|| {
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
         let dir = exe.parent().and_then(Path::parent).ok_or("no target dir")?.join("examples");
         let mut cargo = Command::new(env!("CARGO"));
-        cargo.current_dir(root()).args(["build", "--example", "sse_retry_client"]);
+        cargo.current_dir(root()).args(["build", "--example", "conformance_client"]);
         if !cfg!(debug_assertions) {
             cargo.arg("--release");
         }
         let run = run_bounded(cargo, RUN_TIMEOUT);
         if !run.success() {
-            return Err(run.describe("cargo build --example sse_retry_client"));
+            return Err(run.describe("cargo build --example conformance_client"));
         }
-        Ok(dir.join(format!("sse_retry_client{}", std::env::consts::EXE_SUFFIX)))
+        Ok(dir.join(format!("conformance_client{}", std::env::consts::EXE_SUFFIX)))
     });
     match built {
         Ok(path) => sh_quote(&path.to_string_lossy()),
