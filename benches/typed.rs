@@ -3,6 +3,7 @@
 //! | group / function | what one iteration does |
 //! |---|---|
 //! | `T_decode_tools_call/mcpwire` | `FrameParser::parse` of a `tools/call` line, then `CallToolParams::from_params` (the member scanner) and reads of `name` and `arguments` |
+//! | `T_decode_tools_call/mcpwire_frame_only` | the parse and classification alone (`FrameParser::parse`, `method()`): the floor under the typed read |
 //! | `T_decode_tools_call/mcpwire_serde` | the same parse, then `Frame::params_as::<CallToolParams>()` (serde) |
 //! | `T_decode_tools_call/rmcp_typed` | `serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>`, then a match down to `CallToolRequestParams` and reads of `name` and `arguments` |
 //! | `T_decode_tools_call/serde_json_value` | `serde_json::from_slice::<Value>` (no typing at all) |
@@ -36,6 +37,17 @@ fn decode(c: &mut Criterion) {
                 let call = CallToolParams::from_params(f.params().unwrap()).unwrap();
                 black_box((call.name.len(), call.arguments.as_ref().map(|a| a.get().len())));
                 drop(call);
+                f
+            },
+            BatchSize::SmallInput,
+        );
+    });
+    g.bench_function("mcpwire_frame_only", |b| {
+        b.iter_batched(
+            || BytesMut::from(LINE),
+            |line| {
+                let f = p.parse(line);
+                black_box(f.method().map(str::len));
                 f
             },
             BatchSize::SmallInput,
