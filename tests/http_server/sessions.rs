@@ -123,29 +123,78 @@ async fn delete_ends_the_session_and_its_id_then_gets_404() {
 }
 
 #[tokio::test]
-async fn sessions_past_max_sessions_get_503_until_one_is_deleted() {
+async fn a_full_table_ends_the_least_recently_used_idle_session_for_a_new_client() {
     let s = serve(HttpServer::new(PeerBuilder::new()).max_sessions(2)).await;
     let mut a = Client::session(s.addr, NO_BATCHES).await;
-    let _b = Client::session(s.addr, NO_BATCHES).await;
+    let mut b = Client::session(s.addr, NO_BATCHES).await;
+    // `a` was used after `b`: `b` is the least recently used.
+    a.ping_ok(1).await;
+    let mut c = Client::connect(s.addr).await;
+    let ans = c.initialize(NO_BATCHES).await;
+    assert_eq!(ans.status, StatusCode::OK, "{ans:?}");
+    assert!(ans.header(SESSION_HEADER).is_some());
+    c.ping_ok(1).await;
+    a.ping_ok(2).await;
+    // `b`'s client learns its session ended, and initializes again (evicting `a`, now the LRU).
+    b.post(request(3, "ping")).await.assert_error(
+        StatusCode::NOT_FOUND,
+        SESSION_NOT_FOUND,
+        Value::Null,
+    );
+    let stats = s.server.stats();
+    assert_eq!((stats.sessions, stats.sessions_evicted), (2, 1), "{stats:?}");
+    b.session = None;
+    assert_eq!(b.initialize(NO_BATCHES).await.status, StatusCode::OK);
+    b.ping_ok(4).await;
+    assert_eq!(s.server.stats().sessions_evicted, 2);
+}
+
+#[tokio::test]
+async fn a_full_table_of_busy_sessions_refuses_a_new_one_until_one_is_idle() {
+    let s = serve(HttpServer::new(PeerBuilder::new()).max_sessions(2)).await;
+    // Both sessions busy: one with its GET stream open, one with a request in flight.
+    let streaming = Client::session(s.addr, NO_BATCHES).await;
+    let mut g = streaming.beside().await;
+    let stream = g.open_stream().await;
+    let working = Client::session(s.addr, NO_BATCHES).await;
+    let mut w = working.beside().await;
+    let held = tokio::spawn(async move { w.post(request(1, "hold")).await });
+    s.probe.held().await;
     let mut c = Client::connect(s.addr).await;
     let ans = c.initialize(NO_BATCHES).await;
     ans.assert_error(StatusCode::SERVICE_UNAVAILABLE, SERVER_ERROR, Value::Null);
     assert_eq!(ans.header(SESSION_HEADER), None);
-    assert_eq!(s.server.stats().sessions, 2);
-    // The sessions open go on.
-    a.ping_ok(1).await;
-
-    a.call(a.to(Method::DELETE).body(empty()).unwrap()).await.assert_empty(StatusCode::OK);
+    assert_eq!(s.server.stats().sessions_evicted, 0);
+    // The request answered, that session is idle again: it makes room.
+    s.probe.release.add_permits(1);
+    assert_eq!(held.await.unwrap().json()["result"]["released"], true);
     let ans = c.initialize(NO_BATCHES).await;
     assert_eq!(ans.status, StatusCode::OK, "{ans:?}");
     c.ping_ok(2).await;
-    let mut d = Client::connect(s.addr).await;
-    d.initialize(NO_BATCHES).await.assert_error(
-        StatusCode::SERVICE_UNAVAILABLE,
-        SERVER_ERROR,
-        Value::Null,
-    );
-    assert_eq!(s.server.stats().sessions_started, 3);
+    // The streaming session was never touched.
+    drop(stream);
+    assert_eq!(s.server.stats().sessions_evicted, 1);
+}
+
+/// The session-exhaustion attack at the default table size: `max_sessions` `initialize` requests
+/// never followed up no longer lock a new legacy client out.
+#[tokio::test]
+async fn initializes_never_followed_up_do_not_lock_out_a_new_client() {
+    let s = serve_default().await;
+    let max = mcpwire::http::server::DEFAULT_MAX_SESSIONS;
+    let mut attacker = Client::connect(s.addr).await;
+    for _ in 0..max {
+        attacker.session = None;
+        assert_eq!(attacker.initialize(NO_BATCHES).await.status, StatusCode::OK);
+    }
+    assert_eq!(s.server.stats().sessions, max);
+    let started = Instant::now();
+    let mut legit = Client::connect(s.addr).await;
+    assert_eq!(legit.initialize(NO_BATCHES).await.status, StatusCode::OK);
+    legit.ping_ok(1).await;
+    assert!(started.elapsed() < WAIT, "served in {:?}", started.elapsed());
+    assert_eq!(s.server.stats().sessions, max);
+    assert_eq!(s.server.stats().sessions_evicted, 1);
 }
 
 #[tokio::test]

@@ -35,7 +35,7 @@
 //! | POST: a batch, unless the session negotiated 2025-03-26 | 400, -32600 |
 //! | POST: a batch with invalid elements and no request (its answer could not be routed) | 400, -32600 |
 //! | POST: a request whose id is already waiting in the session | 400, -32600 with that id |
-//! | a new session past `max_sessions` (after idle and ended ones are removed) | 503, -32000 |
+//! | a new session past `max_sessions`: ended and idle ones are removed, then the least recently used one with no request in flight and no open stream is ended (its client gets 404 and initializes again) | 503, -32000 only when every session is busy |
 //! | POST: notifications and responses only | 202, no body |
 //! | POST: a request | 200: the response as `application/json` (as one event of a `text/event-stream` for a client that takes only that); or a `text/event-stream` (with `X-Accel-Buffering: no`, and a `: keep-alive` comment every 15 s) when a notification for the request comes first (and the client takes it): the notifications, then the response, then the stream ends. In a session, the stream is resumable (below) |
 //! | POST in a session of 2025-11-25 on, whose handler calls [`close_sse_stream`](crate::http::close_sse_stream) (and whose client takes `text/event-stream`) | 200, a `text/event-stream`: the priming event, what the handler sent before the call, then the end; the rest (the response included) waits in the stream for the client to resume it |
@@ -91,6 +91,7 @@ mod answer;
 mod get;
 mod modern;
 mod post;
+mod sessions;
 
 use super::session::Session;
 use super::stream::{ResumeConfig, Unresumable, parse_event_id};
@@ -113,6 +114,7 @@ use crate::limits::SHUTDOWN_GRACE;
 use crate::peer::{Handler, PeerBuilder};
 use crate::{ErrorCode, Frame, FrameParser, Id, Kind, OwnedId};
 use answer::{error, status};
+use sessions::sweep;
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
 
@@ -126,6 +128,9 @@ pub struct HttpStats {
     pub sessions_started: u64,
     /// Sessions removed for being idle too long, or because their peer had ended.
     pub sessions_expired: u64,
+    /// Sessions ended, least recently used first, to make room for a new one when the table was
+    /// full (their clients get 404 and initialize again).
+    pub sessions_evicted: u64,
     /// Messages the sessions' handlers sent that had nowhere to go (no GET stream open or kept
     /// for a resumption, or the client stopped waiting), or that a connection too slow for its
     /// stream's replay buffer skipped, over the sessions open now.
@@ -187,6 +192,8 @@ struct State {
     sessions: Mutex<HashMap<Box<str>, Arc<Session>>>,
     started: AtomicU64,
     expired: AtomicU64,
+    /// Sessions ended to make room for a new one.
+    evicted: AtomicU64,
     /// Peers of stateless requests waiting for the next one.
     idle: Arc<super::session::Idle>,
     /// Event streams numbered so far, over every session.
@@ -400,6 +407,7 @@ impl HttpServer {
             sessions: sessions.len(),
             sessions_started: self.state.started.load(Ordering::Relaxed),
             sessions_expired: self.state.expired.load(Ordering::Relaxed),
+            sessions_evicted: self.state.evicted.load(Ordering::Relaxed),
             messages_dropped: sessions
                 .values()
                 .map(|s| s.stats.dropped.load(Ordering::Relaxed))
@@ -614,37 +622,6 @@ impl HttpServer {
             r.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
             Box::new(r)
         })
-    }
-}
-
-/// Ends idle sessions now and then.
-async fn sweep(state: Arc<State>, idle: Duration) {
-    let every = (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(30));
-    loop {
-        tokio::time::sleep(every).await;
-        expire(&state, idle);
-    }
-}
-
-fn expire(state: &State, idle: Duration) {
-    let now = std::time::Instant::now();
-    let gone: Vec<_> = {
-        let mut map = state.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        let ids: Vec<_> = map
-            .iter()
-            .filter(|(_, s)| {
-                !s.is_open()
-                    || (s.busy.load(Ordering::Acquire) == 0
-                        && now.duration_since(s.idle_since()) >= idle)
-            })
-            .map(|(id, _)| id.clone())
-            .collect();
-        ids.iter().filter_map(|id| map.remove(id)).collect()
-    };
-    state.expired.fetch_add(gone.len() as u64, Ordering::Relaxed);
-    for s in gone {
-        tracing::debug!(session = %s.id, "session expired");
-        s.close();
     }
 }
 

@@ -2,6 +2,7 @@
 //! of the request's progress and then its response).
 
 use super::answer::*;
+use super::sessions::make_room;
 use super::*;
 use crate::http::session::{Note, PostReceiver, Refused, Resumption};
 
@@ -130,16 +131,8 @@ impl HttpServer {
             let msg = "Service Unavailable: too many sessions";
             error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, ErrorCode::SERVER_ERROR, msg)
         };
-        if self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner).len()
-            >= self.config.max_sessions
-        {
-            // Ended sessions go whatever the idle timeout; idle ones once past it.
-            expire(&self.state, self.config.idle_timeout.unwrap_or(Duration::MAX));
-            if self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner).len()
-                >= self.config.max_sessions
-            {
-                return Err(Box::new(full()));
-            }
+        if !make_room(&self.state, self.config.max_sessions, self.config.idle_timeout) {
+            return Err(Box::new(full()));
         }
         let id = new_session_id().map_err(|e| {
             tracing::error!(error = %e, "no randomness for a session id");
@@ -169,10 +162,12 @@ impl HttpServer {
             session.close();
             return answer;
         }
+        // Another `initialize` may have taken the room made for this one meanwhile.
+        let room = make_room(&self.state, self.config.max_sessions, self.config.idle_timeout);
         {
             let mut map = self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner);
             let stopping = self.state.stopped.load(Ordering::SeqCst);
-            if map.len() >= self.config.max_sessions || stopping {
+            if !room || map.len() >= self.config.max_sessions || stopping {
                 drop(map);
                 session.close();
                 let msg = if stopping {
