@@ -83,6 +83,9 @@ fn server() -> Server {
             Ok(CallToolResult::text("changed"))
         })
         .tool(Tool::new("fails"), |_| async { Err(Error::tool("it broke")) })
+        .tool(Tool::new("echo_state"), |call| async move {
+            Ok(CallToolResult::text(call.state().unwrap_or("no state").to_owned()))
+        })
         .resource(Resource::new("test://a", "a"), |_| async {
             Ok(ReadResourceResult::new(ResourceContents::text("test://a", "text/plain", "A")))
         })
@@ -318,6 +321,31 @@ async fn request_state_is_sealed_and_a_changed_one_refused() {
         let e = p.call("tools/call", retry(bad, "first")).await.unwrap_err();
         assert_eq!(e.code.get(), -32602, "{bad:.40}");
     }
+}
+
+#[tokio::test]
+async fn request_state_sealed_for_one_request_is_refused_on_another() {
+    // 2026-07-28 (MRTR, server requirements): the state names the request it came from, and a
+    // state presented on a request that does not match is refused.
+    let s = server();
+    let p = pair(&s);
+    let caps = json!({"elicitation": {}});
+    let r1 =
+        p.call("tools/call", modern(json!({"name": "two_rounds"}), caps.clone())).await.unwrap();
+    let state = r1["requestState"].as_str().unwrap();
+    let other_tool = modern(json!({"name": "echo_state", "requestState": state}), caps.clone());
+    let e = p.call("tools/call", other_tool).await.map(|r| text_of(&r).to_owned()).unwrap_err();
+    assert_eq!(e.code.get(), -32602, "{e}");
+    let read = modern(json!({"uri": "test://a", "requestState": state}), caps.clone());
+    let e = p.call("resources/read", read).await.unwrap_err();
+    assert_eq!(e.code.get(), -32602, "{e}");
+    // On its own request it still opens.
+    let answer = json!({"action": "accept", "content": {"name": "x"}});
+    let retry = modern(
+        json!({"name": "two_rounds", "requestState": state, "inputResponses": {"first": answer}}),
+        caps,
+    );
+    assert_eq!(p.call("tools/call", retry).await.unwrap()["resultType"], "input_required");
 }
 
 #[tokio::test]

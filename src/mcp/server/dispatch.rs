@@ -174,20 +174,6 @@ impl Connection {
         env: Envelope,
     ) -> Result<Reply, RpcError> {
         let core = self.core();
-        let state = match req.params().map(|p| member(p, "requestState")).transpose()?.flatten() {
-            None => None,
-            Some(sealed) => {
-                let opened = str_of(sealed).and_then(|s| core.key.open(&s));
-                match opened {
-                    Some(state) => Some(state),
-                    None => {
-                        return Err(RpcError::invalid_params(
-                            "requestState integrity check failed",
-                        ));
-                    }
-                }
-            }
-        };
         let mut call = Call {
             request: req.clone(),
             cx: cx.clone(),
@@ -196,9 +182,20 @@ impl Connection {
             era: env.era,
             log_level: env.log_level,
             capabilities: env.capabilities,
-            state,
+            state: None,
             answers: Vec::new(),
         };
+        // The state is opened only on the request it was sealed for.
+        let binding = binding(&kind, &call)?;
+        if let Some(sealed) = req.params().map(|p| member(p, "requestState")).transpose()?.flatten()
+        {
+            match str_of(sealed).and_then(|s| core.key.open(&binding, &s)) {
+                Some(state) => call.state = Some(state),
+                None => {
+                    return Err(RpcError::invalid_params("requestState integrity check failed"));
+                }
+            }
+        }
         let handler = self.route(&kind, &call)?;
         let mut rounds = 0;
         loop {
@@ -231,7 +228,7 @@ impl Connection {
                     };
                 }
                 Err(Error::InputRequired(needed)) => match env.era {
-                    Era::Modern => return self.input_required(needed),
+                    Era::Modern => return self.input_required(&binding, needed),
                     Era::Legacy => {
                         rounds += 1;
                         if rounds > MAX_INPUT_ROUNDS {
@@ -269,11 +266,11 @@ impl Connection {
     }
 
     /// Modern era: the `input_required` result, its state sealed.
-    fn input_required(&self, needed: InputRequired) -> Result<Reply, RpcError> {
+    fn input_required(&self, binding: &str, needed: InputRequired) -> Result<Reply, RpcError> {
         let core = self.core();
         let result = InputRequiredResult {
             input_requests: needed.requests.into_iter().map(|(k, v)| (k.into(), v)).collect(),
-            request_state: needed.state.map(|s| core.key.seal(&s).into()),
+            request_state: needed.state.map(|s| core.key.seal(binding, &s).into()),
         };
         Reply::json(&Finished { result: &result, result_type: "input_required", meta: &core.meta })
     }
@@ -334,6 +331,17 @@ impl Connection {
             },
         }
     }
+}
+
+/// What a `requestState` is bound to: the method, and the tool, prompt or resource the request
+/// names (a completion names no one thing: its method alone).
+fn binding(kind: &Kind, call: &Call) -> Result<String, RpcError> {
+    let what = match kind {
+        Kind::Tool | Kind::Prompt => call.name().into_owned(),
+        Kind::Resource => req_uri(call)?,
+        Kind::Complete => String::new(),
+    };
+    Ok(format!("{}\n{what}", call.method()))
 }
 
 fn req_uri(call: &Call) -> Result<String, RpcError> {
