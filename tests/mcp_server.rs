@@ -349,6 +349,19 @@ async fn request_state_sealed_for_one_request_is_refused_on_another() {
 }
 
 #[tokio::test]
+async fn input_a_handler_requires_is_checked_against_the_clients_capabilities() {
+    // 2026-07-28 (MRTR): servers MUST NOT send an input request the client has not declared
+    // support for; an `InputRequired` the handler returns itself is held to it as `ask` is.
+    let s = server();
+    let p = pair(&s);
+    let e = p.call("tools/call", modern(json!({"name": "two_rounds"}), json!({}))).await;
+    let e = e.map(|r| r.to_string()).unwrap_err();
+    assert_eq!(e.code.get(), -32021, "{e}");
+    let r = p.call("tools/call", modern(json!({"name": "two_rounds"}), json!({"elicitation": {}})));
+    assert_eq!(r.await.unwrap()["resultType"], "input_required");
+}
+
+#[tokio::test]
 async fn a_legacy_session_runs_a_multi_round_handler_and_bounds_its_rounds() {
     let s = server();
     let p = Pair::legacy(&s, json!({"elicitation": {}, "roots": {}})).await;

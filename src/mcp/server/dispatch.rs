@@ -228,7 +228,18 @@ impl Connection {
                     };
                 }
                 Err(Error::InputRequired(needed)) => match env.era {
-                    Era::Modern => return self.input_required(&binding, needed),
+                    Era::Modern => {
+                        // What the client did not declare is never asked (-32021), whether the
+                        // handler went through `ask` or returned its requests itself.
+                        for request in needed.requests.values() {
+                            match call.require(request) {
+                                Ok(()) => {}
+                                Err(Error::Protocol(e)) => return Err(e),
+                                Err(other) => return Err(RpcError::internal(other.to_string())),
+                            }
+                        }
+                        return self.input_required(&binding, needed);
+                    }
                     Era::Legacy => {
                         rounds += 1;
                         if rounds > MAX_INPUT_ROUNDS {
