@@ -83,6 +83,7 @@ fn server() -> Server {
             Ok(CallToolResult::text("changed"))
         })
         .tool(Tool::new("fails"), |_| async { Err(Error::tool("it broke")) })
+        .tool(Tool::new("asks_nothing"), |_call| async move { Err(InputRequired::new().into()) })
         .tool(Tool::new("echo_state"), |call| async move {
             Ok(CallToolResult::text(call.state().unwrap_or("no state").to_owned()))
         })
@@ -359,6 +360,22 @@ async fn input_a_handler_requires_is_checked_against_the_clients_capabilities() 
     assert_eq!(e.code.get(), -32021, "{e}");
     let r = p.call("tools/call", modern(json!({"name": "two_rounds"}), json!({"elicitation": {}})));
     assert_eq!(r.await.unwrap()["resultType"], "input_required");
+}
+
+#[tokio::test]
+async fn an_input_required_that_asks_nothing_and_keeps_no_state_is_refused() {
+    // 2026-07-28 (MRTR): an InputRequiredResult MUST carry inputRequests or requestState; one
+    // with neither would send the client round an empty loop (mcpwire's own client refuses it).
+    let s = server();
+    let p = pair(&s);
+    let r = p.call("tools/call", modern(json!({"name": "asks_nothing"}), json!({}))).await;
+    let e = r.map(|r| r.to_string()).unwrap_err();
+    assert_eq!(e.code.get(), -32603, "{e}");
+    // The legacy era refuses it at once too, without calling the handler round after round.
+    let p = Pair::legacy(&s, json!({})).await;
+    let e = p.call("tools/call", json!({"name": "asks_nothing"})).await.unwrap_err();
+    assert_eq!(e.code.get(), -32603, "{e}");
+    assert!(!e.message.contains("more than"), "{}", e.message);
 }
 
 #[tokio::test]

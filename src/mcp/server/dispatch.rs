@@ -227,6 +227,15 @@ impl Connection {
                         _ => Err(RpcError::internal(reason)),
                     };
                 }
+                // Neither a request nor a state: no retry could ever get further (and a
+                // modern InputRequiredResult must carry one of them).
+                Err(Error::InputRequired(needed))
+                    if needed.requests.is_empty() && needed.state.is_none() =>
+                {
+                    return Err(RpcError::internal(
+                        "the handler asked for input but named no input request and no state",
+                    ));
+                }
                 Err(Error::InputRequired(needed)) => match env.era {
                     Era::Modern => {
                         // What the client did not declare is never asked (-32021), whether the
