@@ -84,6 +84,13 @@ fn server() -> Server {
         })
         .tool(Tool::new("fails"), |_| async { Err(Error::tool("it broke")) })
         .tool(Tool::new("asks_nothing"), |_call| async move { Err(InputRequired::new().into()) })
+        .tool(Tool::new("big_state"), |call| async move {
+            let n: usize = call.arguments::<Value>()?["n"].as_u64().unwrap_or(0) as usize;
+            if call.state().is_some() {
+                return Ok(CallToolResult::text("state back"));
+            }
+            Err(InputRequired::new().state("x".repeat(n)).into())
+        })
         .tool(Tool::new("echo_state"), |call| async move {
             Ok(CallToolResult::text(call.state().unwrap_or("no state").to_owned()))
         })
@@ -376,6 +383,30 @@ async fn an_input_required_that_asks_nothing_and_keeps_no_state_is_refused() {
     let e = p.call("tools/call", json!({"name": "asks_nothing"})).await.unwrap_err();
     assert_eq!(e.code.get(), -32603, "{e}");
     assert!(!e.message.contains("more than"), "{}", e.message);
+}
+
+#[tokio::test]
+async fn a_state_too_long_to_come_back_is_refused_when_sealed_not_on_the_retry() {
+    // The server refuses a sealed state past MAX_REQUEST_STATE_BYTES on the retry, so handing
+    // out one that long would make the request fail forever at its next round.
+    let s = server();
+    let p = pair(&s);
+    let call = |n: usize, state: Option<&str>| {
+        let mut params = json!({"name": "big_state", "arguments": {"n": n}});
+        if let Some(st) = state {
+            params["requestState"] = json!(st);
+        }
+        p.call("tools/call", modern(params, json!({})))
+    };
+    // Just under the bound: it is handed out and comes back.
+    let fits = MAX_REQUEST_STATE_BYTES * 3 / 4 - 64;
+    let r = call(fits, None).await.unwrap();
+    let state = r["requestState"].as_str().unwrap().to_owned();
+    assert!(state.len() <= MAX_REQUEST_STATE_BYTES);
+    assert_eq!(text_of(&call(fits, Some(&state)).await.unwrap()), "state back");
+    // Past it: -32603 from the handler's round, not an input_required no retry can pass.
+    let e = call(MAX_REQUEST_STATE_BYTES, None).await.map(|r| r.to_string().len()).unwrap_err();
+    assert_eq!(e.code.get(), -32603, "{e}");
 }
 
 #[tokio::test]

@@ -288,9 +288,20 @@ impl Connection {
     /// Modern era: the `input_required` result, its state sealed.
     fn input_required(&self, binding: &str, needed: InputRequired) -> Result<Reply, RpcError> {
         let core = self.core();
+        let sealed = needed.state.map(|s| core.key.seal(binding, &s));
+        // A state the retry could not bring back (it is refused past the bound unread).
+        if let Some(s) = &sealed
+            && s.len() > super::MAX_REQUEST_STATE_BYTES
+        {
+            return Err(RpcError::internal(format!(
+                "the handler's requestState seals to {} bytes, past the {} a retry may carry",
+                s.len(),
+                super::MAX_REQUEST_STATE_BYTES
+            )));
+        }
         let result = InputRequiredResult {
             input_requests: needed.requests.into_iter().map(|(k, v)| (k.into(), v)).collect(),
-            request_state: needed.state.map(|s| core.key.seal(binding, &s).into()),
+            request_state: sealed.map(Into::into),
         };
         Reply::json(&Finished { result: &result, result_type: "input_required", meta: &core.meta })
     }
