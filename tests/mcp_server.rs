@@ -83,6 +83,17 @@ fn server() -> Server {
             Ok(CallToolResult::text("changed"))
         })
         .tool(Tool::new("fails"), |_| async { Err(Error::tool("it broke")) })
+        .tool(Tool::new("asks_nothing"), |_call| async move { Err(InputRequired::new().into()) })
+        .tool(Tool::new("big_state"), |call| async move {
+            let n: usize = call.arguments::<Value>()?["n"].as_u64().unwrap_or(0) as usize;
+            if call.state().is_some() {
+                return Ok(CallToolResult::text("state back"));
+            }
+            Err(InputRequired::new().state("x".repeat(n)).into())
+        })
+        .tool(Tool::new("echo_state"), |call| async move {
+            Ok(CallToolResult::text(call.state().unwrap_or("no state").to_owned()))
+        })
         .resource(Resource::new("test://a", "a"), |_| async {
             Ok(ReadResourceResult::new(ResourceContents::text("test://a", "text/plain", "A")))
         })
@@ -318,6 +329,84 @@ async fn request_state_is_sealed_and_a_changed_one_refused() {
         let e = p.call("tools/call", retry(bad, "first")).await.unwrap_err();
         assert_eq!(e.code.get(), -32602, "{bad:.40}");
     }
+}
+
+#[tokio::test]
+async fn request_state_sealed_for_one_request_is_refused_on_another() {
+    // 2026-07-28 (MRTR, server requirements): the state names the request it came from, and a
+    // state presented on a request that does not match is refused.
+    let s = server();
+    let p = pair(&s);
+    let caps = json!({"elicitation": {}});
+    let r1 =
+        p.call("tools/call", modern(json!({"name": "two_rounds"}), caps.clone())).await.unwrap();
+    let state = r1["requestState"].as_str().unwrap();
+    let other_tool = modern(json!({"name": "echo_state", "requestState": state}), caps.clone());
+    let e = p.call("tools/call", other_tool).await.map(|r| text_of(&r).to_owned()).unwrap_err();
+    assert_eq!(e.code.get(), -32602, "{e}");
+    let read = modern(json!({"uri": "test://a", "requestState": state}), caps.clone());
+    let e = p.call("resources/read", read).await.unwrap_err();
+    assert_eq!(e.code.get(), -32602, "{e}");
+    // On its own request it still opens.
+    let answer = json!({"action": "accept", "content": {"name": "x"}});
+    let retry = modern(
+        json!({"name": "two_rounds", "requestState": state, "inputResponses": {"first": answer}}),
+        caps,
+    );
+    assert_eq!(p.call("tools/call", retry).await.unwrap()["resultType"], "input_required");
+}
+
+#[tokio::test]
+async fn input_a_handler_requires_is_checked_against_the_clients_capabilities() {
+    // 2026-07-28 (MRTR): servers MUST NOT send an input request the client has not declared
+    // support for; an `InputRequired` the handler returns itself is held to it as `ask` is.
+    let s = server();
+    let p = pair(&s);
+    let e = p.call("tools/call", modern(json!({"name": "two_rounds"}), json!({}))).await;
+    let e = e.map(|r| r.to_string()).unwrap_err();
+    assert_eq!(e.code.get(), -32021, "{e}");
+    let r = p.call("tools/call", modern(json!({"name": "two_rounds"}), json!({"elicitation": {}})));
+    assert_eq!(r.await.unwrap()["resultType"], "input_required");
+}
+
+#[tokio::test]
+async fn an_input_required_that_asks_nothing_and_keeps_no_state_is_refused() {
+    // 2026-07-28 (MRTR): an InputRequiredResult MUST carry inputRequests or requestState; one
+    // with neither would send the client round an empty loop (mcpwire's own client refuses it).
+    let s = server();
+    let p = pair(&s);
+    let r = p.call("tools/call", modern(json!({"name": "asks_nothing"}), json!({}))).await;
+    let e = r.map(|r| r.to_string()).unwrap_err();
+    assert_eq!(e.code.get(), -32603, "{e}");
+    // The legacy era refuses it at once too, without calling the handler round after round.
+    let p = Pair::legacy(&s, json!({})).await;
+    let e = p.call("tools/call", json!({"name": "asks_nothing"})).await.unwrap_err();
+    assert_eq!(e.code.get(), -32603, "{e}");
+    assert!(!e.message.contains("more than"), "{}", e.message);
+}
+
+#[tokio::test]
+async fn a_state_too_long_to_come_back_is_refused_when_sealed_not_on_the_retry() {
+    // The server refuses a sealed state past MAX_REQUEST_STATE_BYTES on the retry, so handing
+    // out one that long would make the request fail forever at its next round.
+    let s = server();
+    let p = pair(&s);
+    let call = |n: usize, state: Option<&str>| {
+        let mut params = json!({"name": "big_state", "arguments": {"n": n}});
+        if let Some(st) = state {
+            params["requestState"] = json!(st);
+        }
+        p.call("tools/call", modern(params, json!({})))
+    };
+    // Just under the bound: it is handed out and comes back.
+    let fits = MAX_REQUEST_STATE_BYTES * 3 / 4 - 64;
+    let r = call(fits, None).await.unwrap();
+    let state = r["requestState"].as_str().unwrap().to_owned();
+    assert!(state.len() <= MAX_REQUEST_STATE_BYTES);
+    assert_eq!(text_of(&call(fits, Some(&state)).await.unwrap()), "state back");
+    // Past it: -32603 from the handler's round, not an input_required no retry can pass.
+    let e = call(MAX_REQUEST_STATE_BYTES, None).await.map(|r| r.to_string().len()).unwrap_err();
+    assert_eq!(e.code.get(), -32603, "{e}");
 }
 
 #[tokio::test]

@@ -20,14 +20,17 @@ pub const ELICIT: &str = "elicitation/create";
 
 /// Whether `value` is a value the schema property `property` may hold as its default: a
 /// primitive of the property's `type` (an integer for `integer`), or an array of strings for
-/// an `array` property.
+/// an `array` property; one of its choices (and its items' choices) when it offers some.
 fn fits(property: &Map<String, Value>, value: &Value) -> bool {
     match property.get("type").and_then(Value::as_str) {
-        Some("string") => value.is_string(),
+        Some("string") => value.is_string() && chosen(property, value),
         Some("integer") => value.is_i64() || value.is_u64(),
         Some("number") => value.is_number(),
         Some("boolean") => value.is_boolean(),
-        Some("array") => value.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
+        Some("array") => value.as_array().is_some_and(|a| {
+            let items = property.get("items").and_then(Value::as_object);
+            a.iter().all(|v| v.is_string() && items.is_none_or(|i| chosen(i, v)))
+        }),
         // An enum without a type: its members say what fits.
         None => property
             .get("enum")
@@ -35,6 +38,20 @@ fn fits(property: &Map<String, Value>, value: &Value) -> bool {
             .is_some_and(|members| members.contains(value)),
         Some(_) => false,
     }
+}
+
+/// Whether `value` is one of the choices `property` offers (`enum`, or the `const` of each
+/// `oneOf` / `anyOf` member of a titled enum); true when it offers none.
+fn chosen(property: &Map<String, Value>, value: &Value) -> bool {
+    if let Some(members) = property.get("enum").and_then(Value::as_array) {
+        return members.contains(value);
+    }
+    for key in ["oneOf", "anyOf"] {
+        if let Some(options) = property.get(key).and_then(Value::as_array) {
+            return options.iter().any(|o| o.get("const") == Some(value));
+        }
+    }
+    true
 }
 
 /// Fills in `content` each field of `requested_schema` that `content` leaves out (or holds
@@ -167,6 +184,22 @@ mod tests {
         let mut content = Map::new();
         assert_eq!(apply_defaults(&schema, &mut content), 1);
         assert_eq!(Value::Object(content), json!({"pick2": "y"}));
+    }
+
+    #[test]
+    fn a_default_outside_its_typed_fields_choices_is_not_sent() {
+        let schema = json!({"properties": {
+            "pick": {"type": "string", "enum": ["x", "y"], "default": "z"},
+            "titled": {"type": "string", "oneOf": [{"const": "x", "title": "X"}], "default": "z"},
+            "many": {"type": "array", "items": {"type": "string", "enum": ["x"]}, "default": ["x", "z"]},
+            "many2": {"type": "array", "items": {"anyOf": [{"const": "x", "title": "X"}]}, "default": ["z"]},
+            "ok": {"type": "string", "enum": ["x", "y"], "default": "y"},
+            "ok2": {"type": "string", "oneOf": [{"const": "x", "title": "X"}], "default": "x"},
+            "ok3": {"type": "array", "items": {"type": "string", "enum": ["x", "w"]}, "default": ["w"]}
+        }});
+        let mut content = Map::new();
+        assert_eq!(apply_defaults(&schema, &mut content), 3);
+        assert_eq!(Value::Object(content), json!({"ok": "y", "ok2": "x", "ok3": ["w"]}));
     }
 
     #[test]

@@ -186,6 +186,210 @@ fn value_end(b: &[u8], at: usize) -> Result<usize, ScanError> {
     }
 }
 
+/// Whether `text` is exactly one well-formed JSON value (no whitespace around it), checked
+/// without allocating: containers are tracked on a fixed bit stack of [`CHECK_DEPTH`] levels;
+/// text nested deeper is handed to serde_json (which allocates) rather than refused.
+///
+/// For the values the scanner lends out of text that no frame parser validated: what it keeps
+/// as a [`crate::mcp::types::Raw`] must be JSON.
+pub(crate) fn is_value(text: &str) -> bool {
+    let mut v = Check { b: text.as_bytes(), at: 0, stack: [0; CHECK_DEPTH / 64], depth: 0 };
+    match v.run() {
+        Ok(()) => true,
+        Err(Unchecked::Bad) => false,
+        Err(Unchecked::Deep) => serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok(),
+    }
+}
+
+/// How deep [`is_value`] follows containers itself.
+const CHECK_DEPTH: usize = 256;
+
+enum Unchecked {
+    Bad,
+    Deep,
+}
+
+struct Check<'a> {
+    b: &'a [u8],
+    at: usize,
+    /// One bit per open container: set for an object.
+    stack: [u64; CHECK_DEPTH / 64],
+    depth: usize,
+}
+
+impl Check<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.at).copied()
+    }
+
+    fn ws(&mut self) {
+        self.at = skip_ws(self.b, self.at);
+    }
+
+    fn eat(&mut self, c: u8) -> Result<(), Unchecked> {
+        if self.peek() == Some(c) {
+            self.at += 1;
+            Ok(())
+        } else {
+            Err(Unchecked::Bad)
+        }
+    }
+
+    fn push(&mut self, object: bool) -> Result<(), Unchecked> {
+        if self.depth == CHECK_DEPTH {
+            return Err(Unchecked::Deep);
+        }
+        let (word, bit) = (self.depth / 64, self.depth % 64);
+        if object {
+            self.stack[word] |= 1 << bit;
+        } else {
+            self.stack[word] &= !(1 << bit);
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    fn top_is_object(&self) -> bool {
+        let d = self.depth - 1;
+        self.stack[d / 64] & (1 << (d % 64)) != 0
+    }
+
+    /// A key and its colon, after an object's `{` or a `,` in it.
+    fn key(&mut self) -> Result<(), Unchecked> {
+        self.ws();
+        self.string()?;
+        self.ws();
+        self.eat(b':')
+    }
+
+    fn run(&mut self) -> Result<(), Unchecked> {
+        loop {
+            // A value.
+            self.ws();
+            match self.peek() {
+                Some(b'{') => {
+                    self.at += 1;
+                    self.ws();
+                    if self.peek() != Some(b'}') {
+                        self.push(true)?;
+                        self.key()?;
+                        continue;
+                    }
+                    self.at += 1;
+                }
+                Some(b'[') => {
+                    self.at += 1;
+                    self.ws();
+                    if self.peek() != Some(b']') {
+                        self.push(false)?;
+                        continue;
+                    }
+                    self.at += 1;
+                }
+                Some(b'"') => self.string()?,
+                Some(b't') => self.literal(b"true")?,
+                Some(b'f') => self.literal(b"false")?,
+                Some(b'n') => self.literal(b"null")?,
+                Some(b'-' | b'0'..=b'9') => self.number()?,
+                _ => return Err(Unchecked::Bad),
+            }
+            // What follows it: the ends of the containers it closes, then a `,` or the end.
+            loop {
+                if self.depth == 0 {
+                    return if self.at == self.b.len() { Ok(()) } else { Err(Unchecked::Bad) };
+                }
+                self.ws();
+                let object = self.top_is_object();
+                match self.peek() {
+                    Some(b',') => {
+                        self.at += 1;
+                        if object {
+                            self.key()?;
+                        }
+                        break;
+                    }
+                    Some(b'}') if object => {}
+                    Some(b']') if !object => {}
+                    _ => return Err(Unchecked::Bad),
+                }
+                self.at += 1;
+                self.depth -= 1;
+            }
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Result<(), Unchecked> {
+        if self.b[self.at..].starts_with(word) {
+            self.at += word.len();
+            Ok(())
+        } else {
+            Err(Unchecked::Bad)
+        }
+    }
+
+    fn digits(&mut self) -> Result<(), Unchecked> {
+        let from = self.at;
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.at += 1;
+        }
+        if self.at == from { Err(Unchecked::Bad) } else { Ok(()) }
+    }
+
+    fn number(&mut self) -> Result<(), Unchecked> {
+        if self.peek() == Some(b'-') {
+            self.at += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.at += 1,
+            Some(b'1'..=b'9') => self.digits()?,
+            _ => return Err(Unchecked::Bad),
+        }
+        if self.peek() == Some(b'.') {
+            self.at += 1;
+            self.digits()?;
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.at += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.at += 1;
+            }
+            self.digits()?;
+        }
+        Ok(())
+    }
+
+    /// A string: no raw control character, only JSON's escapes (the text is UTF-8 already).
+    fn string(&mut self) -> Result<(), Unchecked> {
+        self.eat(b'"')?;
+        loop {
+            match self.peek() {
+                None | Some(0..=0x1f) => return Err(Unchecked::Bad),
+                Some(b'"') => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                Some(b'\\') => {
+                    self.at += 1;
+                    match self.peek() {
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
+                            self.at += 1
+                        }
+                        Some(b'u') => {
+                            let hex = self.b.get(self.at + 1..self.at + 5).ok_or(Unchecked::Bad)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return Err(Unchecked::Bad);
+                            }
+                            self.at += 5;
+                        }
+                        _ => return Err(Unchecked::Bad),
+                    }
+                }
+                Some(_) => self.at += 1,
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,5 +457,41 @@ mod tests {
     fn deep_nesting_costs_no_stack() {
         let deep = format!(r#"{{"a":{}{}}}"#, "[".repeat(1_000_000), "]".repeat(1_000_000));
         assert_eq!(all(&deep).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn is_value_agrees_with_serde_json() {
+        let deep_ok = format!("{}1{}", "[".repeat(300), "]".repeat(300));
+        let deep_bad = format!("{}1{}", "[".repeat(300), "]".repeat(299));
+        let cases = [
+            r#"{"x":1}"#,
+            r#"{"x":}"#,
+            r#"{"x" 1}"#,
+            r#"{"x":[1,]}"#,
+            r#"{"x":[1,{"y":"}"}]}"#,
+            r#"{"x":tru}"#,
+            r#"{"x":"\q"}"#,
+            r#"{"x":"\u00e9\n"}"#,
+            r#"{"x":"\u00g9"}"#,
+            r#"{"x":-0.5e+3}"#,
+            r#"{"x":01}"#,
+            r#"{"x":1.}"#,
+            r#"{"x":-}"#,
+            r#"{"a":1,}"#,
+            r#"{,"a":1}"#,
+            r#"[1 2]"#,
+            r#"{"a":[}"#,
+            r#"{"a":{]}"#,
+            r#"{} {}"#,
+            r#"{"a":{"b":[true,false,null,"s",{}]}}"#,
+            "{\"a\":\"tab\there\"}",
+            "",
+            &deep_ok,
+            &deep_bad,
+        ];
+        for text in cases {
+            let serde = serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
+            assert_eq!(is_value(text), serde, "{text:.60}");
+        }
     }
 }

@@ -174,20 +174,6 @@ impl Connection {
         env: Envelope,
     ) -> Result<Reply, RpcError> {
         let core = self.core();
-        let state = match req.params().map(|p| member(p, "requestState")).transpose()?.flatten() {
-            None => None,
-            Some(sealed) => {
-                let opened = str_of(sealed).and_then(|s| core.key.open(&s));
-                match opened {
-                    Some(state) => Some(state),
-                    None => {
-                        return Err(RpcError::invalid_params(
-                            "requestState integrity check failed",
-                        ));
-                    }
-                }
-            }
-        };
         let mut call = Call {
             request: req.clone(),
             cx: cx.clone(),
@@ -196,9 +182,20 @@ impl Connection {
             era: env.era,
             log_level: env.log_level,
             capabilities: env.capabilities,
-            state,
+            state: None,
             answers: Vec::new(),
         };
+        // The state is opened only on the request it was sealed for.
+        let binding = binding(&kind, &call)?;
+        if let Some(sealed) = req.params().map(|p| member(p, "requestState")).transpose()?.flatten()
+        {
+            match str_of(sealed).and_then(|s| core.key.open(&binding, &s)) {
+                Some(state) => call.state = Some(state),
+                None => {
+                    return Err(RpcError::invalid_params("requestState integrity check failed"));
+                }
+            }
+        }
         let handler = self.route(&kind, &call)?;
         let mut rounds = 0;
         loop {
@@ -230,8 +227,28 @@ impl Connection {
                         _ => Err(RpcError::internal(reason)),
                     };
                 }
+                // Neither a request nor a state: no retry could ever get further (and a
+                // modern InputRequiredResult must carry one of them).
+                Err(Error::InputRequired(needed))
+                    if needed.requests.is_empty() && needed.state.is_none() =>
+                {
+                    return Err(RpcError::internal(
+                        "the handler asked for input but named no input request and no state",
+                    ));
+                }
                 Err(Error::InputRequired(needed)) => match env.era {
-                    Era::Modern => return self.input_required(needed),
+                    Era::Modern => {
+                        // What the client did not declare is never asked (-32021), whether the
+                        // handler went through `ask` or returned its requests itself.
+                        for request in needed.requests.values() {
+                            match call.require(request) {
+                                Ok(()) => {}
+                                Err(Error::Protocol(e)) => return Err(e),
+                                Err(other) => return Err(RpcError::internal(other.to_string())),
+                            }
+                        }
+                        return self.input_required(&binding, needed);
+                    }
                     Era::Legacy => {
                         rounds += 1;
                         if rounds > MAX_INPUT_ROUNDS {
@@ -269,11 +286,22 @@ impl Connection {
     }
 
     /// Modern era: the `input_required` result, its state sealed.
-    fn input_required(&self, needed: InputRequired) -> Result<Reply, RpcError> {
+    fn input_required(&self, binding: &str, needed: InputRequired) -> Result<Reply, RpcError> {
         let core = self.core();
+        let sealed = needed.state.map(|s| core.key.seal(binding, &s));
+        // A state the retry could not bring back (it is refused past the bound unread).
+        if let Some(s) = &sealed
+            && s.len() > super::MAX_REQUEST_STATE_BYTES
+        {
+            return Err(RpcError::internal(format!(
+                "the handler's requestState seals to {} bytes, past the {} a retry may carry",
+                s.len(),
+                super::MAX_REQUEST_STATE_BYTES
+            )));
+        }
         let result = InputRequiredResult {
             input_requests: needed.requests.into_iter().map(|(k, v)| (k.into(), v)).collect(),
-            request_state: needed.state.map(|s| core.key.seal(&s).into()),
+            request_state: sealed.map(Into::into),
         };
         Reply::json(&Finished { result: &result, result_type: "input_required", meta: &core.meta })
     }
@@ -334,6 +362,17 @@ impl Connection {
             },
         }
     }
+}
+
+/// What a `requestState` is bound to: the method, and the tool, prompt or resource the request
+/// names (a completion names no one thing: its method alone).
+fn binding(kind: &Kind, call: &Call) -> Result<String, RpcError> {
+    let what = match kind {
+        Kind::Tool | Kind::Prompt => call.name().into_owned(),
+        Kind::Resource => req_uri(call)?,
+        Kind::Complete => String::new(),
+    };
+    Ok(format!("{}\n{what}", call.method()))
 }
 
 fn req_uri(call: &Call) -> Result<String, RpcError> {

@@ -3,7 +3,12 @@
 //! key only the server (or every instance of it behind a load balancer) holds. A state that was
 //! changed on the way is refused (-32602) before any handler sees it.
 //!
-//! Sealed form: `base64url(payload) "." base64url(hmac(key, payload))`, no padding.
+//! A state is also bound to the request it was made for (its method and what it names: the
+//! tool, the prompt, the resource), as the specification asks: the tag covers that binding, so
+//! a state sealed for one tool is refused when presented on a call of another.
+//!
+//! Sealed form: `base64url(payload) "." base64url(hmac(key, len(binding) binding payload))`,
+//! no padding (the binding itself does not travel).
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -38,13 +43,18 @@ impl StateKey {
         Self(key)
     }
 
-    fn mac(&self) -> Hmac<Sha256> {
-        <Hmac<Sha256> as KeyInit>::new_from_slice(&self.0).expect("HMAC takes keys of any length")
+    /// The MAC, having taken in `binding` (length first, so no binding is a prefix of another).
+    fn mac(&self, binding: &str) -> Hmac<Sha256> {
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.0)
+            .expect("HMAC takes keys of any length");
+        mac.update(&(binding.len() as u64).to_be_bytes());
+        mac.update(binding.as_bytes());
+        mac
     }
 
-    /// `payload`, sealed.
-    pub(crate) fn seal(&self, payload: &str) -> String {
-        let mut mac = self.mac();
+    /// `payload`, sealed for the request `binding` names.
+    pub(crate) fn seal(&self, binding: &str, payload: &str) -> String {
+        let mut mac = self.mac(binding);
         mac.update(payload.as_bytes());
         let tag = mac.finalize().into_bytes();
         let mut out = URL_SAFE_NO_PAD.encode(payload);
@@ -54,15 +64,16 @@ impl StateKey {
     }
 
     /// The payload of a sealed state, or `None` when it is malformed, too long, or was not
-    /// sealed with this key. The tag is compared in constant time.
-    pub(crate) fn open(&self, sealed: &str) -> Option<String> {
+    /// sealed with this key for the request `binding` names. The tag is compared in constant
+    /// time.
+    pub(crate) fn open(&self, binding: &str, sealed: &str) -> Option<String> {
         if sealed.len() > MAX_REQUEST_STATE_BYTES {
             return None;
         }
         let (payload, tag) = sealed.split_once('.')?;
         let payload = URL_SAFE_NO_PAD.decode(payload).ok()?;
         let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
-        let mut mac = self.mac();
+        let mut mac = self.mac(binding);
         mac.update(&payload);
         mac.verify_slice(&tag).ok()?;
         String::from_utf8(payload).ok()
@@ -76,21 +87,24 @@ mod tests {
     #[test]
     fn a_sealed_state_opens_only_unchanged_and_under_its_key() {
         let key = StateKey::new([7; 32]);
-        let sealed = key.seal(r#"{"round":1}"#);
-        assert_eq!(key.open(&sealed).as_deref(), Some(r#"{"round":1}"#));
+        let sealed = key.seal("tools/call greet", r#"{"round":1}"#);
+        assert_eq!(key.open("tools/call greet", &sealed).as_deref(), Some(r#"{"round":1}"#));
         // Any changed byte is refused.
         for i in 0..sealed.len() {
             let mut bytes = sealed.clone().into_bytes();
             bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
             let changed = String::from_utf8(bytes).unwrap();
             if changed != sealed {
-                assert_eq!(key.open(&changed), None, "byte {i} changed");
+                assert_eq!(key.open("tools/call greet", &changed), None, "byte {i} changed");
             }
         }
-        assert_eq!(StateKey::new([8; 32]).open(&sealed), None, "another key");
-        assert_eq!(key.open(""), None);
-        assert_eq!(key.open("no-dot"), None);
-        assert_eq!(key.open("."), None);
+        assert_eq!(StateKey::new([8; 32]).open("tools/call greet", &sealed), None, "another key");
+        assert_eq!(key.open("tools/call other", &sealed), None, "another request");
+        assert_eq!(key.open("tools/call gree", &sealed), None, "a prefix of the binding");
+        assert_eq!(key.open("", &sealed), None);
+        assert_eq!(key.open("tools/call greet", ""), None);
+        assert_eq!(key.open("tools/call greet", "no-dot"), None);
+        assert_eq!(key.open("tools/call greet", "."), None);
     }
 
     #[test]
@@ -102,12 +116,12 @@ mod tests {
         while sealed_len(n + 1) <= MAX_REQUEST_STATE_BYTES {
             n += 1;
         }
-        let at = key.seal(&"x".repeat(n));
+        let at = key.seal("b", &"x".repeat(n));
         assert_eq!(at.len(), sealed_len(n));
         assert!(at.len() <= MAX_REQUEST_STATE_BYTES);
-        assert!(key.open(&at).is_some(), "at the bound");
-        let past = key.seal(&"x".repeat(n + 1));
+        assert!(key.open("b", &at).is_some(), "at the bound");
+        let past = key.seal("b", &"x".repeat(n + 1));
         assert!(past.len() > MAX_REQUEST_STATE_BYTES);
-        assert_eq!(key.open(&past), None, "past the bound");
+        assert_eq!(key.open("b", &past), None, "past the bound");
     }
 }

@@ -149,13 +149,19 @@ pub struct ElicitResult<'a> {
 }
 
 impl ElicitResult<'_> {
+    /// The content, when the user accepted (what comes with a decline or a cancel is not an
+    /// answer).
+    fn accepted(&self) -> Option<&Raw<'_>> {
+        if self.action == ElicitAction::Accept { self.content.as_ref() } else { None }
+    }
+
     /// The string field `name` of an accepted answer.
     ///
     /// # Errors
     ///
     /// -32602 when the content is not an object or names `name` twice.
     pub fn text(&self, name: &str) -> Result<Option<Cow<'_, str>>, Rejection> {
-        let Some(content) = &self.content else { return Ok(None) };
+        let Some(content) = self.accepted() else { return Ok(None) };
         let value = crate::mcp::meta::member(content.as_raw_json(), name)?;
         Ok(value.and_then(crate::mcp::meta::str_of))
     }
@@ -166,7 +172,7 @@ impl ElicitResult<'_> {
     ///
     /// -32602 when the content is not an object or names `name` twice.
     pub fn flag(&self, name: &str) -> Result<Option<bool>, Rejection> {
-        let Some(content) = &self.content else { return Ok(None) };
+        let Some(content) = self.accepted() else { return Ok(None) };
         let value = crate::mcp::meta::member(content.as_raw_json(), name)?;
         Ok(value.and_then(|v| match v.get() {
             "true" => Some(true),
@@ -193,4 +199,25 @@ pub struct ListRootsResult<'a> {
     /// The roots.
     #[serde(borrow)]
     pub roots: Vec<Root<'a>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_accepted_answer_lends_its_fields() {
+        let accepted: ElicitResult<'_> =
+            serde_json::from_str(r#"{"action":"accept","content":{"name":"Ada","ok":true}}"#)
+                .unwrap();
+        assert_eq!(accepted.text("name").unwrap().as_deref(), Some("Ada"));
+        assert_eq!(accepted.flag("ok").unwrap(), Some(true));
+        // Content the client sent with a decline or a cancel is not the user's answer.
+        for action in ["decline", "cancel"] {
+            let text = format!(r#"{{"action":"{action}","content":{{"name":"Ada","ok":true}}}}"#);
+            let r: ElicitResult<'_> = serde_json::from_str(&text).unwrap();
+            assert_eq!(r.text("name").unwrap(), None, "{action}");
+            assert_eq!(r.flag("ok").unwrap(), None, "{action}");
+        }
+    }
 }

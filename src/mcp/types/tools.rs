@@ -195,7 +195,9 @@ impl<'a> CallToolParams<'a> {
     /// # Errors
     ///
     /// -32602 naming the field: `params` not an object, a member named twice, `name` not a
-    /// string, `arguments` or `inputResponses` not an object, `requestState` not a string.
+    /// string, `arguments` or `inputResponses` not an object, `requestState` not a string, an
+    /// object kept (`arguments`, `inputResponses`, `_meta`) not well-formed JSON (checked
+    /// without allocating, for `params` that no frame parser validated).
     ///
     /// # Examples
     ///
@@ -221,7 +223,14 @@ impl<'a> CallToolParams<'a> {
         };
         let object = |v: Option<crate::RawJson<'a>>, what: &str| match v {
             Some(v) if v.get() == "null" => Ok(None),
-            Some(v) if v.get().starts_with('{') => Ok(Some(Raw::scanned(v))),
+            // The scanner only found where the value ends; what is kept as `Raw` must be
+            // JSON even when `params` did not come from a validated frame.
+            Some(v) if v.get().starts_with('{') && crate::mcp::scan::is_value(v.get()) => {
+                Ok(Some(Raw::scanned(v)))
+            }
+            Some(v) if v.get().starts_with('{') => Err(Rejection::invalid(format!(
+                "Invalid params: params.{what} is not well-formed JSON"
+            ))),
             Some(_) => {
                 Err(Rejection::invalid(format!("Invalid params: params.{what} must be an object")))
             }
