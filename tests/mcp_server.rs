@@ -72,6 +72,14 @@ fn server() -> Server {
             let roots: mcpwire::mcp::types::ListRootsResult<'_> = a.decode()?;
             Ok(CallToolResult::text(roots.roots.len().to_string()))
         })
+        .tool(Tool::new("ask_two"), |call| async move {
+            let form = |m: &'static str| InputRequest::elicit(&ElicitParams::form(m, FORM));
+            let first = call.ask("first", form("First?")).await?;
+            let second = call.ask("second", form("Second?")).await?;
+            let (a, b): (ElicitResult<'_>, ElicitResult<'_>) = (first.decode()?, second.decode()?);
+            let (a, b) = (a.text("name")?.unwrap_or_default(), b.text("name")?.unwrap_or_default());
+            Ok(CallToolResult::text(format!("{a}+{b}")))
+        })
         .tool(Tool::new("chatty"), |call| async move {
             call.log(LoggingLevel::Info, "an info line").await;
             call.log(LoggingLevel::Error, "an error line").await;
@@ -540,4 +548,40 @@ async fn legacy_subscriptions_get_updates_and_are_bounded_per_session() {
     assert_eq!(e.code.get(), -32602);
     // Subscribing again to one already held is not a new one.
     p.call("resources/subscribe", json!({"uri": "test://0"})).await.unwrap();
+}
+
+/// A handler that asks for one thing, then another: in the modern era the first answer travels
+/// in the sealed state, so the second retry completes (it would otherwise ask the first again).
+#[tokio::test]
+async fn a_handler_asking_twice_in_a_row_completes_in_both_eras() {
+    let s = server();
+    let legacy = Pair::legacy(&s, json!({"elicitation": {}})).await;
+    let r = legacy.call("tools/call", json!({"name": "ask_two"})).await.unwrap();
+    assert_eq!(text_of(&r), "Ada+Ada");
+
+    let p = pair(&s);
+    let caps = json!({"elicitation": {}});
+    let answer = |n: &str| json!({"action": "accept", "content": {"name": n}});
+    let r1 = p.call("tools/call", modern(json!({"name": "ask_two"}), caps.clone())).await.unwrap();
+    assert_eq!(r1["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["first"]);
+    let r2 = p
+        .call(
+            "tools/call",
+            modern(
+                json!({"name": "ask_two", "inputResponses": {"first": answer("A")}}),
+                caps.clone(),
+            ),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r2["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["second"]);
+    let state = r2["requestState"].as_str().expect("the first answer is carried").to_owned();
+    let retry = json!({"name": "ask_two", "inputResponses": {"second": answer("B")}, "requestState": state});
+    let r3 = p.call("tools/call", modern(retry, caps.clone())).await.unwrap();
+    assert_eq!((r3["resultType"].as_str(), text_of(&r3)), (Some("complete"), "A+B"));
+    // The carried answer cannot be swapped: the state is sealed.
+    let mut forged = state.into_bytes();
+    forged[3] ^= 1;
+    let retry = json!({"name": "ask_two", "inputResponses": {"second": answer("B")}, "requestState": String::from_utf8(forged).unwrap()});
+    assert_eq!(p.call("tools/call", modern(retry, caps)).await.unwrap_err().code.get(), -32602);
 }

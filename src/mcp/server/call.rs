@@ -107,7 +107,7 @@ impl InputRequired {
 /// One answer from the client: the result of an elicitation, sampling or roots request, as
 /// JSON text.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Answer(Raw<'static>);
+pub struct Answer(pub(crate) Raw<'static>);
 
 impl Answer {
     /// The answer decoded, borrowing from it.
@@ -264,15 +264,36 @@ impl Call {
     ///
     /// -32602 when `inputResponses` is malformed.
     pub fn answer(&self, key: &str) -> Result<Option<Answer>, Error> {
-        if let Some((_, a)) = self.answers.iter().find(|(k, _)| k == key) {
-            return Ok(Some(a.clone()));
+        if let Some(responses) = self.params_member("inputResponses")?
+            && let Some(found) = member(responses, key)?
+        {
+            let text = found.get().to_owned();
+            let raw = Raw::owned(text).map_err(|e| RpcError::internal(e.to_string()))?;
+            return Ok(Some(Answer(raw)));
         }
-        let Some(responses) = self.params_member("inputResponses")? else { return Ok(None) };
-        let Some(found) = member(responses, key)? else { return Ok(None) };
-        let text = found.get().to_owned();
-        Ok(Some(Answer(
-            Raw::owned(text).map_err(|e| Error::Protocol(RpcError::internal(e.to_string())))?,
-        )))
+        // Answers of earlier rounds: carried in the sealed state (modern), or gathered by the
+        // server (legacy).
+        Ok(self.answers.iter().find(|(k, _)| k == key).map(|(_, a)| a.clone()))
+    }
+
+    /// Every answer this round can see, this round's first: what the next round carries.
+    pub(crate) fn all_answers(&self) -> Result<Vec<(String, Answer)>, Error> {
+        let mut all: Vec<(String, Answer)> = Vec::new();
+        if let Some(responses) = self.params_member("inputResponses")? {
+            let map: std::collections::BTreeMap<String, Box<serde_json::value::RawValue>> =
+                serde_json::from_str(responses.get()).map_err(|e| {
+                    Error::Protocol(RpcError::invalid_params(format_args!(
+                        "params.inputResponses: {e}"
+                    )))
+                })?;
+            all.extend(map.into_iter().map(|(k, v)| (k, Answer(Raw::from_box(v)))));
+        }
+        for (k, a) in &self.answers {
+            if !all.iter().any(|(seen, _)| seen == k) {
+                all.push((k.clone(), a.clone()));
+            }
+        }
+        Ok(all)
     }
 
     /// Asks the client for one thing and returns its answer.

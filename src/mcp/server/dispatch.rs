@@ -189,9 +189,17 @@ impl Connection {
         let binding = binding(&kind, &call)?;
         if let Some(sealed) = req.params().map(|p| member(p, "requestState")).transpose()?.flatten()
         {
-            match str_of(sealed).and_then(|s| core.key.open(&binding, &s)) {
-                Some(state) => call.state = Some(state),
-                None => {
+            let opened = str_of(sealed).and_then(|s| core.key.open(&binding, &s));
+            match opened.as_deref().map(Carried::decode) {
+                Some(Some(carried)) => {
+                    call.state = carried.s;
+                    call.answers = carried
+                        .a
+                        .into_iter()
+                        .map(|(k, v)| (k, Answer(crate::mcp::types::Raw::from_box(v))))
+                        .collect();
+                }
+                _ => {
                     return Err(RpcError::invalid_params("requestState integrity check failed"));
                 }
             }
@@ -199,6 +207,12 @@ impl Connection {
         let handler = self.route(&kind, &call)?;
         let mut rounds = 0;
         loop {
+            // What the next round carries: this round's answers and the earlier ones.
+            let answers = match call.all_answers() {
+                Ok(a) => a,
+                Err(Error::Protocol(e)) => return Err(e),
+                Err(other) => return Err(RpcError::internal(other.to_string())),
+            };
             let next = Call {
                 request: call.request.clone(),
                 cx: call.cx.clone(),
@@ -247,7 +261,7 @@ impl Connection {
                                 Err(other) => return Err(RpcError::internal(other.to_string())),
                             }
                         }
-                        return self.input_required(&binding, needed);
+                        return self.input_required(&binding, needed, answers);
                     }
                     Era::Legacy => {
                         rounds += 1;
@@ -257,7 +271,13 @@ impl Connection {
                             )));
                         }
                         call.state = needed.state;
-                        call.answers = self.gather(&call, needed.requests).await?;
+                        let mut gathered = self.gather(&call, needed.requests).await?;
+                        for (k, a) in answers {
+                            if !gathered.iter().any(|(seen, _)| *seen == k) {
+                                gathered.push((k, a));
+                            }
+                        }
+                        call.answers = gathered;
                     }
                 },
             }
@@ -286,9 +306,27 @@ impl Connection {
     }
 
     /// Modern era: the `input_required` result, its state sealed.
-    fn input_required(&self, binding: &str, needed: InputRequired) -> Result<Reply, RpcError> {
+    ///
+    /// The state carries the handler's own state and every answer the client gave so far, so a
+    /// handler that asks for one thing after another (`ask`, then `ask` again) finds the earlier
+    /// answers on the retry, as it would in a legacy session.
+    fn input_required(
+        &self,
+        binding: &str,
+        needed: InputRequired,
+        answers: Vec<(String, Answer)>,
+    ) -> Result<Reply, RpcError> {
         let core = self.core();
-        let sealed = needed.state.map(|s| core.key.seal(binding, &s));
+        let carried = (needed.state.is_some() || !answers.is_empty()).then(|| Carried {
+            s: needed.state,
+            a: answers.into_iter().map(|(k, a)| (k, a.0.into_box())).collect(),
+        });
+        let sealed = match carried.map(|c| serde_json::to_string(&c)).transpose() {
+            Ok(payload) => payload.map(|p| core.key.seal(binding, &p)),
+            Err(e) => {
+                return Err(RpcError::internal(format!("the state could not be encoded: {e}")));
+            }
+        };
         // A state the retry could not bring back (it is refused past the bound unread).
         if let Some(s) = &sealed
             && s.len() > super::MAX_REQUEST_STATE_BYTES
@@ -361,6 +399,20 @@ impl Connection {
                 None => Err(RpcError::method_not_found("completion/complete")),
             },
         }
+    }
+}
+
+/// The sealed payload of a `requestState`: the handler's state and the answers so far.
+#[derive(Serialize, Deserialize)]
+struct Carried {
+    s: Option<String>,
+    #[serde(default)]
+    a: std::collections::BTreeMap<String, Box<serde_json::value::RawValue>>,
+}
+
+impl Carried {
+    fn decode(payload: &str) -> Option<Self> {
+        serde_json::from_str(payload).ok()
     }
 }
 

@@ -45,6 +45,12 @@ impl<'a> Raw<'a> {
         Self(Repr::Value(Cow::Borrowed(value)))
     }
 
+    /// Takes over serde_json's owned raw value.
+    #[must_use]
+    pub fn from_box(value: Box<RawValue>) -> Raw<'static> {
+        Raw(Repr::Value(Cow::Owned(value)))
+    }
+
     /// A member of a validated message (a `RawJson` lent by a `Frame`).
     pub(crate) fn scanned(value: RawJson<'a>) -> Self {
         Self(Repr::Scanned(value.get()))
@@ -99,6 +105,18 @@ impl<'a> Raw<'a> {
     /// When the text does not match `T`.
     pub fn decode<'b, T: Deserialize<'b>>(&'b self) -> Result<T, serde_json::Error> {
         serde_json::from_str(self.get())
+    }
+
+    /// serde_json's owned raw value of the same text.
+    #[must_use]
+    pub fn into_box(self) -> Box<RawValue> {
+        match self.0 {
+            Repr::Value(Cow::Owned(v)) => v,
+            Repr::Value(Cow::Borrowed(v)) => v.to_owned(),
+            Repr::Scanned(s) => {
+                RawValue::from_string(s.to_owned()).expect("scanned from a validated message")
+            }
+        }
     }
 
     /// An owned copy that outlives the message it was read from.
