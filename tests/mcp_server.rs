@@ -585,3 +585,27 @@ async fn a_handler_asking_twice_in_a_row_completes_in_both_eras() {
     let retry = json!({"name": "ask_two", "inputResponses": {"second": answer("B")}, "requestState": String::from_utf8(forged).unwrap()});
     assert_eq!(p.call("tools/call", modern(retry, caps)).await.unwrap_err().code.get(), -32602);
 }
+
+/// A listen stream that falls behind (more changes than the backlog holds before it reads one)
+/// is told once that each list it listens to changed, then gets the changes still held: the
+/// client never keeps a stale list.
+#[tokio::test]
+async fn a_listen_stream_that_falls_behind_is_told_what_may_have_changed() {
+    let s = server();
+    let mut p = pair(&s);
+    let listen = modern(json!({"notifications": {"toolsListChanged": true}}), json!({}));
+    let c = p.client.clone();
+    let stream =
+        tokio::spawn(async move { c.request("subscriptions/listen", Some(Json(&listen))).await });
+    let ack = tokio::time::timeout(Duration::from_secs(5), p.notes.recv()).await.unwrap().unwrap();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    // On this one-thread runtime the stream's task cannot run during the loop: it falls behind.
+    let backlog = mcpwire::mcp::server::CHANGE_BACKLOG;
+    for _ in 0..backlog * 3 {
+        s.tools_changed();
+    }
+    let got = drain(&mut p.notes).await;
+    let changed = got.iter().filter(|n| n["method"] == "notifications/tools/list_changed").count();
+    assert_eq!(changed, backlog + 1, "one for what was missed, then the backlog held");
+    stream.abort();
+}

@@ -59,7 +59,10 @@ impl Handler for Connection {
     }
 
     async fn notification(&self, n: &Incoming, cx: &Context) {
-        if n.method() == "notifications/initialized" {
+        // Only a session `initialize` opened gets change notifications.
+        if n.method() == "notifications/initialized"
+            && self.session.initialized.load(Ordering::Acquire)
+        {
             self.forward_changes(cx);
         }
     }
@@ -187,8 +190,9 @@ impl Connection {
         };
         // The state is opened only on the request it was sealed for.
         let binding = binding(&kind, &call)?;
-        if let Some(sealed) = req.params().map(|p| member(p, "requestState")).transpose()?.flatten()
-        {
+        // `"requestState": null` is no state at all.
+        let sealed = req.params().map(|p| member(p, "requestState")).transpose()?.flatten();
+        if let Some(sealed) = sealed.filter(|s| s.get() != "null") {
             let opened = str_of(sealed).and_then(|s| core.key.open(&binding, &s));
             match opened.as_deref().map(Carried::decode) {
                 Some(Some(carried)) => {

@@ -133,12 +133,27 @@ impl Connection {
         {
             return Err(RpcError::internal(format!("the acknowledgement was not sent: {e}")));
         }
+        // Changes missed by a stream that fell behind: every list it listens to may have
+        // changed, and every resource it watches, so each is announced once.
+        let mut missed: Vec<Change> = Vec::new();
         loop {
-            let change = match changes.recv().await {
-                Ok(change) => change,
-                // A slow stream skips what it missed and goes on.
-                Err(RecvError::Lagged(_)) => continue,
-                Err(RecvError::Closed) => std::future::pending().await,
+            let change = if let Some(c) = missed.pop() {
+                c
+            } else {
+                match changes.recv().await {
+                    Ok(change) => change,
+                    Err(RecvError::Lagged(_)) => {
+                        missed.extend([Change::Tools, Change::Prompts, Change::Resources]);
+                        missed.extend(
+                            honoured
+                                .resource_subscriptions
+                                .iter()
+                                .map(|u| Change::Updated((*u).into())),
+                        );
+                        continue;
+                    }
+                    Err(RecvError::Closed) => std::future::pending().await,
+                }
             };
             let meta = SubscriptionMeta { id };
             let sent = match &change {
