@@ -2,7 +2,7 @@
 //!
 //! | group / function | what one iteration does |
 //! |---|---|
-//! | `T_decode_tools_call/mcpwire` | `FrameParser::parse` of a `tools/call` line, then `CallToolParams::from_params` (the member scanner) and reads of `name` and `arguments` |
+//! | `T_decode_tools_call/mcpwire` | `FrameParser::parse` of a `tools/call` line, then `CallToolParams::of` (the member scanner over the validated frame) and reads of `name` and `arguments` |
 //! | `T_decode_tools_call/mcpwire_frame_only` | the parse and classification alone (`FrameParser::parse`, `method()`): the floor under the typed read |
 //! | `T_decode_tools_call/mcpwire_serde` | the same parse, then `Frame::params_as::<CallToolParams>()` (serde) |
 //! | `T_decode_tools_call/rmcp_typed` | `serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>`, then a match down to `CallToolRequestParams` and reads of `name` and `arguments` |
@@ -34,7 +34,7 @@ fn decode(c: &mut Criterion) {
             || BytesMut::from(LINE),
             |line| {
                 let f = p.parse(line);
-                let call = CallToolParams::from_params(f.params().unwrap()).unwrap();
+                let call = CallToolParams::of(&f.message().unwrap()).unwrap();
                 black_box((call.name.len(), call.arguments.as_ref().map(|a| a.get().len())));
                 drop(call);
                 f

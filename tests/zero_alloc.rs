@@ -320,7 +320,7 @@ fn decoding_typed_tools_call_params_allocates_nothing_and_borrows() {
     let (seen, allocations) = count_allocations(|| {
         let mut seen = 0;
         for f in &frames {
-            let call = CallToolParams::from_params(f.params().unwrap()).unwrap();
+            let call = CallToolParams::of(&f.message().unwrap()).unwrap();
             seen += usize::from(matches!(call.name, std::borrow::Cow::Borrowed("route")));
             seen +=
                 usize::from(call.arguments.is_some_and(|a| a.get().starts_with(r#"{"region""#)));
@@ -330,6 +330,11 @@ fn decoding_typed_tools_call_params_allocates_nothing_and_borrows() {
     });
     assert_eq!(seen, 3 * 1_000);
     assert_eq!(allocations, 0, "decoding 1,000 typed tools/call params allocated");
+    // From text no frame validated, the nested values are checked too: still no allocation.
+    let (seen, allocations) = count_allocations(|| {
+        frames.iter().filter(|f| CallToolParams::from_params(f.params().unwrap()).is_ok()).count()
+    });
+    assert_eq!((seen, allocations), (1_000, 0));
 
     // An escaped name is unescaped into an owned string: the count sees it.
     let escaped = parser.parse(BytesMut::from(

@@ -72,6 +72,13 @@ impl std::error::Error for Rejection {}
 #[must_use]
 pub fn str_of(raw: RawJson<'_>) -> Option<Cow<'_, str>> {
     let text = raw.get();
+    // The common case, read without a parser: quotes around bytes that need no unescaping (no
+    // backslash, no quote, no control character).
+    if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'))
+        && inner.bytes().all(|b| b >= 0x20 && b != b'\\' && b != b'"')
+    {
+        return Some(Cow::Borrowed(inner));
+    }
     if let Ok(s) = serde_json::from_str::<&str>(text) {
         return Some(Cow::Borrowed(s));
     }
@@ -495,6 +502,33 @@ pub fn result_type(result: RawJson<'_>) -> Result<Option<Cow<'_, str>>, Rejectio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn str_of_agrees_with_serde_json_on_every_kind_of_string() {
+        let cases = [
+            r#""plain""#,
+            r#""""#,
+            r#""with \"escape\"""#,
+            r#""tab\there""#,
+            "\"raw\ttab\"",
+            "\"raw\u{1}ctl\"",
+            "\"del\u{7f}\"",
+            r#""héllo 世界""#,
+            r#""a"b""#,
+            r#"""#,
+            "7",
+            "null",
+            r#"{"a":1}"#,
+            r#""\u0041""#,
+            r#""trailing\""#,
+        ];
+        for text in cases {
+            let ours = str_of(RawJson::new(text)).map(Cow::into_owned);
+            let theirs = serde_json::from_str::<String>(text).ok();
+            assert_eq!(ours, theirs, "{text:?}");
+        }
+    }
+
     use crate::{FrameParser, Limits};
 
     fn frame(json: &str) -> crate::Frame {

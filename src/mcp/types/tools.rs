@@ -211,6 +211,36 @@ impl<'a> CallToolParams<'a> {
     /// assert!(CallToolParams::from_params(RawJson::new(r#"{"name":1}"#)).is_err());
     /// ```
     pub fn from_params(params: crate::RawJson<'a>) -> Result<Self, Rejection> {
+        Self::read(params, false)
+    }
+
+    /// Reads the params of a decoded message (`Frame::message`, `Incoming::message`): as
+    /// [`CallToolParams::from_params`], without checking again what the frame parser already
+    /// validated (the nested values are JSON), so it costs only the member scan. A message
+    /// without params reads as a call with no name (-32602).
+    ///
+    /// # Errors
+    ///
+    /// As [`CallToolParams::from_params`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mcpwire::mcp::types::CallToolParams;
+    /// use mcpwire::{FrameParser, Limits};
+    ///
+    /// let line = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a":1}}}"#;
+    /// let frame = FrameParser::new(Limits::default()).parse(line.into());
+    /// let call = CallToolParams::of(&frame.message().unwrap()).unwrap();
+    /// assert_eq!((call.name.as_ref(), call.arguments.unwrap().get()), ("echo", r#"{"a":1}"#));
+    /// ```
+    pub fn of(message: &crate::Message<'a>) -> Result<Self, Rejection> {
+        let params = message.params().unwrap_or(crate::RawJson::new("{}"));
+        Self::read(params, true)
+    }
+
+    /// `validated`: the text comes from a frame the parser validated.
+    fn read(params: crate::RawJson<'a>, validated: bool) -> Result<Self, Rejection> {
         let [name, arguments, input_responses, request_state, meta] = pick(
             params.get(),
             ["name", "arguments", "inputResponses", "requestState", "_meta"],
@@ -225,7 +255,10 @@ impl<'a> CallToolParams<'a> {
             Some(v) if v.get() == "null" => Ok(None),
             // The scanner only found where the value ends; what is kept as `Raw` must be
             // JSON even when `params` did not come from a validated frame.
-            Some(v) if v.get().starts_with('{') && crate::mcp::scan::is_value(v.get()) => {
+            Some(v)
+                if v.get().starts_with('{')
+                    && (validated || crate::mcp::scan::is_value(v.get())) =>
+            {
                 Ok(Some(Raw::scanned(v)))
             }
             Some(v) if v.get().starts_with('{') => Err(Rejection::invalid(format!(
