@@ -112,7 +112,10 @@ pub const MAX_FRAME_BYTES_CEILING: usize = (u32::MAX as usize) - 1024;
 
 // ---- Streamable HTTP: what the server and client hold per session, connection and POST. ----
 
-/// Default for [`HttpServer::max_sessions`](crate::http::HttpServer::max_sessions).
+/// Default for [`HttpServer::max_sessions`](crate::http::HttpServer::max_sessions): each session
+/// holds a peer and its buffers, so the table is bounded; a full table ends its least recently
+/// used idle session for a new one, so `initialize` requests never followed up cannot lock new
+/// clients out.
 pub const DEFAULT_MAX_SESSIONS: usize = 256;
 
 /// Default for [`HttpServer::session_idle_timeout`](crate::http::HttpServer::session_idle_timeout): 10 minutes.

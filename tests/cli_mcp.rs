@@ -401,8 +401,13 @@ fn serve_over_http_takes_its_flags_and_load_drives_it() {
         .unwrap_or_else(|| panic!("no session id: {first}"))
         .trim()
         .to_owned();
+    // The table holds one session: a second client's `initialize` ends the first (idle) one.
     let (status, second) = http(&addr, "POST", "/rpc", &json, init);
-    assert_eq!(status, 503, "--max-sessions 1: {second}");
+    assert_eq!(status, 200, "--max-sessions 1: {second}");
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let in_first = [json[0], json[1], ("Mcp-Session-Id", session.as_str())];
+    let (status, gone) = http(&addr, "POST", "/rpc", &in_first, ping);
+    assert_eq!(status, 404, "--max-sessions 1: the first session was ended for the second: {gone}");
     let (status, get) = http(
         &addr,
         "GET",

@@ -415,6 +415,36 @@ pub fn check_meta<'a, S: AsRef<str>>(
     finish_envelope(meta, version)
 }
 
+/// The modern envelope of a request, when it has one: `None` for a request whose params carry
+/// no `_meta` naming a protocol version (a legacy one); else the envelope, checked as
+/// [`check_meta`] does.
+///
+/// `_meta` is looked for before anything is parsed, so a request without one pays a memchr pass
+/// or two over its params; a key written with `\u` escapes (which could spell `_meta`) is read
+/// too, as the HTTP header check reads it. One that has it is read, whatever the era: a `_meta`
+/// that is not an object, or a member named twice, is -32602.
+///
+/// # Errors
+///
+/// As [`check_meta`], and -32602 for `params` that are not an object.
+pub fn modern_envelope<'a, S: AsRef<str>>(
+    msg: &Message<'a>,
+    supported: &[S],
+) -> Result<Option<(RequestParams<'a>, Envelope<'a>)>, Rejection> {
+    let mentioned = msg.params().is_some_and(|p| {
+        let p = p.get().as_bytes();
+        memchr::memmem::find(p, b"\"_meta\"").is_some() || memchr::memmem::find(p, b"\\u").is_some()
+    });
+    if !mentioned {
+        return Ok(None);
+    }
+    let params = RequestParams::of(msg)?;
+    match params.meta()?.filter(Meta::is_modern) {
+        Some(meta) => Ok(Some((params, check_meta(meta, supported)?))),
+        None => Ok(None),
+    }
+}
+
 /// The envelope's `_meta`, with both required keys present (rung one of the header checks).
 #[cfg(feature = "http")]
 pub(crate) fn envelope_meta<'a>(params: &RequestParams<'a>) -> Result<Meta<'a>, Rejection> {

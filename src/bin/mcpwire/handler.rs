@@ -27,7 +27,7 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use mcpwire::mcp::meta::{Envelope, RequestParams, check_meta};
+use mcpwire::mcp::meta::{Envelope, RequestParams, modern_envelope};
 use mcpwire::mcp::{self, MODERN_VERSIONS};
 use mcpwire::peer::{Context, Handler, Incoming, Reply, RpcError};
 use mcpwire::{ErrorCode, Json};
@@ -127,25 +127,11 @@ impl McpServer {
 
 impl Handler for McpServer {
     async fn request(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
-        // `_meta` is searched for before anything is parsed, so a request without one pays a
-        // memchr pass or two over its params; a key written with `\u` escapes (which could
-        // spell `_meta`) is read too, as the HTTP header check reads it. One that has it is
-        // read, whatever the era: a `_meta` that is not an object, or a member named twice, is
-        // -32602.
-        let has_meta = req.params().is_some_and(|p| {
-            let p = p.get().as_bytes();
-            memchr::memmem::find(p, b"\"_meta\"").is_some()
-                || memchr::memmem::find(p, b"\\u").is_some()
-        });
-        if has_meta {
-            let params = RequestParams::of(&req.message())?;
-            if let Some(meta) = params.meta()?.filter(|m| m.is_modern()) {
-                let envelope = check_meta(meta, &MODERN_VERSIONS)?;
-                if req.method() == "subscriptions/listen" {
-                    return self.listen(req, cx).await;
-                }
-                return modern_request(req, &params, &envelope, cx).await;
+        if let Some((params, envelope)) = modern_envelope(&req.message(), &MODERN_VERSIONS)? {
+            if req.method() == "subscriptions/listen" {
+                return self.listen(req, cx).await;
             }
+            return modern_request(req, &params, &envelope, cx).await;
         }
         match req.method() {
             "initialize" => {

@@ -114,7 +114,8 @@ pub struct HttpArgs {
     /// are always allowed; any other gets 403). Repeatable.
     #[arg(long, value_name = "ORIGIN")]
     allow_origin: Vec<String>,
-    /// The most sessions open at once; a new one past it gets 503.
+    /// The most sessions open at once; past it the least recently used idle one ends for the
+    /// new one, which gets 503 only when every session is busy.
     #[arg(long, value_name = "N", default_value_t = mcpwire::http::server::DEFAULT_MAX_SESSIONS,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_sessions: usize,

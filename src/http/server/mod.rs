@@ -293,8 +293,10 @@ impl HttpServer {
         self
     }
 
-    /// Sessions open at once; an `initialize` past it is answered 503 (after idle and ended
-    /// sessions are removed). [`DEFAULT_MAX_SESSIONS`] by default; 0 is taken as 1.
+    /// Sessions open at once. When the table is full, an `initialize` removes ended and idle
+    /// sessions, then ends the least recently used session with no request in flight and no
+    /// open stream (its client gets 404 and initializes again); it is answered 503 only when
+    /// every session is busy. [`DEFAULT_MAX_SESSIONS`] by default; 0 is taken as 1.
     #[must_use]
     pub fn max_sessions(mut self, n: usize) -> Self {
         self.config().max_sessions = n.max(1);

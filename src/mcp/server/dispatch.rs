@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::call::{Answer, MAX_INPUT_ROUNDS};
 use super::{Call, Connection, Core, Error, Finished, HandlerFn, InputRequired};
 use crate::ErrorCode;
-use crate::mcp::meta::{RequestParams, check_meta, member, str_of};
+use crate::mcp::meta::{member, modern_envelope, str_of};
 use crate::mcp::types::{
     CacheScope, CallToolResult, InitializeResult, InputRequiredResult, LoggingLevel,
     ReadResourceResult, SetLevelParams, match_template,
@@ -33,29 +33,17 @@ struct Envelope {
 
 impl Handler for Connection {
     async fn request(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
-        // `_meta` is looked for before anything is parsed: a request without it pays a memchr
-        // pass over its params. A key written with `\u` escapes (which could spell `_meta`) is
-        // read too.
-        let has_meta = req.params().is_some_and(|p| {
-            let p = p.get().as_bytes();
-            memchr::memmem::find(p, b"\"_meta\"").is_some()
-                || memchr::memmem::find(p, b"\\u").is_some()
-        });
-        if has_meta {
-            let params = RequestParams::of(&req.message())?;
-            if let Some(meta) = params.meta()?.filter(|m| m.is_modern()) {
-                let envelope = check_meta(meta, &MODERN_VERSIONS)?;
-                let modern = Envelope {
-                    era: Era::Modern,
-                    log_level: envelope
-                        .log_level
-                        .and_then(|i| LoggingLevel::from_name(crate::mcp::meta::LOG_LEVELS[i])),
-                    capabilities: Some(envelope.capabilities.get().into()),
-                };
-                return self.modern(req, cx, modern).await;
-            }
-        }
-        self.legacy(req, cx).await
+        let modern = match modern_envelope(&req.message(), &MODERN_VERSIONS)? {
+            Some((_, envelope)) => Envelope {
+                era: Era::Modern,
+                log_level: envelope
+                    .log_level
+                    .and_then(|i| LoggingLevel::from_name(crate::mcp::meta::LOG_LEVELS[i])),
+                capabilities: Some(envelope.capabilities.get().into()),
+            },
+            None => return self.legacy(req, cx).await,
+        };
+        self.modern(req, cx, modern).await
     }
 
     async fn notification(&self, n: &Incoming, cx: &Context) {
