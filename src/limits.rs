@@ -121,11 +121,19 @@ pub const DEFAULT_MAX_SESSIONS: usize = 256;
 /// Default for [`HttpServer::session_idle_timeout`](crate::http::HttpServer::session_idle_timeout): 10 minutes.
 pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// Default for [`HttpServer::max_connections`](crate::http::HttpServer::max_connections).
-pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// Default for [`HttpServer::max_connections`](crate::http::HttpServer::max_connections): what a
+/// tokio server holds easily (an idle connection costs a task, a socket and hyper's buffers, a
+/// few KiB); the process's open-file limit lowers it. Past it the oldest idle connection is shed,
+/// so idle or slow connections cannot fill the table against new clients.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 16_384;
 
 /// Default for [`HttpServer::max_body_bytes`](crate::http::HttpServer::max_body_bytes): 256 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
+
+/// Default for [`HttpServer::header_timeout`](crate::http::HttpServer::header_timeout): 10
+/// seconds for a request's headers, not extended by dribbling (slowloris), shorter than the
+/// body's bound since headers are small.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Default for [`HttpServer::read_timeout`](crate::http::HttpServer::read_timeout): 30 seconds.
 pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);

@@ -125,27 +125,71 @@ async fn a_malformed_http_request_gets_400_and_the_server_goes_on() {
 // 4. The connection bound.
 
 #[tokio::test]
-async fn past_max_connections_a_connection_waits_until_one_closes() {
-    let s = serve(HttpServer::new(PeerBuilder::new()).max_connections(1)).await;
+async fn past_max_connections_the_oldest_idle_connection_makes_room() {
+    let s = serve(HttpServer::new(PeerBuilder::new()).max_connections(2)).await;
     let ask = b"GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n";
-    let mut first = TcpStream::connect(s.addr).await.unwrap();
-    first.write_all(ask).await.unwrap();
-    let (status, _, _) = timeout(WAIT, read_raw_response(&mut first)).await.unwrap();
+    // Two connections: one answered and idle (kept alive), one still sending its headers.
+    let mut idle = TcpStream::connect(s.addr).await.unwrap();
+    idle.write_all(ask).await.unwrap();
+    let (status, _, _) = timeout(WAIT, read_raw_response(&mut idle)).await.unwrap();
     assert_eq!(status, 404);
+    let mut slow = TcpStream::connect(s.addr).await.unwrap();
+    slow.write_all(b"GET /nowhere HTTP/1.1\r\nHost").await.unwrap();
+    wait_for(|| s.server.stats().connections == 2).await;
 
-    let mut second = TcpStream::connect(s.addr).await.unwrap();
-    second.write_all(ask).await.unwrap();
-    let waited = timeout(Duration::from_millis(300), read_raw_response(&mut second)).await;
-    assert!(waited.is_err(), "the second connection was served while the first was open");
-
-    // The first connection is still served.
-    first.write_all(ask).await.unwrap();
-    let (status, _, _) = timeout(WAIT, read_raw_response(&mut first)).await.unwrap();
+    // A third is served at once: the oldest idle one (the kept-alive one) is closed for it.
+    let mut third = TcpStream::connect(s.addr).await.unwrap();
+    third.write_all(ask).await.unwrap();
+    let (status, _, _) = timeout(WAIT, read_raw_response(&mut third)).await.unwrap();
     assert_eq!(status, 404);
-
-    drop(first);
-    let (status, _, _) = timeout(WAIT, read_raw_response(&mut second)).await.unwrap();
+    let mut rest = Vec::new();
+    timeout(WAIT, idle.read_to_end(&mut rest))
+        .await
+        .expect("the shed connection is closed")
+        .unwrap();
+    // And a fourth: the one still sending headers has no request in progress either.
+    let mut fourth = TcpStream::connect(s.addr).await.unwrap();
+    fourth.write_all(ask).await.unwrap();
+    let (status, _, _) = timeout(WAIT, read_raw_response(&mut fourth)).await.unwrap();
     assert_eq!(status, 404);
+    let stats = s.server.stats();
+    assert!(stats.connections_shed >= 2 && stats.connections <= 2, "{stats:?}");
+}
+
+#[tokio::test]
+async fn a_connection_whose_request_is_in_progress_is_never_shed() {
+    let s = serve(HttpServer::new(PeerBuilder::new()).max_connections(2)).await;
+    let c = Client::session(s.addr, NO_BATCHES).await;
+    // Two connections each with a request held in its handler (the session's own, idle
+    // connection is shed for the second of them).
+    let mut held = Vec::new();
+    for id in 1..=2 {
+        let mut working = c.beside().await;
+        held.push(tokio::spawn(async move { working.post(request(id, "hold")).await }));
+        s.probe.held().await;
+    }
+    let ask = b"GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n";
+    let mut third = TcpStream::connect(s.addr).await.unwrap();
+    third.write_all(ask).await.unwrap();
+    let waited = timeout(Duration::from_millis(300), read_raw_response(&mut third)).await;
+    assert!(waited.is_err(), "served while every connection had a request in progress");
+    // The held requests are answered, not cut; then the third connection is served.
+    s.probe.release.add_permits(2);
+    for h in held {
+        let a = timeout(WAIT, h).await.expect("the held POST ends").unwrap();
+        assert_eq!(a.json()["result"]["released"], true, "{a:?}");
+    }
+    let (status, _, _) = timeout(WAIT, read_raw_response(&mut third)).await.unwrap();
+    assert_eq!(status, 404);
+}
+
+/// Polls `done` until it holds (within `WAIT`).
+async fn wait_for(done: impl Fn() -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !done() {
+        assert!(Instant::now() < deadline, "not within {WAIT:?}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 // =============================================================================================

@@ -7,6 +7,7 @@
 //! malformed request, a declared length the body never sends, a connection held open) the
 //! request is written by hand on a `TcpStream`.
 
+mod abuse;
 mod connections;
 mod corpus;
 mod harness;

@@ -46,7 +46,9 @@ async fn a_cancellation_in_a_batch_ends_the_post_of_the_request_it_names() {
 async fn a_body_that_never_arrives_gets_408_and_unfinished_headers_close_the_connection() {
     const READ: Duration = Duration::from_millis(300);
     assert_eq!(mcpwire::http::server::DEFAULT_READ_TIMEOUT, Duration::from_secs(30));
-    let s = serve(HttpServer::new(PeerBuilder::new()).read_timeout(READ)).await;
+    assert_eq!(mcpwire::http::server::DEFAULT_HEADER_TIMEOUT, Duration::from_secs(10));
+    let s =
+        serve(HttpServer::new(PeerBuilder::new()).read_timeout(READ).header_timeout(READ)).await;
     let c = Client::session(s.addr, NO_BATCHES).await;
 
     // The headers declare 100 bytes of body; 10 come.

@@ -122,7 +122,7 @@ pub struct HttpArgs {
     /// Seconds a session may stay idle before it ends (0: never).
     #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::http::server::DEFAULT_SESSION_IDLE_TIMEOUT.as_secs_f64())]
     session_idle_timeout: f64,
-    /// The most TCP connections served at once; past it the server stops accepting.
+    /// The most TCP connections served at once; past it the oldest idle one is shed for a new one.
     #[arg(long, value_name = "N", default_value_t = mcpwire::http::server::DEFAULT_MAX_CONNECTIONS,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_connections: usize,
@@ -131,10 +131,12 @@ pub struct HttpArgs {
     #[arg(long, value_name = "BYTES", default_value_t = mcpwire::http::server::DEFAULT_MAX_BODY_BYTES,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_body_bytes: usize,
-    /// Seconds a client may take to send a request's headers, and then a POST's body (past it:
-    /// the connection closed, or 408).
+    /// Seconds a client may take to send a POST's body (past it: 408).
     #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::http::server::DEFAULT_READ_TIMEOUT.as_secs_f64())]
     read_timeout: f64,
+    /// Seconds a client may take to send a request's headers, however slowly it sends them.
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::http::server::DEFAULT_HEADER_TIMEOUT.as_secs_f64())]
+    header_timeout: f64,
     /// Answer GET with 405 instead of opening a stream of the server's other messages.
     #[arg(long)]
     no_get_stream: bool,
@@ -160,6 +162,11 @@ impl HttpArgs {
             && !t.is_zero()
         {
             server = server.read_timeout(t);
+        }
+        if let Ok(t) = Duration::try_from_secs_f64(self.header_timeout)
+            && !t.is_zero()
+        {
+            server = server.header_timeout(t);
         }
         for o in &self.allow_origin {
             server = server.allow_origin(o.clone());

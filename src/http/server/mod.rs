@@ -21,7 +21,9 @@
 //! | a session id with an `MCP-Protocol-Version` not among the legacy versions (absent is fine) | 400, -32000 |
 //! | a session id that is unknown, expired or deleted | 404, -32001 |
 //! | GET or DELETE without a session id (a stateless client's) | 405, `Allow: POST` |
-//! | POST: a body that does not arrive within `read_timeout` (headers that do not: the connection is closed) | 408, -32000 |
+//! | POST: a body that does not arrive within `read_timeout` | 408, -32000 |
+//! | headers that do not all arrive within `header_timeout` of the request's first byte, however slowly they are dribbled | the connection is closed |
+//! | a new connection past `max_connections` | the oldest connection with no request in progress (idle, or still sending headers) is closed for it; accepting waits only when every connection is busy |
 //! | POST: a chunked body that grows over `max_frame_bytes` | 413, -32600 |
 //! | POST: a body that is not JSON / JSON that is not a message | 400, -32700 / -32600, with the reason |
 //! | POST: `initialize` with a session id | 400, -32600 |
@@ -88,6 +90,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 mod answer;
+mod connections;
 mod get;
 mod modern;
 mod post;
@@ -99,6 +102,7 @@ use super::{
     BATCH_VERSION, PROTOCOL_VERSIONS, SESSION_HEADER, VERSION_HEADER, cancelled_request,
     error_json, new_session_id, sse_event,
 };
+pub use crate::limits::DEFAULT_HEADER_TIMEOUT;
 pub use crate::limits::DEFAULT_KEEP_ALIVE;
 pub use crate::limits::DEFAULT_MAX_BODY_BYTES;
 pub use crate::limits::DEFAULT_MAX_CONNECTIONS;
@@ -114,6 +118,7 @@ use crate::limits::SHUTDOWN_GRACE;
 use crate::peer::{Handler, PeerBuilder};
 use crate::{ErrorCode, Frame, FrameParser, Id, Kind, OwnedId};
 use answer::{error, status};
+use connections::{Connections, Guarded};
 use sessions::sweep;
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
@@ -128,6 +133,11 @@ pub struct HttpStats {
     pub sessions_started: u64,
     /// Sessions removed for being idle too long, or because their peer had ended.
     pub sessions_expired: u64,
+    /// TCP connections served now.
+    pub connections: usize,
+    /// Connections closed, oldest idle first, to make room for a new one when the table was
+    /// full.
+    pub connections_shed: u64,
     /// Sessions ended, least recently used first, to make room for a new one when the table was
     /// full (their clients get 404 and initialize again).
     pub sessions_evicted: u64,
@@ -180,6 +190,7 @@ struct Config {
     max_connections: usize,
     max_body_bytes: usize,
     read_timeout: Duration,
+    header_timeout: Duration,
     get_stream: bool,
     keep_alive: Duration,
     resume: ResumeConfig,
@@ -198,6 +209,8 @@ struct State {
     idle: Arc<super::session::Idle>,
     /// Event streams numbered so far, over every session.
     streams: Arc<AtomicU64>,
+    /// The TCP connections served now.
+    connections: Arc<Connections>,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -230,6 +243,7 @@ impl HttpServer {
                 max_connections: DEFAULT_MAX_CONNECTIONS,
                 max_body_bytes: DEFAULT_MAX_BODY_BYTES,
                 read_timeout: DEFAULT_READ_TIMEOUT,
+                header_timeout: DEFAULT_HEADER_TIMEOUT,
                 get_stream: true,
                 keep_alive: DEFAULT_KEEP_ALIVE,
                 resume: ResumeConfig {
@@ -312,8 +326,10 @@ impl HttpServer {
         self
     }
 
-    /// TCP connections served at once; past it the server stops accepting until one closes.
-    /// [`DEFAULT_MAX_CONNECTIONS`] by default; 0 is taken as 1.
+    /// TCP connections served at once (and at most the process's open-file limit less 64).
+    /// Past it a new connection sheds the oldest one with no request in progress (idle between
+    /// requests, or still sending headers); only when every connection is busy does accepting
+    /// wait for one to end. [`DEFAULT_MAX_CONNECTIONS`] by default; 0 is taken as 1.
     #[must_use]
     pub fn max_connections(mut self, n: usize) -> Self {
         self.config().max_connections = n.max(1);
@@ -331,13 +347,24 @@ impl HttpServer {
         self
     }
 
-    /// How long a client may take to send a request's headers, and then a POST's body; past it
-    /// the connection is closed (headers) or the POST answered 408 (body). It also bounds how
-    /// long a kept-alive connection may sit idle between requests. [`DEFAULT_READ_TIMEOUT`] by
-    /// default; at least 1 ms.
+    /// How long a client may take to send a POST's body (and to find room for it in
+    /// `max_body_bytes`); past it the POST is answered 408 (503 for room). [`DEFAULT_READ_TIMEOUT`]
+    /// by default; at least 1 ms. The headers have their own, shorter bound:
+    /// [`HttpServer::header_timeout`].
     #[must_use]
     pub fn read_timeout(mut self, t: Duration) -> Self {
         self.config().read_timeout = t.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long a client may take to send a request's headers, from the first byte of the
+    /// request (or the end of the previous response on a kept-alive connection), however
+    /// slowly it dribbles them; past it the connection is closed. It also bounds how long a
+    /// kept-alive connection sits idle between requests. [`DEFAULT_HEADER_TIMEOUT`] by
+    /// default; at least 1 ms.
+    #[must_use]
+    pub fn header_timeout(mut self, t: Duration) -> Self {
+        self.config().header_timeout = t.max(Duration::from_millis(1));
         self
     }
 
@@ -410,6 +437,8 @@ impl HttpServer {
             sessions_started: self.state.started.load(Ordering::Relaxed),
             sessions_expired: self.state.expired.load(Ordering::Relaxed),
             sessions_evicted: self.state.evicted.load(Ordering::Relaxed),
+            connections: self.state.connections.len(),
+            connections_shed: self.state.connections.shed.load(Ordering::Relaxed),
             messages_dropped: sessions
                 .values()
                 .map(|s| s.stats.dropped.load(Ordering::Relaxed))
@@ -445,17 +474,14 @@ impl HttpServer {
         self.state.stopped.store(false, Ordering::SeqCst);
         self.state.idle.open();
         let make: Arc<dyn Fn() -> Arc<H> + Send + Sync> = Arc::new(move || Arc::new(make()));
-        let slots = Arc::new(Semaphore::new(self.config.max_connections));
+        let connections = self.state.connections.clone();
+        let max_connections = effective_max_connections(self.config.max_connections);
         let budget = Arc::new(Semaphore::new(self.config.max_body_bytes));
         let sweeper =
             self.config.idle_timeout.map(|idle| tokio::spawn(sweep(self.state.clone(), idle)));
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
         tokio::pin!(stop);
         let outcome = loop {
-            let permit = tokio::select! {
-                () = &mut stop => break Ok(()),
-                p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
-            };
             let (stream, remote) = tokio::select! {
                 () = &mut stop => break Ok(()),
                 a = listener.accept() => match a {
@@ -468,31 +494,48 @@ impl HttpServer {
                     Err(e) => break Err(e),
                 },
             };
+            // Then a place in the table: past the cap the oldest connection with no request in
+            // progress is shed for this one (see `connections.rs`); when every connection is
+            // busy this one waits, and accepting with it.
+            let place = tokio::select! {
+                () = &mut stop => break Ok(()),
+                p = connections.admit(max_connections) => p,
+            };
             let _ = stream.set_nodelay(true);
             let server = self.clone();
             let make = make.clone();
             let budget = budget.clone();
-            let read_timeout = self.config.read_timeout;
+            let header_timeout = self.config.header_timeout;
             let watcher = graceful.watcher();
             tokio::spawn(async move {
+                let conn = place.conn.clone();
                 let service = hyper::service::service_fn(move |req| {
                     let server = server.clone();
                     let make = make.clone();
                     let budget = budget.clone();
-                    async move { Ok::<_, Infallible>(server.handle(req, &*make, &budget).await) }
+                    // Busy from the request's head until its response body ends.
+                    let busy = conn.busy();
+                    async move {
+                        let answer = server.handle(req, &*make, &budget).await;
+                        Ok::<_, Infallible>(answer.map(|body| Guarded::wrap(body, busy)))
+                    }
                 });
-                let served = watcher
-                    .watch(
-                        hyper::server::conn::http1::Builder::new()
-                            .timer(TokioTimer::new())
-                            .header_read_timeout(read_timeout)
-                            .serve_connection(TokioIo::new(stream), service),
-                    )
-                    .await;
-                if let Err(e) = served {
-                    tracing::debug!(%remote, error = %e, "connection ended");
+                let served = watcher.watch(
+                    hyper::server::conn::http1::Builder::new()
+                        .timer(TokioTimer::new())
+                        .header_read_timeout(header_timeout)
+                        .serve_connection(TokioIo::new(stream), service),
+                );
+                tokio::select! {
+                    served = served => {
+                        if let Err(e) = served {
+                            tracing::debug!(%remote, error = %e, "connection ended");
+                        }
+                    }
+                    // Dropping the connection closes it.
+                    () = place.conn.shed() => tracing::debug!(%remote, "connection shed to make room"),
                 }
-                drop(permit);
+                drop(place);
             });
         };
         if let Some(s) = sweeper {
@@ -624,6 +667,20 @@ impl HttpServer {
             r.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
             Box::new(r)
         })
+    }
+}
+
+/// `max` within the process's open-file limit (less 64 for everything else it opens), so the
+/// cap is reached before `accept` fails for want of a descriptor. Linux: read from
+/// `/proc/self/limits`; elsewhere `max` as given.
+fn effective_max_connections(max: usize) -> usize {
+    let limit = std::fs::read_to_string("/proc/self/limits").ok().and_then(|text| {
+        let line = text.lines().find(|l| l.starts_with("Max open files"))?;
+        line.split_whitespace().nth(3)?.parse::<usize>().ok()
+    });
+    match limit {
+        Some(files) => max.min(files.saturating_sub(64).max(1)),
+        None => max,
     }
 }
 

@@ -1,0 +1,202 @@
+//! The connection table: how many TCP connections are served at once, and which one makes room
+//! when the table is full.
+//!
+//! A full table used to stop the accept loop until a connection closed, so an attacker holding
+//! `max_connections` idle connections (or dribbling a header line every few seconds, slowloris)
+//! kept every new client waiting for the read timeout. Now a new connection past the cap sheds
+//! the **oldest connection with no request in progress**: one sitting idle between requests, or
+//! one still sending a request's headers. A connection whose request is being answered (a
+//! handler running, a response or event stream being written) is never shed; only when every
+//! connection is busy does accepting wait for one to finish.
+//!
+//! Costs: one entry per connection (an id, two atomics behind an `Arc`, a `Notify`); finding
+//! the oldest idle one is O(connections) under the table's lock, and happens only when the table
+//! is full. Every response body carries a guard that marks its connection busy until the body
+//! ends (one boxed body per response).
+
+use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use hyper::body::{Frame, SizeHint};
+use tokio::sync::Notify;
+
+use super::Body;
+
+/// One connection's entry.
+#[derive(Debug)]
+pub(super) struct Conn {
+    /// Requests in progress on it (a request from its head until its response body ends).
+    busy: AtomicUsize,
+    /// Told to close.
+    shed: Notify,
+}
+
+impl Conn {
+    /// Completes when the connection is to be closed to make room.
+    pub(super) async fn shed(&self) {
+        self.shed.notified().await;
+    }
+
+    /// Marks a request in progress until the guard (kept in its response body) drops.
+    pub(super) fn busy(self: &Arc<Self>) -> Busy {
+        self.busy.fetch_add(1, Ordering::AcqRel);
+        Busy(self.clone())
+    }
+}
+
+/// A request in progress on a connection.
+#[derive(Debug)]
+pub(super) struct Busy(Arc<Conn>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.busy.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The connections served now, oldest first.
+#[derive(Debug, Default)]
+pub(super) struct Connections {
+    table: Mutex<Table>,
+    /// A connection ended: room for one waiting in `admit`.
+    freed: Notify,
+    /// Connections shed to make room.
+    pub(super) shed: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct Table {
+    next: u64,
+    open: BTreeMap<u64, Arc<Conn>>,
+}
+
+/// A connection's place in the table; gives it back when dropped.
+#[derive(Debug)]
+pub(super) struct Admitted {
+    table: Arc<Connections>,
+    id: u64,
+    pub(super) conn: Arc<Conn>,
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        self.table.table.lock().unwrap_or_else(PoisonError::into_inner).open.remove(&self.id);
+        self.table.freed.notify_one();
+    }
+}
+
+impl Connections {
+    /// A place for one more connection among at most `max`: at once while there is room;
+    /// otherwise the oldest connection with no request in progress is told to close and its
+    /// place taken; when every connection is busy, waits for one to end.
+    pub(super) async fn admit(self: &Arc<Self>, max: usize) -> Admitted {
+        loop {
+            // Registered before the check, so an end between the check and the wait is not
+            // missed.
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            {
+                let mut t = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+                if t.open.len() >= max {
+                    let oldest_idle = t
+                        .open
+                        .iter()
+                        .find(|(_, c)| c.busy.load(Ordering::Acquire) == 0)
+                        .map(|(id, _)| *id);
+                    if let Some(id) = oldest_idle
+                        && let Some(c) = t.open.remove(&id)
+                    {
+                        // `notify_one` keeps the signal for a task that is not waiting yet.
+                        c.shed.notify_one();
+                        self.shed.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                if t.open.len() < max {
+                    let id = t.next;
+                    t.next += 1;
+                    let conn = Arc::new(Conn { busy: AtomicUsize::new(0), shed: Notify::new() });
+                    t.open.insert(id, conn.clone());
+                    return Admitted { table: self.clone(), id, conn };
+                }
+            }
+            freed.await;
+        }
+    }
+
+    /// Connections served now.
+    pub(super) fn len(&self) -> usize {
+        self.table.lock().unwrap_or_else(PoisonError::into_inner).open.len()
+    }
+}
+
+/// A response body that keeps its connection marked busy until it ends.
+pub(super) struct Guarded {
+    inner: Body,
+    _busy: Busy,
+}
+
+impl Guarded {
+    pub(super) fn wrap(inner: Body, busy: Busy) -> Body {
+        Body::new(Self { inner, _busy: busy })
+    }
+}
+
+impl hyper::body::Body for Guarded {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_full_table_sheds_its_oldest_idle_connection_and_never_a_busy_one() {
+        let t = Arc::new(Connections::default());
+        let a = t.admit(2).await;
+        let b = t.admit(2).await;
+        let _working = a.conn.busy();
+        // `a` is older but busy: `b` goes.
+        let c = t.admit(2).await;
+        tokio::time::timeout(std::time::Duration::from_secs(1), b.conn.shed()).await.unwrap();
+        assert_eq!((t.len(), t.shed.load(Ordering::Relaxed)), (2, 1));
+        drop(b);
+        assert_eq!(t.len(), 2, "a shed connection's place was already taken");
+        // Every connection busy: the next one waits until one ends.
+        let _also = c.conn.busy();
+        let waiting = tokio::spawn({
+            let t = t.clone();
+            async move { t.admit(2).await }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert!(!waiting.is_finished(), "admitted past the cap with every connection busy");
+        drop(c);
+        let d = tokio::time::timeout(std::time::Duration::from_secs(1), waiting)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(t.len(), 2);
+        drop((a, d));
+        assert_eq!(t.len(), 0);
+    }
+}
