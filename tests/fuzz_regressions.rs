@@ -61,8 +61,11 @@ mod headers;
 #[path = "../fuzz/src/typed.rs"]
 mod typed;
 
+#[path = "../fuzz/src/http.rs"]
+mod http;
+
 /// The folders replayed by the tests below.
-const TARGETS: [&str; 9] = [
+const TARGETS: [&str; 10] = [
     "frame",
     "stream",
     "differential",
@@ -72,6 +75,7 @@ const TARGETS: [&str; 9] = [
     "sse",
     "headers",
     "typed",
+    "http",
 ];
 
 fn regressions() -> PathBuf {
@@ -182,6 +186,11 @@ fn sse_regressions_hold_fed_as_fuzzed_and_byte_by_byte() {
 #[test]
 fn headers_regressions_hold() {
     replay("headers", headers::check_headers);
+}
+
+#[test]
+fn http_regressions_hold() {
+    replay("http", http::check_http);
 }
 
 #[test]

@@ -5,6 +5,7 @@ pub mod checks;
 pub mod content_length;
 pub mod generate;
 pub mod headers;
+pub mod http;
 pub mod mux_model;
 pub mod reference;
 pub mod sse;

@@ -560,6 +560,37 @@ impl HttpServer {
         outcome
     }
 
+    /// Serves one connected byte stream (a Unix socket, a TLS stream, an in-memory pipe) until
+    /// the client closes it or the header timeout ends it: the same HTTP/1.1 handling as
+    /// [`HttpServer::serve`], outside its connection table and its stop (the caller bounds how
+    /// many it serves); its POST bodies have a `max_body_bytes` budget of their own.
+    ///
+    /// # Errors
+    ///
+    /// hyper's, when the connection fails (a malformed request is answered 400 first).
+    pub async fn serve_connection<I, H, F>(&self, io: I, make: F) -> Result<(), hyper::Error>
+    where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+        H: Handler,
+        F: Fn() -> H + Send + Sync + 'static,
+    {
+        self.state.idle.open();
+        let make: Arc<dyn Fn() -> Arc<H> + Send + Sync> = Arc::new(move || Arc::new(make()));
+        let budget = Arc::new(Semaphore::new(self.config.max_body_bytes));
+        let server = self.clone();
+        let service = hyper::service::service_fn(move |req| {
+            let server = server.clone();
+            let make = make.clone();
+            let budget = budget.clone();
+            async move { Ok::<_, Infallible>(server.handle(req, &*make, &budget).await) }
+        });
+        hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(self.config.header_timeout)
+            .serve_connection(TokioIo::new(io), service)
+            .await
+    }
+
     async fn handle<H: Handler>(
         &self,
         req: Request<HyperBody>,
