@@ -60,7 +60,9 @@ async fn run(data: &[u8]) {
     let server = HttpServer::new(PeerBuilder::new().limits(limits))
         .header_timeout(TIMEOUT)
         .read_timeout(TIMEOUT)
-        .max_body_bytes(64 * 1024);
+        .max_body_bytes(64 * 1024)
+        // Sessions an input opened end soon after it (and with the server): none piles up.
+        .session_idle_timeout(Some(TIMEOUT));
     let (mut client, conn) = tokio::io::duplex(64 * 1024);
     let served = tokio::spawn(async move { server.serve_connection(conn, || Small).await });
     let (mut reader, mut writer) = tokio::io::split(&mut client);

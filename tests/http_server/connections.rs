@@ -223,3 +223,44 @@ async fn bodies_past_max_body_bytes_wait_then_get_503_and_fit_once_room_is_made(
     let s = serve(HttpServer::new(PeerBuilder::new()).max_body_bytes(8)).await;
     Client::session(s.addr, NO_BATCHES).await.ping_ok(1).await;
 }
+
+/// `serve_connection`: one connection over an in-memory pipe, served as `serve` serves a socket;
+/// its sessions expire after the idle timeout as under `serve`.
+#[tokio::test]
+async fn serve_connection_serves_a_pipe_and_its_idle_sessions_expire() {
+    const IDLE: Duration = Duration::from_millis(100);
+    let server = HttpServer::new(PeerBuilder::new()).session_idle_timeout(Some(IDLE));
+    let probe = Probe::new();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#;
+    let post = |body: &str, session: Option<&str>| {
+        let session = session.map_or(String::new(), |s| format!("{SESSION_HEADER}: {s}\r\n"));
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: {BOTH}\r\n\
+             {session}Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let (mut client, conn) = tokio::io::duplex(64 * 1024);
+    let served = {
+        let server = server.clone();
+        let probe = probe.clone();
+        tokio::spawn(async move { server.serve_connection(conn, move || probe.clone()).await })
+    };
+    client.write_all(post(init, None).as_bytes()).await.unwrap();
+    let (status, head, _) = timeout(WAIT, read_raw_response(&mut client)).await.unwrap();
+    assert_eq!(status, 200, "{head}");
+    let session = head
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{SESSION_HEADER}: ")))
+        .unwrap_or_else(|| panic!("no session: {head}"))
+        .trim()
+        .to_owned();
+    assert_eq!(server.stats().sessions, 1);
+    tokio::time::sleep(IDLE * 4).await;
+    assert_eq!(server.stats().sessions, 0, "the idle session expired");
+    client.write_all(post(&request(2, "ping"), Some(&session)).as_bytes()).await.unwrap();
+    let (status, head, _) = timeout(WAIT, read_raw_response(&mut client)).await.unwrap();
+    assert_eq!(status, 404, "{head}");
+    drop(client);
+    timeout(WAIT, served).await.expect("the connection ends with its client").unwrap().ok();
+}

@@ -505,7 +505,9 @@ pub(crate) fn request(id: i64, method: &str) -> String {
 // Raw HTTP/1.1, for exact bytes.
 
 /// Reads one response off `s`: status, head, and a body of its `Content-Length`.
-pub(crate) async fn read_raw_response(s: &mut TcpStream) -> (u16, String, Vec<u8>) {
+pub(crate) async fn read_raw_response(
+    s: &mut (impl tokio::io::AsyncRead + Unpin),
+) -> (u16, String, Vec<u8>) {
     let mut buf = Vec::new();
     let head_end = loop {
         if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {

@@ -119,7 +119,7 @@ use crate::peer::{Handler, PeerBuilder};
 use crate::{ErrorCode, Frame, FrameParser, Id, Kind, OwnedId};
 use answer::{error, status};
 use connections::{Connections, Guarded};
-use sessions::sweep;
+use sessions::{sweep, sweep_while_alive};
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
 
@@ -211,6 +211,8 @@ struct State {
     streams: Arc<AtomicU64>,
     /// The TCP connections served now.
     connections: Arc<Connections>,
+    /// `serve_connection` started the task that expires idle sessions.
+    sweeping: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -575,6 +577,12 @@ impl HttpServer {
         F: Fn() -> H + Send + Sync + 'static,
     {
         self.state.idle.open();
+        // Idle sessions expire here too: one task per server, ending with it.
+        if let Some(idle) = self.config.idle_timeout
+            && !self.state.sweeping.swap(true, Ordering::AcqRel)
+        {
+            tokio::spawn(sweep_while_alive(Arc::downgrade(&self.state), idle));
+        }
         let make: Arc<dyn Fn() -> Arc<H> + Send + Sync> = Arc::new(move || Arc::new(make()));
         let budget = Arc::new(Semaphore::new(self.config.max_body_bytes));
         let server = self.clone();

@@ -22,6 +22,22 @@ pub(super) async fn sweep(state: Arc<State>, idle: Duration) {
     }
 }
 
+/// [`sweep`] for a server used through `serve_connection` (no `serve` loop to own the task):
+/// started once per server, it ends when the server is gone, ending the sessions left.
+pub(super) async fn sweep_while_alive(state: std::sync::Weak<State>, idle: Duration) {
+    let every = (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(30));
+    loop {
+        tokio::time::sleep(every).await;
+        let Some(state) = state.upgrade() else { return };
+        expire(&state, idle);
+        if Arc::strong_count(&state) == 1 {
+            // Only this task holds the server: its sessions can never be reached again.
+            expire(&state, Duration::ZERO);
+            return;
+        }
+    }
+}
+
 /// Ends the sessions whose peer has ended, and those with nothing in flight for `idle`.
 pub(super) fn expire(state: &State, idle: Duration) {
     let now = Instant::now();
