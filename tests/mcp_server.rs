@@ -64,6 +64,17 @@ fn server() -> Server {
                     .into()),
             }
         })
+        .tool(Tool::new("exactly_max_rounds"), |call| async move {
+            // Asks once per round until the state counts MAX_INPUT_ROUNDS answered rounds.
+            let done: usize = call.state().and_then(|s| s.parse().ok()).unwrap_or(0);
+            if done == MAX_INPUT_ROUNDS {
+                return Ok(CallToolResult::text(format!("{done} rounds")));
+            }
+            Err(InputRequired::new()
+                .request("again", InputRequest::list_roots())
+                .state((done + 1).to_string())
+                .into())
+        })
         .tool(Tool::new("never_done"), |_call| async move {
             Err(InputRequired::new().request("again", InputRequest::list_roots()).into())
         })
@@ -430,7 +441,13 @@ async fn a_legacy_session_runs_a_multi_round_handler_and_bounds_its_rounds() {
     assert_eq!(e.code.get(), -32602);
     assert!(e.message.contains("the client's answer.roots[0].uri: invalid type"), "{}", e.message);
 
-    // A handler that never stops asking: MAX_INPUT_ROUNDS requests, then -32603.
+    // At the bound: a handler that needs exactly MAX_INPUT_ROUNDS rounds completes.
+    let before = p.asked.load(Ordering::SeqCst);
+    let r = p.call("tools/call", json!({"name": "exactly_max_rounds"})).await.unwrap();
+    assert_eq!(text_of(&r), format!("{MAX_INPUT_ROUNDS} rounds"));
+    assert_eq!(p.asked.load(Ordering::SeqCst) - before, MAX_INPUT_ROUNDS);
+
+    // Past it: a handler that never stops asking: MAX_INPUT_ROUNDS requests, then -32603.
     let before = p.asked.load(Ordering::SeqCst);
     let e = p.call("tools/call", json!({"name": "never_done"})).await.unwrap_err();
     assert_eq!(e.code.get(), -32603, "{e}");
