@@ -486,14 +486,19 @@ pub(crate) async fn next_event(body: &mut ResponseBody, buf: &mut String) -> Val
             }
             continue;
         }
-        let frame = timeout(WAIT, body.frame())
-            .await
-            .expect("an event in time")
-            .expect("the stream is still open")
-            .unwrap();
-        if let Ok(data) = frame.into_data() {
-            buf.push_str(std::str::from_utf8(&data).unwrap());
-        }
+        read_more(body, buf).await;
+    }
+}
+
+/// Appends the stream's next frame of data to `buf` (within `WAIT`; the stream must stay open).
+pub(crate) async fn read_more(body: &mut ResponseBody, buf: &mut String) {
+    let frame = timeout(WAIT, body.frame())
+        .await
+        .expect("an event in time")
+        .expect("the stream is still open")
+        .unwrap();
+    if let Ok(data) = frame.into_data() {
+        buf.push_str(std::str::from_utf8(&data).unwrap());
     }
 }
 

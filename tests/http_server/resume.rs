@@ -105,14 +105,7 @@ async fn read_until(
                 }
             }
         }
-        let frame = timeout(WAIT, body.frame())
-            .await
-            .expect("an event in time")
-            .expect("the stream is still open")
-            .unwrap();
-        if let Ok(data) = frame.into_data() {
-            buf.push_str(std::str::from_utf8(&data).unwrap());
-        }
+        read_more(body, buf).await;
     }
 }
 
