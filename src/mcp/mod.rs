@@ -23,6 +23,8 @@
 
 pub mod annotations;
 pub mod client;
+#[cfg(feature = "mcp")]
+pub use client::Client;
 pub mod elicitation;
 #[cfg(feature = "http")]
 pub mod headers;

@@ -25,6 +25,8 @@ pub type ProgressToken = OwnedId;
 pub struct RequestOptions {
     pub(crate) timeout: Option<Option<Duration>>,
     pub(crate) progress: Option<(ProgressToken, Option<Duration>)>,
+    /// Where the request's id is written once it has one (before it is sent).
+    pub(crate) id_sink: Option<Arc<AtomicU64>>,
 }
 
 impl RequestOptions {
@@ -178,6 +180,7 @@ impl PeerHandle {
             return Err(shared.with(|c| c.closed_error()));
         };
         let token = options.progress.as_ref().map(|(t, _)| t.clone());
+        let id_sink = options.id_sink.clone();
         let mut options = Some(options);
         let mut pending = Pending {
             shared,
@@ -207,6 +210,9 @@ impl PeerHandle {
                             self.related.as_ref(),
                         ) {
                             Ok((id, sent)) => {
+                                if let Some(sink) = &id_sink {
+                                    sink.store(id, Ordering::Release);
+                                }
                                 pending.id = Some(id);
                                 pending.sent = sent;
                                 id

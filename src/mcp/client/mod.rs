@@ -495,6 +495,32 @@ mod negotiate;
 #[cfg(feature = "peer")]
 pub use negotiate::*;
 
+#[cfg(feature = "mcp")]
+mod calls;
+#[cfg(feature = "mcp")]
+mod decoded;
+#[cfg(feature = "mcp")]
+mod error;
+#[cfg(feature = "mcp")]
+mod host;
+#[cfg(feature = "mcp")]
+mod side;
+#[cfg(feature = "mcp")]
+mod target;
+
+#[cfg(feature = "mcp")]
+pub use calls::{CallOptions, Changes, NO_ARGUMENTS};
+#[cfg(feature = "mcp")]
+pub use decoded::Decoded;
+#[cfg(feature = "mcp")]
+pub use error::ClientError;
+#[cfg(feature = "mcp")]
+pub use host::{Client, ClientBuilder, DEFAULT_MAX_PAGES, IntoTarget};
+#[cfg(feature = "mcp")]
+pub use side::{CallbackFuture, Change, Listen};
+#[cfg(feature = "mcp")]
+pub use target::{BadTarget, Target};
+
 #[cfg(all(test, feature = "peer"))]
 mod negotiate_tests;
 #[cfg(test)]

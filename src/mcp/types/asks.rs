@@ -21,7 +21,7 @@ pub struct SamplingMessage<'a> {
 }
 
 /// The `sampling/createMessage` params: ask the client's model for a completion.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, yoke::Yokeable)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateMessageParams<'a> {
     /// The conversation.
@@ -55,7 +55,7 @@ impl<'a> CreateMessageParams<'a> {
 }
 
 /// The `sampling/createMessage` result.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, yoke::Yokeable)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateMessageResult<'a> {
     /// Who says it (the model: `assistant`).
@@ -72,7 +72,7 @@ pub struct CreateMessageResult<'a> {
 }
 
 /// The `elicitation/create` params: ask the user, through a form or at a URL.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, yoke::Yokeable)]
 #[serde(rename_all = "camelCase")]
 pub struct ElicitParams<'a> {
     /// `form` (the default) or `url`.
@@ -139,7 +139,7 @@ pub enum ElicitAction {
 }
 
 /// The `elicitation/create` result.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, yoke::Yokeable)]
 pub struct ElicitResult<'a> {
     /// What the user did.
     pub action: ElicitAction,

@@ -8,7 +8,7 @@ use super::{CacheScope, Content, Raw, Role};
 use crate::mcp::meta::{Rejection, member, str_of};
 
 /// A prompt template a server offers.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, yoke::Yokeable)]
 #[serde(rename_all = "camelCase")]
 pub struct Prompt<'a> {
     /// Its name.
@@ -83,7 +83,7 @@ pub struct PromptArgument<'a> {
 }
 
 /// The `prompts/list` result.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, yoke::Yokeable)]
 #[serde(rename_all = "camelCase")]
 pub struct ListPromptsResult<'a> {
     /// The prompts.
@@ -157,7 +157,7 @@ impl<'a> PromptMessage<'a> {
 }
 
 /// The `prompts/get` result.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, yoke::Yokeable)]
 #[serde(rename_all = "camelCase")]
 pub struct GetPromptResult<'a> {
     /// What the prompt is for.

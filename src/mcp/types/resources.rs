@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::{Annotations, CacheScope, Raw, ResourceContents};
 
 /// A resource a server offers.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, yoke::Yokeable)]
 #[serde(rename_all = "camelCase")]
 pub struct Resource<'a> {
     /// Its URI.
@@ -71,7 +71,7 @@ impl<'a> Resource<'a> {
 }
 
 /// A family of resources named by an RFC 6570 URI template.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, yoke::Yokeable)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceTemplate<'a> {
     /// The template (`test://items/{id}`).
@@ -131,7 +131,7 @@ impl<'a> ResourceTemplate<'a> {
 }
 
 /// The `resources/list` result.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, yoke::Yokeable)]
 #[serde(rename_all = "camelCase")]
 pub struct ListResourcesResult<'a> {
     /// The resources.
@@ -149,7 +149,7 @@ pub struct ListResourcesResult<'a> {
 }
 
 /// The `resources/templates/list` result.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, yoke::Yokeable)]
 #[serde(rename_all = "camelCase")]
 pub struct ListResourceTemplatesResult<'a> {
     /// The templates.
@@ -179,7 +179,7 @@ pub struct ResourceParams<'a> {
 }
 
 /// The `resources/read` result.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, yoke::Yokeable)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadResourceResult<'a> {
     /// The contents (one resource may have several parts).

@@ -12,7 +12,7 @@ use crate::mcp::meta::{Rejection, pick, str_of};
 /// `input_schema` and `output_schema` are JSON Schema (2020-12 by default) kept as their exact
 /// text: `$schema`, `$defs`, `$ref`, composition and conditional keywords pass through
 /// unchanged and nothing is dereferenced.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, yoke::Yokeable)]
 #[serde(rename_all = "camelCase")]
 pub struct Tool<'a> {
     /// The tool's name, unique on the server.
@@ -123,7 +123,7 @@ pub struct ToolAnnotations<'a> {
 }
 
 /// The `tools/list` result.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, yoke::Yokeable)]
 #[serde(rename_all = "camelCase")]
 pub struct ListToolsResult<'a> {
     /// The tools.
@@ -310,7 +310,7 @@ impl<'a> CallToolParams<'a> {
 /// let failed = CallToolResult::error("no such file");
 /// assert!(serde_json::to_string(&failed).unwrap().ends_with(r#""isError":true}"#));
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, yoke::Yokeable)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult<'a> {
     /// What the tool returns.

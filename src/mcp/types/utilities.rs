@@ -144,7 +144,7 @@ pub struct Completion<'a> {
 }
 
 /// The `completion/complete` result.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, yoke::Yokeable)]
 pub struct CompleteResult<'a> {
     /// The completions.
     #[serde(borrow)]

@@ -1,0 +1,430 @@
+//! [`Client`]: a host's connection to one MCP server, either era, over any transport.
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use yoke::Yokeable;
+
+use super::decoded::{Cart, Decoded};
+use super::error::ClientError;
+use super::side::{Side, SideHandler};
+use super::target::{BadTarget, Target};
+use super::{ClientOptions, DISCOVER, Negotiated, VersionChoice, negotiate};
+use crate::mcp::Era;
+use crate::mcp::mrtr::InputLimits;
+use crate::mcp::server::Server;
+use crate::mcp::types::{
+    CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Implementation,
+    LoggingMessageParams, Root, ServerCapabilities,
+};
+use crate::peer::{Connection, NO_PARAMS, PeerBuilder, PeerHandle, RequestOptions, RpcError};
+use crate::transport::ChildStderr;
+
+/// How many pages a `list_*` call follows before it gives up: a server whose cursors never
+/// end cannot keep the client paging (and growing its list) forever.
+pub const DEFAULT_MAX_PAGES: usize = 256;
+
+/// The in-memory pipe's buffer, each way, for a server in this process.
+const IN_PROCESS_BUFFER: usize = 1 << 20;
+
+/// A connection to one MCP server, from a host.
+///
+/// [`Client::connect`] starts the transport the [`Target`] names, settles the era (a
+/// `server/discover` probe, and the legacy `initialize` handshake when the server is of the
+/// legacy era; see [`negotiate`](super::negotiate)), and from then on every call carries what
+/// its era needs: the `_meta` envelope of a modern request (and over HTTP its mirrored
+/// headers), the session of a legacy one. Cheap to clone; the connection closes when the last
+/// clone is dropped.
+///
+/// ```no_run
+/// use mcpwire::mcp::Client;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let client = Client::connect("stdio:python3 server.py").await?;
+/// for tool in client.list_tools().await? {
+///     println!("{}", tool.get().name);
+/// }
+/// let r = client.call_tool("echo", serde_json::json!({ "message": "hi" })).await?;
+/// println!("{:?}", r.get().content[0].as_text());
+/// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+/// # }).unwrap();
+/// ```
+#[derive(Clone)]
+pub struct Client(pub(crate) Arc<Inner>);
+
+pub(crate) struct Inner {
+    pub(crate) peer: PeerHandle,
+    pub(crate) agreed: Negotiated,
+    pub(crate) side: Arc<Side>,
+    described: Decoded<Described<'static>>,
+    pub(crate) limits: InputLimits,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) max_pages: usize,
+    /// The client's connection, and a server's in this process.
+    _connections: Vec<Connection>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.peer.close();
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("era", &self.era())
+            .field("version", &self.protocol_version())
+            .field("server", &self.server_info())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a server said of itself: a `server/discover` or `initialize` result.
+#[derive(Deserialize, Yokeable)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Described<'a> {
+    #[serde(borrow, default)]
+    capabilities: ServerCapabilities<'a>,
+    #[serde(borrow, default)]
+    server_info: Option<Implementation<'a>>,
+    #[serde(borrow, default)]
+    instructions: Option<Cow<'a, str>>,
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<DescribedMeta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct DescribedMeta<'a> {
+    #[serde(borrow, default, rename = "io.modelcontextprotocol/serverInfo")]
+    server_info: Option<Implementation<'a>>,
+}
+
+/// What [`Client::connect`] takes: a [`Target`], a [`Server`] of this process, or a target's
+/// text (see [`Target`]'s `FromStr`).
+pub trait IntoTarget {
+    /// The target.
+    ///
+    /// # Errors
+    ///
+    /// When the text names no target.
+    fn into_target(self) -> Result<Target, BadTarget>;
+}
+
+impl IntoTarget for Target {
+    fn into_target(self) -> Result<Target, BadTarget> {
+        Ok(self)
+    }
+}
+
+impl IntoTarget for Server {
+    fn into_target(self) -> Result<Target, BadTarget> {
+        Ok(Target::InProcess(self))
+    }
+}
+
+impl IntoTarget for &str {
+    fn into_target(self) -> Result<Target, BadTarget> {
+        self.parse()
+    }
+}
+
+impl IntoTarget for &String {
+    fn into_target(self) -> Result<Target, BadTarget> {
+        self.parse()
+    }
+}
+
+impl IntoTarget for String {
+    fn into_target(self) -> Result<Target, BadTarget> {
+        self.parse()
+    }
+}
+
+impl Client {
+    /// Connects to `target` with the defaults of [`ClientBuilder`].
+    ///
+    /// # Errors
+    ///
+    /// As [`ClientBuilder::connect`].
+    pub async fn connect(target: impl IntoTarget) -> Result<Self, ClientError> {
+        Self::builder().connect(target).await
+    }
+
+    /// A client to configure: its name, the version it speaks, what it does when the server
+    /// asks for input.
+    #[must_use]
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// The server's era.
+    #[must_use]
+    pub fn era(&self) -> Era {
+        self.0.agreed.era()
+    }
+
+    /// The protocol version spoken now.
+    #[must_use]
+    pub fn protocol_version(&self) -> String {
+        self.0.agreed.version()
+    }
+
+    /// The server's name and version, when it gave them (`serverInfo` of `initialize`, or the
+    /// `serverInfo` in the `_meta` of `server/discover`).
+    #[must_use]
+    pub fn server_info(&self) -> Option<&Implementation<'_>> {
+        self.0.described.get().server_info.as_ref()
+    }
+
+    /// What the server offers.
+    #[must_use]
+    pub fn capabilities(&self) -> &ServerCapabilities<'_> {
+        &self.0.described.get().capabilities
+    }
+
+    /// The server's instructions for the model, if any.
+    #[must_use]
+    pub fn instructions(&self) -> Option<&str> {
+        self.0.described.get().instructions.as_deref()
+    }
+
+    /// The peer under the client: requests of the raw layer, counters.
+    #[must_use]
+    pub fn peer(&self) -> &PeerHandle {
+        &self.0.peer
+    }
+
+    /// Replaces the roots the client offers and, in a legacy session, tells the server
+    /// (`notifications/roots/list_changed`).
+    ///
+    /// # Errors
+    ///
+    /// When the client was built without [`ClientBuilder::roots`], or the connection is
+    /// closed.
+    pub async fn set_roots(&self, roots: Vec<Root<'static>>) -> Result<(), ClientError> {
+        let Some(held) = &self.0.side.roots else {
+            return Err(ClientError::invalid("roots/list", "this client offers no roots"));
+        };
+        *held.write().unwrap_or_else(std::sync::PoisonError::into_inner) = roots;
+        if self.era() == Era::Legacy {
+            self.notify("notifications/roots/list_changed").await?;
+        }
+        Ok(())
+    }
+
+    /// Closes the connection; calls in progress fail with [`ClientError::Closed`].
+    pub fn close(&self) {
+        self.0.peer.close();
+    }
+}
+
+/// How a [`Client`] is made.
+pub struct ClientBuilder {
+    options: ClientOptions,
+    side: Side,
+    peer: PeerBuilder,
+    limits: InputLimits,
+    timeout: Option<Duration>,
+    max_pages: usize,
+    stderr: ChildStderr,
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        Self {
+            options: ClientOptions::new("mcpwire", env!("CARGO_PKG_VERSION")),
+            side: Side::default(),
+            peer: PeerBuilder::new(),
+            limits: InputLimits::default(),
+            timeout: None,
+            max_pages: DEFAULT_MAX_PAGES,
+            stderr: ChildStderr::default(),
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// The client's name and version, as the server sees them (`mcpwire` and this crate's
+    /// version by default).
+    #[must_use]
+    pub fn name(mut self, name: &str, version: &str) -> Self {
+        self.options.client_info =
+            serde_json::json!({ "name": name, "version": version }).to_string();
+        self
+    }
+
+    /// The protocol version to speak: `auto` (the default: the server's era is found, the
+    /// newest version both speak is used) or one version.
+    #[must_use]
+    pub fn protocol_version(mut self, version: VersionChoice) -> Self {
+        self.options.version = version;
+        self
+    }
+
+    /// How long the era probe waits before it takes a silent server for a legacy one.
+    #[must_use]
+    pub fn probe_timeout(mut self, timeout: Duration) -> Self {
+        self.options.probe_timeout = timeout;
+        self
+    }
+
+    /// Answers the server's elicitations (form and URL modes), as legacy requests and as
+    /// modern input requests alike; declares the `elicitation` capability.
+    #[must_use]
+    pub fn on_elicit<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(Decoded<ElicitParams<'static>>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult<'static>, RpcError>> + Send + 'static,
+    {
+        self.side.elicit = Some(Arc::new(move |p| Box::pin(f(p))));
+        self
+    }
+
+    /// Answers the server's sampling requests; declares the `sampling` capability.
+    #[must_use]
+    pub fn on_sample<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(Decoded<CreateMessageParams<'static>>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult<'static>, RpcError>> + Send + 'static,
+    {
+        self.side.sample = Some(Arc::new(move |p| Box::pin(f(p))));
+        self
+    }
+
+    /// Offers these roots (`roots/list`); declares the `roots` capability.
+    /// [`Client::set_roots`] changes them later.
+    #[must_use]
+    pub fn roots(mut self, roots: impl IntoIterator<Item = Root<'static>>) -> Self {
+        self.side.roots = Some(std::sync::RwLock::new(roots.into_iter().collect()));
+        self
+    }
+
+    /// Takes the server's log messages (`notifications/message`).
+    #[must_use]
+    pub fn on_log(mut self, f: impl Fn(&LoggingMessageParams<'_>) + Send + Sync + 'static) -> Self {
+        self.side.log = Some(Arc::new(f));
+        self
+    }
+
+    /// The timeout of each call unless its [`CallOptions`](super::CallOptions) give one
+    /// (the peer's, [`DEFAULT_REQUEST_TIMEOUT`](crate::peer::DEFAULT_REQUEST_TIMEOUT), by
+    /// default; `None` waits forever).
+    #[must_use]
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
+        self.peer = self.peer.request_timeout(timeout);
+        self
+    }
+
+    /// Bounds the input rounds of a modern call (see [`InputLimits`]).
+    #[must_use]
+    pub fn input_limits(mut self, limits: InputLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The most pages a `list_*` call follows ([`DEFAULT_MAX_PAGES`] by default).
+    #[must_use]
+    pub fn max_pages(mut self, n: usize) -> Self {
+        self.max_pages = n.max(1);
+        self
+    }
+
+    /// The peer's settings: frame and in-flight limits, request timeout.
+    #[must_use]
+    pub fn peer(mut self, peer: PeerBuilder) -> Self {
+        self.peer = peer;
+        self
+    }
+
+    /// Where a child server's stderr goes (`tracing` by default).
+    #[must_use]
+    pub fn stderr(mut self, stderr: ChildStderr) -> Self {
+        self.stderr = stderr;
+        self
+    }
+
+    /// Starts the transport `target` names and settles the era with the server.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Connect`] when the transport cannot start, [`ClientError::Era`] when
+    /// the server speaks no version this client does (or not the era pinned), and the errors
+    /// of a call when the negotiation's requests fail.
+    pub async fn connect(self, target: impl IntoTarget) -> Result<Client, ClientError> {
+        let target = target
+            .into_target()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        let side = Arc::new(self.side);
+        let mut options = self.options;
+        options.capabilities = side.capabilities();
+        let handler = SideHandler(side.clone());
+        let (peer, connections) = match &target {
+            Target::Command { program, args } => {
+                let mut command = tokio::process::Command::new(program);
+                command.args(args);
+                let (p, c) =
+                    crate::transport::spawn_child(&self.peer, command, self.stderr, handler)?;
+                (p, vec![c])
+            }
+            Target::Tcp(addr) => {
+                let (p, c) =
+                    crate::transport::connect_tcp(&self.peer, addr.as_str(), handler).await?;
+                (p, vec![c])
+            }
+            #[cfg(unix)]
+            Target::Unix(path) => {
+                let (p, c) = crate::transport::connect_unix(&self.peer, path, handler).await?;
+                (p, vec![c])
+            }
+            #[cfg(feature = "http")]
+            Target::Http(url) => {
+                let (p, c) = crate::http::connect(&self.peer, url, handler)?;
+                (p, vec![c])
+            }
+            Target::InProcess(server) => {
+                let ((_, sc), (p, c)) = crate::transport::in_process(
+                    &self.peer,
+                    IN_PROCESS_BUFFER,
+                    server.handler(),
+                    handler,
+                );
+                (p, vec![c, sc])
+            }
+        };
+        let key = target.cache_key();
+        let agreed =
+            negotiate(&peer, &options, key.as_deref()).await.map_err(ClientError::negotiate)?;
+        let fix = |d: &mut Described<'_>| {
+            if d.server_info.is_none() {
+                d.server_info = d.meta.take().and_then(|m| m.server_info);
+            }
+        };
+        let bad = |e: serde_json::Error| ClientError::invalid("server description", e);
+        let described = match agreed.server() {
+            Some(text) => Decoded::decode_with(Cart::Text(text.into()), fix).map_err(bad)?,
+            // The era came from the cache: the server is asked what it is.
+            None => {
+                let r = agreed
+                    .request(&peer, DISCOVER, NO_PARAMS, RequestOptions::new())
+                    .await
+                    .map_err(|e| ClientError::request(DISCOVER, e))?;
+                Decoded::decode_with(Cart::Result(r), fix).map_err(bad)?
+            }
+        };
+        Ok(Client(Arc::new(Inner {
+            peer,
+            agreed,
+            side,
+            described,
+            limits: self.limits,
+            timeout: self.timeout,
+            max_pages: self.max_pages,
+            _connections: connections,
+        })))
+    }
+}
