@@ -14,6 +14,7 @@
 //! installer is idempotent). When node, npm or python3 is missing, or the install fails, every
 //! test here fails with the installer's output: these tests never skip.
 
+mod client;
 mod conformance;
 mod harness;
 mod http;

@@ -197,8 +197,22 @@ impl Client {
         arguments: impl Serialize,
         options: &CallOptions,
     ) -> Result<Decoded<CallToolResult<'static>>, ClientError> {
-        let r: Decoded<CallToolResult<'static>> =
-            self.typed("tools/call", Named { name, arguments: Some(arguments) }, options).await?;
+        let params = Named { name, arguments: Some(arguments) };
+        let r: Decoded<CallToolResult<'static>> = match &self.0.headers_learnt {
+            None => self.typed("tools/call", params, options).await?,
+            Some(learnt) => {
+                // The tools' `x-mcp-header` annotations are learnt from a tool list.
+                learnt.get_or_try_init(|| async { self.list_tools().await.map(drop) }).await?;
+                match self.typed("tools/call", &params, options).await {
+                    // The tool list changed since: learn it again, once.
+                    Err(e) if e.code() == Some(crate::ErrorCode::HEADER_MISMATCH) => {
+                        self.list_tools().await?;
+                        self.typed("tools/call", &params, options).await?
+                    }
+                    r => r?,
+                }
+            }
+        };
         if r.get().is_error {
             return Err(ClientError::Tool(Box::new(r)));
         }

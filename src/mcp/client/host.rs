@@ -63,6 +63,9 @@ pub(crate) struct Inner {
     pub(crate) limits: InputLimits,
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_pages: usize,
+    /// Over Streamable HTTP in the modern era: set once a tool list taught the transport the
+    /// tools' `x-mcp-header` annotations (unset: a call lists the tools first).
+    pub(crate) headers_learnt: Option<tokio::sync::OnceCell<()>>,
     /// The client's connection, and a server's in this process.
     _connections: Vec<Connection>,
 }
@@ -416,7 +419,12 @@ impl ClientBuilder {
                 Decoded::decode_with(Cart::Result(r), fix).map_err(bad)?
             }
         };
+        #[cfg(feature = "http")]
+        let mirrors = matches!(target, Target::Http(_)) && agreed.era() == Era::Modern;
+        #[cfg(not(feature = "http"))]
+        let mirrors = false;
         Ok(Client(Arc::new(Inner {
+            headers_learnt: mirrors.then(tokio::sync::OnceCell::new),
             peer,
             agreed,
             side,
