@@ -178,6 +178,40 @@ impl Client {
     ///
     /// [`ClientError::Tool`] when the tool ran and failed (`isError`: the result is in the
     /// error), and the other kinds of [`ClientError`].
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// let r = client.call_tool("echo", serde_json::json!({ "message": "hi" })).await?;
+    /// assert_eq!(r.get().content[0].as_text(), Some("hi"));
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn call_tool(
         &self,
         name: &str,
@@ -191,6 +225,48 @@ impl Client {
     /// # Errors
     ///
     /// As [`Client::call_tool`].
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// use mcpwire::mcp::client::{CallOptions, NO_ARGUMENTS};
+    /// use std::sync::{Arc, Mutex};
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let s = seen.clone();
+    /// let options = CallOptions::new()
+    ///     .timeout(Some(std::time::Duration::from_secs(5)))
+    ///     .on_progress(move |p| s.lock().unwrap().push(p.progress));
+    /// let r = client.call_tool_with("work", NO_ARGUMENTS, &options).await?;
+    /// assert_eq!(r.get().content[0].as_text(), Some("done"));
+    /// assert_eq!(*seen.lock().unwrap(), [1.0, 2.0]);
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn call_tool_with(
         &self,
         name: &str,
@@ -224,6 +300,41 @@ impl Client {
     /// # Errors
     ///
     /// As any call.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// let page = client.list_tools_page(None, &Default::default()).await?;
+    /// assert_eq!(page.get().tools.len(), 2);
+    /// assert!(page.get().next_cursor.is_none());
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn list_tools_page(
         &self,
         cursor: Option<&str>,
@@ -239,6 +350,41 @@ impl Client {
     /// # Errors
     ///
     /// As any call, and [`ClientError::Invalid`] when the pages do not end.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// let tools = client.list_tools().await?;
+    /// assert_eq!(tools[0].get().name, "echo");
+    /// assert_eq!(tools[0].get().description.as_deref(), Some("Returns its message"));
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn list_tools(&self) -> Result<Vec<Decoded<Tool<'static>>>, ClientError> {
         self.all(
             "tools/list",
@@ -255,6 +401,40 @@ impl Client {
     /// # Errors
     ///
     /// As any call.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// let page = client.list_resources_page(None, &Default::default()).await?;
+    /// assert_eq!(page.get().resources[0].uri, "mem://readme");
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn list_resources_page(
         &self,
         cursor: Option<&str>,
@@ -268,6 +448,40 @@ impl Client {
     /// # Errors
     ///
     /// As [`Client::list_tools`].
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// let resources = client.list_resources().await?;
+    /// assert_eq!(resources[0].get().uri, "mem://readme");
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn list_resources(&self) -> Result<Vec<Decoded<Resource<'static>>>, ClientError> {
         self.all(
             "resources/list",
@@ -284,6 +498,40 @@ impl Client {
     /// # Errors
     ///
     /// As any call.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// let page = client.list_resource_templates_page(None, &Default::default()).await?;
+    /// assert_eq!(page.get().resource_templates.len(), 1);
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn list_resource_templates_page(
         &self,
         cursor: Option<&str>,
@@ -297,6 +545,40 @@ impl Client {
     /// # Errors
     ///
     /// As [`Client::list_tools`].
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// let templates = client.list_resource_templates().await?;
+    /// assert_eq!(templates[0].get().uri_template, "mem://item/{id}");
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn list_resource_templates(
         &self,
     ) -> Result<Vec<Decoded<ResourceTemplate<'static>>>, ClientError> {
@@ -319,6 +601,42 @@ impl Client {
     ///
     /// As any call; a resource the server does not have is a protocol error (-32002 from a
     /// legacy server, -32602 from a modern one).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// let r = client.read_resource("mem://readme").await?;
+    /// assert!(r.json().contains("Read me"));
+    /// let missing = client.read_resource("mem://nothing").await.unwrap_err();
+    /// assert_eq!(missing.code(), Some(mcpwire::ErrorCode::INVALID_PARAMS)); // modern era
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn read_resource(
         &self,
         uri: &str,
@@ -331,6 +649,42 @@ impl Client {
     /// # Errors
     ///
     /// As [`Client::read_resource`].
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// use mcpwire::mcp::client::CallOptions;
+    /// let options = CallOptions::new().meta("trace", serde_json::json!("abc"));
+    /// let r = client.read_resource_with("mem://item/1", &options).await?;
+    /// assert!(r.json().contains("one"));
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn read_resource_with(
         &self,
         uri: &str,
@@ -344,6 +698,40 @@ impl Client {
     /// # Errors
     ///
     /// As any call.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// let page = client.list_prompts_page(None, &Default::default()).await?;
+    /// assert_eq!(page.get().prompts[0].name, "greet");
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn list_prompts_page(
         &self,
         cursor: Option<&str>,
@@ -357,6 +745,40 @@ impl Client {
     /// # Errors
     ///
     /// As [`Client::list_tools`].
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// let prompts = client.list_prompts().await?;
+    /// assert_eq!(prompts[0].get().name, "greet");
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn list_prompts(&self) -> Result<Vec<Decoded<Prompt<'static>>>, ClientError> {
         self.all(
             "prompts/list",
@@ -373,6 +795,40 @@ impl Client {
     /// # Errors
     ///
     /// As any call.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// let p = client.get_prompt("greet", serde_json::json!({ "who": "Ada" })).await?;
+    /// assert!(p.json().contains("Say hello to Ada"));
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn get_prompt(
         &self,
         name: &str,
@@ -386,6 +842,41 @@ impl Client {
     /// # Errors
     ///
     /// As any call.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// let options = mcpwire::mcp::client::CallOptions::new();
+    /// let p = client.get_prompt_with("greet", serde_json::json!({ "who": "Bo" }), &options).await?;
+    /// assert_eq!(p.get().messages.len(), 1);
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn get_prompt_with(
         &self,
         name: &str,
@@ -402,6 +893,41 @@ impl Client {
     /// # Errors
     ///
     /// As any call.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// let reference = CompleteRef::Prompt { name: "greet".into() };
+    /// let done = client.complete(&reference, "who", "al").await?;
+    /// assert_eq!(done.get().completion.values, ["alpha", "alpine"]);
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn complete(
         &self,
         reference: &crate::mcp::types::CompleteRef<'_>,
@@ -465,6 +991,40 @@ impl Client {
     /// # Errors
     ///
     /// As any call.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// let listed = client.request("tools/list").await?;
+    /// assert!(listed.result().unwrap().get().contains("echo"));
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn request(&self, method: &str) -> Result<Incoming, ClientError> {
         self.send(method, None, &CallOptions::default()).await
     }
@@ -474,6 +1034,41 @@ impl Client {
     /// # Errors
     ///
     /// As any call.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// let params = serde_json::json!({ "name": "echo", "arguments": { "message": "raw" } });
+    /// let answer = client.request_with("tools/call", params).await?;
+    /// assert!(answer.result().unwrap().get().contains("raw"));
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn request_with(
         &self,
         method: &str,
@@ -489,6 +1084,39 @@ impl Client {
     /// # Errors
     ///
     /// When the connection is closed.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// client.notify("notifications/roots/list_changed").await?;
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn notify(&self, method: &str) -> Result<(), ClientError> {
         self.notify_raw(method, None).await
     }
@@ -498,6 +1126,40 @@ impl Client {
     /// # Errors
     ///
     /// When the params cannot be written or the connection is closed.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// let params = serde_json::json!({ "requestId": 99, "reason": "not needed" });
+    /// client.notify_with("notifications/cancelled", params).await?;
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn notify_with(
         &self,
         method: &str,
@@ -528,6 +1190,44 @@ impl Client {
     /// # Errors
     ///
     /// As any call (the server refuses the subscription, the connection closes).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # use mcpwire::mcp::{Client, server::Server, types::*};
+    /// # let server = Server::builder("demo", "1")
+    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { message: String }
+    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
+    /// #     })
+    /// #     .tool(Tool::new("work"), |call| async move {
+    /// #         call.progress(1.0, Some(2.0), None).await;
+    /// #         call.progress(2.0, Some(2.0), None).await;
+    /// #         Ok(CallToolResult::text("done"))
+    /// #     })
+    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
+    /// #     })
+    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
+    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
+    /// #     })
+    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
+    /// #         #[derive(serde::Deserialize)] struct A { who: String }
+    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
+    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
+    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
+    /// #     })
+    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
+    /// #     .build();
+    /// let client = Client::connect(server.clone()).await?;
+    /// use mcpwire::mcp::client::{Change, Listen};
+    /// let mut changes = client.listen(Listen::new().tools().resource("mem://readme")).await?;
+    /// server.tools_changed();
+    /// assert_eq!(changes.next().await, Some(Change::Tools));
+    /// server.resource_updated("mem://readme");
+    /// assert_eq!(changes.next().await, Some(Change::Updated("mem://readme".into())));
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn listen(&self, filter: Listen) -> Result<Changes, ClientError> {
         if self.era() == Era::Legacy {
             let listener = Arc::new(Listener::new(filter, LEGACY_LISTENER));

@@ -153,6 +153,19 @@ impl Client {
     /// # Errors
     ///
     /// As [`ClientBuilder::connect`].
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use mcpwire::mcp::{Client, Era, server::Server};
+    /// // A server in this process; `"stdio:CMD"`, `"tcp:HOST:PORT"`, `"unix:PATH"` and
+    /// // `"http://HOST:PORT/PATH"` name the others.
+    /// let client = Client::connect(Server::builder("demo", "1.0").build()).await?;
+    /// assert_eq!(client.era(), Era::Modern);
+    /// assert_eq!(client.protocol_version(), "2026-07-28");
+    /// assert_eq!(client.server_info().unwrap().name, "demo");
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn connect(target: impl IntoTarget) -> Result<Self, ClientError> {
         Self::builder().connect(target).await
     }
@@ -208,6 +221,27 @@ impl Client {
     ///
     /// When the client was built without [`ClientBuilder::roots`], or the connection is
     /// closed.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use mcpwire::mcp::{Client, server::Server, types::*};
+    /// let server = Server::builder("demo", "1")
+    ///     .tool(Tool::new("roots"), |call| async move {
+    ///         let answer = call.ask("r", InputRequest::list_roots()).await?;
+    ///         let a: ListRootsResult<'_> = answer.decode()?;
+    ///         Ok(CallToolResult::text(a.roots[0].uri.to_string()))
+    ///     })
+    ///     .build();
+    /// let client = Client::builder()
+    ///     .roots([Root { uri: "file:///a".into(), name: None }])
+    ///     .connect(server)
+    ///     .await?;
+    /// client.set_roots(vec![Root { uri: "file:///b".into(), name: None }]).await?;
+    /// let r = client.call_tool("roots", mcpwire::mcp::client::NO_ARGUMENTS).await?;
+    /// assert_eq!(r.get().content[0].as_text(), Some("file:///b"));
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn set_roots(&self, roots: Vec<Root<'static>>) -> Result<(), ClientError> {
         let Some(held) = &self.0.side.roots else {
             return Err(ClientError::invalid("roots/list", "this client offers no roots"));
@@ -278,6 +312,35 @@ impl ClientBuilder {
     /// Answers the server's elicitations (form and URL modes), as legacy requests and as
     /// modern input requests alike; declares the `elicitation` capability.
     #[must_use]
+
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use mcpwire::mcp::{Client, server::Server, types::*};
+    /// let form = r#"{"type":"object","properties":{"name":{"type":"string"}}}"#;
+    /// let server = Server::builder("demo", "1")
+    ///     .tool(Tool::new("hello"), move |call| async move {
+    ///         let answer = call.ask("who", InputRequest::elicit(&ElicitParams::form("Name?", form))).await?;
+    ///         let answer: ElicitResult<'_> = answer.decode()?;
+    ///         Ok(CallToolResult::text(format!("hello {}", answer.text("name")?.unwrap_or_default())))
+    ///     })
+    ///     .build();
+    /// // Both eras: a legacy server's `elicitation/create` request, a modern input round.
+    /// for version in ["2025-11-25", "2026-07-28"] {
+    ///     let client = Client::builder()
+    ///         .protocol_version(version.parse().unwrap())
+    ///         .on_elicit(|asked| async move {
+    ///             assert_eq!(asked.get().message, "Name?");
+    ///             Ok(ElicitResult { action: ElicitAction::Accept, content: Some(Raw::owned(r#"{"name":"Ada"}"#.into()).unwrap()) })
+    ///         })
+    ///         .connect(server.clone())
+    ///         .await?;
+    ///     let r = client.call_tool("hello", mcpwire::mcp::client::NO_ARGUMENTS).await?;
+    ///     assert_eq!(r.get().content[0].as_text(), Some("hello Ada"));
+    /// }
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub fn on_elicit<F, Fut>(mut self, f: F) -> Self
     where
         F: Fn(Decoded<ElicitParams<'static>>) -> Fut + Send + Sync + 'static,
@@ -289,6 +352,29 @@ impl ClientBuilder {
 
     /// Answers the server's sampling requests; declares the `sampling` capability.
     #[must_use]
+
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use mcpwire::mcp::{Client, server::Server, types::*};
+    /// let server = Server::builder("demo", "1")
+    ///     .tool(Tool::new("ask_model"), |call| async move {
+    ///         let a = call.ask("m", InputRequest::sample(&CreateMessageParams::user("2+2?", 5))).await?;
+    ///         let a: CreateMessageResult<'_> = a.decode()?;
+    ///         Ok(CallToolResult::text(a.content.as_text().unwrap_or("").to_owned()))
+    ///     })
+    ///     .build();
+    /// let client = Client::builder()
+    ///     .on_sample(|_asked| async move {
+    ///         Ok(CreateMessageResult { role: Role::Assistant, content: Content::text("4"), model: "m".into(), stop_reason: None })
+    ///     })
+    ///     .connect(server)
+    ///     .await?;
+    /// let r = client.call_tool("ask_model", mcpwire::mcp::client::NO_ARGUMENTS).await?;
+    /// assert_eq!(r.get().content[0].as_text(), Some("4"));
+    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # }).unwrap();
+    /// ```
     pub fn on_sample<F, Fut>(mut self, f: F) -> Self
     where
         F: Fn(Decoded<CreateMessageParams<'static>>) -> Fut + Send + Sync + 'static,
