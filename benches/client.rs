@@ -14,11 +14,6 @@
 //! together (the server is the same for all three, so the differences are the clients'),
 //! counted with a counting wrapper around the global allocator.
 
-use std::future::Future;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::{Duration, Instant};
-
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use mcpwire::mcp::client::{Client, VersionChoice};
 use mcpwire::mcp::server::Server;
@@ -28,9 +23,11 @@ use rmcp::model::{CallToolRequestParams, ContentBlock, JsonObject};
 use rmcp::service::RunningService;
 use rmcp::{Peer, RoleClient, ServiceExt};
 
+#[path = "common/calls.rs"]
+mod calls;
 mod common;
 
-use common::{ALLOCATIONS, COUNTING};
+use calls::{Call, allocations_per_call, drive};
 
 /// The echoed message: 64 bytes.
 const MESSAGE: &str = "The quick brown fox jumps over the lazy dog, then echoes it back.";
@@ -55,11 +52,6 @@ fn server() -> Server {
         .build()
 }
 
-/// One checked call.
-trait Caller: Clone + Send + Sync + 'static {
-    fn call(&self) -> impl Future<Output = ()> + Send;
-}
-
 #[derive(Clone)]
 struct Mcpwire(Client);
 
@@ -68,7 +60,7 @@ struct EchoArgs<'a> {
     message: &'a str,
 }
 
-impl Caller for Mcpwire {
+impl Call for Mcpwire {
     async fn call(&self) {
         let r = self.0.call_tool("echo", EchoArgs { message: MESSAGE }).await.unwrap();
         let r = r.get();
@@ -90,7 +82,7 @@ async fn mcpwire(server: &Server, version: &str) -> Mcpwire {
 #[derive(Clone)]
 struct Rmcp(Peer<RoleClient>);
 
-impl Caller for Rmcp {
+impl Call for Rmcp {
     async fn call(&self) {
         let mut arguments = JsonObject::new();
         arguments.insert("message".into(), MESSAGE.into());
@@ -111,35 +103,8 @@ async fn rmcp(server: &Server) -> (Rmcp, RunningService<RoleClient, ()>, Connect
     (r, running, conn)
 }
 
-/// Makes `total` calls with `in_flight` tasks; returns the time taken.
-async fn drive<C: Caller>(client: &C, in_flight: usize, total: u64) -> Duration {
-    let remaining = Arc::new(AtomicI64::new(i64::try_from(total).unwrap()));
-    let tasks = in_flight.min(usize::try_from(total).unwrap_or(usize::MAX));
-    let start = Instant::now();
-    let handles: Vec<_> = (0..tasks)
-        .map(|_| {
-            let (client, remaining) = (client.clone(), remaining.clone());
-            tokio::spawn(async move {
-                while remaining.fetch_sub(1, Ordering::Relaxed) > 0 {
-                    client.call().await;
-                }
-            })
-        })
-        .collect();
-    for h in handles {
-        h.await.unwrap();
-    }
-    start.elapsed()
-}
-
-fn report_allocations<C: Caller>(rt: &tokio::runtime::Runtime, name: &str, c: &C, n: usize) {
-    const CALLS: u64 = 20_000;
-    rt.block_on(drive(c, n, CALLS));
-    ALLOCATIONS.store(0, Ordering::Relaxed);
-    COUNTING.store(true, Ordering::Relaxed);
-    rt.block_on(drive(c, n, CALLS));
-    COUNTING.store(false, Ordering::Relaxed);
-    let per = ALLOCATIONS.load(Ordering::Relaxed) as f64 / CALLS as f64;
+fn report_allocations<C: Call>(rt: &tokio::runtime::Runtime, name: &str, c: &C, n: usize) {
+    let per = allocations_per_call(rt, c, n, 20_000);
     println!("client allocations per call (client and server), {n} in flight, {name}: {per:.1}");
 }
 

@@ -25,9 +25,6 @@
 //! with a counting wrapper around the global allocator.
 
 use std::borrow::Cow;
-use std::future::Future;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{
@@ -43,11 +40,13 @@ use rmcp::{Peer, RoleClient, ServiceExt};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+#[path = "common/calls.rs"]
+mod calls;
 mod common;
 #[path = "common/rmcp_echo.rs"]
 mod rmcp_echo;
 
-use common::{ALLOCATIONS, COUNTING};
+use calls::{Call, allocations_per_call, drive};
 use rmcp_echo::RmcpEcho;
 
 /// The echoed message: 64 bytes.
@@ -139,15 +138,10 @@ impl Handler for McpwireEcho {
     }
 }
 
-/// A round trip, checked.
-trait Client: Clone + Send + Sync + 'static {
-    fn call(&self) -> impl Future<Output = ()> + Send;
-}
-
 #[derive(Clone)]
 struct McpwireClient(PeerHandle);
 
-impl Client for McpwireClient {
+impl Call for McpwireClient {
     async fn call(&self) {
         let params = CallParams { name: "echo", arguments: EchoArgs { message: MESSAGE.into() } };
         let response = self.0.request("tools/call", Some(Json(&params))).await.unwrap();
@@ -161,7 +155,7 @@ impl Client for McpwireClient {
 #[derive(Clone)]
 struct McpwirePing(PeerHandle);
 
-impl Client for McpwirePing {
+impl Call for McpwirePing {
     async fn call(&self) {
         let response = self.0.request("ping", mcpwire::peer::NO_PARAMS).await.unwrap();
         assert_eq!(response.result().map(|r| r.get()), Some("{}"));
@@ -209,7 +203,7 @@ impl McpwirePair {
 #[derive(Clone)]
 struct RmcpClient(Peer<RoleClient>);
 
-impl Client for RmcpClient {
+impl Call for RmcpClient {
     async fn call(&self) {
         let mut arguments = JsonObject::new();
         arguments.insert("message".into(), MESSAGE.into());
@@ -252,30 +246,9 @@ impl RmcpPair {
 
 // ---- Driving. ----
 
-/// Makes `total` round trips with `in_flight` client tasks; returns the time taken.
-async fn drive<C: Client>(client: &C, in_flight: usize, total: u64) -> Duration {
-    let remaining = Arc::new(AtomicI64::new(i64::try_from(total).unwrap()));
-    let tasks = in_flight.min(usize::try_from(total).unwrap_or(usize::MAX));
-    let start = Instant::now();
-    let handles: Vec<_> = (0..tasks)
-        .map(|_| {
-            let (client, remaining) = (client.clone(), remaining.clone());
-            tokio::spawn(async move {
-                while remaining.fetch_sub(1, Ordering::Relaxed) > 0 {
-                    client.call().await;
-                }
-            })
-        })
-        .collect();
-    for h in handles {
-        h.await.unwrap();
-    }
-    start.elapsed()
-}
-
 /// `in_flight` client tasks making `rounds` timed round trips each; returns every latency, in
 /// nanoseconds, sorted, and the wall time.
-async fn latencies<C: Client>(client: &C, in_flight: usize, rounds: usize) -> (Vec<u64>, Duration) {
+async fn latencies<C: Call>(client: &C, in_flight: usize, rounds: usize) -> (Vec<u64>, Duration) {
     let start = Instant::now();
     let handles: Vec<_> = (0..in_flight)
         .map(|_| {
@@ -305,7 +278,7 @@ fn percentile(sorted: &[u64], p: f64) -> Duration {
     Duration::from_nanos(sorted[i])
 }
 
-fn report_latency<C: Client>(rt: &tokio::runtime::Runtime, name: &str, client: &C) {
+fn report_latency<C: Call>(rt: &tokio::runtime::Runtime, name: &str, client: &C) {
     let n = IN_FLIGHT[IN_FLIGHT.len() - 1];
     // Warm up at full concurrency first.
     rt.block_on(drive(client, n, (n * 20) as u64));
@@ -324,19 +297,13 @@ fn report_latency<C: Client>(rt: &tokio::runtime::Runtime, name: &str, client: &
 }
 
 /// Allocations per round trip, client and server together, at `in_flight`.
-fn report_allocations<C: Client>(
+fn report_allocations<C: Call>(
     rt: &tokio::runtime::Runtime,
     name: &str,
     client: &C,
     in_flight: usize,
 ) {
-    const ROUNDS: u64 = 20_000;
-    rt.block_on(drive(client, in_flight, ROUNDS));
-    ALLOCATIONS.store(0, Ordering::Relaxed);
-    COUNTING.store(true, Ordering::Relaxed);
-    rt.block_on(drive(client, in_flight, ROUNDS));
-    COUNTING.store(false, Ordering::Relaxed);
-    let per = ALLOCATIONS.load(Ordering::Relaxed) as f64 / ROUNDS as f64;
+    let per = allocations_per_call(rt, client, in_flight, 20_000);
     println!("e2e allocations per round trip, {in_flight} in flight, {name}: {per:.1}");
 }
 

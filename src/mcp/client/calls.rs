@@ -163,8 +163,12 @@ impl Client {
                 serde_json::from_str(route.token()).unwrap_or(serde_json::Value::Null);
             meta.get_or_insert_with(Default::default).insert("progressToken".into(), token);
         }
-        let text = serde_json::to_string(&With { params, meta: meta.as_ref() })
-            .map_err(|e| ClientError::invalid(method, format!("params: {e}")))?;
+        // Flattening costs serde a detour through a map: only a call with `_meta` takes it.
+        let text = match &meta {
+            None => serde_json::to_string(&params),
+            Some(meta) => serde_json::to_string(&With { params, meta: Some(meta) }),
+        }
+        .map_err(|e| ClientError::invalid(method, format!("params: {e}")))?;
         let answer = self.send(method, Some(&text), options).await?;
         drop(route);
         Decoded::decode(Cart::Result(answer))

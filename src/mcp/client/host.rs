@@ -311,8 +311,6 @@ impl ClientBuilder {
 
     /// Answers the server's elicitations (form and URL modes), as legacy requests and as
     /// modern input requests alike; declares the `elicitation` capability.
-    #[must_use]
-
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -341,6 +339,7 @@ impl ClientBuilder {
     /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
     /// # }).unwrap();
     /// ```
+    #[must_use]
     pub fn on_elicit<F, Fut>(mut self, f: F) -> Self
     where
         F: Fn(Decoded<ElicitParams<'static>>) -> Fut + Send + Sync + 'static,
@@ -351,8 +350,6 @@ impl ClientBuilder {
     }
 
     /// Answers the server's sampling requests; declares the `sampling` capability.
-    #[must_use]
-
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -375,6 +372,7 @@ impl ClientBuilder {
     /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
     /// # }).unwrap();
     /// ```
+    #[must_use]
     pub fn on_sample<F, Fut>(mut self, f: F) -> Self
     where
         F: Fn(Decoded<CreateMessageParams<'static>>) -> Fut + Send + Sync + 'static,
