@@ -125,23 +125,28 @@ impl Client {
         if let Some(t) = options.timeout.or(inner.timeout.map(Some)) {
             request = request.timeout(t);
         }
-        let resolver = Resolver(&inner.side);
-        let call = inner.agreed.request_with_input(
-            &inner.peer,
-            method,
-            params.map(RawJson::new),
-            request,
-            &resolver,
-            inner.limits,
-        );
-        let answer = match &options.cancel {
+        let params = params.map(RawJson::new);
+        let call = async {
+            if inner.agreed.era() == Era::Legacy {
+                // A legacy server asks for input with requests of its own (answered by the
+                // side's handler), never with an `input_required` result.
+                let answer = inner.agreed.request(&inner.peer, method, params, request).await;
+                return answer.map_err(|e| ClientError::request(method, e));
+            }
+            let resolver = Resolver(&inner.side);
+            let answer = inner
+                .agreed
+                .request_with_input(&inner.peer, method, params, request, &resolver, inner.limits)
+                .await;
+            answer.map_err(|e| ClientError::input(method, e))
+        };
+        match &options.cancel {
             None => call.await,
             Some(token) => tokio::select! {
                 r = call => r,
-                () = token.cancelled() => return Err(ClientError::Cancelled),
+                () = token.cancelled() => Err(ClientError::Cancelled),
             },
-        };
-        answer.map_err(|e| ClientError::input(method, e))
+        }
     }
 
     /// [`Client::send`] with serialisable params and the call's own `_meta`, decoded as `T`.
