@@ -15,8 +15,9 @@ use mcpwire::mcp::client::{
 use mcpwire::mcp::server::{Error, Server};
 use mcpwire::mcp::types::{
     CallToolResult, CompleteRef, CompleteResult, Content, CreateMessageParams, CreateMessageResult,
-    ElicitAction, ElicitParams, ElicitResult, GetPromptResult, InputRequest, Prompt, PromptMessage,
-    Raw, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, Root, Tool,
+    ElicitAction, ElicitParams, ElicitResult, GetPromptResult, InputRequest, LoggingLevel, Prompt,
+    PromptMessage, Raw, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
+    Root, Tool,
 };
 use mcpwire::peer::{Context, Handler, Incoming, PeerBuilder, Reply, RpcError};
 use mcpwire::transport::serve_tcp;
@@ -82,6 +83,19 @@ fn server(cancelled: Arc<AtomicUsize>) -> Server {
                 guard.1 = true;
                 Ok(CallToolResult::text("late"))
             }
+        })
+        .tool(Tool::new("meta"), |call| async move {
+            #[derive(serde::Deserialize)]
+            struct P<'a> {
+                #[serde(borrow, rename = "_meta")]
+                meta: &'a serde_json::value::RawValue,
+            }
+            Ok(CallToolResult::text(call.params::<P<'_>>()?.meta.get().to_owned()))
+        })
+        .tool(Tool::new("chatty"), |call| async move {
+            call.log(LoggingLevel::Info, "informative").await;
+            call.log(LoggingLevel::Error, "bad").await;
+            Ok(CallToolResult::text("said"))
         })
         .tool(Tool::new("progress"), |call| async move {
             for i in 1..=3 {
@@ -432,4 +446,37 @@ async fn connection_and_era_failures() {
     assert!(matches!(e, ClientError::Connect(_)), "{e:?}");
     let e = Client::connect("carrier-pigeon:home").await.unwrap_err();
     assert!(matches!(e, ClientError::Connect(_)), "{e:?}");
+}
+
+#[tokio::test]
+async fn a_calls_own_meta_and_the_log_level_reach_the_server() {
+    let server = server(Arc::default());
+    for version in [LEGACY, MODERN] {
+        let c = connect(&server, version).await;
+        let options = CallOptions::new().meta("trace", json!("abc-123"));
+        let r = c.call_tool_with("meta", NO_ARGUMENTS, &options).await.unwrap();
+        let meta: serde_json::Value = serde_json::from_str(&text(r.get())).unwrap();
+        assert_eq!(meta["trace"], "abc-123", "{version}: {meta}");
+        // A modern request's envelope is merged with the call's own members.
+        let envelope = meta.get(mcpwire::mcp::PROTOCOL_VERSION_KEY);
+        assert_eq!(envelope.is_some(), version == MODERN, "{version}: {meta}");
+
+        for (level, want) in
+            [(LoggingLevel::Info, vec!["informative", "bad"]), (LoggingLevel::Error, vec!["bad"])]
+        {
+            let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+            let s = seen.clone();
+            let c = Client::builder()
+                .protocol_version(fixed(version))
+                .log_level(level)
+                .on_log(move |m| s.lock().unwrap().push(m.data.get().trim_matches('"').to_owned()))
+                .connect(server.clone())
+                .await
+                .unwrap();
+            c.call_tool("chatty", NO_ARGUMENTS).await.unwrap();
+            wait_for(|| seen.lock().unwrap().len() >= want.len(), "log messages").await;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            assert_eq!(*seen.lock().unwrap(), want, "{version} at {level:?}");
+        }
+    }
 }

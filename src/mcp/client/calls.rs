@@ -163,6 +163,11 @@ impl Client {
     {
         let route = options.progress.clone().map(|f| self.0.side.progress(f));
         let mut meta = options.meta.clone();
+        if let Some(level) = self.0.log_level {
+            let level = serde_json::to_value(level).unwrap_or(serde_json::Value::Null);
+            meta.get_or_insert_with(Default::default)
+                .insert(crate::mcp::LOG_LEVEL_KEY.into(), level);
+        }
         if let Some(route) = &route {
             let token: serde_json::Value =
                 serde_json::from_str(route.token()).unwrap_or(serde_json::Value::Null);

@@ -18,7 +18,7 @@ use crate::mcp::mrtr::InputLimits;
 use crate::mcp::server::Server;
 use crate::mcp::types::{
     CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Implementation,
-    LoggingMessageParams, Root, ServerCapabilities,
+    LoggingLevel, LoggingMessageParams, Root, ServerCapabilities,
 };
 use crate::peer::{Connection, NO_PARAMS, PeerBuilder, PeerHandle, RequestOptions, RpcError};
 use crate::transport::ChildStderr;
@@ -63,6 +63,8 @@ pub(crate) struct Inner {
     pub(crate) limits: InputLimits,
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_pages: usize,
+    /// The least severe log message wanted, named in each modern request's `_meta`.
+    pub(crate) log_level: Option<LoggingLevel>,
     /// Over Streamable HTTP in the modern era: set once a tool list taught the transport the
     /// tools' `x-mcp-header` annotations (unset: a call lists the tools first).
     pub(crate) headers_learnt: Option<tokio::sync::OnceCell<()>>,
@@ -267,6 +269,7 @@ pub struct ClientBuilder {
     limits: InputLimits,
     timeout: Option<Duration>,
     max_pages: usize,
+    log_level: Option<LoggingLevel>,
     stderr: ChildStderr,
 }
 
@@ -279,6 +282,7 @@ impl Default for ClientBuilder {
             limits: InputLimits::default(),
             timeout: None,
             max_pages: DEFAULT_MAX_PAGES,
+            log_level: None,
             stderr: ChildStderr::default(),
         }
     }
@@ -397,6 +401,14 @@ impl ClientBuilder {
         self
     }
 
+    /// Asks for the server's log messages at `level` and above: a legacy session's
+    /// `logging/setLevel` once connected, the `_meta` of each modern request. [`on_log`](Self::on_log) takes them.
+    #[must_use]
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
+
     /// The timeout of each call unless its [`CallOptions`](super::CallOptions) give one
     /// (the peer's, [`DEFAULT_REQUEST_TIMEOUT`](crate::peer::DEFAULT_REQUEST_TIMEOUT), by
     /// default; `None` waits forever).
@@ -507,7 +519,23 @@ impl ClientBuilder {
         let mirrors = matches!(target, Target::Http(_)) && agreed.era() == Era::Modern;
         #[cfg(not(feature = "http"))]
         let mirrors = false;
+        if let (Some(level), Era::Legacy) = (self.log_level, agreed.era()) {
+            #[derive(serde::Serialize)]
+            struct SetLevel {
+                level: LoggingLevel,
+            }
+            agreed
+                .request(
+                    &peer,
+                    "logging/setLevel",
+                    Some(crate::Json(&SetLevel { level })),
+                    RequestOptions::new(),
+                )
+                .await
+                .map_err(|e| ClientError::request("logging/setLevel", e))?;
+        }
         Ok(Client(Arc::new(Inner {
+            log_level: self.log_level.filter(|_| agreed.era() == Era::Modern),
             headers_learnt: mirrors.then(tokio::sync::OnceCell::new),
             peer,
             agreed,
