@@ -10,8 +10,15 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use mcpwire::mcp::Era;
-use mcpwire::mcp::client::{Client, ClientError, NO_ARGUMENTS, Target, VersionChoice};
-use mcpwire::mcp::types::{Content, CreateMessageResult, ElicitAction, ElicitResult, Raw, Role};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use mcpwire::mcp::client::{
+    CallOptions, Change, Client, ClientError, Listen, NO_ARGUMENTS, Target, VersionChoice,
+};
+use mcpwire::mcp::types::{
+    CompleteRef, Content, CreateMessageResult, ElicitAction, ElicitResult, Raw, Role,
+};
 use mcpwire::transport::ChildStderr;
 use serde_json::json;
 
@@ -214,6 +221,26 @@ fn everything_calls(target: impl Fn() -> Target) {
             assert!(prompts.iter().any(|p| p.get().name == "test_simple_prompt"), "{shown}");
             let p = c.get_prompt("test_simple_prompt", NO_ARGUMENTS).await.unwrap();
             assert!(!p.get().messages.is_empty(), "{shown}");
+            let templates = c.list_resource_templates().await.unwrap();
+            assert_eq!(templates[0].get().uri_template, "test://template/{id}/data", "{shown}");
+            let item = c.read_resource("test://template/42/data").await.unwrap();
+            assert!(item.json().contains("42"), "{shown}: {}", item.json());
+            let reference = CompleteRef::Resource { uri: "test://template/{id}/data".into() };
+            let done = c.complete(&reference, "id", "4").await.unwrap();
+            assert_eq!(done.get().completion.values, ["42"], "{shown}");
+            let seen = Arc::new(AtomicUsize::new(0));
+            let s = seen.clone();
+            let options = CallOptions::new().on_progress(move |_| {
+                s.fetch_add(1, Ordering::SeqCst);
+            });
+            c.call_tool_with("test_tool_with_progress", NO_ARGUMENTS, &options).await.unwrap();
+            assert!(seen.load(Ordering::SeqCst) >= 1, "{shown}: no progress");
+            // A change announced after `listen` returns reaches the stream.
+            let mut changes = c.listen(Listen::new().tools()).await.unwrap();
+            c.call_tool("test_trigger_tool_change", NO_ARGUMENTS).await.unwrap();
+            let next = tokio::time::timeout(Duration::from_secs(10), changes.next()).await;
+            assert_eq!(next.expect("a change within 10 s"), Some(Change::Tools), "{shown}");
+            drop(changes);
             c.close();
         }
     });
