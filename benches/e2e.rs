@@ -46,7 +46,7 @@ mod common;
 #[path = "common/rmcp_echo.rs"]
 mod rmcp_echo;
 
-use calls::{Call, allocations_per_call, drive};
+use calls::{Call, allocations_per_call, cpu_per_call, drive};
 use rmcp_echo::RmcpEcho;
 
 /// The echoed message: 64 bytes.
@@ -305,6 +305,11 @@ fn report_allocations<C: Call>(
 ) {
     let per = allocations_per_call(rt, client, in_flight, 20_000);
     println!("e2e allocations per round trip, {in_flight} in flight, {name}: {per:.1}");
+    let cpu = cpu_per_call(rt, client, in_flight, 50_000);
+    println!(
+        "e2e CPU per round trip (getrusage), {in_flight} in flight, {name}: {:.2} µs",
+        cpu.as_secs_f64() * 1e6
+    );
 }
 
 fn e2e(c: &mut Criterion) {

@@ -480,3 +480,14 @@ async fn a_calls_own_meta_and_the_log_level_reach_the_server() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_client_over_a_stream_of_the_hosts_own() {
+    let server = server(Arc::default());
+    let (a, b) = tokio::io::duplex(64 * 1024);
+    let (_peer, _conn) = PeerBuilder::new().connect(a, server.handler());
+    let c = Client::builder().connect_stream(b).await.unwrap();
+    assert_eq!(c.era(), Era::Modern);
+    let r = c.call_tool("greet", json!({ "who": "Io" })).await.unwrap();
+    assert_eq!(text(r.get()), "hello Io");
+}

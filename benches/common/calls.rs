@@ -49,3 +49,32 @@ pub fn allocations_per_call<C: Call>(
     COUNTING.store(false, Ordering::Relaxed);
     ALLOCATIONS.load(Ordering::Relaxed) as f64 / calls as f64
 }
+
+/// This process's CPU time so far (user and system, every thread).
+fn cpu_time() -> Duration {
+    // SAFETY: `getrusage` writes one `rusage` into the zeroed value it is given and reads
+    // nothing else; RUSAGE_SELF is a valid `who`.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        assert_eq!(libc::getrusage(libc::RUSAGE_SELF, &mut usage), 0);
+        usage
+    };
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+/// CPU time (this process's, user and system) per call at `in_flight`, over `calls` calls
+/// after as many to warm up: what a call costs both sides, whatever else the machine runs.
+pub fn cpu_per_call<C: Call>(
+    rt: &tokio::runtime::Runtime,
+    client: &C,
+    in_flight: usize,
+    calls: u64,
+) -> Duration {
+    rt.block_on(drive(client, in_flight, calls));
+    let before = cpu_time();
+    rt.block_on(drive(client, in_flight, calls));
+    (cpu_time() - before) / u32::try_from(calls).unwrap()
+}

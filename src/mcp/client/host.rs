@@ -263,27 +263,34 @@ impl Client {
 
 /// How a [`Client`] is made.
 pub struct ClientBuilder {
-    options: ClientOptions,
     side: Side,
     peer: PeerBuilder,
+    stderr: ChildStderr,
+    settings: Settings,
+}
+
+/// What a client keeps of its builder.
+struct Settings {
+    options: ClientOptions,
     limits: InputLimits,
     timeout: Option<Duration>,
     max_pages: usize,
     log_level: Option<LoggingLevel>,
-    stderr: ChildStderr,
 }
 
 impl Default for ClientBuilder {
     fn default() -> Self {
         Self {
-            options: ClientOptions::new("mcpwire", env!("CARGO_PKG_VERSION")),
             side: Side::default(),
             peer: PeerBuilder::new(),
-            limits: InputLimits::default(),
-            timeout: None,
-            max_pages: DEFAULT_MAX_PAGES,
-            log_level: None,
             stderr: ChildStderr::default(),
+            settings: Settings {
+                options: ClientOptions::new("mcpwire", env!("CARGO_PKG_VERSION")),
+                limits: InputLimits::default(),
+                timeout: None,
+                max_pages: DEFAULT_MAX_PAGES,
+                log_level: None,
+            },
         }
     }
 }
@@ -293,7 +300,7 @@ impl ClientBuilder {
     /// version by default).
     #[must_use]
     pub fn name(mut self, name: &str, version: &str) -> Self {
-        self.options.client_info =
+        self.settings.options.client_info =
             serde_json::json!({ "name": name, "version": version }).to_string();
         self
     }
@@ -302,14 +309,14 @@ impl ClientBuilder {
     /// newest version both speak is used) or one version.
     #[must_use]
     pub fn protocol_version(mut self, version: VersionChoice) -> Self {
-        self.options.version = version;
+        self.settings.options.version = version;
         self
     }
 
     /// How long the era probe waits before it takes a silent server for a legacy one.
     #[must_use]
     pub fn probe_timeout(mut self, timeout: Duration) -> Self {
-        self.options.probe_timeout = timeout;
+        self.settings.options.probe_timeout = timeout;
         self
     }
 
@@ -405,7 +412,7 @@ impl ClientBuilder {
     /// `logging/setLevel` once connected, the `_meta` of each modern request. [`on_log`](Self::on_log) takes them.
     #[must_use]
     pub fn log_level(mut self, level: LoggingLevel) -> Self {
-        self.log_level = Some(level);
+        self.settings.log_level = Some(level);
         self
     }
 
@@ -414,7 +421,7 @@ impl ClientBuilder {
     /// default; `None` waits forever).
     #[must_use]
     pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.timeout = timeout;
+        self.settings.timeout = timeout;
         self.peer = self.peer.request_timeout(timeout);
         self
     }
@@ -422,14 +429,14 @@ impl ClientBuilder {
     /// Bounds the input rounds of a modern call (see [`InputLimits`]).
     #[must_use]
     pub fn input_limits(mut self, limits: InputLimits) -> Self {
-        self.limits = limits;
+        self.settings.limits = limits;
         self
     }
 
     /// The most pages a `list_*` call follows ([`DEFAULT_MAX_PAGES`] by default).
     #[must_use]
     pub fn max_pages(mut self, n: usize) -> Self {
-        self.max_pages = n.max(1);
+        self.settings.max_pages = n.max(1);
         self
     }
 
@@ -459,7 +466,7 @@ impl ClientBuilder {
             .into_target()
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         let side = Arc::new(self.side);
-        let mut options = self.options;
+        let mut options = self.settings.options;
         options.capabilities = side.capabilities();
         let handler = SideHandler(side.clone());
         let (peer, connections) = match &target {
@@ -496,6 +503,63 @@ impl ClientBuilder {
             }
         };
         let key = target.cache_key();
+        Self::finish(
+            side,
+            options,
+            self.settings.limits,
+            self.settings.timeout,
+            self.settings.max_pages,
+            self.settings.log_level,
+            mirrors_of(&target),
+            peer,
+            connections,
+            key,
+        )
+        .await
+    }
+
+    /// Talks MCP over `io`, one message per line (a transport of the host's own, a pipe to a
+    /// server in this process), and settles the era with the server at the other end.
+    ///
+    /// # Errors
+    ///
+    /// As [`ClientBuilder::connect`].
+    pub async fn connect_stream<T>(self, io: T) -> Result<Client, ClientError>
+    where
+        T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + 'static,
+    {
+        let side = Arc::new(self.side);
+        let mut options = self.settings.options;
+        options.capabilities = side.capabilities();
+        let (peer, connection) = self.peer.connect(io, SideHandler(side.clone()));
+        Self::finish(
+            side,
+            options,
+            self.settings.limits,
+            self.settings.timeout,
+            self.settings.max_pages,
+            self.settings.log_level,
+            false,
+            peer,
+            vec![connection],
+            None,
+        )
+        .await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn finish(
+        side: Arc<Side>,
+        options: ClientOptions,
+        limits: InputLimits,
+        timeout: Option<Duration>,
+        max_pages: usize,
+        log_level: Option<LoggingLevel>,
+        http: bool,
+        peer: PeerHandle,
+        connections: Vec<Connection>,
+        key: Option<String>,
+    ) -> Result<Client, ClientError> {
         let agreed =
             negotiate(&peer, &options, key.as_deref()).await.map_err(ClientError::negotiate)?;
         let fix = |d: &mut Described<'_>| {
@@ -515,11 +579,8 @@ impl ClientBuilder {
                 Decoded::decode_with(Cart::Result(r), fix).map_err(bad)?
             }
         };
-        #[cfg(feature = "http")]
-        let mirrors = matches!(target, Target::Http(_)) && agreed.era() == Era::Modern;
-        #[cfg(not(feature = "http"))]
-        let mirrors = false;
-        if let (Some(level), Era::Legacy) = (self.log_level, agreed.era()) {
+        let mirrors = http && agreed.era() == Era::Modern;
+        if let (Some(level), Era::Legacy) = (log_level, agreed.era()) {
             #[derive(serde::Serialize)]
             struct SetLevel {
                 level: LoggingLevel,
@@ -535,16 +596,27 @@ impl ClientBuilder {
                 .map_err(|e| ClientError::request("logging/setLevel", e))?;
         }
         Ok(Client(Arc::new(Inner {
-            log_level: self.log_level.filter(|_| agreed.era() == Era::Modern),
+            log_level: log_level.filter(|_| agreed.era() == Era::Modern),
             headers_learnt: mirrors.then(tokio::sync::OnceCell::new),
             peer,
             agreed,
             side,
             described,
-            limits: self.limits,
-            timeout: self.timeout,
-            max_pages: self.max_pages,
+            limits,
+            timeout,
+            max_pages,
             _connections: connections,
         })))
+    }
+}
+
+/// Whether the transport is Streamable HTTP, whose modern requests mirror arguments in headers.
+fn mirrors_of(target: &Target) -> bool {
+    #[cfg(feature = "http")]
+    return matches!(target, Target::Http(_));
+    #[cfg(not(feature = "http"))]
+    {
+        let _ = target;
+        false
     }
 }
