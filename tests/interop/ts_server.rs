@@ -6,9 +6,9 @@
 //!
 //! Each connection checks the era and version agreed, the server's name and version, the tool
 //! list, `echo` (non-ASCII text back exact), the failing tool as `ClientError::Tool`,
-//! `read_resource`, `get_prompt`, and elicitation through the client's callback: a modern
-//! `input_required` round on 2026-07-28, a real `elicitation/create` request (the SDK's legacy
-//! shim) on a 2025-era stdio connection. The one thing the SDK does not offer is elicitation
+//! `read_resource`, `get_prompt`, and elicitation through the client's callback (accepted,
+//! then declined): a modern `input_required` round on 2026-07-28, a real `elicitation/create`
+//! request (the SDK's legacy shim) on a 2025-era stdio connection. The one thing the SDK does not offer is elicitation
 //! on a 2025-era HTTP request: its stateless fallback holds no client capabilities and cannot
 //! send a request to the client, so the tool fails (`isError`) without asking; the test
 //! asserts exactly that, and that the callback never ran.
@@ -76,8 +76,8 @@ enum Asks {
     Refused,
 }
 
-/// A client at `version` (or `auto`) whose elicitation callback counts its calls and answers
-/// with [`NAME`].
+/// A client at `version` (or `auto`) whose elicitation callback counts its calls, answers the
+/// first (and every odd one) with [`NAME`] and declines the second (and every even one).
 async fn connect(
     target: Target,
     version: Option<&str>,
@@ -93,10 +93,13 @@ async fn connect(
         .on_elicit(move |asked| {
             let elicited = elicited.clone();
             async move {
-                elicited.fetch_add(1, Ordering::SeqCst);
+                let n = elicited.fetch_add(1, Ordering::SeqCst);
                 assert_eq!(asked.get().message, "Name?");
                 let schema = asked.get().requested_schema.as_ref().map(|s| s.get().to_owned());
                 assert!(schema.as_deref().unwrap_or("").contains("\"name\""), "{schema:?}");
+                if n % 2 == 1 {
+                    return Ok(ElicitResult { action: ElicitAction::Decline, content: None });
+                }
                 let answer = json!({ "name": NAME }).to_string();
                 Ok(ElicitResult {
                     action: ElicitAction::Accept,
@@ -171,6 +174,12 @@ async fn exercise(
         (Asks::Served, Ok(r)) => {
             check(text(r.get()) == format!("hello {NAME}"), format!("ask_name: {:?}", r.json()))?;
             check(calls == 1, format!("the elicitation callback ran {calls} times, not once"))?;
+            // The second ask is declined: the tool sees the decline.
+            let r =
+                c.call_tool("ask_name", NO_ARGUMENTS).await.map_err(|err| e("ask_name", err))?;
+            check(text(r.get()) == "no name: decline", format!("declined ask_name: {}", r.json()))?;
+            let calls = elicited.load(Ordering::SeqCst) - before;
+            check(calls == 2, format!("the elicitation callback ran {calls} times, not twice"))?;
         }
         (Asks::Refused, Err(ClientError::Tool(r))) => {
             check(text(r.get()).contains(NO_LEGACY_HTTP_ASKS), format!("ask_name: {}", r.json()))?;
