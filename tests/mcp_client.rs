@@ -491,3 +491,50 @@ async fn a_client_over_a_stream_of_the_hosts_own() {
     let r = c.call_tool("greet", json!({ "who": "Io" })).await.unwrap();
     assert_eq!(text(r.get()), "hello Io");
 }
+
+/// A legacy server written by hand that answers `tools/call` and `prompts/get` with the params
+/// it received, and refuses `"arguments": null` with -32602 as the TypeScript SDK does.
+#[derive(Clone)]
+struct Strict;
+
+impl Handler for Strict {
+    async fn request(&self, req: &Incoming, _cx: &Context) -> Result<Reply, RpcError> {
+        match req.method() {
+            "initialize" => Ok(Reply::raw(
+                r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"prompts":{}},"serverInfo":{"name":"strict","version":"1"}}"#,
+            )),
+            m @ ("tools/call" | "prompts/get") => {
+                let params = req.params().map(|p| p.get().to_owned()).unwrap_or_default();
+                let p: serde_json::Value = serde_json::from_str(&params).unwrap_or_default();
+                if p.get("arguments").is_some_and(|a| !a.is_object()) {
+                    return Err(RpcError::invalid_params("arguments: expected record"));
+                }
+                let said = Content::text(params);
+                Ok(Reply::raw_string(if m == "tools/call" {
+                    json!({ "content": [said] }).to_string()
+                } else {
+                    json!({ "messages": [{ "role": "user", "content": said }] }).to_string()
+                }))
+            }
+            m => Err(RpcError::method_not_found(m)),
+        }
+    }
+}
+
+#[tokio::test]
+async fn no_arguments_go_out_as_an_empty_object() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(serve_tcp(listener, PeerBuilder::new(), || Strict));
+    let c = Client::connect(format!("tcp:{addr}")).await.unwrap();
+    let r = c.call_tool("t", NO_ARGUMENTS).await.unwrap();
+    assert_eq!(text(r.get()), r#"{"name":"t","arguments":{}}"#);
+    let p = c.get_prompt("p", NO_ARGUMENTS).await.unwrap();
+    assert_eq!(p.get().messages[0].content.as_text(), Some(r#"{"name":"p","arguments":{}}"#));
+    // Given arguments go out as they are.
+    let r = c.call_tool("t", json!({ "a": 1 })).await.unwrap();
+    assert_eq!(text(r.get()), r#"{"name":"t","arguments":{"a":1}}"#);
+    // What the fix prevents: a `null` there is refused by a strict server.
+    let e = c.call_tool("t", None::<()>).await.unwrap_err();
+    assert_eq!(e.code().map(|c| c.0), Some(-32602), "{e:?}");
+}

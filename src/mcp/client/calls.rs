@@ -107,8 +107,21 @@ struct Uri<'a> {
     uri: &'a str,
 }
 
-/// No arguments: what `call_tool` takes for a tool without them.
-pub const NO_ARGUMENTS: Option<()> = None;
+/// No arguments: what `call_tool` and `get_prompt` take for a tool or prompt without them.
+/// It goes out as an empty object: `arguments`, when present, is an object, and servers that
+/// check (the TypeScript SDK's) refuse a `null` there with -32602.
+pub const NO_ARGUMENTS: NoArguments = NoArguments;
+
+/// The type of [`NO_ARGUMENTS`]: serializes as `{}`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NoArguments;
+
+impl Serialize for NoArguments {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        serializer.serialize_map(Some(0))?.end()
+    }
+}
 
 impl Client {
     /// Sends `method` with `params` in the agreed era, fulfils the server's input requests

@@ -509,7 +509,7 @@ mod side;
 mod target;
 
 #[cfg(feature = "mcp")]
-pub use calls::{CallOptions, Changes, NO_ARGUMENTS};
+pub use calls::{CallOptions, Changes, NO_ARGUMENTS, NoArguments};
 #[cfg(feature = "mcp")]
 pub use decoded::Decoded;
 #[cfg(feature = "mcp")]
