@@ -2,7 +2,6 @@
 //! and raw (any method, any params).
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -12,14 +11,10 @@ use yoke::Yokeable;
 use super::decoded::{Cart, Decoded};
 use super::error::ClientError;
 use super::host::Client;
-use super::side::{Change, LEGACY_LISTENER, Listen, Listener, NO_ID_YET, Resolver};
+use super::side::Resolver;
 use crate::RawJson;
 use crate::mcp::Era;
-use crate::mcp::types::{
-    CallToolResult, CompleteResult, GetPromptResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, ProgressParams, Prompt,
-    ReadResourceResult, Resource, ResourceTemplate, Tool,
-};
+use crate::mcp::types::{CallToolResult, ListToolsResult, ProgressParams, Tool};
 use crate::peer::{Incoming, RequestOptions};
 
 /// Options of one call.
@@ -90,21 +85,21 @@ struct With<'a, P: Serialize> {
 }
 
 #[derive(Serialize)]
-struct Named<'a, A: Serialize> {
-    name: &'a str,
+pub(super) struct Named<'a, A: Serialize> {
+    pub(super) name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    arguments: Option<A>,
+    pub(super) arguments: Option<A>,
 }
 
 #[derive(Serialize)]
-struct Cursor<'a> {
+pub(super) struct Cursor<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
-    cursor: Option<&'a str>,
+    pub(super) cursor: Option<&'a str>,
 }
 
 #[derive(Serialize)]
-struct Uri<'a> {
-    uri: &'a str,
+pub(super) struct Uri<'a> {
+    pub(super) uri: &'a str,
 }
 
 /// No arguments: what `call_tool` and `get_prompt` take for a tool or prompt without them.
@@ -163,7 +158,7 @@ impl Client {
     }
 
     /// [`Client::send`] with serialisable params and the call's own `_meta`, decoded as `T`.
-    async fn typed<T, P>(
+    pub(super) async fn typed<T, P>(
         &self,
         method: &str,
         params: P,
@@ -208,31 +203,8 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
+    /// # use mcpwire::mcp::{Client, types::*};
+    /// # let server = mcpwire::mcp::client::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let r = client.call_tool("echo", serde_json::json!({ "message": "hi" })).await?;
     /// assert_eq!(r.get().content[0].as_text(), Some("hi"));
@@ -255,31 +227,8 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
+    /// # use mcpwire::mcp::{Client, types::*};
+    /// # let server = mcpwire::mcp::client::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// use mcpwire::mcp::client::{CallOptions, NO_ARGUMENTS};
     /// use std::sync::{Arc, Mutex};
@@ -330,31 +279,8 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
+    /// # use mcpwire::mcp::{Client, types::*};
+    /// # let server = mcpwire::mcp::client::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let page = client.list_tools_page(None, &Default::default()).await?;
     /// assert_eq!(page.get().tools.len(), 2);
@@ -380,31 +306,8 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
+    /// # use mcpwire::mcp::{Client, types::*};
+    /// # let server = mcpwire::mcp::client::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let tools = client.list_tools().await?;
     /// assert_eq!(tools[0].get().name, "echo");
@@ -423,596 +326,6 @@ impl Client {
         .await
     }
 
-    /// One page of the resource list.
-    ///
-    /// # Errors
-    ///
-    /// As any call.
-    ///
-    /// ```
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
-    /// let client = Client::connect(server.clone()).await?;
-    /// let page = client.list_resources_page(None, &Default::default()).await?;
-    /// assert_eq!(page.get().resources[0].uri, "mem://readme");
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn list_resources_page(
-        &self,
-        cursor: Option<&str>,
-        options: &CallOptions,
-    ) -> Result<Decoded<ListResourcesResult<'static>>, ClientError> {
-        self.typed("resources/list", Cursor { cursor }, options).await
-    }
-
-    /// Every resource, page after page.
-    ///
-    /// # Errors
-    ///
-    /// As [`Client::list_tools`].
-    ///
-    /// ```
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
-    /// let client = Client::connect(server.clone()).await?;
-    /// let resources = client.list_resources().await?;
-    /// assert_eq!(resources[0].get().uri, "mem://readme");
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn list_resources(&self) -> Result<Vec<Decoded<Resource<'static>>>, ClientError> {
-        self.all(
-            "resources/list",
-            |p: &Decoded<ListResourcesResult<'static>>| {
-                (p.get().resources.len(), p.get().next_cursor.as_deref().map(str::to_owned))
-            },
-            |p, i| p.project(|r, _| r.resources[i].clone()),
-        )
-        .await
-    }
-
-    /// One page of the resource template list.
-    ///
-    /// # Errors
-    ///
-    /// As any call.
-    ///
-    /// ```
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
-    /// let client = Client::connect(server.clone()).await?;
-    /// let page = client.list_resource_templates_page(None, &Default::default()).await?;
-    /// assert_eq!(page.get().resource_templates.len(), 1);
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn list_resource_templates_page(
-        &self,
-        cursor: Option<&str>,
-        options: &CallOptions,
-    ) -> Result<Decoded<ListResourceTemplatesResult<'static>>, ClientError> {
-        self.typed("resources/templates/list", Cursor { cursor }, options).await
-    }
-
-    /// Every resource template, page after page.
-    ///
-    /// # Errors
-    ///
-    /// As [`Client::list_tools`].
-    ///
-    /// ```
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
-    /// let client = Client::connect(server.clone()).await?;
-    /// let templates = client.list_resource_templates().await?;
-    /// assert_eq!(templates[0].get().uri_template, "mem://item/{id}");
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn list_resource_templates(
-        &self,
-    ) -> Result<Vec<Decoded<ResourceTemplate<'static>>>, ClientError> {
-        self.all(
-            "resources/templates/list",
-            |p: &Decoded<ListResourceTemplatesResult<'static>>| {
-                (
-                    p.get().resource_templates.len(),
-                    p.get().next_cursor.as_deref().map(str::to_owned),
-                )
-            },
-            |p, i| p.project(|r, _| r.resource_templates[i].clone()),
-        )
-        .await
-    }
-
-    /// Reads the resource at `uri`.
-    ///
-    /// # Errors
-    ///
-    /// As any call; a resource the server does not have is a protocol error (-32002 from a
-    /// legacy server, -32602 from a modern one).
-    ///
-    /// ```
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
-    /// let client = Client::connect(server.clone()).await?;
-    /// let r = client.read_resource("mem://readme").await?;
-    /// assert!(r.json().contains("Read me"));
-    /// let missing = client.read_resource("mem://nothing").await.unwrap_err();
-    /// assert_eq!(missing.code(), Some(mcpwire::ErrorCode::INVALID_PARAMS)); // modern era
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn read_resource(
-        &self,
-        uri: &str,
-    ) -> Result<Decoded<ReadResourceResult<'static>>, ClientError> {
-        self.read_resource_with(uri, &CallOptions::default()).await
-    }
-
-    /// [`Client::read_resource`] with options.
-    ///
-    /// # Errors
-    ///
-    /// As [`Client::read_resource`].
-    ///
-    /// ```
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
-    /// let client = Client::connect(server.clone()).await?;
-    /// use mcpwire::mcp::client::CallOptions;
-    /// let options = CallOptions::new().meta("trace", serde_json::json!("abc"));
-    /// let r = client.read_resource_with("mem://item/1", &options).await?;
-    /// assert!(r.json().contains("one"));
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn read_resource_with(
-        &self,
-        uri: &str,
-        options: &CallOptions,
-    ) -> Result<Decoded<ReadResourceResult<'static>>, ClientError> {
-        self.typed("resources/read", Uri { uri }, options).await
-    }
-
-    /// One page of the prompt list.
-    ///
-    /// # Errors
-    ///
-    /// As any call.
-    ///
-    /// ```
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
-    /// let client = Client::connect(server.clone()).await?;
-    /// let page = client.list_prompts_page(None, &Default::default()).await?;
-    /// assert_eq!(page.get().prompts[0].name, "greet");
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn list_prompts_page(
-        &self,
-        cursor: Option<&str>,
-        options: &CallOptions,
-    ) -> Result<Decoded<ListPromptsResult<'static>>, ClientError> {
-        self.typed("prompts/list", Cursor { cursor }, options).await
-    }
-
-    /// Every prompt, page after page.
-    ///
-    /// # Errors
-    ///
-    /// As [`Client::list_tools`].
-    ///
-    /// ```
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
-    /// let client = Client::connect(server.clone()).await?;
-    /// let prompts = client.list_prompts().await?;
-    /// assert_eq!(prompts[0].get().name, "greet");
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn list_prompts(&self) -> Result<Vec<Decoded<Prompt<'static>>>, ClientError> {
-        self.all(
-            "prompts/list",
-            |p: &Decoded<ListPromptsResult<'static>>| {
-                (p.get().prompts.len(), p.get().next_cursor.as_deref().map(str::to_owned))
-            },
-            |p, i| p.project(|r, _| r.prompts[i].clone()),
-        )
-        .await
-    }
-
-    /// Gets prompt `name` with `arguments` (an object of strings; [`NO_ARGUMENTS`] for none).
-    ///
-    /// # Errors
-    ///
-    /// As any call.
-    ///
-    /// ```
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
-    /// let client = Client::connect(server.clone()).await?;
-    /// let p = client.get_prompt("greet", serde_json::json!({ "who": "Ada" })).await?;
-    /// assert!(p.json().contains("Say hello to Ada"));
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn get_prompt(
-        &self,
-        name: &str,
-        arguments: impl Serialize,
-    ) -> Result<Decoded<GetPromptResult<'static>>, ClientError> {
-        self.get_prompt_with(name, arguments, &CallOptions::default()).await
-    }
-
-    /// [`Client::get_prompt`] with options.
-    ///
-    /// # Errors
-    ///
-    /// As any call.
-    ///
-    /// ```
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
-    /// let client = Client::connect(server.clone()).await?;
-    /// let options = mcpwire::mcp::client::CallOptions::new();
-    /// let p = client.get_prompt_with("greet", serde_json::json!({ "who": "Bo" }), &options).await?;
-    /// assert_eq!(p.get().messages.len(), 1);
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn get_prompt_with(
-        &self,
-        name: &str,
-        arguments: impl Serialize,
-        options: &CallOptions,
-    ) -> Result<Decoded<GetPromptResult<'static>>, ClientError> {
-        self.typed("prompts/get", Named { name, arguments: Some(arguments) }, options).await
-    }
-
-    /// Completions for argument `argument` (typed so far: `value`) of a prompt
-    /// (`{"type":"ref/prompt","name":…}`) or resource template
-    /// (`{"type":"ref/resource","uri":…}`), `reference`.
-    ///
-    /// # Errors
-    ///
-    /// As any call.
-    ///
-    /// ```
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
-    /// let client = Client::connect(server.clone()).await?;
-    /// let reference = CompleteRef::Prompt { name: "greet".into() };
-    /// let done = client.complete(&reference, "who", "al").await?;
-    /// assert_eq!(done.get().completion.values, ["alpha", "alpine"]);
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn complete(
-        &self,
-        reference: &crate::mcp::types::CompleteRef<'_>,
-        argument: &str,
-        value: &str,
-    ) -> Result<Decoded<CompleteResult<'static>>, ClientError> {
-        #[derive(Serialize)]
-        struct Argument<'a> {
-            name: &'a str,
-            value: &'a str,
-        }
-        #[derive(Serialize)]
-        struct Params<'a, R: Serialize> {
-            #[serde(rename = "ref")]
-            reference: R,
-            argument: Argument<'a>,
-        }
-        let params = Params { reference, argument: Argument { name: argument, value } };
-        self.typed("completion/complete", params, &CallOptions::default()).await
-    }
-
-    /// Pages through a list.
-    async fn all<L, T>(
-        &self,
-        method: &str,
-        read: impl Fn(&Decoded<L>) -> (usize, Option<String>),
-        item: impl Fn(&Decoded<L>, usize) -> Decoded<T>,
-    ) -> Result<Vec<Decoded<T>>, ClientError>
-    where
-        L: for<'a> Yokeable<'a>,
-        for<'a> <L as Yokeable<'a>>::Output: serde::Deserialize<'a>,
-        T: for<'a> Yokeable<'a>,
-    {
-        let options = CallOptions::default();
-        let mut out = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..self.0.max_pages {
-            let p: Decoded<L> =
-                self.typed(method, Cursor { cursor: cursor.as_deref() }, &options).await?;
-            let (n, next) = read(&p);
-            out.extend((0..n).map(|i| item(&p, i)));
-            match next {
-                Some(next) if Some(&next) == cursor.as_ref() => {
-                    return Err(ClientError::invalid(
-                        method,
-                        "the server gave the same cursor twice",
-                    ));
-                }
-                Some(next) => cursor = Some(next),
-                None => return Ok(out),
-            }
-        }
-        Err(ClientError::invalid(
-            method,
-            format!("the list goes on past {} pages", self.0.max_pages),
-        ))
-    }
-
     /// Sends `method` with no params in the agreed era (raw layer: the answer as it came).
     ///
     /// # Errors
@@ -1021,31 +334,8 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
+    /// # use mcpwire::mcp::{Client, types::*};
+    /// # let server = mcpwire::mcp::client::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let listed = client.request("tools/list").await?;
     /// assert!(listed.result().unwrap().get().contains("echo"));
@@ -1064,31 +354,8 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
+    /// # use mcpwire::mcp::{Client, types::*};
+    /// # let server = mcpwire::mcp::client::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let params = serde_json::json!({ "name": "echo", "arguments": { "message": "raw" } });
     /// let answer = client.request_with("tools/call", params).await?;
@@ -1114,31 +381,8 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
+    /// # use mcpwire::mcp::{Client, types::*};
+    /// # let server = mcpwire::mcp::client::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// client.notify("notifications/roots/list_changed").await?;
     /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
@@ -1156,31 +400,8 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
+    /// # use mcpwire::mcp::{Client, types::*};
+    /// # let server = mcpwire::mcp::client::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let params = serde_json::json!({ "requestId": 99, "reason": "not needed" });
     /// client.notify_with("notifications/cancelled", params).await?;
@@ -1206,168 +427,5 @@ impl Client {
             inner.peer.notify(method, params.map(RawJson::new)).await
         };
         sent.map_err(|e| ClientError::request(method, e))
-    }
-
-    /// A stream of the changes `filter` names: a `subscriptions/listen` request held open
-    /// (modern), or the legacy session's list-changed notifications plus `resources/subscribe`
-    /// for each resource named. Returns once the server has acknowledged (modern) or
-    /// subscribed (legacy), so no change after that is missed. Dropping the stream ends the
-    /// subscription.
-    ///
-    /// # Errors
-    ///
-    /// As any call (the server refuses the subscription, the connection closes).
-    ///
-    /// ```
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, server::Server, types::*};
-    /// # let server = Server::builder("demo", "1")
-    /// #     .tool(Tool::new("echo").description("Returns its message"), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { message: String }
-    /// #         Ok(CallToolResult::text(call.arguments::<A>()?.message))
-    /// #     })
-    /// #     .tool(Tool::new("work"), |call| async move {
-    /// #         call.progress(1.0, Some(2.0), None).await;
-    /// #         call.progress(2.0, Some(2.0), None).await;
-    /// #         Ok(CallToolResult::text("done"))
-    /// #     })
-    /// #     .resource(Resource::new("mem://readme", "readme"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://readme", "text/plain", "Read me")))
-    /// #     })
-    /// #     .resource_template(ResourceTemplate::new("mem://item/{id}", "item"), |_| async move {
-    /// #         Ok(ReadResourceResult::new(ResourceContents::text("mem://item/1", "text/plain", "one")))
-    /// #     })
-    /// #     .prompt(Prompt::new("greet").argument("who", "who to greet", true), |call| async move {
-    /// #         #[derive(serde::Deserialize)] struct A { who: String }
-    /// #         #[derive(serde::Deserialize)] struct P { arguments: A }
-    /// #         let text = format!("Say hello to {}", call.params::<P>()?.arguments.who);
-    /// #         Ok(GetPromptResult::new(vec![PromptMessage::user(Content::text(text))]))
-    /// #     })
-    /// #     .completion(|_| async move { Ok(CompleteResult::new(vec!["alpha".into(), "alpine".into()])) })
-    /// #     .build();
-    /// let client = Client::connect(server.clone()).await?;
-    /// use mcpwire::mcp::client::{Change, Listen};
-    /// let mut changes = client.listen(Listen::new().tools().resource("mem://readme")).await?;
-    /// server.tools_changed();
-    /// assert_eq!(changes.next().await, Some(Change::Tools));
-    /// server.resource_updated("mem://readme");
-    /// assert_eq!(changes.next().await, Some(Change::Updated("mem://readme".into())));
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn listen(&self, filter: Listen) -> Result<Changes, ClientError> {
-        if self.era() == Era::Legacy {
-            let listener = Arc::new(Listener::new(filter, LEGACY_LISTENER));
-            self.0.side.add_listener(&listener);
-            for uri in &listener.filter.uris {
-                self.request_with("resources/subscribe", Uri { uri }).await?;
-            }
-            return Ok(Changes { listener, client: self.clone(), task: None });
-        }
-        let listener = Arc::new(Listener::new(filter, NO_ID_YET));
-        self.0.side.add_listener(&listener);
-        let params = listener.filter.params();
-        let inner = self.0.clone();
-        let (l, sink) = (listener.clone(), listener.id.clone());
-        let task = tokio::spawn(async move {
-            let mut options = RequestOptions::new().timeout(None);
-            options.id_sink = Some(sink);
-            let r = inner
-                .agreed
-                .request(&inner.peer, "subscriptions/listen", Some(RawJson::new(&params)), options)
-                .await;
-            let why = match r {
-                Ok(_) => "the server ended the subscription".to_owned(),
-                Err(e) => ClientError::request("subscriptions/listen", e).to_string(),
-            };
-            l.with(|s| s.ended = Some(why));
-        });
-        let watched = listener.clone();
-        let changes = Changes { listener, client: self.clone(), task: Some(task) };
-        loop {
-            let notified = watched.wake.notified();
-            let (acked, ended) = watched.peek(|s| (s.acked, s.ended.clone()));
-            if acked {
-                return Ok(changes);
-            }
-            if let Some(why) = ended {
-                return Err(ClientError::invalid("subscriptions/listen", why));
-            }
-            notified.await;
-        }
-    }
-}
-
-/// A stream of changes from [`Client::listen`].
-pub struct Changes {
-    listener: Arc<Listener>,
-    client: Client,
-    task: Option<tokio::task::JoinHandle<()>>,
-}
-
-impl std::fmt::Debug for Changes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Changes").field("filter", &self.listener.filter).finish_non_exhaustive()
-    }
-}
-
-impl Changes {
-    /// The next change. Changes that came while the host was busy are kept once each (two
-    /// updates of one resource are one [`Change::Updated`]). `None` once the subscription
-    /// ended (the server closed it, or the connection).
-    pub async fn next(&mut self) -> Option<Change> {
-        loop {
-            let notified = self.listener.wake.notified();
-            let (next, ended) = self.listener.peek(|s| (s.changes.pop_first(), s.ended.is_some()));
-            if next.is_some() {
-                return next;
-            }
-            if ended || self.client.0.peer.is_closed() {
-                return None;
-            }
-            tokio::select! {
-                () = notified => {}
-                () = self.client.0.peer.closing() => {}
-            }
-        }
-    }
-
-    /// The subscription's id (the `subscriptions/listen` request's), modern era only.
-    #[must_use]
-    pub fn id(&self) -> Option<u64> {
-        let id = self.listener.id.load(Ordering::Acquire);
-        (id < NO_ID_YET).then_some(id)
-    }
-}
-
-impl Drop for Changes {
-    fn drop(&mut self) {
-        if let Some(task) = self.task.take() {
-            // Dropping the request's future sends `notifications/cancelled`.
-            task.abort();
-        }
-        if self.client.era() == Era::Legacy && !self.listener.filter.uris.is_empty() {
-            let side = &self.client.0.side;
-            let uris: Vec<String> = (self.listener.filter.uris.iter())
-                .filter(|u| !side.watched_elsewhere(&self.listener, u))
-                .cloned()
-                .collect();
-            let client = self.client.clone();
-            if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                rt.spawn(async move {
-                    for uri in &uris {
-                        let _ = client.request_with("resources/unsubscribe", Uri { uri }).await;
-                    }
-                });
-            }
-        }
-    }
-}
-
-impl Change {
-    /// Whether this is a list change (as opposed to one resource's update).
-    #[must_use]
-    pub fn is_list(&self) -> bool {
-        !matches!(self, Self::Updated(_))
     }
 }

@@ -498,24 +498,35 @@ pub use negotiate::*;
 #[cfg(feature = "mcp")]
 mod calls;
 #[cfg(feature = "mcp")]
+mod catalog;
+#[cfg(feature = "mcp")]
 mod decoded;
+#[cfg(feature = "mcp")]
+mod doc_server;
 #[cfg(feature = "mcp")]
 mod error;
 #[cfg(feature = "mcp")]
 mod host;
+#[cfg(feature = "mcp")]
+mod listen;
 #[cfg(feature = "mcp")]
 mod side;
 #[cfg(feature = "mcp")]
 mod target;
 
 #[cfg(feature = "mcp")]
-pub use calls::{CallOptions, Changes, NO_ARGUMENTS, NoArguments};
+pub use calls::{CallOptions, NO_ARGUMENTS, NoArguments};
 #[cfg(feature = "mcp")]
 pub use decoded::Decoded;
+#[cfg(feature = "mcp")]
+#[doc(hidden)]
+pub use doc_server::__doc_server;
 #[cfg(feature = "mcp")]
 pub use error::ClientError;
 #[cfg(feature = "mcp")]
 pub use host::{Client, ClientBuilder, DEFAULT_MAX_PAGES, IntoTarget};
+#[cfg(feature = "mcp")]
+pub use listen::Changes;
 #[cfg(feature = "mcp")]
 pub use side::{CallbackFuture, Change, Listen};
 #[cfg(feature = "mcp")]
