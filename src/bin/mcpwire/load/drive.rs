@@ -65,6 +65,9 @@ struct Window {
     /// Wakes the main task when the last of `--requests` is done.
     finished: Notify,
     started: Instant,
+    /// When the window closed, in nanoseconds since `started` (set before `stop`): requests
+    /// due before it and never sent are `dropped`.
+    closed_at: AtomicU64,
 }
 
 impl Window {
@@ -81,6 +84,7 @@ impl Window {
             measuring: AtomicBool::new(measuring),
             finished: Notify::new(),
             started: Instant::now(),
+            closed_at: AtomicU64::new(u64::MAX),
         }
     }
 
@@ -230,10 +234,13 @@ async fn open_loop(ctx: Arc<Ctx>, win: Arc<Window>, rate: Shape, max_in_flight: 
         tokio::select! {
             biased;
             () = win.stop.cancelled() => {
-                // Due before the stop and never sent: dropped, not forgotten.
-                let stopped = Instant::now();
+                // Due before the window closed and never sent: dropped, not forgotten. Those
+                // due within LATE_AFTER of the close were not overdue yet: like the requests in
+                // flight at the close, the window's end cut them off.
+                let closed = Duration::from_nanos(win.closed_at.load(Ordering::Relaxed))
+                    .saturating_sub(LATE_AFTER);
                 let mut dropped = 0;
-                while let Some(o) = next && t0 + o <= stopped {
+                while let Some(o) = next && o < closed {
                     dropped += 1;
                     next = schedule.next();
                 }
@@ -380,6 +387,8 @@ async fn window(
     // flight are cancelled.
     let elapsed = started.elapsed();
     let stats1 = ctx.peer.stats();
+    let closed_at = Instant::now().duration_since(win.started).as_nanos();
+    win.closed_at.store(u64::try_from(closed_at).unwrap_or(u64::MAX), Ordering::Relaxed);
     win.stop.cancel();
     for d in drivers {
         let _ = d.await;

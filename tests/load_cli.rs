@@ -1,0 +1,485 @@
+//! `mcpwire load`'s load models, scenarios, budgets and logs, as real processes on real sockets:
+//! a frozen `mcpwire serve` (SIGSTOP, SIGCONT) under the open loop, every target kind in both
+//! eras, the budget flags at and past their bounds, `load init`, `--hdr-log` and `report merge`.
+//!
+//! Timing assertions have wide margins (the machine is small and shared): a one-second freeze
+//! must lift the p99 past half a second and leave the p50 well under it.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcpwire");
+
+/// `mcpwire serve` with `args`, and the target it announces.
+fn serve_on(args: &[&str]) -> (Child, String) {
+    let mut child = Command::new(BIN)
+        .arg("serve")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let target =
+        line.trim().strip_prefix("mcpwire: serving MCP on ").unwrap_or_else(|| panic!("{line}"));
+    (child, target.to_owned())
+}
+
+fn stop(mut child: Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// `mcpwire load ARGS --json`: the process's output and its report.
+fn load(args: &[&str]) -> (Output, Value) {
+    let out = Command::new(BIN).arg("load").args(args).arg("--json").output().unwrap();
+    let report = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out, report)
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcpwire-load-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Freezes process `pid` (SIGSTOP) 1.5 s from now, for one second (then SIGCONT).
+fn freeze_soon(pid: u32) -> std::thread::JoinHandle<()> {
+    let kill = move |sig: &str| {
+        let ok = Command::new("kill").arg(sig).arg(pid.to_string()).status();
+        assert!(ok.unwrap().success(), "kill {sig} {pid}");
+    };
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1500));
+        kill("-STOP");
+        std::thread::sleep(Duration::from_secs(1));
+        kill("-CONT");
+    })
+}
+
+/// A server frozen for a second in the middle of an open-loop run: every request due during
+/// the freeze waits for it and is timed from its intended start, so the p99 shows the freeze;
+/// most requests were due outside it, so the p50 does not.
+#[test]
+fn a_frozen_server_shows_in_the_open_loop_p99_not_its_p50() {
+    let (server, target) = serve_on(&["--tcp", "127.0.0.1:0"]);
+    let freezer = freeze_soon(server.id());
+    let (out, open) =
+        load(&["--target", &target, "--rate", "200", "--duration", "4", "--warmup", "0.5"]);
+    freezer.join().unwrap();
+    stop(server);
+    assert_eq!(out.status.code(), Some(0), "{open} {}", stderr(&out));
+    assert_eq!(open["model"]["kind"], "open");
+    assert_eq!(open["errors"], 0, "{open}");
+    let (p50, p99) =
+        (open["latency_us"]["p50"].as_u64().unwrap(), open["latency_us"]["p99"].as_u64().unwrap());
+    println!("open loop, 200/s, frozen 1 s: p50 {p50} us, p99 {p99} us");
+    assert!(p99 >= 500_000, "the freeze is missing from the p99: {open}");
+    assert!(p50 < 250_000, "the freeze leaked into the p50: {open}");
+    // The requests due during the freeze were sent on time (into the socket's buffers) and
+    // answered after it: none late, none dropped, about 4 s x 200/s counted.
+    assert_eq!(open["dropped"], 0, "{open}");
+    assert!((780..=800).contains(&open["requests"].as_u64().unwrap()), "{open}");
+}
+
+/// The same freeze under the closed loop: only the requests in flight see it.
+#[test]
+fn the_closed_loop_hides_most_of_the_same_freeze() {
+    let (server, target) = serve_on(&["--tcp", "127.0.0.1:0"]);
+    let freezer = freeze_soon(server.id());
+    let (out, closed) =
+        load(&["--target", &target, "--concurrency", "4", "--duration", "4", "--warmup", "0.5"]);
+    freezer.join().unwrap();
+    stop(server);
+    assert_eq!(out.status.code(), Some(0), "{closed} {}", stderr(&out));
+    let l = &closed["latency_us"];
+    println!(
+        "closed loop, 4 in flight, frozen 1 s: p50 {} us, p99 {} us, max {} us",
+        l["p50"], l["p99"], l["max"]
+    );
+    // The frozen requests took the whole second, yet they are a handful among thousands.
+    assert!(l["max"].as_u64().unwrap() >= 500_000, "{closed}");
+    assert!(l["p99"].as_u64().unwrap() < 500_000, "{closed}");
+}
+
+/// Every target kind, both eras, under the open loop: every request answered and counted.
+#[test]
+fn the_open_loop_drives_every_target_kind_in_both_eras() {
+    let (tcp, tcp_addr) = serve_on(&["--tcp", "127.0.0.1:0"]);
+    let sock = temp("serve.sock");
+    let _ = std::fs::remove_file(&sock);
+    let (unix, _) = serve_on(&["--unix", sock.to_str().unwrap()]);
+    let (http, url) = serve_on(&["--http", "127.0.0.1:0"]);
+    let targets = [
+        "embedded".to_owned(),
+        format!("stdio:{BIN} serve"),
+        tcp_addr,
+        format!("unix:{}", sock.display()),
+        url,
+    ];
+    for target in &targets {
+        for (version, era) in [("2026-07-28", "modern"), ("2025-11-25", "legacy")] {
+            let (out, r) = load(&[
+                "--target",
+                target,
+                "--protocol-version",
+                version,
+                "--rate",
+                "400",
+                "--requests",
+                "200",
+                "--warmup",
+                "0",
+            ]);
+            assert_eq!(out.status.code(), Some(0), "{target} {version}: {r} {}", stderr(&out));
+            assert_eq!(r["requests"], 200, "{target} {version}: {r}");
+            assert_eq!(r["errors"], 0, "{target} {version}: {r}");
+            assert_eq!(r["era"], era, "{target}: {r}");
+            assert_eq!(r["operations"][0]["requests"], 200, "{r}");
+            assert!(r["bytes_received"].as_u64().unwrap() > 0);
+        }
+    }
+    for c in [tcp, unix, http] {
+        stop(c);
+    }
+}
+
+fn scenario(name: &str, text: &str) -> PathBuf {
+    let path = temp(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A weighted mix: each operation gets exactly its share of `--requests`, and its own row.
+#[test]
+fn a_scenario_sends_its_exact_mix_and_reports_each_operation() {
+    let path = scenario(
+        "mix.toml",
+        r#"
+        [[operation]]
+        method = "tools/call"
+        tool = "echo"
+        weight = 2
+        [[operation]]
+        method = "tools/call"
+        tool = "sleep"
+        arguments = { ms = 1 }
+        expect_text = "slept 1"
+        [[operation]]
+        method = "tools/list"
+        "#,
+    );
+    let p = path.to_str().unwrap();
+    let (out, r) =
+        load(&["--scenario", p, "--requests", "400", "--warmup", "0", "--concurrency", "8"]);
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    let ops = r["operations"].as_array().unwrap();
+    let count = |name: &str| ops.iter().find(|o| o["name"] == name).unwrap()["requests"].clone();
+    assert_eq!(count("tools/call echo"), 200, "{r}");
+    assert_eq!(count("tools/call sleep"), 100, "{r}");
+    assert_eq!(count("tools/list"), 100, "{r}");
+    assert_eq!(r["errors"], 0, "{r}");
+    assert!(r["method"].as_str().unwrap().starts_with("scenario"), "{r}");
+
+    // A check that fails is counted by kind on its operation.
+    let wrong = scenario(
+        "wrong.toml",
+        "[[operation]]\nmethod = \"tools/call\"\ntool = \"sleep\"\narguments = { ms = 0 }\nexpect_text = \"slept 9\"\n",
+    );
+    let (out, r) =
+        load(&["--scenario", wrong.to_str().unwrap(), "--requests", "20", "--warmup", "0"]);
+    assert_eq!(out.status.code(), Some(1), "{r}");
+    assert_eq!(r["operations"][0]["errors_by_kind"]["unexpected_result"], 20, "{r}");
+
+    // `ping` in the legacy era, in a mix.
+    let ping = scenario(
+        "ping.toml",
+        "[[operation]]\nmethod = \"ping\"\n[[operation]]\nmethod = \"tools/list\"\n",
+    );
+    let (out, r) =
+        load(&["--scenario", ping.to_str().unwrap(), "--requests", "100", "--warmup", "0"]);
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    assert_eq!(r["era"], "legacy");
+    assert_eq!(r["operations"][0]["requests"], 50);
+
+    // A bad scenario is refused before any load, naming the file and the problem.
+    let bad = scenario("bad.toml", "[[operation]]\nmethod = \"resources/read\"\n");
+    let (out, _) = load(&["--scenario", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("needs `uri`"), "{}", stderr(&out));
+}
+
+/// `load init` writes a scenario that `--scenario` runs: every tool, its arguments from its
+/// schema. `confirm` needs the client's input (elicitation), which `load` does not give.
+#[test]
+fn load_init_writes_a_scenario_that_runs() {
+    let out = Command::new(BIN).args(["load", "init", "embedded"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for tool in ["echo", "sleep", "route", "confirm"] {
+        assert!(text.contains(&format!("tool = \"{tool}\"")), "{text}");
+    }
+    let path = scenario("init.toml", &text);
+    let (out, r) =
+        load(&["--scenario", path.to_str().unwrap(), "--requests", "50", "--warmup", "0"]);
+    assert_eq!(out.status.code(), Some(1), "{r}");
+    for op in r["operations"].as_array().unwrap() {
+        let expect =
+            if op["name"] == "tools/call confirm" { op["requests"].clone() } else { 0.into() };
+        assert_eq!(op["errors"], expect, "{op}");
+    }
+    assert_eq!(r["errors"], 10, "{r}");
+}
+
+/// Each budget flag: at its bound it holds (exit 0), just past it the run exits 1 naming it.
+#[test]
+fn budgets_hold_at_their_bound_and_fail_past_it() {
+    // Every call fails (no such tool): an error rate of exactly 1.
+    let nope = ["--tool", "nope", "--requests", "50", "--warmup", "0"];
+    let (out, r) = load(&[&nope[..], &["--max-error-rate", "1"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    let (out, _) = load(&[&nope[..], &["--max-error-rate", "0.99"]].concat());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("budget broken: total error rate 1.000000 > --max-error-rate 0.99"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A 1:1 mix of a good and a failing call: exactly half fail.
+    let half = scenario(
+        "half.toml",
+        "[[operation]]\nmethod = \"tools/call\"\ntool = \"echo\"\n[[operation]]\nmethod = \"tools/call\"\ntool = \"nope\"\n",
+    );
+    let h = ["--scenario", half.to_str().unwrap(), "--requests", "100", "--warmup", "0"];
+    let (out, r) = load(&[&h[..], &["--max-error-rate", "0.5"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    assert_eq!(r["errors"], 50);
+    let (out, _) = load(&[&h[..], &["--max-error-rate", "0.49"]].concat());
+    assert_eq!(out.status.code(), Some(1));
+
+    // Without --max-error-rate any failure exits 1; with no failure, a rate of 0 holds.
+    let (out, _) = load(&h);
+    assert_eq!(out.status.code(), Some(1));
+    let ok = ["--requests", "50", "--warmup", "0", "--max-error-rate", "0"];
+    assert_eq!(load(&ok).0.status.code(), Some(0));
+
+    // --max-p99: a minute holds; 0 ms cannot (latencies are at least 1 µs).
+    let (out, r) = load(&["--requests", "50", "--warmup", "0", "--max-p99", "60000"]);
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    let (out, _) = load(&["--requests", "50", "--warmup", "0", "--max-p99", "0"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("budget broken: total p99"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("> --max-p99 0 ms"), "{}", stderr(&out));
+
+    // Per operation, in the scenario: the failing one's own budgets.
+    let per_op = |rate: &str, p99: &str| {
+        scenario(
+            "per-op.toml",
+            &format!(
+                "[[operation]]\nmethod = \"tools/call\"\ntool = \"echo\"\nmax_p99_ms = {p99}\n\
+                 [[operation]]\nmethod = \"tools/call\"\ntool = \"nope\"\nmax_error_rate = {rate}\n"
+            ),
+        )
+    };
+    let run = |path: PathBuf| {
+        let p = path.to_str().unwrap().to_owned();
+        load(&["--scenario", &p, "--requests", "40", "--warmup", "0", "--max-error-rate", "1"])
+    };
+    let (out, r) = run(per_op("1.0", "60000"));
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    let (out, _) = run(per_op("0.99", "60000"));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("budget broken: tools/call nope error rate"), "{}", stderr(&out));
+    let (out, _) = run(per_op("1.0", "0"));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("budget broken: tools/call echo p99"), "{}", stderr(&out));
+
+    // Values outside a budget's range are usage errors.
+    for bad in [["--max-error-rate", "1.01"], ["--max-error-rate", "-0.1"], ["--max-p99", "-1"]] {
+        assert_eq!(load(&bad).0.status.code(), Some(2), "{bad:?}");
+    }
+}
+
+/// The open loop's in-flight bound: requests past it wait (timed from their intended start)
+/// and are counted late; those due but never sent when the window closes are counted dropped,
+/// and a dropped request fails the run like a failed one.
+#[test]
+fn the_in_flight_bound_makes_requests_late_and_the_rest_dropped() {
+    let (out, r) = load(&[
+        "--rate",
+        "200",
+        "--duration",
+        "1",
+        "--warmup",
+        "0",
+        "--max-in-flight",
+        "1",
+        "--tool",
+        "sleep",
+        "--arguments",
+        r#"{"ms":20}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{r}");
+    assert_eq!(r["errors"], 0, "{r}");
+    let (requests, late, dropped) = (
+        r["requests"].as_u64().unwrap(),
+        r["late"].as_u64().unwrap(),
+        r["dropped"].as_u64().unwrap(),
+    );
+    // At most 50 a second fit through one slot of 20 ms; about 200 were due.
+    assert!(requests <= 55 && late > 0 && dropped >= 100, "{r}");
+    assert!((190..=202).contains(&(requests + dropped + 1)), "{r}");
+    assert_eq!(r["peak_in_flight"], 1, "{r}");
+    // Waiting for the slot counts in the latency: far past the 20 ms the server takes.
+    assert!(r["latency_us"]["p99"].as_u64().unwrap() >= 200_000, "{r}");
+    // --max-in-flight is at least 1.
+    assert_eq!(load(&["--rate", "10", "--max-in-flight", "0"]).0.status.code(), Some(2));
+}
+
+/// `--stages` ramps the open loop's rate (the requests are the integral of the rate) and the
+/// closed loop's concurrency.
+#[test]
+fn stages_ramp_the_rate_and_the_concurrency() {
+    let (out, r) = load(&["--rate", "1", "--stages", "1s:400,1s:0"]);
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    let n = r["requests"].as_u64().unwrap();
+    assert!((390..=401).contains(&n), "0→400→0 over 2 s is 400 requests: {r}");
+    assert_eq!(r["model"]["rate"][0]["target"], 400.0);
+    let (out, r) = load(&["--stages", "500ms:8,500ms:8"]);
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    assert_eq!(r["model"]["kind"], "closed");
+    assert!(r["peak_in_flight"].as_u64().unwrap() <= 8, "{r}");
+    assert!(r["requests"].as_u64().unwrap() > 0, "{r}");
+    assert_eq!(load(&["--stages", "1s:10", "--duration", "3"]).0.status.code(), Some(2));
+    assert_eq!(load(&["--stages", "1s"]).0.status.code(), Some(2));
+}
+
+/// `--find-capacity` against a server that can do 400 calls a second (20 in flight of 50 ms):
+/// it holds at the low rates, breaks past the capacity, and reports the last rate that held.
+#[test]
+fn find_capacity_reports_the_last_rate_that_held() {
+    let (out, r) = load(&[
+        "--find-capacity",
+        "--rate",
+        "100",
+        "--step-factor",
+        "2",
+        "--duration",
+        "1",
+        "--warmup",
+        "0",
+        "--max-in-flight",
+        "20",
+        "--max-p99",
+        "300",
+        "--tool",
+        "sleep",
+        "--arguments",
+        r#"{"ms":50}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    let c = &r["capacity"];
+    let held = c["last_held_rps"].as_f64().unwrap();
+    assert!((100.0..800.0).contains(&held), "{c}");
+    let steps = c["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["held"], true, "{c}");
+    assert_eq!(steps.last().unwrap()["held"], false, "{c}");
+    assert!(steps.last().unwrap()["rate"].as_f64().unwrap() <= 800.0, "{c}");
+}
+
+/// `--hdr-log` writes the standard interval log; `report merge` of two runs' logs counts every
+/// request of both, and the merge of one log reproduces that run's percentiles exactly.
+#[test]
+fn merged_logs_report_every_request_of_every_run() {
+    let (a, b) = (temp("a.hlog"), temp("b.hlog"));
+    let run = |log: &PathBuf, rate: &str| {
+        let (out, r) = load(&[
+            "--rate",
+            rate,
+            "--requests",
+            "300",
+            "--warmup",
+            "0",
+            "--hdr-log",
+            log.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+        r
+    };
+    let (ra, rb) = (run(&a, "1000"), run(&b, "500"));
+    let text = std::fs::read_to_string(&a).unwrap();
+    assert!(text.starts_with("#mcpwire load"), "{text}");
+    assert!(text.contains("#[StartTime: "), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("Tag=tools/call_echo,")), "{text}");
+
+    let merge = |logs: &[&PathBuf]| {
+        let out = Command::new(BIN)
+            .args(["report", "merge", "--json"])
+            .args(logs.iter().map(|p| p.as_os_str()))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let one = merge(&[&a]);
+    assert_eq!(one["requests"], ra["requests"], "{one}");
+    assert_eq!(one["latency_us"], ra["latency_us"], "{one} vs {ra}");
+    let both = merge(&[&a, &b]);
+    assert_eq!(both["requests"], 600, "{both}");
+    let max = ra["latency_us"]["max"].as_u64().max(rb["latency_us"]["max"].as_u64());
+    assert_eq!(both["latency_us"]["max"].as_u64(), max, "{both}");
+    assert_eq!(both["operations"][0]["name"], "tools/call_echo");
+
+    // Not a log: exit 2, naming the file.
+    let junk = scenario("junk.hlog", "hello\n");
+    let out = Command::new(BIN).args(["report", "merge"]).arg(&junk).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("junk.hlog"), "{}", stderr(&out));
+}
+
+/// `--payload-bytes` goes past the old 1 MiB echo bound, up to the frame limit; one byte past
+/// the frame limit is a usage error.
+#[test]
+fn payloads_go_up_to_the_frame_limit() {
+    let (server, target) = serve_on(&["--tcp", "127.0.0.1:0"]);
+    let (out, r) = load(&[
+        "--target",
+        &target,
+        "--payload-bytes",
+        "4194304",
+        "--requests",
+        "4",
+        "--concurrency",
+        "2",
+        "--warmup",
+        "0",
+    ]);
+    stop(server);
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    assert!(r["operations"][0]["payload_bytes_received"].as_u64().unwrap() > 4 * 4_000_000, "{r}");
+    let (out, _) = load(&["--payload-bytes", "16777217", "--requests", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("16777217"), "{}", stderr(&out));
+}
+
+/// The progress line is for a terminal: on a pipe, standard error stays empty.
+#[test]
+fn no_progress_line_on_a_pipe() {
+    let (out, r) = load(&["--rate", "100", "--duration", "1.2", "--warmup", "0"]);
+    assert_eq!(out.status.code(), Some(0), "{r}");
+    assert_eq!(stderr(&out), "");
+    // One point a second in the timeline.
+    assert!(r["timeline"].as_array().unwrap().len() >= 2, "{r}");
+}
