@@ -150,6 +150,9 @@ struct LoadArgs {
     /// FILE, for `mcpwire report merge`.
     #[arg(long, value_name = "FILE")]
     hdr_log: Option<PathBuf>,
+    /// Write the report as one self-contained HTML page (plots inline, nothing loaded).
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<PathBuf>,
     /// Print one JSON object instead of the text report.
     #[arg(long)]
     json: bool,
@@ -178,6 +181,9 @@ enum ReportCommand {
         /// Print one JSON object instead of the text report.
         #[arg(long)]
         json: bool,
+        /// Write the merged report as one self-contained HTML page.
+        #[arg(long, value_name = "FILE.html")]
+        report: Option<PathBuf>,
     },
 }
 
@@ -246,7 +252,9 @@ fn main() -> ExitCode {
             ..
         })) => run_init(target, protocol_version),
         Some(Command::Load(args)) => run_load(&args),
-        Some(Command::Report(ReportCommand::Merge { logs, json })) => merge::run(&logs, json),
+        Some(Command::Report(ReportCommand::Merge { logs, json, report })) => {
+            merge::run(&logs, json, report.as_deref())
+        }
         None => run_load(&LoadArgs::parse_defaults()),
     }
 }
@@ -387,7 +395,13 @@ fn run_load(args: &LoadArgs) -> ExitCode {
             } else {
                 print!("{}", report.to_text());
             }
-            verdict(&report, args.max_p99, args.max_error_rate, args.find_capacity)
+            let broken = report.broken(args.max_p99, args.max_error_rate);
+            if let Some(path) = &args.report
+                && let Err(e) = write_html(path, &report, &broken)
+            {
+                return e;
+            }
+            verdict(&report, &broken, args.max_error_rate, args.find_capacity)
         }
         Err(e) => {
             eprintln!("mcpwire: {e}");
@@ -400,7 +414,7 @@ fn run_load(args: &LoadArgs) -> ExitCode {
 /// exits 1. `--find-capacity` fails only when no step held (its thresholds end the search).
 fn verdict(
     report: &load::Report,
-    max_p99: Option<f64>,
+    broken: &[load::report::Broken],
     max_error_rate: Option<f64>,
     find_capacity: bool,
 ) -> ExitCode {
@@ -411,12 +425,24 @@ fn verdict(
         }
         return if held { ExitCode::SUCCESS } else { ExitCode::from(EXIT_INVALID) };
     }
-    let broken = report.broken(max_p99, max_error_rate);
-    for b in &broken {
+    for b in broken {
         eprintln!("mcpwire: {b}");
     }
     let failed = max_error_rate.is_none() && (report.error_count() > 0 || report.dropped > 0);
     if broken.is_empty() && !failed { ExitCode::SUCCESS } else { ExitCode::from(EXIT_INVALID) }
+}
+
+/// Writes `--report FILE.html`; on failure, says so and gives the exit status.
+pub(crate) fn write_html(
+    path: &std::path::Path,
+    report: &load::Report,
+    broken: &[load::report::Broken],
+) -> Result<(), ExitCode> {
+    let broken: Vec<String> = broken.iter().map(ToString::to_string).collect();
+    std::fs::write(path, load::html::render(report, &broken)).map_err(|e| {
+        eprintln!("mcpwire: cannot write {}: {e}", path.display());
+        ExitCode::from(EXIT_IO)
+    })
 }
 
 fn run_init(target: load::Target, version: mcpwire::mcp::client::VersionChoice) -> ExitCode {

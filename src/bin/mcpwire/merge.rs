@@ -12,7 +12,7 @@ use crate::load::hdr_log;
 use crate::load::report::{OpReport, Point, Report};
 
 /// Reads, merges and prints; exit 2 when a log cannot be read.
-pub fn run(paths: &[PathBuf], json: bool) -> ExitCode {
+pub fn run(paths: &[PathBuf], json: bool, html: Option<&std::path::Path>) -> ExitCode {
     let mut logs = Vec::new();
     for p in paths {
         match hdr_log::read(p) {
@@ -24,6 +24,11 @@ pub fn run(paths: &[PathBuf], json: bool) -> ExitCode {
         }
     }
     let report = merged_report(paths, &logs);
+    if let Some(path) = html
+        && let Err(code) = crate::write_html(path, &report, &[])
+    {
+        return code;
+    }
     if json {
         println!("{}", report.to_json());
     } else {

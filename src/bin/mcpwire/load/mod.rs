@@ -20,6 +20,7 @@
 
 mod drive;
 pub mod hdr_log;
+pub mod html;
 pub mod model;
 pub mod report;
 pub mod scenario;
