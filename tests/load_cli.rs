@@ -483,3 +483,74 @@ fn no_progress_line_on_a_pipe() {
     // One point a second in the timeline.
     assert!(r["timeline"].as_array().unwrap().len() >= 2, "{r}");
 }
+
+/// The official Python SDK's server (tests/interop/python_server.py, installed by
+/// tests/interop/install.sh): the open loop in both eras over stdio and over Streamable HTTP,
+/// and a scenario `load init` wrote from its tools.
+#[test]
+fn the_python_sdk_server_under_the_open_loop_and_its_own_scenario() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let install = Command::new("bash").arg(root.join("tests/interop/install.sh")).output().unwrap();
+    assert!(install.status.success(), "{}", stderr(&install));
+    let python = root.join("target/interop/venv/bin/python");
+    let script = root.join("tests/interop/python_server.py");
+    let stdio = format!("stdio:{} {}", python.display(), script.display());
+    for version in ["2026-07-28", "2025-11-25"] {
+        let (out, r) = load(&[
+            "--target",
+            &stdio,
+            "--protocol-version",
+            version,
+            "--rate",
+            "200",
+            "--requests",
+            "200",
+            "--warmup",
+            "0",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{version}: {r} {}", stderr(&out));
+        assert_eq!((r["requests"].as_u64(), r["errors"].as_u64()), (Some(200), Some(0)), "{r}");
+    }
+
+    let init = Command::new(BIN).args(["load", "init", &stdio]).output().unwrap();
+    assert_eq!(init.status.code(), Some(0), "{}", stderr(&init));
+    let path = scenario("python.toml", &String::from_utf8(init.stdout).unwrap());
+    let (out, r) = load(&[
+        "--target",
+        &stdio,
+        "--scenario",
+        path.to_str().unwrap(),
+        "--rate",
+        "200",
+        "--requests",
+        "200",
+        "--warmup",
+        "0",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    assert!(r["operations"].as_array().unwrap().len() >= 2, "{r}");
+
+    let mut server = Command::new(&python)
+        .arg(&script)
+        .arg("--http")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(server.stderr.take().unwrap());
+    let url = loop {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "the Python server exited");
+        if let Some(url) = line.trim().strip_prefix("python-server: serving MCP on ") {
+            break url.to_owned();
+        }
+    };
+    // Keep reading its log, so it never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    let (out, r) = load(&["--target", &url, "--rate", "200", "--requests", "200", "--warmup", "0"]);
+    stop(server);
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    assert_eq!((r["requests"].as_u64(), r["errors"].as_u64()), (Some(200), Some(0)), "{r}");
+    assert_eq!(r["era"], "modern", "{r}");
+}

@@ -20,14 +20,13 @@ use mcpwire::RawJson;
 use mcpwire::mcp::Era;
 use mcpwire::mcp::client::Negotiated;
 use mcpwire::peer::{PeerHandle, RequestError, RequestOptions};
-use serde_json::json;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::hdr_log::HdrLog;
 use super::model::{Schedule, Shape};
-use super::report::{OpReport, OpTally, Point, Report, Shards, error_rate};
+use super::report::{OpReport, OpTally, Point, Report, Shards};
 use super::{Model, Plan, SetupError, connect, handshake, message};
 
 /// A request sent more than this after its intended start is counted `late` (it waited for an
@@ -39,10 +38,10 @@ pub const LATE_AFTER: Duration = Duration::from_millis(10);
 const INTERVAL: Duration = Duration::from_secs(1);
 
 /// The parts of a run every driver shares.
-struct Ctx {
+pub(super) struct Ctx {
     peer: PeerHandle,
     agreed: Negotiated,
-    plan: Plan,
+    pub(super) plan: Plan,
     /// Each operation's params, encoded once (`None` for the generated echo and no params).
     params: Vec<Option<String>>,
     shards: Shards,
@@ -269,29 +268,30 @@ async fn sleep_until(at: Option<Instant>) {
 }
 
 /// What one window measured.
-struct Measured {
-    ops: Vec<OpTally>,
-    elapsed: Duration,
-    bytes: (u64, u64),
-    peak: usize,
-    late: u64,
-    dropped: u64,
-    timeline: Vec<Point>,
-    interrupted: bool,
+pub(super) struct Measured {
+    pub(super) ops: Vec<OpTally>,
+    pub(super) elapsed: Duration,
+    pub(super) bytes: (u64, u64),
+    pub(super) peak: usize,
+    pub(super) late: u64,
+    pub(super) dropped: u64,
+    pub(super) timeline: Vec<Point>,
+    pub(super) interrupted: bool,
 }
 
 /// Where each second's tallies go besides the totals.
-struct Sinks<'a> {
+pub(super) struct Sinks<'a> {
     log: Option<&'a HdrLog>,
     /// When the log's timestamps count from.
     log_base: Instant,
-    bar: Option<&'a indicatif::ProgressBar>,
+    pub(super) bar: Option<&'a indicatif::ProgressBar>,
 }
 
-type Interrupt<'a> = Pin<&'a mut (dyn std::future::Future<Output = ()> + Send + 'static)>;
+pub(super) type Interrupt<'a> =
+    Pin<&'a mut (dyn std::future::Future<Output = ()> + Send + 'static)>;
 
 /// Runs one window of `model` for `duration` (or `--requests`) after `warmup`.
-async fn window(
+pub(super) async fn window(
     ctx: &Arc<Ctx>,
     model: &Model,
     duration: Duration,
@@ -489,7 +489,8 @@ pub async fn run(
             (m, plan.model.clone(), None)
         }
         Some(cap) => {
-            find_capacity(&ctx, cap, &sinks, &mut interrupt.as_mut(), &mut interrupted).await
+            super::capacity::find(&ctx, cap, &sinks, &mut interrupt.as_mut(), &mut interrupted)
+                .await
         }
     };
     if let Some(b) = bar {
@@ -529,71 +530,4 @@ pub async fn run(
         timeline: measured.timeline,
         capacity,
     })
-}
-
-/// Open-loop steps at rising rates, `--duration` each (the first after `--warmup`), until one
-/// breaks a threshold: its p99 above `max_p99_ms`, its error rate (dropped requests counted as
-/// failures) above `max_error_rate`, or fewer than 90% of its requests sent. Returns the last
-/// step that held (or the first, when none did), its model, and every step.
-async fn find_capacity(
-    ctx: &Arc<Ctx>,
-    cap: super::Capacity,
-    sinks: &Sinks<'_>,
-    interrupt: &mut Interrupt<'_>,
-    interrupted: &mut bool,
-) -> (Measured, Model, Option<serde_json::Value>) {
-    let max_in_flight = match ctx.plan.model {
-        Model::Open { max_in_flight, .. } => max_in_flight,
-        Model::Closed(_) => super::DEFAULT_MAX_IN_FLIGHT,
-    };
-    let mut steps = Vec::new();
-    let mut held: Option<(Measured, Model)> = None;
-    let mut first: Option<(Measured, Model)> = None;
-    let mut rate = cap.start;
-    for i in 0..cap.max_steps {
-        let model = Model::Open { rate: Shape::Constant(rate), max_in_flight };
-        let warmup = if i == 0 { ctx.plan.warmup } else { Duration::ZERO };
-        let m = window(ctx, &model, ctx.plan.duration, warmup, sinks, interrupt, interrupted).await;
-        let mut all = OpTally::new();
-        for t in &m.ops {
-            all.add(t);
-        }
-        let p99 = all.ok.value_at_quantile(0.99);
-        let errors = error_rate(all.error_count(), all.requests(), m.dropped);
-        let achieved = all.requests() as f64 / m.elapsed.as_secs_f64().max(1e-9);
-        let ok = p99 as f64 / 1000.0 <= cap.max_p99_ms
-            && errors <= cap.max_error_rate
-            && achieved >= 0.9 * rate
-            && !m.interrupted;
-        steps.push(json!({
-            "rate": rate, "achieved_rps": achieved, "p99_us": p99, "error_rate": errors,
-            "late": m.late, "dropped": m.dropped, "held": ok,
-        }));
-        if let Some(bar) = sinks.bar {
-            bar.println(format!(
-                "{rate:.0} req/s: p99 {p99} us, error rate {errors:.4}: {}",
-                if ok { "held" } else { "broke" }
-            ));
-        }
-        let stop = !ok || *interrupted;
-        if ok {
-            held = Some((m, model));
-        } else if first.is_none() && held.is_none() {
-            first = Some((m, model));
-        }
-        if stop {
-            break;
-        }
-        rate *= cap.factor;
-    }
-    let last_held = held.as_ref().and_then(|(_, m)| match m {
-        Model::Open { rate: Shape::Constant(r), .. } => Some(*r),
-        _ => None,
-    });
-    let summary = json!({
-        "start_rps": cap.start, "factor": cap.factor, "max_p99_ms": cap.max_p99_ms,
-        "max_error_rate": cap.max_error_rate, "last_held_rps": last_held, "steps": steps,
-    });
-    let (m, model) = held.or(first).expect("at least one step runs");
-    (m, model, Some(summary))
 }

@@ -18,9 +18,11 @@
 //! only to the request whose id it carries, and counts any other), it carries no error, and it
 //! passes its operation's check (`scenario::Operation::check`).
 
+mod capacity;
 mod drive;
 pub mod hdr_log;
 pub mod html;
+mod init;
 pub mod model;
 pub mod report;
 pub mod scenario;
@@ -38,6 +40,7 @@ use serde::Deserialize;
 use crate::serve::{McpServer, PROTOCOL_VERSIONS};
 
 pub use drive::run;
+pub use init::init;
 pub use model::Shape;
 pub use report::Report;
 pub use scenario::{Method, Mix, Operation};
@@ -324,58 +327,6 @@ pub(crate) fn message(seq: u64, bytes: usize, filler: &str) -> String {
 /// `FILLER` repeated to at least `bytes`.
 pub fn filler(bytes: usize) -> String {
     FILLER.repeat(bytes / FILLER.len() + 1)
-}
-
-/// The most `tools/list` pages `load init` follows: a server whose cursor never ends cannot
-/// keep it listing.
-const MAX_LIST_PAGES: usize = 100;
-
-/// `load init`: connects, settles the era, lists the tools (following `nextCursor`) and
-/// returns a starting scenario.
-///
-/// # Errors
-///
-/// The target cannot be reached, the handshake fails, or `tools/list` fails.
-pub async fn init(target: Target, version: VersionChoice) -> Result<String, String> {
-    let plan = Plan {
-        target: target.clone(),
-        model: Model::Closed(Shape::Constant(1.0)),
-        capacity: None,
-        requests: None,
-        duration: Duration::ZERO,
-        warmup: Duration::ZERO,
-        mix: Mix::new(vec![Operation::single(Method::ToolsList, "", None)]),
-        payload_bytes: 0,
-        filler: String::new(),
-        timeout: Duration::from_secs(30),
-        protocol_version: version,
-        hdr_log: None,
-    };
-    let name = target.to_string();
-    let (peer, _conn) = connect(&plan)
-        .await
-        .map_err(|e| SetupError::Connect { target: name.clone(), source: e }.to_string())?;
-    let agreed = handshake(&peer, &plan, &name)
-        .await
-        .map_err(|why| SetupError::Handshake { target: name.clone(), why }.to_string())?;
-    let mut tools = Vec::new();
-    let mut cursor: Option<String> = None;
-    for _ in 0..MAX_LIST_PAGES {
-        let params = cursor.as_ref().map(|c| serde_json::json!({"cursor": c}));
-        let r = agreed
-            .request(&peer, "tools/list", params.as_ref().map(mcpwire::Json), RequestOptions::new())
-            .await
-            .map_err(|e| format!("tools/list failed: {e}"))?;
-        let page: serde_json::Value =
-            r.result_as().map_err(|e| format!("tools/list: not a result: {e}"))?;
-        tools.extend(page["tools"].as_array().cloned().unwrap_or_default());
-        match page["nextCursor"].as_str() {
-            Some(c) => cursor = Some(c.to_owned()),
-            None => break,
-        }
-    }
-    peer.close();
-    Ok(scenario::init_toml(&name, &tools))
 }
 
 #[cfg(test)]
