@@ -45,6 +45,8 @@ pub(super) struct Ctx {
     /// Each operation's params, encoded once (`None` for the generated echo and no params).
     params: Vec<Option<String>>,
     shards: Shards,
+    /// The open loop's lanes: one per runtime thread.
+    lanes: usize,
 }
 
 /// Counters of one window, shared by its drivers and the main task.
@@ -188,15 +190,34 @@ async fn worker(ctx: Arc<Ctx>, win: Arc<Window>, index: usize, shape: Shape) {
     }
 }
 
-/// The open loop: sends each request at its intended instant from one schedule, at most
-/// `max_in_flight` at once, and times each from its intended start.
-async fn open_loop(ctx: Arc<Ctx>, win: Arc<Window>, rate: Shape, max_in_flight: usize) {
+/// One lane of the open loop: of the one schedule's requests, number `lane`, `lane + lanes`,
+/// `lane + 2 * lanes` … Each is sent at its intended instant, at most `max_in_flight` at once
+/// in this lane, and timed from its intended start. Lanes share the schedule, the `--requests`
+/// count and the operation sequence, and split the in-flight bound; they exist so that the
+/// sending spreads over the runtime's threads.
+async fn open_loop(
+    ctx: Arc<Ctx>,
+    win: Arc<Window>,
+    rate: Shape,
+    lane: usize,
+    lanes: usize,
+    max_in_flight: usize,
+) {
     let requests = ctx.plan.requests;
     let mut schedule = Schedule::new(rate);
-    let mut next = schedule.next();
+    for _ in 0..lane {
+        schedule.next();
+    }
+    let mut take = move || {
+        let at = schedule.next();
+        for _ in 1..lanes {
+            schedule.next();
+        }
+        at
+    };
+    let mut next = take();
     let mut pending = FuturesUnordered::new();
     let t0 = win.started;
-    let mut measured_sent = 0u64;
     loop {
         let now = Instant::now();
         while let Some(offset) = next {
@@ -206,11 +227,10 @@ async fn open_loop(ctx: Arc<Ctx>, win: Arc<Window>, rate: Shape, max_in_flight: 
             }
             let measuring = win.measuring.load(Ordering::Relaxed);
             if measuring {
-                if requests.is_some_and(|n| measured_sent >= n) {
+                if requests.is_some_and(|n| win.claimed.fetch_add(1, Ordering::Relaxed) >= n) {
                     next = None;
                     break;
                 }
-                measured_sent += 1;
                 if now.duration_since(due) > LATE_AFTER {
                     win.late.fetch_add(1, Ordering::Relaxed);
                 }
@@ -222,9 +242,9 @@ async fn open_loop(ctx: Arc<Ctx>, win: Arc<Window>, rate: Shape, max_in_flight: 
                 let r = one(ctx, op, seq).await;
                 (op, due, measuring, r)
             });
-            win.peak.fetch_max(pending.len(), Ordering::Relaxed);
-            win.in_flight.store(pending.len(), Ordering::Relaxed);
-            next = schedule.next();
+            let now = win.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+            win.peak.fetch_max(now, Ordering::Relaxed);
+            next = take();
         }
         if next.is_none() && pending.is_empty() {
             break;
@@ -241,17 +261,18 @@ async fn open_loop(ctx: Arc<Ctx>, win: Arc<Window>, rate: Shape, max_in_flight: 
                 let mut dropped = 0;
                 while let Some(o) = next && o < closed {
                     dropped += 1;
-                    next = schedule.next();
+                    next = take();
                 }
                 if win.measuring.load(Ordering::Relaxed) {
                     win.dropped.fetch_add(dropped, Ordering::Relaxed);
                 }
+                win.in_flight.fetch_sub(pending.len(), Ordering::Relaxed);
                 break;
             }
             Some((op, due, measuring, (outcome, sent, got))) = pending.next(), if !pending.is_empty() => {
-                win.in_flight.store(pending.len(), Ordering::Relaxed);
+                win.in_flight.fetch_sub(1, Ordering::Relaxed);
                 if measuring {
-                    ctx.shards.record(0, op, due.elapsed(), outcome, sent, got);
+                    ctx.shards.record(lane, op, due.elapsed(), outcome, sent, got);
                     win.count_done(requests);
                 }
             }
@@ -308,7 +329,21 @@ pub(super) async fn window(
             .map(|i| tokio::spawn(worker(ctx.clone(), win.clone(), i, shape.clone())))
             .collect(),
         Model::Open { rate, max_in_flight } => {
-            vec![tokio::spawn(open_loop(ctx.clone(), win.clone(), rate.clone(), *max_in_flight))]
+            // One lane a thread, each with its share of the in-flight bound.
+            let lanes = ctx.lanes.min(*max_in_flight).max(1);
+            (0..lanes)
+                .map(|lane| {
+                    let bound = max_in_flight / lanes + usize::from(lane < max_in_flight % lanes);
+                    tokio::spawn(open_loop(
+                        ctx.clone(),
+                        win.clone(),
+                        rate.clone(),
+                        lane,
+                        lanes,
+                        bound,
+                    ))
+                })
+                .collect()
         }
     };
     if !warmup.is_zero() && !*interrupted {
@@ -457,11 +492,9 @@ pub async fn run(
         None => None,
     };
     let params = plan.mix.ops.iter().map(|o| o.params().map(|p| p.to_string())).collect();
-    let shards = Shards::new(
-        std::thread::available_parallelism().map_or(4, |n| n.get() * 2),
-        plan.mix.ops.len(),
-    );
-    let ctx = Arc::new(Ctx { peer: peer.clone(), agreed, plan, params, shards });
+    let threads = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+    let shards = Shards::new(threads * 2, plan.mix.ops.len());
+    let ctx = Arc::new(Ctx { peer: peer.clone(), agreed, plan, params, shards, lanes: threads });
     let plan = &ctx.plan;
     let bar = progress_bar();
     let sinks = Sinks { log: log.as_ref(), log_base, bar: bar.as_ref() };

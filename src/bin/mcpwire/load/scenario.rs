@@ -1,6 +1,6 @@
 //! What `load` sends: one operation (`--method`, `--tool`, `--arguments`) or a weighted mix of
 //! them from a `--scenario FILE.toml`, each with its own check of the answer and its own
-//! budgets; and `load init`, which writes a starting scenario from a server's `tools/list`.
+//! budgets (`load init`, in `init.rs`, writes a starting scenario from a server's tools).
 //!
 //! ```toml
 //! [[operation]]
