@@ -554,3 +554,20 @@ fn the_python_sdk_server_under_the_open_loop_and_its_own_scenario() {
     assert_eq!((r["requests"].as_u64(), r["errors"].as_u64()), (Some(200), Some(0)), "{r}");
     assert_eq!(r["era"], "modern", "{r}");
 }
+
+/// On a terminal (a pseudo-terminal from util-linux's `script`), the progress line shows the
+/// rate, the errors and the p99 so far.
+#[test]
+fn a_progress_line_on_a_terminal() {
+    let typescript = temp("typescript");
+    let cmd = format!("{BIN} load --rate 300 --duration 2.5 --warmup 0 >/dev/null");
+    let out = Command::new("script")
+        .args(["-qec", &cmd])
+        .arg(&typescript)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = String::from_utf8_lossy(&std::fs::read(&typescript).unwrap()).into_owned();
+    assert!(seen.contains(" req/s  errors 0  p99 so far "), "{seen}");
+}
