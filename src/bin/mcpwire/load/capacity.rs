@@ -30,7 +30,7 @@ pub(super) async fn find(
     let mut held: Option<(Measured, Model)> = None;
     let mut first: Option<(Measured, Model)> = None;
     let mut rate = cap.start;
-    for i in 0..cap.max_steps {
+    for i in 0..cap.max_steps.max(1) {
         let model = Model::Open { rate: Shape::Constant(rate), max_in_flight };
         let warmup = if i == 0 { ctx.plan.warmup } else { Duration::ZERO };
         let m = window(ctx, &model, ctx.plan.duration, warmup, sinks, interrupt, interrupted).await;

@@ -489,4 +489,20 @@ mod tests {
         assert_eq!(ping.check("{}", None), Ok(()));
         assert_eq!(ping.check("[]", None).unwrap_err(), "bad_result");
     }
+
+    #[test]
+    fn a_scenario_file_at_the_size_bound_loads_and_one_byte_more_does_not() {
+        let dir = std::env::temp_dir().join(format!("mcpwire-scenario-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let body = "[[operation]]\nmethod = \"ping\"\n";
+        let pad = |n: usize| format!("{body}#{}\n", "x".repeat(n - body.len() - 2));
+        let at = dir.join("at.toml");
+        std::fs::write(&at, pad(DEFAULT_MAX_SCENARIO_BYTES as usize)).unwrap();
+        assert_eq!(load_file(&at).unwrap().len(), 1);
+        let past = dir.join("past.toml");
+        std::fs::write(&past, pad(DEFAULT_MAX_SCENARIO_BYTES as usize + 1)).unwrap();
+        assert!(load_file(&past).unwrap_err().contains("longer than"));
+        assert!(load_file(&dir.join("missing.toml")).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
