@@ -218,6 +218,12 @@ async fn open_loop(
     let mut next = take();
     let mut pending = FuturesUnordered::new();
     let t0 = win.started;
+    // One timer, moved only when the next due instant changes: a completion wakes the loop
+    // far more often than the schedule does, and a timer armed afresh each time would cost a
+    // timer-wheel insertion and removal per request.
+    let timer = tokio::time::sleep_until(t0);
+    tokio::pin!(timer);
+    let mut armed: Option<Instant> = None;
     loop {
         let now = Instant::now();
         while let Some(offset) = next {
@@ -250,6 +256,12 @@ async fn open_loop(
             break;
         }
         let wake = next.filter(|_| pending.len() < max_in_flight).map(|o| t0 + o);
+        if let Some(at) = wake
+            && armed != Some(at)
+        {
+            timer.as_mut().reset(at);
+            armed = Some(at);
+        }
         tokio::select! {
             biased;
             () = win.stop.cancelled() => {
@@ -276,15 +288,8 @@ async fn open_loop(
                     win.count_done(requests);
                 }
             }
-            () = sleep_until(wake), if wake.is_some() => {}
+            () = &mut timer, if wake.is_some() => armed = None,
         }
-    }
-}
-
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 

@@ -409,7 +409,9 @@ impl Report {
             h.value_at_quantile(0.999),
             h.max()
         );
-        let _ = writeln!(out, "peak in flight: {}", self.peak_in_flight);
+        if self.model["kind"] != "merged" {
+            let _ = writeln!(out, "peak in flight: {}", self.peak_in_flight);
+        }
         if self.ops.len() > 1 {
             let _ = writeln!(
                 out,
@@ -469,6 +471,7 @@ fn model_text(m: &Value) -> String {
             "open loop, rate {} requests/s, at most {} in flight (latency from each request's intended start)",
             m["rate"], m["max_in_flight"]
         ),
+        Some("merged") => format!("merged from {} interval logs", m["logs"]),
         _ => m.to_string(),
     }
 }
