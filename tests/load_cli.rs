@@ -571,3 +571,81 @@ fn a_progress_line_on_a_terminal() {
     let seen = String::from_utf8_lossy(&std::fs::read(&typescript).unwrap()).into_owned();
     assert!(seen.contains(" req/s  errors 0  p99 so far "), "{seen}");
 }
+
+/// Every method a scenario sends, against the official reference server
+/// (`@modelcontextprotocol/server-everything`, installed by tests/interop/install.sh), which
+/// serves resources, prompts and completions too; each with its own expected-result check.
+#[test]
+fn every_scenario_method_against_the_reference_server() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let install = Command::new("bash").arg(root.join("tests/interop/install.sh")).output().unwrap();
+    assert!(install.status.success(), "{}", stderr(&install));
+    let se = root.join(
+        "target/interop/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    let target = format!("stdio:node {} stdio", se.display());
+    let mix = |completion: &str| {
+        scenario(
+            "everything.toml",
+            &format!(
+                r#"
+                [[operation]]
+                method = "resources/read"
+                uri = "demo://resource/static/document/architecture.md"
+                expect_text = "architecture"
+                [[operation]]
+                method = "prompts/get"
+                prompt = "args-prompt"
+                arguments = {{ city = "Paris" }}
+                expect_text = "Paris"
+                [[operation]]
+                name = "complete"
+                method = "completion/complete"
+                ref = {{ type = "ref/prompt", name = "completable-prompt" }}
+                argument = {{ name = "department", value = "E" }}
+                expect_text = "{completion}"
+                [[operation]]
+                method = "ping"
+                [[operation]]
+                method = "tools/list"
+                [[operation]]
+                method = "tools/call"
+                tool = "echo"
+                "#
+            ),
+        )
+    };
+    let run = |path: PathBuf| {
+        let p = path.to_str().unwrap().to_owned();
+        load(&[
+            "--target",
+            &target,
+            "--scenario",
+            &p,
+            "--rate",
+            "300",
+            "--requests",
+            "120",
+            "--warmup",
+            "0",
+        ])
+    };
+    let (out, r) = run(mix("Engineering"));
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    assert_eq!(r["era"], "legacy", "{r}");
+    let ops = r["operations"].as_array().unwrap();
+    assert_eq!(ops.len(), 6);
+    assert!(ops.iter().all(|o| o["requests"] == 20 && o["errors"] == 0), "{r}");
+    // A completion without the value expected is counted against that operation alone.
+    let (out, r) = run(mix("Nowhere"));
+    assert_eq!(out.status.code(), Some(1), "{r}");
+    let complete = r["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "complete")
+        .unwrap()
+        .clone();
+    assert_eq!(complete["errors_by_kind"]["unexpected_result"], 20, "{r}");
+    assert_eq!(r["errors"], 20, "{r}");
+}
