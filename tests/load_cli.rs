@@ -442,6 +442,11 @@ fn merged_logs_report_every_request_of_every_run() {
     assert_eq!(both["latency_us"]["max"].as_u64(), max, "{both}");
     assert_eq!(both["operations"][0]["name"], "tools/call_echo");
 
+    // A log that cannot be created: exit 2 before any load.
+    let (out, _) = load(&["--requests", "10", "--hdr-log", "/nonexistent-dir/x.hlog"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("HdrHistogram log"), "{}", stderr(&out));
+
     // Not a log: exit 2, naming the file.
     let junk = scenario("junk.hlog", "hello\n");
     let out = Command::new(BIN).args(["report", "merge"]).arg(&junk).output().unwrap();

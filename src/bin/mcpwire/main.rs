@@ -401,6 +401,10 @@ fn run_load(args: &LoadArgs) -> ExitCode {
             {
                 return e;
             }
+            if let Some(e) = &report.log_error {
+                eprintln!("mcpwire: cannot write the HdrHistogram log: {e}");
+                return ExitCode::from(EXIT_IO);
+            }
             verdict(&report, &broken, args.max_error_rate, args.find_capacity)
         }
         Err(e) => {

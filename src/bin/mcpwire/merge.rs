@@ -69,5 +69,6 @@ pub fn merged_report(paths: &[PathBuf], logs: &[hdr_log::Read]) -> Report {
         dropped: 0,
         timeline,
         capacity: None,
+        log_error: None,
     }
 }

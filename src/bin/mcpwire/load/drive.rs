@@ -204,18 +204,8 @@ async fn open_loop(
     max_in_flight: usize,
 ) {
     let requests = ctx.plan.requests;
-    let mut schedule = Schedule::new(rate);
-    for _ in 0..lane {
-        schedule.next();
-    }
-    let mut take = move || {
-        let at = schedule.next();
-        for _ in 1..lanes {
-            schedule.next();
-        }
-        at
-    };
-    let mut next = take();
+    let mut schedule = Schedule::lane(rate, lane as u64, lanes as u64);
+    let mut next = schedule.next();
     let mut pending = FuturesUnordered::new();
     let t0 = win.started;
     // One timer, moved only when the next due instant changes: a completion wakes the loop
@@ -250,7 +240,7 @@ async fn open_loop(
             });
             let now = win.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
             win.peak.fetch_max(now, Ordering::Relaxed);
-            next = take();
+            next = schedule.next();
         }
         if next.is_none() && pending.is_empty() {
             break;
@@ -270,11 +260,10 @@ async fn open_loop(
                 // flight at the close, the window's end cut them off.
                 let closed = Duration::from_nanos(win.closed_at.load(Ordering::Relaxed))
                     .saturating_sub(LATE_AFTER);
-                let mut dropped = 0;
-                while let Some(o) = next && o < closed {
-                    dropped += 1;
-                    next = take();
-                }
+                let dropped = match next {
+                    Some(o) if o < closed => 1 + schedule.skip_before(closed),
+                    _ => 0,
+                };
                 if win.measuring.load(Ordering::Relaxed) {
                     win.dropped.fetch_add(dropped, Ordering::Relaxed);
                 }
@@ -536,9 +525,8 @@ pub async fn run(
     }
     peer.close();
     let _ = tokio::time::timeout(Duration::from_secs(5), conn.closed()).await;
-    if let Some(log) = log {
-        log.finish().map_err(SetupError::Log)?;
-    }
+    // A log that could not be written fails the run after its report, not instead of it.
+    let log_error = log.and_then(|l| l.finish().err()).map(|e| e.to_string());
     let ops = plan
         .mix
         .ops
@@ -567,5 +555,6 @@ pub async fn run(
         dropped: measured.dropped,
         timeline: measured.timeline,
         capacity,
+        log_error,
     })
 }

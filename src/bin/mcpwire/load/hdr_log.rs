@@ -30,6 +30,11 @@ pub const FAILED: &str = "failed:";
 /// The most bytes `report merge` reads from one log: a log is read whole.
 pub const DEFAULT_MAX_LOG_BYTES: u64 = 1 << 30;
 
+/// The most seconds of histograms queued for the log's writer: a disk slower than the run
+/// would otherwise make the queue, and the memory, grow for as long as the run lasts. An
+/// interval that finds the queue full is not written, and `finish` says how many were lost.
+pub const DEFAULT_LOG_QUEUE: usize = 64;
+
 /// An operation name as a tag.
 #[must_use]
 pub fn tag_of(name: &str) -> String {
@@ -47,8 +52,10 @@ type Batch = (Vec<(String, Histogram<u64>)>, Duration, Duration);
 
 /// The writer of one log.
 pub struct HdrLog {
-    tx: Option<mpsc::Sender<Batch>>,
+    tx: Option<mpsc::SyncSender<Batch>>,
     thread: Option<JoinHandle<io::Result<()>>>,
+    /// Intervals dropped because the queue was full.
+    lost: std::sync::atomic::AtomicU64,
 }
 
 impl HdrLog {
@@ -58,9 +65,23 @@ impl HdrLog {
     ///
     /// The file cannot be created.
     pub fn create(path: &Path, comment: &str, start: SystemTime) -> io::Result<Self> {
+        Self::with_queue(path, comment, start, DEFAULT_LOG_QUEUE)
+    }
+
+    /// As [`Self::create`], with room for `queue` seconds of histograms.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be created.
+    pub fn with_queue(
+        path: &Path,
+        comment: &str,
+        start: SystemTime,
+        queue: usize,
+    ) -> io::Result<Self> {
         let file = std::fs::File::create(path)?;
         let comment = comment.to_owned();
-        let (tx, rx) = mpsc::channel::<Batch>();
+        let (tx, rx) = mpsc::sync_channel::<Batch>(queue);
         let thread = std::thread::Builder::new().name("hdr-log".into()).spawn(move || {
             let mut out = BufWriter::new(file);
             let mut serializer = V2DeflateSerializer::new();
@@ -79,10 +100,10 @@ impl HdrLog {
             drop(w);
             out.flush()
         })?;
-        Ok(Self { tx: Some(tx), thread: Some(thread) })
+        Ok(Self { tx: Some(tx), thread: Some(thread), lost: 0.into() })
     }
 
-    /// Queues one interval of every operation (empty ones are left out).
+    /// Queues one interval of every operation (empty ones are left out); never waits.
     pub fn write(&self, names: &[String], interval: &[OpTally], at: Duration, len: Duration) {
         let mut hists = Vec::new();
         for (name, t) in names.iter().zip(interval) {
@@ -93,8 +114,10 @@ impl HdrLog {
                 hists.push((format!("{FAILED}{}", tag_of(name)), t.failed.clone()));
             }
         }
-        if let Some(tx) = &self.tx {
-            let _ = tx.send((hists, at, len));
+        if let Some(tx) = &self.tx
+            && tx.try_send((hists, at, len)).is_err()
+        {
+            self.lost.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
     }
 
@@ -103,13 +126,21 @@ impl HdrLog {
     /// # Errors
     ///
     /// Writing failed.
+    /// Writing failed, or intervals were lost to a full queue.
     pub fn finish(mut self) -> io::Result<()> {
         drop(self.tx.take());
         match self.thread.take().map(JoinHandle::join) {
-            Some(Ok(r)) => r,
-            Some(Err(_)) => Err(io::Error::other("the log writer panicked")),
-            None => Ok(()),
+            Some(Ok(r)) => r?,
+            Some(Err(_)) => return Err(io::Error::other("the log writer panicked")),
+            None => {}
         }
+        let lost = self.lost.into_inner();
+        if lost > 0 {
+            return Err(io::Error::other(format!(
+                "{lost} intervals were not written: the disk did not keep up"
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -262,6 +293,41 @@ mod tests {
         assert!(text.starts_with("#mcpwire load test\n#[StartTime: 1700000000.000"), "{text}");
         assert!(text.lines().any(|l| l.starts_with("Tag=tools/call_echo,0.000,1.000,")));
         assert!(text.lines().any(|l| l.starts_with("Tag=failed:tools/call_echo,")));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_full_queue_loses_intervals_and_says_so() {
+        let dir = std::env::temp_dir().join(format!("mcpwire-hdrq-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let names = vec!["op".to_owned()];
+        let t = tally(1..100);
+        // A queue of 0 holds nothing the writer is not already taking: with the writer busy,
+        // a burst of intervals overflows it.
+        let log = HdrLog::with_queue(&dir.join("q.hlog"), "c", SystemTime::now(), 0).unwrap();
+        for s in 0..200 {
+            log.write(
+                &names,
+                std::slice::from_ref(&t),
+                Duration::from_secs(s),
+                Duration::from_secs(1),
+            );
+        }
+        let e = log.finish().unwrap_err();
+        assert!(e.to_string().contains("intervals were not written"), "{e}");
+        // With room for the burst, nothing is lost.
+        let log = HdrLog::with_queue(&dir.join("r.hlog"), "c", SystemTime::now(), 200).unwrap();
+        for s in 0..200 {
+            log.write(
+                &names,
+                std::slice::from_ref(&t),
+                Duration::from_secs(s),
+                Duration::from_secs(1),
+            );
+        }
+        log.finish().unwrap();
+        // Two histograms an interval: the successes and the failures.
+        assert_eq!(read(&dir.join("r.hlog")).unwrap().intervals.len(), 400);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -416,6 +416,7 @@ mod tests {
                 Point { t: 2.0, requests: 5001, errors: 0 },
             ],
             capacity: None,
+            log_error: None,
         }
     }
 

@@ -133,12 +133,18 @@ fn parse_duration(d: &str) -> Result<Duration, String> {
 /// the run's start. Request `i` (from 0) is due when the integral of the rate reaches `i`, so a
 /// constant rate `r` puts it at `i / r`, and a ramp spaces requests ever closer (or further).
 ///
+/// A lane of the schedule takes every `step`-th request from its first: the open loop's lanes
+/// share one schedule this way.
+///
 /// Costs O(stages) per request at worst, O(1) amortised: the cursor only moves forward.
+/// Skipping the requests due before an instant (`skip_before`) costs O(stages), however many.
 #[derive(Debug, Clone)]
 pub struct Schedule {
     shape: Shape,
-    /// Requests scheduled so far.
+    /// The index of this lane's next request.
     issued: u64,
+    /// How many lanes share the schedule.
+    step: u64,
     /// The stage the cursor is in, where it starts, the rate at its start, and how many
     /// requests were due before it (the integral so far, a real number).
     stage: usize,
@@ -148,12 +154,20 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// A schedule for `shape` (a rate in requests per second).
+    /// A schedule for `shape` (a rate in requests per second): the one lane of one.
+    #[cfg(test)]
     #[must_use]
     pub fn new(shape: Shape) -> Self {
+        Self::lane(shape, 0, 1)
+    }
+
+    /// Lane `lane` of `lanes`: requests `lane`, `lane + lanes`, `lane + 2 * lanes` …
+    #[must_use]
+    pub fn lane(shape: Shape, lane: u64, lanes: u64) -> Self {
         Self {
             shape,
-            issued: 0,
+            issued: lane,
+            step: lanes.max(1),
             stage: 0,
             stage_start: Duration::ZERO,
             stage_from: 0.0,
@@ -191,8 +205,48 @@ impl Schedule {
                 self.stage += 1;
             },
         };
-        self.issued += 1;
+        self.issued += self.step;
         Some(at)
+    }
+
+    /// How many requests of the whole schedule (every lane) are due before `t`: those whose
+    /// index is below the integral of the rate up to `t`.
+    #[must_use]
+    pub fn due_before(&self, t: Duration) -> u64 {
+        let t = t.as_secs_f64();
+        let n = match &self.shape {
+            Shape::Constant(r) if *r > 0.0 => t * r,
+            Shape::Constant(_) => 0.0,
+            Shape::Stages(stages) => {
+                let (mut n, mut from, mut start) = (0.0, 0.0, 0.0);
+                for s in stages {
+                    let len = s.duration.as_secs_f64();
+                    let b = (s.target - from) / len;
+                    let tau = (t - start).clamp(0.0, len);
+                    n += from * tau + b * tau * tau / 2.0;
+                    if t < start + len {
+                        break;
+                    }
+                    from = s.target;
+                    start += len;
+                }
+                n
+            }
+        };
+        // Saturates for a value past u64 (a rate far beyond any run).
+        n.ceil() as u64
+    }
+
+    /// Passes over this lane's requests due before `t` without producing them; returns how
+    /// many. Arithmetic, not a walk: a long stall at a high rate is skipped in O(stages).
+    pub fn skip_before(&mut self, t: Duration) -> u64 {
+        let due = self.due_before(t);
+        if due <= self.issued {
+            return 0;
+        }
+        let n = (due - self.issued).div_ceil(self.step);
+        self.issued = self.issued.saturating_add(n.saturating_mul(self.step));
+        n
     }
 }
 
@@ -221,6 +275,38 @@ mod tests {
         assert_eq!(parse_stages(&at).unwrap().len(), DEFAULT_MAX_STAGES);
         let past = vec!["1s:1"; DEFAULT_MAX_STAGES + 1].join(",");
         assert!(parse_stages(&past).is_err());
+    }
+
+    #[test]
+    fn lanes_share_the_schedule_and_skipping_counts_what_a_walk_would() {
+        for shape in
+            [Shape::Constant(1000.0), Shape::Stages(parse_stages("2s:1000,1s:1000,2s:0").unwrap())]
+        {
+            let mut whole = Schedule::new(shape.clone());
+            let all: Vec<_> = std::iter::from_fn(|| whole.next()).take(4000).collect();
+            let mut lanes: Vec<_> = (0..3).map(|l| Schedule::lane(shape.clone(), l, 3)).collect();
+            for (i, at) in all.iter().enumerate() {
+                assert_eq!(lanes[i % 3].next(), Some(*at), "{i}");
+            }
+            // Skipping from a fresh lane counts its requests due before t, as walking would.
+            for t in [0.0, 0.0015, 0.9, 1.7, 2.5] {
+                let t = secs(t);
+                for l in 0..3 {
+                    let mut walk = Schedule::lane(shape.clone(), l, 3);
+                    let mut walked = 0;
+                    while walk.next().is_some_and(|at| at < t) {
+                        walked += 1;
+                    }
+                    let mut skip = Schedule::lane(shape.clone(), l, 3);
+                    let skipped = skip.skip_before(t);
+                    assert!(skipped.abs_diff(walked) <= 1, "{t:?} lane {l}: {skipped} vs {walked}");
+                }
+            }
+        }
+        // A stall of an hour at a billion requests a second is skipped at once.
+        let mut s = Schedule::new(Shape::Constant(1e9));
+        assert_eq!(s.skip_before(secs(3600.0)), 3_600_000_000_000);
+        assert!(s.next().unwrap() >= secs(3600.0) - Duration::from_micros(1));
     }
 
     #[test]

@@ -193,6 +193,8 @@ pub struct Report {
     pub timeline: Vec<Point>,
     /// `--find-capacity`: its steps and the last rate that held.
     pub capacity: Option<Value>,
+    /// Why the `--hdr-log` file is incomplete, when it is.
+    pub log_error: Option<String>,
 }
 
 /// The latencies as the report gives them.
