@@ -474,6 +474,11 @@ fn payloads_go_up_to_the_frame_limit() {
     stop(server);
     assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
     assert!(r["operations"][0]["payload_bytes_received"].as_u64().unwrap() > 4 * 4_000_000, "{r}");
+    // At the frame limit the message fits as text but not as JSON (escapes, the envelope):
+    // refused before any load, not sent to be discarded and wait out its timeout.
+    let (out, _) = load(&["--payload-bytes", "16777216", "--requests", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("past the 16777216-byte frame limit"), "{}", stderr(&out));
     let (out, _) = load(&["--payload-bytes", "16777217", "--requests", "1"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("16777217"), "{}", stderr(&out));

@@ -458,6 +458,7 @@ pub async fn run(
     plan: Plan,
     interrupt: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<Report, SetupError> {
+    super::check_sizes(&plan)?;
     let target = plan.target.to_string();
     let (peer, mut conn) = connect(&plan)
         .await

@@ -214,6 +214,37 @@ pub enum SetupError {
     Handshake { target: String, why: String },
     #[error("cannot write the HdrHistogram log: {0}")]
     Log(std::io::Error),
+    #[error("{0}")]
+    TooLarge(String),
+}
+
+/// Room left for the envelope around an operation's params: `jsonrpc`, `id`, `method`, and in
+/// the modern era the `_meta` triple (client info and capabilities), with a wide margin.
+const ENVELOPE_BYTES: usize = 4096;
+
+/// Refuses, before connecting, an operation whose request could not fit the frame limit (the
+/// server would discard it unanswered and the request would wait out its timeout); for `echo`
+/// the reply, as large again, has to fit the same limit on the way back.
+fn check_sizes(plan: &Plan) -> Result<(), SetupError> {
+    let limit = mcpwire::limits::DEFAULT_MAX_FRAME_BYTES;
+    for op in &plan.mix.ops {
+        let size = if op.generated_echo() {
+            // The longest sequence number, escaped as JSON escapes it.
+            let sample = message(u64::MAX, plan.payload_bytes, &plan.filler);
+            serde_json::to_string(&sample).map_or(usize::MAX, |s| s.len())
+        } else {
+            op.params().map_or(0, |p| p.to_string().len())
+        };
+        if size.saturating_add(ENVELOPE_BYTES) > limit {
+            return Err(SetupError::TooLarge(format!(
+                "{}: its request would take about {} bytes with the envelope, past the \
+                 {limit}-byte frame limit (JSON escapes make a message longer than its text)",
+                op.name,
+                size.saturating_add(ENVELOPE_BYTES)
+            )));
+        }
+    }
+    Ok(())
 }
 
 pub(crate) async fn connect(plan: &Plan) -> Result<(PeerHandle, Connection), std::io::Error> {
