@@ -658,4 +658,12 @@ fn every_scenario_method_against_the_reference_server() {
         .clone();
     assert_eq!(complete["errors_by_kind"]["unexpected_result"], 20, "{r}");
     assert_eq!(r["errors"], 20, "{r}");
+
+    // `load init` lists its resources and prompts too.
+    let init = Command::new(BIN).args(["load", "init", &target]).output().unwrap();
+    assert_eq!(init.status.code(), Some(0), "{}", stderr(&init));
+    let text = String::from_utf8(init.stdout).unwrap();
+    assert!(text.contains("uri = \"demo://resource/static/document/architecture.md\""), "{text}");
+    assert!(text.contains("prompt = \"args-prompt\""), "{text}");
+    assert!(text.contains("city = \"example\""), "{text}");
 }

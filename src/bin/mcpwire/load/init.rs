@@ -1,6 +1,8 @@
 //! `mcpwire load init TARGET`: a starting scenario from the server's `tools/list`, one
 //! `tools/call` per tool with arguments generated from its `inputSchema` (as `cargo pmcp
-//! loadtest init` does), and a `tools/list`.
+//! loadtest init` does), and a `tools/list`; when the server lists resources and prompts, a
+//! `resources/read` of each resource and a `prompts/get` of each prompt (its required
+//! arguments set to `"example"`), from the first page of each list.
 
 use std::time::Duration;
 
@@ -13,6 +15,31 @@ use super::{Method, Mix, Model, Operation, Plan, SetupError, Shape, Target, conn
 /// The most `tools/list` pages `load init` follows: a server whose cursor never ends cannot
 /// keep it listing.
 const MAX_LIST_PAGES: usize = 100;
+
+/// The most resources, and prompts, a starting scenario reads or gets: a server listing
+/// thousands would otherwise make a scenario nobody reads.
+const MAX_INIT_ITEMS: usize = 16;
+
+/// The first page of `method`'s `key` list, or nothing when the server has no such list.
+async fn first_page(
+    agreed: &mcpwire::mcp::client::Negotiated,
+    peer: &mcpwire::peer::PeerHandle,
+    method: &str,
+    key: &str,
+) -> Vec<Value> {
+    let r =
+        match agreed.request(peer, method, mcpwire::peer::NO_PARAMS, RequestOptions::new()).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::debug!(method, error = %e, "no list");
+                return Vec::new();
+            }
+        };
+    let page: Value = r.result_as().unwrap_or(Value::Null);
+    let mut items = page[key].as_array().cloned().unwrap_or_default();
+    items.truncate(MAX_INIT_ITEMS);
+    items
+}
 
 /// `load init`: connects, settles the era, lists the tools (following `nextCursor`) and
 /// returns a starting scenario.
@@ -58,8 +85,10 @@ pub async fn init(target: Target, version: VersionChoice) -> Result<String, Stri
             None => break,
         }
     }
+    let resources = first_page(&agreed, &peer, "resources/list", "resources").await;
+    let prompts = first_page(&agreed, &peer, "prompts/list", "prompts").await;
     peer.close();
-    Ok(init_toml(&name, &tools))
+    Ok(init_toml(&name, &tools, &resources, &prompts))
 }
 
 /// How deep `load init` follows nested object schemas; a deeper (or recursive) schema gets
@@ -125,10 +154,21 @@ pub fn example_value(schema: &Value, depth: usize) -> Value {
     }
 }
 
-/// The scenario `load init` prints for a `tools/list` result: one `tools/call` per tool with
-/// arguments from its `inputSchema`, and a `tools/list`.
+/// One `[[operation]]` table, as TOML.
+fn push_op(out: &mut String, op: toml::Table) {
+    let mut doc = toml::Table::new();
+    doc.insert("operation".into(), toml::Value::Array(vec![toml::Value::Table(op)]));
+    if let Ok(s) = toml::to_string(&doc) {
+        out.push('\n');
+        out.push_str(&s);
+    }
+}
+
+/// The scenario `load init` prints: one `tools/call` per tool with arguments from its
+/// `inputSchema`, a `tools/list`, a `resources/read` per resource and a `prompts/get` per
+/// prompt.
 #[must_use]
-pub fn init_toml(target: &str, tools: &[Value]) -> String {
+pub fn init_toml(target: &str, tools: &[Value], resources: &[Value], prompts: &[Value]) -> String {
     let mut out = format!(
         "# A starting scenario for `mcpwire load --scenario`, written by `mcpwire load init`\n\
          # from the tools/list of {target}.\n\
@@ -145,14 +185,34 @@ pub fn init_toml(target: &str, tools: &[Value]) -> String {
             op.insert("arguments".into(), toml::Value::Table(t));
         }
         op.insert("weight".into(), 1.into());
-        let mut doc = toml::Table::new();
-        doc.insert("operation".into(), toml::Value::Array(vec![toml::Value::Table(op)]));
-        if let Ok(s) = toml::to_string(&doc) {
-            out.push('\n');
-            out.push_str(&s);
-        }
+        push_op(&mut out, op);
     }
     out.push_str("\n[[operation]]\nmethod = \"tools/list\"\nweight = 1\n");
+    for resource in resources {
+        let Some(uri) = resource["uri"].as_str() else { continue };
+        let mut op = toml::Table::new();
+        op.insert("method".into(), "resources/read".into());
+        op.insert("uri".into(), uri.into());
+        op.insert("weight".into(), 1.into());
+        push_op(&mut out, op);
+    }
+    for prompt in prompts {
+        let Some(name) = prompt["name"].as_str() else { continue };
+        let mut args = toml::Table::new();
+        for a in prompt["arguments"].as_array().into_iter().flatten() {
+            if a["required"] == true
+                && let Some(n) = a["name"].as_str()
+            {
+                args.insert(n.into(), "example".into());
+            }
+        }
+        let mut op = toml::Table::new();
+        op.insert("method".into(), "prompts/get".into());
+        op.insert("prompt".into(), name.into());
+        op.insert("arguments".into(), toml::Value::Table(args));
+        op.insert("weight".into(), 1.into());
+        push_op(&mut out, op);
+    }
     out
 }
 
@@ -168,13 +228,24 @@ mod tests {
             json!({"name":"sleep","inputSchema":{"type":"object","properties":{"ms":{"type":"integer","minimum":0,"maximum":60000}},"required":["ms"]}}),
             json!({"name":"pick","inputSchema":{"type":"object","properties":{"c":{"enum":["red","blue"]},"n":{"type":"number","default":2.5},"o":{"type":"object","properties":{"b":{"type":"boolean"}},"required":["b"]}},"required":["c","n","o"]}}),
         ];
-        let text = init_toml("embedded", &tools);
+        let resources = vec![json!({"uri":"file:///a","name":"a"}), json!({"name":"no uri"})];
+        let prompts = vec![
+            json!({"name":"p","arguments":[{"name":"city","required":true},{"name":"state"}]}),
+        ];
+        let text = init_toml("embedded", &tools, &resources, &prompts);
         let ops = parse(&text).unwrap();
-        assert_eq!(ops.len(), 4);
+        assert_eq!(ops.len(), 6);
         assert_eq!(ops[0].arguments, Some(json!({"message":"example"})));
         assert_eq!(ops[1].arguments, Some(json!({"ms":0})));
         assert_eq!(ops[2].arguments, Some(json!({"c":"red","n":2.5,"o":{"b":false}})));
         assert_eq!(ops[3].method, Method::ToolsList);
+        // A resource without a URI is left out; a prompt gets its required arguments only.
+        assert_eq!(
+            (ops[4].method, ops[4].uri.as_deref()),
+            (Method::ResourcesRead, Some("file:///a"))
+        );
+        assert_eq!(ops[5].prompt.as_deref(), Some("p"));
+        assert_eq!(ops[5].arguments, Some(json!({"city":"example"})));
         // A schema that nests deeper than the bound stops with {} there.
         let mut deep = json!({"type":"object"});
         for _ in 0..(MAX_SCHEMA_DEPTH + 2) {
