@@ -1,6 +1,7 @@
 //! The loops that send the load, the measuring window around them, and `--find-capacity`.
 //!
-//! A window: the drivers start (closed-loop workers, or the open loop's one scheduler), the
+//! A window: the drivers start (closed-loop workers, or the open loop's lanes: one task per
+//! runtime thread, each sending every k-th request of the one schedule), the
 //! warm-up passes with results discarded, then the window opens (bytes and time are read) and
 //! the main task harvests the tallies every second (the timeline, the `--hdr-log`, the progress
 //! line) until `--requests` are done, `--duration` or the stages are over, the connection
