@@ -362,6 +362,28 @@ pub fn render(report: &Report, broken: &[String]) -> String {
         op_row(&mut s, "total", &total, secs);
     }
     s.push_str("</table></section>");
+    if let Some(steps) = report.capacity.as_ref().and_then(|c| c["steps"].as_array()) {
+        let held = report.capacity.as_ref().map_or(Value::Null, |c| c["last_held_rps"].clone());
+        let _ = write!(
+            s,
+            r#"<section id="capacity"><h2>Capacity search: last rate that held {}</h2><table><tr><th>asked req/s</th><th>achieved</th><th>p99 ms</th><th>error rate</th><th>late</th><th>dropped</th><th></th></tr>"#,
+            esc(&held.to_string())
+        );
+        for st in steps {
+            let _ = write!(
+                s,
+                "<tr><td>{}</td><td>{:.0}</td><td>{:.3}</td><td>{:.4}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&st["rate"].to_string()),
+                st["achieved_rps"].as_f64().unwrap_or(0.0),
+                st["p99_us"].as_f64().unwrap_or(0.0) / 1000.0,
+                st["error_rate"].as_f64().unwrap_or(0.0),
+                st["late"],
+                st["dropped"],
+                if st["held"] == true { "held" } else { "broke" }
+            );
+        }
+        s.push_str("</table></section>");
+    }
     s.push_str(r#"<section id="settings"><h2>Settings</h2><table>"#);
     let mut settings = serde_json::json!({
         "target": report.target,
@@ -437,6 +459,20 @@ mod tests {
         assert!(page.contains("<td>10.007</td>") || page.contains("<td>10.000</td>"), "{page}");
         assert_eq!(page.matches(r#"class="rps""#).count(), 2);
         assert_eq!(page.matches(r#"class="eps""#).count(), 1);
+        assert!(!page.contains(r#"id="capacity""#));
+        let mut with = report();
+        with.capacity = Some(serde_json::json!({"last_held_rps": 200.0, "steps": [
+            {"rate": 100.0, "achieved_rps": 100.0, "p99_us": 1500, "error_rate": 0.0, "late": 0, "dropped": 0, "held": true},
+            {"rate": 200.0, "achieved_rps": 199.0, "p99_us": 2500, "error_rate": 0.0, "late": 0, "dropped": 0, "held": true},
+            {"rate": 400.0, "achieved_rps": 300.0, "p99_us": 900000, "error_rate": 0.2, "late": 9, "dropped": 80, "held": false},
+        ]}));
+        let page = render(&with, &[]);
+        assert!(page.contains("last rate that held 200.0"), "{page}");
+        assert_eq!(page.matches("<td>held</td>").count(), 2);
+        assert!(
+            page.contains("<td>900.000</td><td>0.2000</td><td>9</td><td>80</td><td>broke</td>"),
+            "{page}"
+        );
     }
 
     #[test]
