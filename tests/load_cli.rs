@@ -364,6 +364,15 @@ fn stages_ramp_the_rate_and_the_concurrency() {
     assert!(r["requests"].as_u64().unwrap() > 0, "{r}");
     assert_eq!(load(&["--stages", "1s:10", "--duration", "3"]).0.status.code(), Some(2));
     assert_eq!(load(&["--stages", "1s"]).0.status.code(), Some(2));
+    // A stage's target is bounded as --concurrency and --rate are: at the bound it is taken
+    // (checked on a run cut short by a bad target), past it refused.
+    let (out, _) = load(&["--stages", "1s:1000001"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("the most a concurrency can be"), "{}", stderr(&out));
+    let (out, _) = load(&["--rate", "1", "--stages", "1s:1000000001"]);
+    assert!(stderr(&out).contains("the most a rate can be"), "{}", stderr(&out));
+    let (out, _) = load(&["--target", "tcp:127.0.0.1:1", "--stages", "1s:1000000"]);
+    assert!(stderr(&out).contains("cannot connect"), "{}", stderr(&out));
 }
 
 /// `--find-capacity` against a server that can do 400 calls a second (20 in flight of 50 ms):

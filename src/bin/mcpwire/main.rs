@@ -77,7 +77,7 @@ struct LoadArgs {
     target: load::Target,
     /// Closed loop: requests in flight at once (one worker each). Measures throughput, not
     /// latency under a given load.
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=MAX_CONCURRENCY))]
     concurrency: u64,
     /// Open loop: send this many requests per second from one schedule, each timed from its
     /// intended start (no coordinated omission).
@@ -290,6 +290,9 @@ fn parse_rate(s: &str) -> Result<f64, String> {
     }
 }
 
+/// The highest `--concurrency` (a task each, whatever the stages ask).
+const MAX_CONCURRENCY: u64 = 1_000_000;
+
 /// The highest `--rate`: far past what one generator sends, low enough that a schedule's
 /// request count stays exact in an `f64`.
 const MAX_RATE: f64 = 1e9;
@@ -334,6 +337,17 @@ fn run_load(args: &LoadArgs) -> ExitCode {
         },
         None => vec![load::Operation::single(args.method, &args.tool, args.arguments.clone())],
     };
+    // A stage's target is a concurrency (one task each) or a rate: bounded as the flags are.
+    if let Some(stages) = &args.stages {
+        let (limit, what) = match args.rate {
+            Some(_) => (MAX_RATE, "a rate"),
+            None => (MAX_CONCURRENCY as f64, "a concurrency"),
+        };
+        if let Some(s) = stages.0.iter().find(|s| s.target > limit) {
+            eprintln!("mcpwire: --stages: {} is past {limit}, the most {what} can be", s.target);
+            return ExitCode::from(EXIT_IO);
+        }
+    }
     let concurrency = match &args.stages {
         Some(stages) if args.rate.is_none() => load::Shape::Stages(stages.0.clone()),
         _ => load::Shape::Constant(args.concurrency as f64),

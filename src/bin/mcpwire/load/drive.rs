@@ -159,7 +159,8 @@ async fn worker(ctx: Arc<Ctx>, win: Arc<Window>, index: usize, shape: Shape) {
         {
             tokio::select! {
                 () = win.stop.cancelled() => break,
-                () = tokio::time::sleep(Duration::from_millis(10)) => continue,
+                // Idle until the stages reach this worker: checked 20 times a second.
+                () = tokio::time::sleep(Duration::from_millis(50)) => continue,
             }
         }
         let measuring = win.measuring.load(Ordering::Relaxed);
