@@ -90,7 +90,8 @@ fn a_frozen_server_shows_in_the_open_loop_p99_not_its_p50() {
     // The requests due during the freeze were sent on time (into the socket's buffers) and
     // answered after it: none late, none dropped, about 4 s x 200/s counted.
     assert_eq!(open["dropped"], 0, "{open}");
-    assert!((780..=800).contains(&open["requests"].as_u64().unwrap()), "{open}");
+    // (The window opens when the warm-up's timer fires: a request either side of it.)
+    assert!((780..=805).contains(&open["requests"].as_u64().unwrap()), "{open}");
 }
 
 /// The same freeze under the closed loop: only the requests in flight see it.
@@ -340,7 +341,10 @@ fn the_in_flight_bound_makes_requests_late_and_the_rest_dropped() {
     );
     // At most 50 a second fit through one slot of 20 ms; about 200 were due.
     assert!(requests <= 55 && late > 0 && dropped >= 100, "{r}");
-    assert!((190..=202).contains(&(requests + dropped + 1)), "{r}");
+    // Every request due in the window is either counted or dropped: the window's length at
+    // 200/s, less the one in flight at the close and those due in its last 10 ms.
+    let due = r["elapsed_s"].as_f64().unwrap() * 200.0;
+    assert!(((requests + dropped) as f64 - due).abs() <= 5.0, "{due}: {r}");
     assert_eq!(r["peak_in_flight"], 1, "{r}");
     // Waiting for the slot counts in the latency: far past the 20 ms the server takes.
     assert!(r["latency_us"]["p99"].as_u64().unwrap() >= 200_000, "{r}");
