@@ -402,7 +402,11 @@ pub(super) async fn window(
             let now = Instant::now();
             if now >= next_harvest {
                 harvest(&mut totals, now, &mut timeline);
-                next_harvest += INTERVAL;
+                // After a stall, the next interval is a whole one again, not a burst of short
+                // ones catching up.
+                while next_harvest <= now {
+                    next_harvest += INTERVAL;
+                }
             }
             if let Some(bar) = sinks.bar {
                 bar.tick();
