@@ -345,9 +345,32 @@ fn the_in_flight_bound_makes_requests_late_and_the_rest_dropped() {
     // 200/s, less the one in flight at the close and those due in its last 10 ms.
     let due = r["elapsed_s"].as_f64().unwrap() * 200.0;
     assert!(((requests + dropped) as f64 - due).abs() <= 5.0, "{due}: {r}");
+    // Sent: those answered, and the one in flight at the close.
+    assert!(r["sent"].as_u64().unwrap() - requests <= 1, "{r}");
+
     assert_eq!(r["peak_in_flight"], 1, "{r}");
     // Waiting for the slot counts in the latency: far past the 20 ms the server takes.
     assert!(r["latency_us"]["p99"].as_u64().unwrap() >= 200_000, "{r}");
+    // A backlog built in the warm-up is not measured when it is sent after the window opens:
+    // the window's own requests are all still waiting behind it, so they are dropped.
+    let (out, w) = load(&[
+        "--rate",
+        "200",
+        "--duration",
+        "1",
+        "--warmup",
+        "1",
+        "--max-in-flight",
+        "1",
+        "--tool",
+        "sleep",
+        "--arguments",
+        r#"{"ms":20}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{w}");
+    assert_eq!((w["requests"].as_u64(), w["sent"].as_u64()), (Some(0), Some(0)), "{w}");
+    let due = w["elapsed_s"].as_f64().unwrap() * 200.0;
+    assert!((w["dropped"].as_u64().unwrap() as f64 - due).abs() <= 5.0, "{due}: {w}");
     // --max-in-flight is at least 1.
     assert_eq!(load(&["--rate", "10", "--max-in-flight", "0"]).0.status.code(), Some(2));
 }

@@ -67,6 +67,7 @@ pub fn merged_report(paths: &[PathBuf], logs: &[hdr_log::Read]) -> Report {
         interrupted: false,
         late: 0,
         dropped: 0,
+        sent: 0,
         timeline,
         capacity: None,
         log_error: None,

@@ -64,6 +64,12 @@ struct Window {
     stop: CancellationToken,
     /// Whether results count yet (false during warm-up).
     measuring: AtomicBool,
+    /// When the window opened, in nanoseconds since `started` (`u64::MAX` until then): the
+    /// open loop measures the requests *due* from then on, so a backlog from the warm-up sent
+    /// after it does not count.
+    opened_at: AtomicU64,
+    /// Open loop: measured requests sent, answered or not.
+    sent: AtomicU64,
     /// Wakes the main task when the last of `--requests` is done.
     finished: Notify,
     started: Instant,
@@ -84,6 +90,8 @@ impl Window {
             dropped: AtomicU64::new(0),
             stop: CancellationToken::new(),
             measuring: AtomicBool::new(measuring),
+            opened_at: AtomicU64::new(if measuring { 0 } else { u64::MAX }),
+            sent: AtomicU64::new(0),
             finished: Notify::new(),
             started: Instant::now(),
             closed_at: AtomicU64::new(u64::MAX),
@@ -223,7 +231,7 @@ async fn open_loop(
             if due > now || pending.len() >= max_in_flight {
                 break;
             }
-            let measuring = win.measuring.load(Ordering::Relaxed);
+            let measuring = offset.as_nanos() >= u128::from(win.opened_at.load(Ordering::Relaxed));
             if measuring {
                 if requests.is_some_and(|n| win.claimed.fetch_add(1, Ordering::Relaxed) >= n) {
                     next = None;
@@ -232,6 +240,7 @@ async fn open_loop(
                 if now.duration_since(due) > LATE_AFTER {
                     win.late.fetch_add(1, Ordering::Relaxed);
                 }
+                win.sent.fetch_add(1, Ordering::Relaxed);
             }
             let seq = win.seq.fetch_add(1, Ordering::Relaxed);
             let op = ctx.plan.mix.pick(seq);
@@ -262,11 +271,16 @@ async fn open_loop(
                 // flight at the close, the window's end cut them off.
                 let closed = Duration::from_nanos(win.closed_at.load(Ordering::Relaxed))
                     .saturating_sub(LATE_AFTER);
-                let dropped = match next {
-                    Some(o) if o < closed => 1 + schedule.skip_before(closed),
-                    _ => 0,
-                };
-                if win.measuring.load(Ordering::Relaxed) {
+                // Only those due in the window count: a warm-up backlog is skipped uncounted.
+                let opened = win.opened_at.load(Ordering::Relaxed);
+                if opened != u64::MAX
+                    && let Some(o) = next
+                    && o < closed
+                {
+                    let opened = Duration::from_nanos(opened);
+                    let mut dropped = u64::from(o >= opened);
+                    schedule.skip_before(opened);
+                    dropped += schedule.skip_before(closed);
                     win.dropped.fetch_add(dropped, Ordering::Relaxed);
                 }
                 win.in_flight.fetch_sub(pending.len(), Ordering::Relaxed);
@@ -291,6 +305,7 @@ pub(super) struct Measured {
     pub(super) bytes: (u64, u64),
     pub(super) peak: usize,
     pub(super) late: u64,
+    pub(super) sent: u64,
     pub(super) dropped: u64,
     pub(super) timeline: Vec<Point>,
     pub(super) interrupted: bool,
@@ -348,6 +363,8 @@ pub(super) async fn window(
             () = interrupt.as_mut() => *interrupted = true,
         }
         win.peak.store(win.in_flight.load(Ordering::Relaxed), Ordering::Relaxed);
+        let opened = Instant::now().duration_since(win.started).as_nanos();
+        win.opened_at.store(u64::try_from(opened).unwrap_or(u64::MAX), Ordering::Relaxed);
         win.measuring.store(true, Ordering::Relaxed);
     }
     let (stats0, started) = opened.unwrap_or_else(|| (ctx.peer.stats(), Instant::now()));
@@ -436,6 +453,7 @@ pub(super) async fn window(
         bytes: (stats1.bytes_written - stats0.bytes_written, stats1.bytes_read - stats0.bytes_read),
         peak: win.peak.load(Ordering::Relaxed),
         late: win.late.load(Ordering::Relaxed),
+        sent: win.sent.load(Ordering::Relaxed),
         dropped: win.dropped.load(Ordering::Relaxed),
         timeline,
         interrupted: *interrupted,
@@ -559,6 +577,7 @@ pub async fn run(
         peak_in_flight: measured.peak,
         interrupted: measured.interrupted,
         late: measured.late,
+        sent: measured.sent,
         dropped: measured.dropped,
         timeline: measured.timeline,
         capacity,

@@ -433,6 +433,7 @@ mod tests {
             interrupted: false,
             late: 0,
             dropped: 0,
+            sent: 0,
             timeline: vec![
                 Point { t: 1.0, requests: 5000, errors: 1 },
                 Point { t: 2.0, requests: 5001, errors: 0 },

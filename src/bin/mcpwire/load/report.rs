@@ -190,6 +190,9 @@ pub struct Report {
     /// all the same), and requests due in the window but never sent before it closed.
     pub late: u64,
     pub dropped: u64,
+    /// Open loop: the requests due in the window that were sent (answered in it or not), the
+    /// measure of the rate achieved.
+    pub sent: u64,
     pub timeline: Vec<Point>,
     /// `--find-capacity`: its steps and the last rate that held.
     pub capacity: Option<Value>,
@@ -347,6 +350,7 @@ impl Report {
             "interrupted": self.interrupted,
             "late": self.late,
             "dropped": self.dropped,
+            "sent": self.sent,
             "operations": self.ops.iter().map(|o| self.op_json(&o.name, &o.tally)).collect::<Vec<_>>(),
             "timeline": self.timeline.iter().map(|p| json!({"t_s": p.t, "requests": p.requests, "errors": p.errors})).collect::<Vec<_>>(),
         });
@@ -390,6 +394,12 @@ impl Report {
                 self.late
             );
             let _ = writeln!(out, "dropped:       {} (due, never sent)", self.dropped);
+            let _ = writeln!(
+                out,
+                "sent:          {} ({:.0} requests/s, answered or not)",
+                self.sent,
+                self.rate(self.sent)
+            );
         }
         let _ = writeln!(out, "elapsed:       {:.3} s", self.elapsed.as_secs_f64());
         let _ = writeln!(out, "throughput:    {:.0} requests/s", self.rate(t.requests()));
