@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use load_support::{BIN, load, scenario, serve_on, stderr, stop, temp};
+use load_support::{BIN, load, scenario, serve_on, stderr, temp};
 
 /// Freezes process `pid` (SIGSTOP) 1.5 s from now, for one second (then SIGCONT).
 fn freeze_soon(pid: u32) -> std::thread::JoinHandle<()> {
@@ -41,7 +41,7 @@ fn a_frozen_server_shows_in_the_open_loop_p99_not_its_p50() {
     let (out, open) =
         load(&["--target", &target, "--rate", "200", "--duration", "4", "--warmup", "0.5"]);
     freezer.join().unwrap();
-    stop(server);
+    drop(server);
     assert_eq!(out.status.code(), Some(0), "{open} {}", stderr(&out));
     assert_eq!(open["model"]["kind"], "open");
     assert_eq!(open["errors"], 0, "{open}");
@@ -65,7 +65,7 @@ fn the_closed_loop_hides_most_of_the_same_freeze() {
     let (out, closed) =
         load(&["--target", &target, "--concurrency", "4", "--duration", "4", "--warmup", "0.5"]);
     freezer.join().unwrap();
-    stop(server);
+    drop(server);
     assert_eq!(out.status.code(), Some(0), "{closed} {}", stderr(&out));
     let l = &closed["latency_us"];
     println!(
@@ -341,7 +341,7 @@ fn payloads_go_up_to_the_frame_limit() {
         "--warmup",
         "0",
     ]);
-    stop(server);
+    drop(server);
     assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
     assert!(r["operations"][0]["payload_bytes_received"].as_u64().unwrap() > 4 * 4_000_000, "{r}");
     // At the frame limit the message fits as text but not as JSON (escapes, the envelope):

@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use load_support::{BIN, load, scenario, serve_on, stderr, stop, temp};
+use load_support::{BIN, Served, load, scenario, serve_on, stderr, temp};
 
 /// Every target kind, both eras, under the open loop: every request answered and counted.
 #[test]
@@ -48,7 +48,7 @@ fn the_open_loop_drives_every_target_kind_in_both_eras() {
         }
     }
     for c in [tcp, unix, http] {
-        stop(c);
+        drop(c);
     }
 }
 
@@ -179,15 +179,17 @@ fn the_python_sdk_server_under_the_open_loop_and_its_own_scenario() {
     assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
     assert!(r["operations"].as_array().unwrap().len() >= 2, "{r}");
 
-    let mut server = Command::new(&python)
-        .arg(&script)
-        .arg("--http")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(server.stderr.take().unwrap());
+    let mut server = Served(
+        Command::new(&python)
+            .arg(&script)
+            .arg("--http")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut err = BufReader::new(server.0.stderr.take().unwrap());
     let url = loop {
         let mut line = String::new();
         assert!(err.read_line(&mut line).unwrap() > 0, "the Python server exited");
@@ -198,7 +200,7 @@ fn the_python_sdk_server_under_the_open_loop_and_its_own_scenario() {
     // Keep reading its log, so it never blocks on a full pipe.
     std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
     let (out, r) = load(&["--target", &url, "--rate", "200", "--requests", "200", "--warmup", "0"]);
-    stop(server);
+    drop(server);
     assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
     assert_eq!((r["requests"].as_u64(), r["errors"].as_u64()), (Some(200), Some(0)), "{r}");
     assert_eq!(r["era"], "modern", "{r}");

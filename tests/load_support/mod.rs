@@ -11,8 +11,25 @@ use serde_json::Value;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_mcpwire");
 
+/// A server process, killed when dropped: a failing test leaves none behind.
+pub struct Served(pub Child);
+
+impl Served {
+    /// Its process id.
+    pub fn id(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `mcpwire serve` with `args`, and the target it announces.
-pub fn serve_on(args: &[&str]) -> (Child, String) {
+pub fn serve_on(args: &[&str]) -> (Served, String) {
     let mut child = Command::new(BIN)
         .arg("serve")
         .args(args)
@@ -26,12 +43,7 @@ pub fn serve_on(args: &[&str]) -> (Child, String) {
     err.read_line(&mut line).unwrap();
     let target =
         line.trim().strip_prefix("mcpwire: serving MCP on ").unwrap_or_else(|| panic!("{line}"));
-    (child, target.to_owned())
-}
-
-pub fn stop(mut child: Child) {
-    let _ = child.kill();
-    let _ = child.wait();
+    (Served(child), target.to_owned())
 }
 
 /// `mcpwire load ARGS --json`: the process's output and its report.
