@@ -38,7 +38,9 @@ use serde_json::value::RawValue;
 /// answered with the latest.
 pub const PROTOCOL_VERSIONS: [&str; 4] = mcpwire::http::PROTOCOL_VERSIONS;
 
-/// The longest `echo` message accepted, in bytes.
+/// The longest message `route` and `confirm` accept, in bytes. `echo` has no bound of its own:
+/// the frame limit (`--max-frame-bytes`, 16 MiB by default) already bounds its request, and its
+/// reply is the same text, so `load --payload-bytes` can go up to the frame limit.
 pub const MAX_ECHO_BYTES: usize = 1 << 20;
 
 /// The longest `sleep`, in milliseconds.
@@ -64,7 +66,7 @@ macro_rules! tools {
 /// The tools of both eras, as a JSON array without its closing bracket.
 macro_rules! tool_items {
     () => {
-        r#"[{"name":"echo","description":"Returns its message exactly.","inputSchema":{"type":"object","properties":{"message":{"type":"string","description":"The text to return (at most 1 MiB)."}},"required":["message"]}},{"name":"sleep","description":"Waits the given number of milliseconds, then answers; cancellable.","inputSchema":{"type":"object","properties":{"ms":{"type":"integer","minimum":0,"maximum":60000,"description":"How long to wait, in milliseconds."}},"required":["ms"]}},{"name":"route","description":"Returns its message with the region and shard it names; over HTTP both are mirrored to headers (Mcp-Param-Region, Mcp-Param-Shard) a gateway can route on.","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region","description":"Where the call belongs."},"shard":{"type":"integer","x-mcp-header":"Shard","description":"Which shard of the region."},"message":{"type":"string","description":"The text to return."}},"required":["region","message"]}},{"name":"confirm","description":"Asks the user a yes/no question through the client (2026-07-28 multi round-trip request; needs the elicitation capability).","inputSchema":{"type":"object","properties":{"question":{"type":"string","description":"What to ask."}},"required":["question"]}}"#
+        r#"[{"name":"echo","description":"Returns its message exactly.","inputSchema":{"type":"object","properties":{"message":{"type":"string","description":"The text to return (any length the frame limit admits)."}},"required":["message"]}},{"name":"sleep","description":"Waits the given number of milliseconds, then answers; cancellable.","inputSchema":{"type":"object","properties":{"ms":{"type":"integer","minimum":0,"maximum":60000,"description":"How long to wait, in milliseconds."}},"required":["ms"]}},{"name":"route","description":"Returns its message with the region and shard it names; over HTTP both are mirrored to headers (Mcp-Param-Region, Mcp-Param-Shard) a gateway can route on.","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region","description":"Where the call belongs."},"shard":{"type":"integer","x-mcp-header":"Shard","description":"Which shard of the region."},"message":{"type":"string","description":"The text to return."}},"required":["region","message"]}},{"name":"confirm","description":"Asks the user a yes/no question through the client (2026-07-28 multi round-trip request; needs the elicitation capability).","inputSchema":{"type":"object","properties":{"question":{"type":"string","description":"What to ask."}},"required":["question"]}}"#
     };
 }
 
@@ -341,10 +343,6 @@ fn echo(args: &str) -> Outcome {
     }
     match serde_json::from_str::<Args<'_>>(args) {
         Err(e) => tool_error(&format!("echo: invalid arguments: {e}")),
-        Ok(a) if a.message.len() > MAX_ECHO_BYTES => tool_error(&format!(
-            "echo: message is {} bytes; at most {MAX_ECHO_BYTES} are accepted",
-            a.message.len()
-        )),
         Ok(a) => text(&a.message, false),
     }
 }

@@ -1,0 +1,492 @@
+//! `--report FILE.html`: the report as one self-contained page. No scripts, no fonts, no
+//! images, no links: the plots are inline SVG drawn here, the styles inline, and a
+//! Content-Security-Policy of `default-src 'none'` makes the browser refuse anything else, so
+//! the page opens the same offline, from a CI artefact, years later.
+//!
+//! The page: the totals; the latency percentile curve (x on a log scale of 1/(1-q), as
+//! HdrHistogram plots it: 0%, 90%, 99%, 99.9% … evenly spaced) for the total and each
+//! operation; requests and errors per second; the per-operation table; the run's settings.
+
+use std::fmt::Write as _;
+
+use hdrhistogram::Histogram;
+use serde_json::Value;
+
+use super::report::{OpTally, Report};
+
+/// Plot size, in SVG user units.
+const W: f64 = 760.0;
+const H: f64 = 300.0;
+/// Margins: left (the y labels), right, top, bottom (the x labels).
+const ML: f64 = 70.0;
+const MR: f64 = 20.0;
+const MT: f64 = 15.0;
+const MB: f64 = 40.0;
+
+/// Line colours, in turn (the total is always the first).
+const COLOURS: [&str; 8] =
+    ["#1f3b73", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#0b7285", "#e67700", "#495057"];
+
+/// The deepest percentile plotted: 99.999% (five nines).
+const MAX_NINES: f64 = 5.0;
+
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A "nice" step (1, 2 or 5 times a power of ten) giving about `n` ticks up to `max`.
+fn nice_step(max: f64, n: f64) -> f64 {
+    let raw = (max / n).max(1e-9);
+    let p = 10f64.powf(raw.log10().floor());
+    let m = raw / p;
+    p * if m <= 1.0 {
+        1.0
+    } else if m <= 2.0 {
+        2.0
+    } else if m <= 5.0 {
+        5.0
+    } else {
+        10.0
+    }
+}
+
+fn fmt_num(v: f64) -> String {
+    if v.fract() == 0.0 || v.abs() >= 10.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// (x in nines, latency in ms) along the curve, up to the depth the count supports.
+fn curve(h: &Histogram<u64>) -> Vec<(f64, f64)> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    let depth = (h.len() as f64).log10().clamp(1.0, MAX_NINES);
+    let steps = (depth * 20.0).ceil() as usize;
+    let mut points: Vec<(f64, f64)> = (0..=steps)
+        .map(|k| {
+            let nines = depth * k as f64 / steps as f64;
+            let q = 1.0 - 10f64.powf(-nines);
+            (nines, h.value_at_quantile(q) as f64 / 1000.0)
+        })
+        .collect();
+    // The curve ends at the slowest request, which the last quantile may fall short of.
+    if let Some(last) = points.last_mut() {
+        last.1 = h.max() as f64 / 1000.0;
+    }
+    points
+}
+
+fn percentile_label(nines: f64) -> String {
+    match nines as u32 {
+        0 => "0%".into(),
+        n => {
+            let mut s = "99".to_owned();
+            if n == 1 {
+                return "90%".into();
+            }
+            if n > 2 {
+                s.push('.');
+                s.push_str(&"9".repeat(n as usize - 2));
+            }
+            s.push('%');
+            s
+        }
+    }
+}
+
+fn percentile_plot(series: &[(String, &Histogram<u64>)]) -> String {
+    let curves: Vec<_> = series.iter().map(|(n, h)| (n, curve(h))).collect();
+    let xmax = curves.iter().flat_map(|(_, c)| c.last().map(|p| p.0)).fold(1.0, f64::max);
+    let ymax =
+        curves.iter().flat_map(|(_, c)| c.iter().map(|p| p.1)).fold(0.0, f64::max).max(0.001);
+    let ystep = nice_step(ymax, 5.0);
+    let ytop = (ymax / ystep).ceil() * ystep;
+    let px = |x: f64| ML + (W - ML - MR) * x / xmax;
+    let py = |y: f64| MT + (H - MT - MB) * (1.0 - y / ytop);
+    let mut s = format!(
+        r#"<svg id="percentiles" role="img" aria-label="latency by percentile" viewBox="0 0 {W} {H}" width="{W}" height="{H}">"#
+    );
+    let mut y = 0.0;
+    while y <= ytop + ystep / 2.0 {
+        let _ = write!(
+            s,
+            r#"<line class="grid" x1="{ML}" x2="{}" y1="{yy:.1}" y2="{yy:.1}"/><text class="yl" x="{}" y="{:.1}">{} ms</text>"#,
+            W - MR,
+            ML - 6.0,
+            py(y) + 4.0,
+            fmt_num(y),
+            yy = py(y)
+        );
+        y += ystep;
+    }
+    for n in 0..=(xmax.floor() as u32) {
+        let x = px(f64::from(n));
+        let _ = write!(
+            s,
+            r#"<line class="grid" x1="{x:.1}" x2="{x:.1}" y1="{MT}" y2="{}"/><text class="xl" x="{x:.1}" y="{}">{}</text>"#,
+            H - MB,
+            H - MB + 16.0,
+            percentile_label(f64::from(n))
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text class="xt" x="{}" y="{}">percentile</text>"#,
+        (ML + W - MR) / 2.0,
+        H - 4.0
+    );
+    for (i, (name, c)) in curves.iter().enumerate() {
+        let pts: Vec<String> =
+            c.iter().map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y))).collect();
+        let _ = write!(
+            s,
+            r#"<polyline class="series" data-name="{}" fill="none" stroke="{}" stroke-width="{}" points="{}"/>"#,
+            esc(name),
+            COLOURS[i % COLOURS.len()],
+            if i == 0 { 2.5 } else { 1.5 },
+            pts.join(" ")
+        );
+    }
+    s.push_str("</svg>");
+    s.push_str(&legend(series.iter().map(|(n, _)| n.as_str())));
+    s
+}
+
+fn legend<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let mut s = String::from(r#"<p class="legend">"#);
+    for (i, n) in names.enumerate() {
+        let _ = write!(
+            s,
+            r#"<span><i style="background:{}"></i>{}</span> "#,
+            COLOURS[i % COLOURS.len()],
+            esc(n)
+        );
+    }
+    s.push_str("</p>");
+    s
+}
+
+fn timeline_plot(report: &Report) -> String {
+    // Each point closes an interval that began at the previous one.
+    let mut bars = Vec::new();
+    let mut from = 0.0;
+    for p in &report.timeline {
+        let len = (p.t - from).max(1e-3);
+        bars.push((from, p.t, p.requests as f64 / len, p.errors as f64 / len));
+        from = p.t;
+    }
+    let tmax = bars.last().map_or(1.0, |b| b.1).max(1e-3);
+    let ymax = bars.iter().map(|b| b.2).fold(0.0, f64::max).max(1.0);
+    let ystep = nice_step(ymax, 5.0);
+    let ytop = (ymax / ystep).ceil() * ystep;
+    let px = |x: f64| ML + (W - ML - MR) * x / tmax;
+    let py = |y: f64| MT + (H - MT - MB) * (1.0 - y / ytop);
+    let mut s = format!(
+        r#"<svg id="throughput" role="img" aria-label="requests and errors per second" viewBox="0 0 {W} {H}" width="{W}" height="{H}">"#
+    );
+    let mut y = 0.0;
+    while y <= ytop + ystep / 2.0 {
+        let _ = write!(
+            s,
+            r#"<line class="grid" x1="{ML}" x2="{}" y1="{yy:.1}" y2="{yy:.1}"/><text class="yl" x="{}" y="{:.1}">{}/s</text>"#,
+            W - MR,
+            ML - 6.0,
+            py(y) + 4.0,
+            fmt_num(y),
+            yy = py(y)
+        );
+        y += ystep;
+    }
+    let tstep = nice_step(tmax, 8.0);
+    let mut t = 0.0;
+    while t <= tmax + 1e-9 {
+        let _ = write!(
+            s,
+            r#"<text class="xl" x="{:.1}" y="{}">{} s</text>"#,
+            px(t),
+            H - MB + 16.0,
+            fmt_num(t)
+        );
+        t += tstep;
+    }
+    let _ =
+        write!(s, r#"<text class="xt" x="{}" y="{}">time</text>"#, (ML + W - MR) / 2.0, H - 4.0);
+    for (a, b, ok, err) in &bars {
+        let (x, w) = (px(*a), (px(*b) - px(*a) - 1.0).max(0.5));
+        let _ = write!(
+            s,
+            r##"<rect class="rps" x="{x:.1}" y="{:.1}" width="{w:.1}" height="{:.1}" fill="#1f3b73"><title>{:.0} requests/s</title></rect>"##,
+            py(*ok),
+            py(0.0) - py(*ok),
+            ok
+        );
+        if *err > 0.0 {
+            let _ = write!(
+                s,
+                r##"<rect class="eps" x="{x:.1}" y="{:.1}" width="{w:.1}" height="{:.1}" fill="#c92a2a"><title>{:.0} errors/s</title></rect>"##,
+                py(*err),
+                py(0.0) - py(*err),
+                err
+            );
+        }
+    }
+    s.push_str("</svg>");
+    s.push_str(r##"<p class="legend"><span><i style="background:#1f3b73"></i>requests/s</span> <span><i style="background:#c92a2a"></i>errors/s</span></p>"##);
+    s
+}
+
+fn op_row(s: &mut String, name: &str, t: &OpTally, secs: f64) {
+    let h = &t.ok;
+    let us = |v: u64| format!("{:.3}", v as f64 / 1000.0);
+    let _ = write!(
+        s,
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        esc(name),
+        t.requests(),
+        t.error_count(),
+        esc(&t.errors.iter().map(|(k, n)| format!("{k}: {n}")).collect::<Vec<_>>().join(", ")),
+        if secs > 0.0 { t.requests() as f64 / secs } else { 0.0 },
+        us(h.value_at_quantile(0.5)),
+        us(h.value_at_quantile(0.9)),
+        us(h.value_at_quantile(0.99)),
+        us(h.value_at_quantile(0.999)),
+        us(h.max()),
+        t.bytes_sent,
+        t.bytes_received,
+    );
+}
+
+fn settings_rows(s: &mut String, prefix: &str, v: &Value) {
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                settings_rows(s, &key, v);
+            }
+        }
+        v => {
+            let text = match v {
+                Value::String(t) => t.clone(),
+                v => v.to_string(),
+            };
+            let _ = write!(s, "<tr><th>{}</th><td>{}</td></tr>", esc(prefix), esc(&text));
+        }
+    }
+}
+
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:800px;color:#212529}\
+h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.6em}\
+table{border-collapse:collapse;margin:.5em 0}td,th{padding:.2em .6em;border-bottom:1px solid #dee2e6;text-align:right}\
+th{text-align:left;font-weight:600}td:first-child{text-align:left}\
+svg{background:#fff;border:1px solid #dee2e6}.grid{stroke:#e9ecef}\
+.yl{font-size:11px;text-anchor:end;fill:#495057}.xl{font-size:11px;text-anchor:middle;fill:#495057}\
+.xt{font-size:12px;text-anchor:middle;fill:#212529}\
+.legend span{margin-right:1em}.legend i{display:inline-block;width:.8em;height:.8em;margin-right:.3em}\
+.broken{color:#c92a2a;font-weight:600}";
+
+/// The page.
+#[must_use]
+pub fn render(report: &Report, broken: &[String]) -> String {
+    let total = report.total();
+    let secs = report.elapsed.as_secs_f64();
+    let h = &total.ok;
+    let mut s = String::from("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    s.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">");
+    let _ = write!(
+        s,
+        "<title>mcpwire load: {}</title><style>{STYLE}</style></head><body>",
+        esc(&report.target)
+    );
+    let _ = write!(s, "<h1>mcpwire load: {}</h1>", esc(&report.target));
+    s.push_str(r#"<section id="summary"><table>"#);
+    let mut row = |k: &str, v: String| {
+        let _ = write!(s, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
+    };
+    row("requests", total.requests().to_string());
+    row("errors", total.error_count().to_string());
+    row(
+        "throughput",
+        format!("{:.0} requests/s", if secs > 0.0 { total.requests() as f64 / secs } else { 0.0 }),
+    );
+    row("elapsed", format!("{secs:.3} s"));
+    for (k, q) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)] {
+        row(&format!("latency {k}"), format!("{:.3} ms", h.value_at_quantile(q) as f64 / 1000.0));
+    }
+    row("latency max", format!("{:.3} ms", h.max() as f64 / 1000.0));
+    if report.model["kind"] == "open" {
+        row("late / dropped", format!("{} / {}", report.late, report.dropped));
+    }
+    if let Some((sent, received)) = report.bytes {
+        row("bytes sent / received", format!("{sent} / {received}"));
+    }
+    s.push_str("</table>");
+    for b in broken {
+        let _ = write!(s, r#"<p class="broken">{}</p>"#, esc(b));
+    }
+    s.push_str("</section>");
+    let mut series: Vec<(String, &Histogram<u64>)> = vec![("total".into(), &total.ok)];
+    if report.ops.len() > 1 {
+        series.extend(report.ops.iter().map(|o| (o.name.clone(), &o.tally.ok)));
+    }
+    let _ = write!(
+        s,
+        r#"<section id="latency"><h2>Latency by percentile (successes)</h2>{}</section>"#,
+        percentile_plot(&series)
+    );
+    let _ = write!(
+        s,
+        r#"<section id="timeline"><h2>Requests and errors per second</h2>{}</section>"#,
+        timeline_plot(report)
+    );
+    s.push_str(r#"<section id="operations"><h2>Operations</h2><table><tr><th>operation</th><th>requests</th><th>errors</th><th>by kind</th><th>req/s</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th><th>payload bytes sent</th><th>received</th></tr>"#);
+    for op in &report.ops {
+        op_row(&mut s, &op.name, &op.tally, secs);
+    }
+    if report.ops.len() > 1 {
+        op_row(&mut s, "total", &total, secs);
+    }
+    s.push_str("</table></section>");
+    if let Some(steps) = report.capacity.as_ref().and_then(|c| c["steps"].as_array()) {
+        let held = report.capacity.as_ref().map_or(Value::Null, |c| c["last_held_rps"].clone());
+        let _ = write!(
+            s,
+            r#"<section id="capacity"><h2>Capacity search: last rate that held {}</h2><table><tr><th>asked req/s</th><th>achieved</th><th>p99 ms</th><th>error rate</th><th>late</th><th>dropped</th><th></th></tr>"#,
+            esc(&held.to_string())
+        );
+        for st in steps {
+            let _ = write!(
+                s,
+                "<tr><td>{}</td><td>{:.0}</td><td>{:.3}</td><td>{:.4}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&st["rate"].to_string()),
+                st["achieved_rps"].as_f64().unwrap_or(0.0),
+                st["p99_us"].as_f64().unwrap_or(0.0) / 1000.0,
+                st["error_rate"].as_f64().unwrap_or(0.0),
+                st["late"],
+                st["dropped"],
+                if st["held"] == true { "held" } else { "broke" }
+            );
+        }
+        s.push_str("</table></section>");
+    }
+    s.push_str(r#"<section id="settings"><h2>Settings</h2><table>"#);
+    let mut settings = serde_json::json!({
+        "target": report.target,
+        "method": report.method,
+        "model": report.model,
+    });
+    if !report.era.is_empty() {
+        settings["protocol"] = format!("{} ({})", report.protocol_version, report.era).into();
+    }
+    if let Some(c) = &report.capacity {
+        settings["capacity"] = serde_json::json!({"last_held_rps": c["last_held_rps"], "steps": c["steps"].as_array().map_or(0, Vec::len)});
+    }
+    settings_rows(&mut s, "", &settings);
+    let _ = write!(s, "<tr><th>mcpwire</th><td>{}</td></tr>", env!("CARGO_PKG_VERSION"));
+    s.push_str("</table></section></body></html>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::report::{OpReport, Point};
+    use std::time::Duration;
+
+    fn report() -> Report {
+        let mut t = OpTally::new();
+        for i in 1..=10_000u64 {
+            t.record(Duration::from_micros(i), Ok(()), 1, 2);
+        }
+        t.record(Duration::from_micros(5), Err("timeout".into()), 1, 0);
+        Report {
+            target: "tcp:<host>&co".into(),
+            era: "modern",
+            protocol_version: "2026-07-28".into(),
+            method: "tools/call echo".into(),
+            concurrency: 4,
+            model: serde_json::json!({"kind": "open", "rate": 100, "max_in_flight": 10}),
+            ops: vec![OpReport {
+                name: "tools/call echo".into(),
+                tally: t,
+                max_p99_ms: None,
+                max_error_rate: None,
+            }],
+            elapsed: Duration::from_secs(2),
+            bytes: Some((10, 20)),
+            peak_in_flight: 3,
+            interrupted: false,
+            late: 0,
+            dropped: 0,
+            sent: 0,
+            timeline: vec![
+                Point { t: 1.0, requests: 5000, errors: 1 },
+                Point { t: 2.0, requests: 5001, errors: 0 },
+            ],
+            capacity: None,
+            log_error: None,
+        }
+    }
+
+    #[test]
+    fn the_page_is_self_contained_and_escapes_what_it_quotes() {
+        let page = render(&report(), &["budget broken: <x>".into()]);
+        assert!(page.contains("default-src 'none'"));
+        for external in ["http:", "https:", "src=", "href=", "<script", "@import", "url("] {
+            assert!(!page.contains(external), "{external}");
+        }
+        assert!(page.contains("tcp:&lt;host&gt;&amp;co") && !page.contains("<host>"));
+        assert!(page.contains("budget broken: &lt;x&gt;"));
+        assert!(
+            page.contains(r#"<svg id="percentiles""#) && page.contains(r#"<svg id="throughput""#)
+        );
+        // 10,000 successes: the curve reaches four nines, at the max (10 ms).
+        assert!(page.contains(">99.99%<"), "{page}");
+        assert!(page.contains("<td>10.007</td>") || page.contains("<td>10.000</td>"), "{page}");
+        assert_eq!(page.matches(r#"class="rps""#).count(), 2);
+        assert_eq!(page.matches(r#"class="eps""#).count(), 1);
+        assert!(!page.contains(r#"id="capacity""#));
+        let mut with = report();
+        with.capacity = Some(serde_json::json!({"last_held_rps": 200.0, "steps": [
+            {"rate": 100.0, "achieved_rps": 100.0, "p99_us": 1500, "error_rate": 0.0, "late": 0, "dropped": 0, "held": true},
+            {"rate": 200.0, "achieved_rps": 199.0, "p99_us": 2500, "error_rate": 0.0, "late": 0, "dropped": 0, "held": true},
+            {"rate": 400.0, "achieved_rps": 300.0, "p99_us": 900000, "error_rate": 0.2, "late": 9, "dropped": 80, "held": false},
+        ]}));
+        let page = render(&with, &[]);
+        assert!(page.contains("last rate that held 200.0"), "{page}");
+        assert_eq!(page.matches("<td>held</td>").count(), 2);
+        assert!(
+            page.contains("<td>900.000</td><td>0.2000</td><td>9</td><td>80</td><td>broke</td>"),
+            "{page}"
+        );
+    }
+
+    #[test]
+    fn the_curve_rises_and_stops_at_the_depth_the_count_supports() {
+        let t = report().ops.remove(0).tally;
+        let c = curve(&t.ok);
+        assert!(c.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1));
+        assert!((c.last().unwrap().0 - 4.0).abs() < 1e-9);
+        assert!(curve(&crate::load::report::histogram()).is_empty());
+        assert_eq!(percentile_label(0.0), "0%");
+        assert_eq!(percentile_label(1.0), "90%");
+        assert_eq!(percentile_label(2.0), "99%");
+        assert_eq!(percentile_label(3.0), "99.9%");
+        assert_eq!(nice_step(950.0, 5.0), 200.0);
+    }
+}

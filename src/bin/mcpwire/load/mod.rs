@@ -1,0 +1,396 @@
+//! `mcpwire load`: drives MCP requests at a server under a load model and reports throughput,
+//! latency percentiles, errors and bytes, per operation and in total.
+//!
+//! The jobs, one file each: `model` (closed and open loops, stages, the open loop's schedule),
+//! `scenario` (what is sent and how each answer is checked; `load init`), `drive` (the loops
+//! themselves, `--find-capacity`), `report` (tallies, the report, budgets) and `hdr_log`
+//! (`--hdr-log` and `report merge`).
+//!
+//! Every target first gets the era decision of `--protocol-version` (`mcpwire::mcp::client`):
+//! with `auto`, a `server/discover` probe, and the legacy handshake (`initialize`, then
+//! `notifications/initialized`) when the server turns out to be legacy; with a fixed modern
+//! version, no probe; with a fixed legacy version, the handshake at that version. In the modern
+//! era every request carries `_meta` (and over HTTP the mirrored headers), and a run with a
+//! `tools/call` first sends one `tools/list`, which teaches the HTTP transport the tools'
+//! `x-mcp-header` annotations. The report names the era and version used.
+//!
+//! Every response is checked: it answers its own request (the multiplexer delivers a response
+//! only to the request whose id it carries, and counts any other), it carries no error, and it
+//! passes its operation's check (`scenario::Operation::check`).
+
+mod capacity;
+mod drive;
+pub mod hdr_log;
+pub mod html;
+mod init;
+pub mod model;
+pub mod report;
+pub mod scenario;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use mcpwire::Limits;
+use mcpwire::mcp::Era;
+use mcpwire::mcp::client::{ClientOptions, Negotiated, VersionChoice, negotiate};
+use mcpwire::peer::{Connection, NoHandler, PeerBuilder, PeerHandle, RequestOptions};
+use mcpwire::transport;
+use serde::Deserialize;
+
+use crate::serve::{McpServer, PROTOCOL_VERSIONS};
+
+pub use drive::run;
+pub use init::init;
+pub use model::Shape;
+pub use report::Report;
+pub use scenario::{Method, Mix, Operation};
+
+// `auto` offers the embedded server the legacy versions it speaks, newest first.
+const _: () = assert!(PROTOCOL_VERSIONS.len() == mcpwire::mcp::LEGACY_VERSIONS.len());
+
+/// What `load` connects to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// `serve`'s handler in this process, over a tokio duplex.
+    Embedded,
+    /// A command whose stdin/stdout carry the frames, run by `sh -c`.
+    Stdio(String),
+    /// A TCP address.
+    Tcp(String),
+    /// A Unix socket path.
+    Unix(String),
+    /// A Streamable HTTP endpoint, `http://HOST:PORT/PATH`.
+    Http(String),
+}
+
+impl std::str::FromStr for Target {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "embedded" {
+            return Ok(Self::Embedded);
+        }
+        if s.starts_with("http://") {
+            return Ok(Self::Http(s.to_owned()));
+        }
+        let (kind, rest) = s.split_once(':').ok_or_else(|| bad_target(s))?;
+        if rest.is_empty() {
+            return Err(bad_target(s));
+        }
+        match kind {
+            "stdio" => Ok(Self::Stdio(rest.to_owned())),
+            "tcp" => Ok(Self::Tcp(rest.to_owned())),
+            "unix" => Ok(Self::Unix(rest.to_owned())),
+            _ => Err(bad_target(s)),
+        }
+    }
+}
+
+fn bad_target(s: &str) -> String {
+    format!("`{s}`: expected embedded, stdio:CMD, tcp:ADDR, unix:PATH or http://HOST:PORT/PATH")
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Embedded => f.write_str("embedded"),
+            Self::Stdio(c) => write!(f, "stdio:{c}"),
+            Self::Tcp(a) => write!(f, "tcp:{a}"),
+            Self::Unix(p) => write!(f, "unix:{p}"),
+            Self::Http(u) => f.write_str(u),
+        }
+    }
+}
+
+/// How the load is applied.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Model {
+    /// Workers with one request in flight each; the shape is their number.
+    Closed(Shape),
+    /// Requests at the instants of one schedule; the shape is the rate (requests/s), and at
+    /// most `max_in_flight` are in flight (the rest wait, timed from their intended start).
+    Open { rate: Shape, max_in_flight: usize },
+}
+
+impl Model {
+    /// The most requests in flight at once.
+    #[must_use]
+    pub fn max_in_flight(&self) -> usize {
+        match self {
+            Self::Closed(c) => c.peak().round().max(1.0) as usize,
+            Self::Open { max_in_flight, .. } => *max_in_flight,
+        }
+    }
+
+    /// As the JSON report gives it.
+    #[must_use]
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Self::Closed(c) => serde_json::json!({"kind": "closed", "concurrency": c.to_json()}),
+            Self::Open { rate, max_in_flight } => serde_json::json!({
+                "kind": "open", "rate": rate.to_json(), "max_in_flight": max_in_flight,
+            }),
+        }
+    }
+}
+
+/// The open loop's default bound on requests in flight: generous, so it binds only when the
+/// target has stalled, yet it caps the generator's memory (a request in flight holds its
+/// future and its frame) when the target stops answering at a high rate.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 10_000;
+
+/// `--find-capacity`: open-loop steps from `start` requests/s, each `factor` times the last,
+/// until the p99 or the error rate passes its threshold.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Capacity {
+    pub start: f64,
+    pub factor: f64,
+    pub max_p99_ms: f64,
+    pub max_error_rate: f64,
+    pub max_steps: usize,
+}
+
+/// The most steps `--find-capacity` takes: at a factor of 1.5 from 100 requests/s, 40 steps
+/// pass any rate a single generator can send, so a target that never breaks still ends.
+pub const DEFAULT_MAX_CAPACITY_STEPS: usize = 40;
+
+/// A load run's settings.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub target: Target,
+    pub model: Model,
+    /// Replaces the single window by rising open-loop steps.
+    pub capacity: Option<Capacity>,
+    /// Stop after this many measured requests…
+    pub requests: Option<u64>,
+    /// …or after this long.
+    pub duration: Duration,
+    pub warmup: Duration,
+    /// What is sent.
+    pub mix: Mix,
+    /// The size of the generated echo message.
+    pub payload_bytes: usize,
+    /// What echo messages are cut from (see [`filler`]).
+    pub filler: String,
+    /// Per-request timeout.
+    pub timeout: Duration,
+    /// `auto` or the one protocol version to speak.
+    pub protocol_version: VersionChoice,
+    /// Where to write the HdrHistogram interval log.
+    pub hdr_log: Option<PathBuf>,
+}
+
+impl Plan {
+    /// The report's `method`: the one operation, or the scenario's mix.
+    #[must_use]
+    pub fn method_label(&self) -> String {
+        match self.mix.ops.as_slice() {
+            [one] => one.name.clone(),
+            ops => format!(
+                "scenario ({})",
+                ops.iter()
+                    .map(|o| format!("{} x{}", o.name, o.weight))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+
+    fn all(&self, m: Method) -> bool {
+        self.mix.ops.iter().all(|o| o.method == m)
+    }
+
+    fn any(&self, m: Method) -> bool {
+        self.mix.ops.iter().any(|o| o.method == m)
+    }
+}
+
+/// A failure before any load could be sent.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("cannot connect to {target}: {source}")]
+    Connect { target: String, source: std::io::Error },
+    #[error("the MCP handshake with {target} failed: {why}")]
+    Handshake { target: String, why: String },
+    #[error("cannot write the HdrHistogram log: {0}")]
+    Log(std::io::Error),
+    #[error("{0}")]
+    TooLarge(String),
+}
+
+/// Room left for the envelope around an operation's params: `jsonrpc`, `id`, `method`, and in
+/// the modern era the `_meta` triple (client info and capabilities), with a wide margin.
+const ENVELOPE_BYTES: usize = 4096;
+
+/// Refuses, before connecting, an operation whose request could not fit the frame limit (the
+/// server would discard it unanswered and the request would wait out its timeout); for `echo`
+/// the reply, as large again, has to fit the same limit on the way back.
+fn check_sizes(plan: &Plan) -> Result<(), SetupError> {
+    let limit = mcpwire::limits::DEFAULT_MAX_FRAME_BYTES;
+    for op in &plan.mix.ops {
+        let size = if op.generated_echo() {
+            // The longest sequence number, escaped as JSON escapes it.
+            let sample = message(u64::MAX, plan.payload_bytes, &plan.filler);
+            serde_json::to_string(&sample).map_or(usize::MAX, |s| s.len())
+        } else {
+            op.params().map_or(0, |p| p.to_string().len())
+        };
+        if size.saturating_add(ENVELOPE_BYTES) > limit {
+            return Err(SetupError::TooLarge(format!(
+                "{}: its request would take about {} bytes with the envelope, past the \
+                 {limit}-byte frame limit (JSON escapes make a message longer than its text)",
+                op.name,
+                size.saturating_add(ENVELOPE_BYTES)
+            )));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) async fn connect(plan: &Plan) -> Result<(PeerHandle, Connection), std::io::Error> {
+    let limits = Limits::default().max_in_flight(plan.model.max_in_flight().max(1));
+    let builder = PeerBuilder::new().limits(limits).request_timeout(Some(plan.timeout));
+    Ok(match &plan.target {
+        Target::Embedded => {
+            let server = PeerBuilder::new().limits(Limits::default().max_handlers(
+                plan.model.max_in_flight().clamp(1, mcpwire::limits::DEFAULT_MAX_HANDLERS * 4),
+            ));
+            let (a, b) = tokio::io::duplex(1 << 20);
+            server.connect(a, McpServer::new()).1.detach();
+            builder.connect(b, NoHandler)
+        }
+        Target::Stdio(cmd) => {
+            let mut command = tokio::process::Command::new("sh");
+            command.arg("-c").arg(format!("exec {cmd}"));
+            // Its own process group: a Ctrl-C at the terminal stops the run (and prints the
+            // partial report), not the server under test in the middle of it.
+            command.process_group(0);
+            transport::spawn_child(&builder, command, transport::ChildStderr::Tracing, NoHandler)?
+        }
+        Target::Tcp(addr) => transport::connect_tcp(&builder, addr.as_str(), NoHandler).await?,
+        Target::Unix(path) => transport::connect_unix(&builder, path, NoHandler).await?,
+        Target::Http(url) => mcpwire::http::connect(&builder, url, NoHandler)?,
+    })
+}
+
+/// The era decision (and the legacy handshake when it says legacy).
+pub(crate) async fn handshake(
+    peer: &PeerHandle,
+    plan: &Plan,
+    target: &str,
+) -> Result<Negotiated, String> {
+    // The modern era has no ping: under `auto`, a run with a `ping` speaks the newest legacy
+    // version (through `initialize`), which a dual-era server serves too.
+    let version = match &plan.protocol_version {
+        VersionChoice::Auto if plan.any(Method::Ping) => {
+            VersionChoice::Fixed(VersionChoice::Auto.legacy()[0].to_owned())
+        }
+        v => v.clone(),
+    };
+    let options = ClientOptions::new("mcpwire-load", env!("CARGO_PKG_VERSION"))
+        .version(version)
+        .probe_timeout(PROBE_TIMEOUT);
+    let agreed = negotiate(peer, &options, Some(target)).await.map_err(|e| e.to_string())?;
+    if agreed.era() == Era::Modern {
+        if plan.any(Method::Ping) {
+            return Err(format!(
+                "{} (the modern era) has no ping; use another method, or a legacy version",
+                agreed.version()
+            ));
+        }
+        // Lists the tools once: over HTTP the transport learns their x-mcp-header annotations
+        // from the answer, which every tools/call must then mirror.
+        if plan.all(Method::Ping) {
+            return Ok(agreed);
+        }
+        let init = RequestOptions::new().timeout(Some(Duration::from_secs(30)));
+        let list = agreed
+            .request(peer, "tools/list", mcpwire::peer::NO_PARAMS, init)
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?;
+        #[derive(Deserialize)]
+        struct Listed<'a> {
+            #[serde(borrow, default)]
+            name: Option<std::borrow::Cow<'a, str>>,
+        }
+        #[derive(Deserialize)]
+        struct List<'a> {
+            #[serde(borrow, default)]
+            tools: Vec<Listed<'a>>,
+            #[serde(rename = "nextCursor", default)]
+            next_cursor: Option<serde::de::IgnoredAny>,
+        }
+        // A tool left out (over HTTP: one whose x-mcp-header annotations are invalid) is
+        // still called, and its errors counted; say why they will come.
+        if let Ok(l) = list.result_as::<List<'_>>()
+            && l.next_cursor.is_none()
+        {
+            for tool in plan.mix.ops.iter().filter_map(|o| o.tool.as_deref()) {
+                if !l.tools.iter().any(|t| t.name.as_deref() == Some(tool)) {
+                    tracing::warn!(tool, "the tool is not in the server's tools/list");
+                }
+            }
+        }
+    }
+    Ok(agreed)
+}
+
+/// How long `auto` waits for the answer to its `server/discover` probe before it takes the
+/// server for a legacy one that stays silent.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The text every echo message is cut from: non-ASCII text and characters JSON must escape.
+const FILLER: &str = "héllo wörld ✓ \"quoted\" back\\slash\ttab\nnew line 日本語 😀 ";
+
+/// A message of about `bytes` bytes (on a character boundary), unique by `seq`.
+pub(crate) fn message(seq: u64, bytes: usize, filler: &str) -> String {
+    use std::fmt::Write as _;
+    let mut m = String::with_capacity(bytes.max(24));
+    let _ = write!(m, "#{seq} ");
+    let mut cut = bytes.saturating_sub(m.len()).min(filler.len());
+    while !filler.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    m.push_str(&filler[..cut]);
+    m
+}
+
+/// `FILLER` repeated to at least `bytes`.
+pub fn filler(bytes: usize) -> String {
+    FILLER.repeat(bytes / FILLER.len() + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse_and_print_back() {
+        for s in [
+            "embedded",
+            "stdio:node server.js stdio",
+            "tcp:127.0.0.1:7000",
+            "unix:/tmp/s",
+            "http://127.0.0.1:3001/mcp",
+        ] {
+            assert_eq!(s.parse::<Target>().unwrap().to_string(), s);
+        }
+        for bad in ["", "stdio:", "https://x", "tcp"] {
+            assert!(bad.parse::<Target>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn messages_have_the_asked_size_and_need_escaping() {
+        for bytes in [10, 64, 1000] {
+            let m = message(7, bytes, &filler(bytes));
+            assert!(m.starts_with("#7 "));
+            // Cut on a character boundary: short of the size by less than one character.
+            assert!(m.len() <= bytes && m.len() + 4 > bytes, "{bytes}: {}", m.len());
+        }
+        // Never shorter than its unique prefix.
+        assert_eq!(message(7, 0, &filler(0)), "#7 ");
+        let m = message(1, 200, &filler(200));
+        assert!(m.contains('"') && m.contains('\n') && m.contains('é') && m.contains('😀'));
+    }
+}

@@ -1,0 +1,537 @@
+//! What a run measured, per operation and in total, and the budgets it is judged by.
+//!
+//! Requests are recorded into a few shards of interval tallies (each worker or driver locks
+//! only its own shard, so the locks are uncontended but once a second); the run harvests the
+//! shards every second into the totals, the per-second timeline and the `--hdr-log` file.
+//! Latencies are in microseconds, in HdrHistograms of 3 significant digits from 1 µs to an
+//! hour (longer ones are recorded as an hour).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde_json::{Value, json};
+
+/// The longest latency a histogram holds, in microseconds (an hour); longer ones saturate.
+pub const MAX_LATENCY_US: u64 = 3_600_000_000;
+
+/// An empty latency histogram.
+#[must_use]
+pub fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("valid bounds")
+}
+
+/// One operation's tallies over some span.
+#[derive(Debug, Clone)]
+pub struct OpTally {
+    /// Latencies of the successes.
+    pub ok: Histogram<u64>,
+    /// Latencies of the failures (any kind).
+    pub failed: Histogram<u64>,
+    pub errors: BTreeMap<String, u64>,
+    /// Payload bytes: the request's params and the response's result (or error), as sent and
+    /// received, without the envelope.
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+}
+
+impl OpTally {
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            ok: histogram(),
+            failed: histogram(),
+            errors: BTreeMap::new(),
+            bytes_sent: 0,
+            bytes_received: 0,
+        }
+    }
+
+    pub fn requests(&self) -> u64 {
+        self.ok.len() + self.failed.len()
+    }
+
+    pub fn error_count(&self) -> u64 {
+        self.failed.len()
+    }
+
+    /// Adds `other` into `self`.
+    pub fn add(&mut self, other: &Self) {
+        let _ = self.ok.add(&other.ok);
+        let _ = self.failed.add(&other.failed);
+        for (k, n) in &other.errors {
+            *self.errors.entry(k.clone()).or_default() += n;
+        }
+        self.bytes_sent += other.bytes_sent;
+        self.bytes_received += other.bytes_received;
+    }
+
+    fn reset(&mut self) {
+        self.ok.reset();
+        self.failed.reset();
+        self.errors.clear();
+        self.bytes_sent = 0;
+        self.bytes_received = 0;
+    }
+
+    /// Records one request: its latency, and `Err(kind)` when it failed.
+    pub fn record(
+        &mut self,
+        latency: Duration,
+        outcome: Result<(), String>,
+        sent: usize,
+        got: usize,
+    ) {
+        let us = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX).clamp(1, MAX_LATENCY_US);
+        match outcome {
+            Ok(()) => self.ok.saturating_record(us),
+            Err(kind) => {
+                self.failed.saturating_record(us);
+                *self.errors.entry(kind).or_default() += 1;
+            }
+        }
+        self.bytes_sent += sent as u64;
+        self.bytes_received += got as u64;
+    }
+}
+
+impl Default for OpTally {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Interval tallies in shards, one `OpTally` per operation in each.
+#[derive(Debug)]
+pub struct Shards {
+    shards: Vec<Mutex<Vec<OpTally>>>,
+}
+
+impl Shards {
+    #[must_use]
+    pub fn new(shards: usize, ops: usize) -> Self {
+        let shards = (0..shards.max(1)).map(|_| Mutex::new(vec![OpTally::new(); ops])).collect();
+        Self { shards }
+    }
+
+    /// Records into shard `shard % n`.
+    pub fn record(
+        &self,
+        shard: usize,
+        op: usize,
+        latency: Duration,
+        outcome: Result<(), String>,
+        sent: usize,
+        got: usize,
+    ) {
+        let s = &self.shards[shard % self.shards.len()];
+        let mut s = s.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        s[op].record(latency, outcome, sent, got);
+    }
+
+    /// Everything recorded since the last harvest, per operation; the shards start over.
+    pub fn harvest(&self) -> Vec<OpTally> {
+        let mut out: Vec<OpTally> = Vec::new();
+        for s in &self.shards {
+            let mut s = s.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if out.is_empty() {
+                out = vec![OpTally::new(); s.len()];
+            }
+            for (o, t) in out.iter_mut().zip(s.iter_mut()) {
+                o.add(t);
+                t.reset();
+            }
+        }
+        out
+    }
+}
+
+/// One second of the run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    /// Seconds since the window opened, at the end of the interval.
+    pub t: f64,
+    pub requests: u64,
+    pub errors: u64,
+}
+
+/// One operation in the report.
+#[derive(Debug, Clone)]
+pub struct OpReport {
+    pub name: String,
+    pub tally: OpTally,
+    pub max_p99_ms: Option<f64>,
+    pub max_error_rate: Option<f64>,
+}
+
+/// What a run measured.
+#[derive(Debug)]
+pub struct Report {
+    pub target: String,
+    /// `modern` or `legacy` (empty for a merge of logs).
+    pub era: &'static str,
+    pub protocol_version: String,
+    /// The operation, or `scenario` with the mix.
+    pub method: String,
+    /// The closed loop's concurrency (its peak through stages), or the open loop's
+    /// in-flight bound.
+    pub concurrency: usize,
+    /// The load model, as the JSON report gives it.
+    pub model: Value,
+    pub ops: Vec<OpReport>,
+    pub elapsed: Duration,
+    /// Bytes the connection wrote and read in the window (`None` for a merge of logs).
+    pub bytes: Option<(u64, u64)>,
+    pub peak_in_flight: usize,
+    pub interrupted: bool,
+    /// Open loop: requests that waited for an in-flight slot (timed from their intended start
+    /// all the same), and requests due in the window but never sent before it closed.
+    pub late: u64,
+    pub dropped: u64,
+    /// Open loop: the requests due in the window that were sent (answered in it or not), the
+    /// measure of the rate achieved.
+    pub sent: u64,
+    pub timeline: Vec<Point>,
+    /// `--find-capacity`: its steps and the last rate that held.
+    pub capacity: Option<Value>,
+    /// Why the `--hdr-log` file is incomplete, when it is.
+    pub log_error: Option<String>,
+}
+
+/// The latencies as the report gives them.
+fn percentiles(h: &Histogram<u64>) -> Value {
+    json!({
+        "p50": h.value_at_quantile(0.50),
+        "p90": h.value_at_quantile(0.90),
+        "p99": h.value_at_quantile(0.99),
+        "p999": h.value_at_quantile(0.999),
+        "max": h.max(),
+    })
+}
+
+/// The error rate counting `dropped` requests as failures.
+#[must_use]
+pub fn error_rate(errors: u64, requests: u64, dropped: u64) -> f64 {
+    let n = requests + dropped;
+    if n == 0 { 0.0 } else { (errors + dropped) as f64 / n as f64 }
+}
+
+/// A budget that did not hold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Broken {
+    /// `total` or the operation's name.
+    pub scope: String,
+    /// `max-p99` or `max-error-rate`.
+    pub budget: &'static str,
+    pub limit: f64,
+    pub value: f64,
+}
+
+impl std::fmt::Display for Broken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.budget {
+            "max-p99" => write!(
+                f,
+                "budget broken: {} p99 {:.3} ms > --max-p99 {} ms",
+                self.scope, self.value, self.limit
+            ),
+            _ => write!(
+                f,
+                "budget broken: {} error rate {:.6} > --max-error-rate {}",
+                self.scope, self.value, self.limit
+            ),
+        }
+    }
+}
+
+/// Checks one p99 (µs) and error rate against budgets; a value at its bound holds.
+#[must_use]
+pub fn judge(
+    scope: &str,
+    p99_us: u64,
+    rate: f64,
+    max_p99_ms: Option<f64>,
+    max_error_rate: Option<f64>,
+) -> Vec<Broken> {
+    let mut out = Vec::new();
+    let p99_ms = p99_us as f64 / 1000.0;
+    if let Some(limit) = max_p99_ms
+        && p99_ms > limit
+    {
+        out.push(Broken { scope: scope.into(), budget: "max-p99", limit, value: p99_ms });
+    }
+    if let Some(limit) = max_error_rate
+        && rate > limit
+    {
+        out.push(Broken { scope: scope.into(), budget: "max-error-rate", limit, value: rate });
+    }
+    out
+}
+
+impl Report {
+    /// All operations together.
+    #[must_use]
+    pub fn total(&self) -> OpTally {
+        let mut t = OpTally::new();
+        for op in &self.ops {
+            t.add(&op.tally);
+        }
+        t
+    }
+
+    pub fn error_count(&self) -> u64 {
+        self.ops.iter().map(|o| o.tally.error_count()).sum()
+    }
+
+    fn rate(&self, n: u64) -> f64 {
+        let secs = self.elapsed.as_secs_f64();
+        if secs > 0.0 { n as f64 / secs } else { 0.0 }
+    }
+
+    /// The budgets broken: the total's (`--max-p99`, `--max-error-rate`) and each operation's.
+    #[must_use]
+    pub fn broken(&self, max_p99_ms: Option<f64>, max_error_rate: Option<f64>) -> Vec<Broken> {
+        let t = self.total();
+        let mut out = judge(
+            "total",
+            t.ok.value_at_quantile(0.99),
+            error_rate(t.error_count(), t.requests(), self.dropped),
+            max_p99_ms,
+            max_error_rate,
+        );
+        for op in &self.ops {
+            let o = &op.tally;
+            out.extend(judge(
+                &op.name,
+                o.ok.value_at_quantile(0.99),
+                error_rate(o.error_count(), o.requests(), 0),
+                op.max_p99_ms,
+                op.max_error_rate,
+            ));
+        }
+        out
+    }
+
+    fn op_json(&self, name: &str, t: &OpTally) -> Value {
+        json!({
+            "name": name,
+            "requests": t.requests(),
+            "errors": t.error_count(),
+            "errors_by_kind": t.errors,
+            "throughput_rps": self.rate(t.requests()),
+            "latency_us": percentiles(&t.ok),
+            "payload_bytes_sent": t.bytes_sent,
+            "payload_bytes_received": t.bytes_received,
+        })
+    }
+
+    /// The one-object JSON form (`--json`).
+    #[must_use]
+    pub fn to_json(&self) -> Value {
+        let t = self.total();
+        let mut v = json!({
+            "target": self.target,
+            "era": self.era,
+            "protocol_version": self.protocol_version,
+            "method": self.method,
+            "concurrency": self.concurrency,
+            "model": self.model,
+            "requests": t.requests(),
+            "errors": t.error_count(),
+            "errors_by_kind": t.errors,
+            "elapsed_s": self.elapsed.as_secs_f64(),
+            "throughput_rps": self.rate(t.requests()),
+            "latency_us": percentiles(&t.ok),
+            "bytes_sent": self.bytes.map(|b| b.0),
+            "bytes_received": self.bytes.map(|b| b.1),
+            "peak_in_flight": self.peak_in_flight,
+            "interrupted": self.interrupted,
+            "late": self.late,
+            "dropped": self.dropped,
+            "sent": self.sent,
+            "operations": self.ops.iter().map(|o| self.op_json(&o.name, &o.tally)).collect::<Vec<_>>(),
+            "timeline": self.timeline.iter().map(|p| json!({"t_s": p.t, "requests": p.requests, "errors": p.errors})).collect::<Vec<_>>(),
+        });
+        if let Some(c) = &self.capacity {
+            v["capacity"] = c.clone();
+        }
+        v
+    }
+
+    /// The human form.
+    #[must_use]
+    pub fn to_text(&self) -> String {
+        let t = self.total();
+        let mut out = String::new();
+        let _ = writeln!(out, "target:        {}", self.target);
+        if !self.era.is_empty() {
+            let _ = writeln!(out, "protocol:      {} ({})", self.protocol_version, self.era);
+        }
+        match self.model["kind"].as_str() {
+            Some("closed") => {
+                let c = &self.model["concurrency"];
+                let _ = writeln!(out, "method:        {} (concurrency {c})", self.method);
+            }
+            _ => {
+                let _ = writeln!(out, "method:        {}", self.method);
+            }
+        }
+        let _ = writeln!(out, "model:         {}", model_text(&self.model));
+        if self.interrupted {
+            let _ = writeln!(out, "interrupted:   yes (partial report)");
+        }
+        let _ = writeln!(out, "requests:      {}", t.requests());
+        let _ = writeln!(out, "errors:        {}", t.error_count());
+        for (kind, n) in &t.errors {
+            let _ = writeln!(out, "  {kind}: {n}");
+        }
+        if self.model["kind"] == "open" {
+            let _ = writeln!(
+                out,
+                "late:          {} (sent over 10 ms past their intended start)",
+                self.late
+            );
+            let _ = writeln!(out, "dropped:       {} (due, never sent)", self.dropped);
+            let _ = writeln!(
+                out,
+                "sent:          {} ({:.0} requests/s, answered or not)",
+                self.sent,
+                self.rate(self.sent)
+            );
+        }
+        let _ = writeln!(out, "elapsed:       {:.3} s", self.elapsed.as_secs_f64());
+        let _ = writeln!(out, "throughput:    {:.0} requests/s", self.rate(t.requests()));
+        if let Some((sent, received)) = self.bytes {
+            let _ = writeln!(
+                out,
+                "bytes:         {sent} sent ({:.1} MB/s), {received} received ({:.1} MB/s)",
+                self.rate(sent) / 1e6,
+                self.rate(received) / 1e6
+            );
+        }
+        let h = &t.ok;
+        let _ = writeln!(
+            out,
+            "latency (us):  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+            h.value_at_quantile(0.50),
+            h.value_at_quantile(0.90),
+            h.value_at_quantile(0.99),
+            h.value_at_quantile(0.999),
+            h.max()
+        );
+        if self.model["kind"] != "merged" {
+            let _ = writeln!(out, "peak in flight: {}", self.peak_in_flight);
+        }
+        if self.ops.len() > 1 {
+            let _ = writeln!(
+                out,
+                "\n{:<32} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                "operation",
+                "requests",
+                "errors",
+                "p50 us",
+                "p90 us",
+                "p99 us",
+                "p99.9 us",
+                "max us"
+            );
+            for op in &self.ops {
+                let h = &op.tally.ok;
+                let _ = writeln!(
+                    out,
+                    "{:<32} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                    op.name,
+                    op.tally.requests(),
+                    op.tally.error_count(),
+                    h.value_at_quantile(0.5),
+                    h.value_at_quantile(0.9),
+                    h.value_at_quantile(0.99),
+                    h.value_at_quantile(0.999),
+                    h.max()
+                );
+            }
+        }
+        if let Some(c) = &self.capacity {
+            let _ = writeln!(out, "\ncapacity:      last rate that held: {}", c["last_held_rps"]);
+            if let Some(steps) = c["steps"].as_array() {
+                for s in steps {
+                    let _ = writeln!(
+                        out,
+                        "  {:>10} req/s asked: {:>10.0} achieved, p99 {} us, error rate {:.4}, {}",
+                        s["rate"],
+                        s["achieved_rps"].as_f64().unwrap_or(0.0),
+                        s["p99_us"],
+                        s["error_rate"].as_f64().unwrap_or(0.0),
+                        if s["held"] == true { "held" } else { "broke" }
+                    );
+                }
+            }
+        }
+        out
+    }
+}
+
+fn model_text(m: &Value) -> String {
+    match m["kind"].as_str() {
+        Some("closed") => format!(
+            "closed loop, concurrency {} (throughput, not latency under a given load)",
+            m["concurrency"]
+        ),
+        Some("open") => format!(
+            "open loop, rate {} requests/s, at most {} in flight (latency from each request's intended start)",
+            m["rate"], m["max_in_flight"]
+        ),
+        Some("merged") => format!("merged from {} interval logs", m["logs"]),
+        _ => m.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_hold_at_their_bound_and_break_just_past_it() {
+        // p99 of exactly 10 ms against --max-p99 10: holds; 10.001 ms: broken.
+        assert!(judge("total", 10_000, 0.0, Some(10.0), None).is_empty());
+        let b = judge("total", 10_001, 0.0, Some(10.0), None);
+        assert_eq!(b.len(), 1);
+        assert_eq!(b[0].budget, "max-p99");
+        assert!(b[0].to_string().contains("--max-p99 10 ms"), "{}", b[0]);
+        // Error rate exactly at the bound holds; one error more breaks it.
+        assert!(judge("op", 0, error_rate(1, 100, 0), None, Some(0.01)).is_empty());
+        let b = judge("op", 0, error_rate(2, 100, 0), None, Some(0.01));
+        assert_eq!(b[0].budget, "max-error-rate");
+        assert!(b[0].to_string().starts_with("budget broken: op error rate"));
+        // Dropped requests count as failures.
+        assert_eq!(error_rate(0, 99, 1), 0.01);
+        assert_eq!(error_rate(0, 0, 0), 0.0);
+    }
+
+    #[test]
+    fn shards_harvest_everything_once_and_start_over() {
+        let s = Shards::new(3, 2);
+        for i in 0..30u64 {
+            let outcome = if i % 10 == 0 { Err("timeout".to_owned()) } else { Ok(()) };
+            s.record(i as usize, (i % 2) as usize, Duration::from_micros(100 + i), outcome, 10, 20);
+        }
+        let h = s.harvest();
+        assert_eq!(h[0].requests() + h[1].requests(), 30);
+        assert_eq!(h[0].errors["timeout"], 3);
+        assert_eq!(h[0].bytes_sent + h[1].bytes_sent, 300);
+        assert_eq!(h[1].ok.max(), 129);
+        let again = s.harvest();
+        assert_eq!(again[0].requests() + again[1].requests(), 0);
+    }
+
+    #[test]
+    fn latencies_past_an_hour_saturate() {
+        let mut t = OpTally::new();
+        t.record(Duration::from_secs(7200), Ok(()), 0, 0);
+        t.record(Duration::ZERO, Ok(()), 0, 0);
+        assert_eq!(t.ok.len(), 2);
+        assert!(t.ok.max() >= MAX_LATENCY_US && t.ok.min() == 1);
+    }
+}

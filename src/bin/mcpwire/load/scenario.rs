@@ -1,0 +1,508 @@
+//! What `load` sends: one operation (`--method`, `--tool`, `--arguments`) or a weighted mix of
+//! them from a `--scenario FILE.toml`, each with its own check of the answer and its own
+//! budgets (`load init`, in `init.rs`, writes a starting scenario from a server's tools).
+//!
+//! ```toml
+//! [[operation]]
+//! name = "echo"                # the report's label (default: the method and its target)
+//! method = "tools/call"
+//! tool = "echo"                # without `arguments`, echo gets a generated `message`
+//! weight = 3                   # share of the mix (default 1)
+//! max_p99_ms = 50.0            # budgets for this operation alone
+//! max_error_rate = 0.01
+//!
+//! [[operation]]
+//! method = "tools/call"
+//! tool = "sleep"
+//! arguments = { ms = 5 }
+//! expect_text = "slept"        # a text block of the result must contain it
+//! ```
+//!
+//! Methods: `tools/call`, `tools/list`, `resources/read` (`uri`), `prompts/get` (`prompt`,
+//! `arguments`), `completion/complete` (`ref`, `argument`), `ping` (legacy era only).
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// The most operations a scenario may list: the mix is walked for every request sent.
+pub const DEFAULT_MAX_OPERATIONS: usize = 256;
+
+/// The most bytes a scenario file may have: it is read whole before parsing.
+pub const DEFAULT_MAX_SCENARIO_BYTES: u64 = 1 << 20;
+
+/// The largest weight an operation may have: weights sum in a `u64` without overflow.
+pub const MAX_WEIGHT: u64 = 1 << 32;
+
+/// A request kind `load` knows how to send and check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+pub enum Method {
+    /// `tools/call` of a tool.
+    #[serde(rename = "tools/call")]
+    #[value(name = "tools/call")]
+    ToolsCall,
+    /// `tools/list`.
+    #[serde(rename = "tools/list")]
+    #[value(name = "tools/list")]
+    ToolsList,
+    /// `resources/read` of a URI.
+    #[serde(rename = "resources/read")]
+    #[value(name = "resources/read")]
+    ResourcesRead,
+    /// `prompts/get` of a prompt.
+    #[serde(rename = "prompts/get")]
+    #[value(name = "prompts/get")]
+    PromptsGet,
+    /// `completion/complete`.
+    #[serde(rename = "completion/complete")]
+    #[value(name = "completion/complete")]
+    Complete,
+    /// `ping` (the legacy era only).
+    #[serde(rename = "ping")]
+    #[value(name = "ping")]
+    Ping,
+}
+
+impl Method {
+    /// Its JSON-RPC method name.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ToolsCall => "tools/call",
+            Self::ToolsList => "tools/list",
+            Self::ResourcesRead => "resources/read",
+            Self::PromptsGet => "prompts/get",
+            Self::Complete => "completion/complete",
+            Self::Ping => "ping",
+        }
+    }
+}
+
+/// One entry of the mix.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Operation {
+    /// The report's label; the method and its target when absent.
+    #[serde(default)]
+    pub name: String,
+    pub method: Method,
+    #[serde(default)]
+    pub tool: Option<String>,
+    #[serde(default)]
+    pub arguments: Option<Value>,
+    #[serde(default)]
+    pub uri: Option<String>,
+    #[serde(default)]
+    pub prompt: Option<String>,
+    #[serde(default, rename = "ref")]
+    pub reference: Option<Value>,
+    #[serde(default)]
+    pub argument: Option<Value>,
+    #[serde(default = "one")]
+    pub weight: u64,
+    /// A text the answer must contain (a text block of a tool result, else anywhere in it).
+    #[serde(default)]
+    pub expect_text: Option<String>,
+    #[serde(default)]
+    pub max_p99_ms: Option<f64>,
+    #[serde(default)]
+    pub max_error_rate: Option<f64>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    operation: Vec<Operation>,
+}
+
+impl Operation {
+    /// The single operation of `--method`/`--tool`/`--arguments`.
+    #[must_use]
+    pub fn single(method: Method, tool: &str, arguments: Option<Value>) -> Self {
+        let mut op = Self {
+            name: String::new(),
+            method,
+            tool: (method == Method::ToolsCall).then(|| tool.to_owned()),
+            arguments,
+            uri: None,
+            prompt: None,
+            reference: None,
+            argument: None,
+            weight: 1,
+            expect_text: None,
+            max_p99_ms: None,
+            max_error_rate: None,
+        };
+        op.name = op.default_name();
+        op
+    }
+
+    fn default_name(&self) -> String {
+        let target = match self.method {
+            Method::ToolsCall => self.tool.as_deref(),
+            Method::ResourcesRead => self.uri.as_deref(),
+            Method::PromptsGet => self.prompt.as_deref(),
+            _ => None,
+        };
+        match target {
+            Some(t) => format!("{} {t}", self.method.name()),
+            None => self.method.name().to_owned(),
+        }
+    }
+
+    /// Whether the generated echo `message` (of `--payload-bytes`) is sent and checked.
+    #[must_use]
+    pub fn generated_echo(&self) -> bool {
+        self.method == Method::ToolsCall
+            && self.arguments.is_none()
+            && self.tool.as_deref() == Some("echo")
+    }
+
+    /// The request's params, but for the generated echo message (see [`Self::generated_echo`]).
+    #[must_use]
+    pub fn params(&self) -> Option<Value> {
+        let args = || self.arguments.clone().unwrap_or_else(|| json!({}));
+        match self.method {
+            Method::ToolsCall => Some(json!({"name": self.tool, "arguments": args()})),
+            Method::ToolsList | Method::Ping => None,
+            Method::ResourcesRead => Some(json!({"uri": self.uri})),
+            Method::PromptsGet => Some(json!({"name": self.prompt, "arguments": args()})),
+            Method::Complete => Some(json!({
+                "ref": self.reference,
+                "argument": self.argument.clone().unwrap_or_else(|| json!({"name": "", "value": ""})),
+            })),
+        }
+    }
+
+    fn validate(&mut self) -> Result<(), String> {
+        let missing = |what: &str| format!("{} needs `{what}`", self.method.name());
+        match self.method {
+            Method::ToolsCall if self.tool.is_none() => return Err(missing("tool")),
+            Method::ResourcesRead if self.uri.is_none() => return Err(missing("uri")),
+            Method::PromptsGet if self.prompt.is_none() => return Err(missing("prompt")),
+            Method::Complete if self.reference.is_none() => return Err(missing("ref")),
+            _ => {}
+        }
+        if self.weight == 0 || self.weight > MAX_WEIGHT {
+            return Err(format!("weight {} is not in 1..={MAX_WEIGHT}", self.weight));
+        }
+        if let Some(p) = self.max_p99_ms
+            && !(p.is_finite() && p >= 0.0)
+        {
+            return Err(format!("max_p99_ms {p} is not a duration"));
+        }
+        if let Some(r) = self.max_error_rate
+            && !(0.0..=1.0).contains(&r)
+        {
+            return Err(format!("max_error_rate {r} is not in 0..=1"));
+        }
+        if self.name.is_empty() {
+            self.name = self.default_name();
+        }
+        Ok(())
+    }
+
+    /// Checks a result: the method's shape, and `expect_text`. `Err` names the failure kind.
+    ///
+    /// # Errors
+    ///
+    /// `bad_result`, `tool_error`, `input_required`, `echo_mismatch` or `unexpected_result`.
+    pub fn check(&self, result: &str, echo: Option<&str>) -> Result<(), String> {
+        #[derive(Deserialize)]
+        struct Block<'a> {
+            #[serde(borrow, default)]
+            text: Option<Cow<'a, str>>,
+        }
+        #[derive(Deserialize)]
+        struct ToolResult<'a> {
+            #[serde(borrow, default)]
+            content: Vec<Block<'a>>,
+            #[serde(rename = "isError", default)]
+            is_error: bool,
+        }
+        let shape_ok = |key: &str| -> Result<(), String> {
+            match serde_json::from_str::<Value>(result) {
+                Ok(Value::Object(m)) if m.get(key).is_some_and(Value::is_array) => Ok(()),
+                _ => Err("bad_result".into()),
+            }
+        };
+        match self.method {
+            Method::ToolsCall => {
+                // A modern server that needs the client's input first (a multi round-trip
+                // request) has not answered the call; `load` gives none.
+                if mcpwire::mcp::meta::result_type(mcpwire::RawJson::new(result))
+                    .ok()
+                    .flatten()
+                    .as_deref()
+                    == Some("input_required")
+                {
+                    return Err("input_required".into());
+                }
+                let r: ToolResult<'_> =
+                    serde_json::from_str(result).map_err(|_| "bad_result".to_owned())?;
+                if r.is_error {
+                    return Err("tool_error".into());
+                }
+                let has = |want: &str| {
+                    r.content.iter().any(|b| b.text.as_deref().is_some_and(|t| t.contains(want)))
+                };
+                // The reference server answers `Echo: <message>`, ours the message itself.
+                if let Some(sent) = echo
+                    && !has(sent)
+                {
+                    return Err("echo_mismatch".into());
+                }
+                if let Some(want) = &self.expect_text
+                    && !has(want)
+                {
+                    return Err("unexpected_result".into());
+                }
+                return Ok(());
+            }
+            Method::ToolsList => shape_ok("tools")?,
+            Method::ResourcesRead => shape_ok("contents")?,
+            Method::PromptsGet => shape_ok("messages")?,
+            Method::Complete => match serde_json::from_str::<Value>(result) {
+                Ok(v) if v["completion"]["values"].is_array() => {}
+                _ => return Err("bad_result".into()),
+            },
+            Method::Ping => match serde_json::from_str::<Value>(result) {
+                Ok(Value::Object(_)) => {}
+                _ => return Err("bad_result".into()),
+            },
+        }
+        if let Some(want) = &self.expect_text
+            && !result.contains(want.as_str())
+        {
+            return Err("unexpected_result".into());
+        }
+        Ok(())
+    }
+}
+
+/// The operations of a run, and the smooth weighted round robin that picks among them: over
+/// any `sum(weights)` consecutive picks each operation is picked exactly `weight` times, so a
+/// run of `--requests N` sends an exact, predictable mix.
+#[derive(Debug, Clone)]
+pub struct Mix {
+    pub ops: Vec<Operation>,
+    /// Operation index for each slot of one round (`sum(weights)` slots, interleaved), when the
+    /// round is short enough to tabulate; otherwise picks walk the cumulative weights.
+    table: Vec<u32>,
+    cumulative: Vec<u64>,
+}
+
+/// Rounds longer than this are not tabulated (the table costs 4 bytes a slot).
+const MAX_TABLE: u64 = 1 << 16;
+
+impl Mix {
+    /// A mix of `ops` (non-empty, validated).
+    #[must_use]
+    pub fn new(ops: Vec<Operation>) -> Self {
+        let mut cumulative = Vec::with_capacity(ops.len());
+        let mut sum = 0u64;
+        for op in &ops {
+            sum += op.weight;
+            cumulative.push(sum);
+        }
+        let mut table = Vec::new();
+        if sum <= MAX_TABLE {
+            // Smooth weighted round robin (each step: add every weight, take the largest,
+            // subtract the total from it).
+            let mut current = vec![0i64; ops.len()];
+            for _ in 0..sum {
+                for (c, op) in current.iter_mut().zip(&ops) {
+                    *c += op.weight as i64;
+                }
+                let (best, _) = current
+                    .iter()
+                    .enumerate()
+                    .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(&a.0)))
+                    .expect("a mix is not empty");
+                current[best] -= sum as i64;
+                table.push(best as u32);
+            }
+        }
+        Self { ops, table, cumulative }
+    }
+
+    /// The operation for the `seq`-th request (from 0).
+    #[must_use]
+    pub fn pick(&self, seq: u64) -> usize {
+        if !self.table.is_empty() {
+            return self.table[(seq % self.table.len() as u64) as usize] as usize;
+        }
+        let total = *self.cumulative.last().expect("a mix is not empty");
+        // A multiplicative hash spreads consecutive requests across the weights.
+        let x = seq.wrapping_mul(0x9E37_79B9_7F4A_7C15) % total;
+        self.cumulative.partition_point(|&c| c <= x)
+    }
+}
+
+/// Reads and checks a scenario file.
+///
+/// # Errors
+///
+/// The file cannot be read, is larger than [`DEFAULT_MAX_SCENARIO_BYTES`], is not a scenario,
+/// or lists no operation or more than [`DEFAULT_MAX_OPERATIONS`].
+pub fn load_file(path: &std::path::Path) -> Result<Vec<Operation>, String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut text = String::new();
+    file.take(DEFAULT_MAX_SCENARIO_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if text.len() as u64 > DEFAULT_MAX_SCENARIO_BYTES {
+        return Err(format!("{}: longer than {DEFAULT_MAX_SCENARIO_BYTES} bytes", path.display()));
+    }
+    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Parses a scenario's text.
+///
+/// # Errors
+///
+/// As [`load_file`].
+pub fn parse(text: &str) -> Result<Vec<Operation>, String> {
+    let file: File = toml::from_str(text).map_err(|e| e.to_string())?;
+    if file.operation.is_empty() {
+        return Err("no [[operation]]".into());
+    }
+    if file.operation.len() > DEFAULT_MAX_OPERATIONS {
+        return Err(format!("more than {DEFAULT_MAX_OPERATIONS} operations"));
+    }
+    let mut ops = file.operation;
+    for (i, op) in ops.iter_mut().enumerate() {
+        op.validate().map_err(|e| format!("operation {}: {e}", i + 1))?;
+    }
+    Ok(ops)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scenario_parses_with_defaults_and_names() {
+        let ops = parse(
+            r#"
+            [[operation]]
+            method = "tools/call"
+            tool = "echo"
+            weight = 3
+            max_p99_ms = 50
+            [[operation]]
+            method = "tools/call"
+            tool = "sleep"
+            arguments = { ms = 5 }
+            [[operation]]
+            name = "readme"
+            method = "resources/read"
+            uri = "file:///README.md"
+            [[operation]]
+            method = "completion/complete"
+            ref = { type = "ref/prompt", name = "p" }
+            "#,
+        )
+        .unwrap();
+        assert_eq!(ops[0].name, "tools/call echo");
+        assert!(ops[0].generated_echo() && !ops[1].generated_echo());
+        assert_eq!(ops[0].weight, 3);
+        assert_eq!(ops[1].weight, 1);
+        assert_eq!(ops[0].max_p99_ms, Some(50.0));
+        assert_eq!(ops[2].name, "readme");
+        assert_eq!(ops[1].params().unwrap(), json!({"name":"sleep","arguments":{"ms":5}}));
+        assert_eq!(ops[3].params().unwrap()["ref"]["name"], "p");
+    }
+
+    #[test]
+    fn bad_scenarios_are_refused_with_a_reason() {
+        for (text, why) in [
+            ("", "no [[operation]]"),
+            ("[[operation]]\nmethod = \"tools/call\"", "needs `tool`"),
+            ("[[operation]]\nmethod = \"resources/read\"", "needs `uri`"),
+            ("[[operation]]\nmethod = \"nope\"", "unknown variant"),
+            ("[[operation]]\nmethod = \"ping\"\nweight = 0", "weight 0"),
+            ("[[operation]]\nmethod = \"ping\"\nmax_error_rate = 1.5", "max_error_rate"),
+            ("[[operation]]\nmethod = \"ping\"\nbogus = 1", "unknown field"),
+        ] {
+            let e = parse(text).unwrap_err();
+            assert!(e.contains(why), "{text}: {e}");
+        }
+        let at = "[[operation]]\nmethod = \"ping\"\n".repeat(DEFAULT_MAX_OPERATIONS);
+        assert_eq!(parse(&at).unwrap().len(), DEFAULT_MAX_OPERATIONS);
+        let past = "[[operation]]\nmethod = \"ping\"\n".repeat(DEFAULT_MAX_OPERATIONS + 1);
+        assert!(parse(&past).unwrap_err().contains("more than"));
+        let w = format!("[[operation]]\nmethod = \"ping\"\nweight = {MAX_WEIGHT}");
+        assert!(parse(&w).is_ok());
+        let w = format!("[[operation]]\nmethod = \"ping\"\nweight = {}", MAX_WEIGHT + 1);
+        assert!(parse(&w).is_err());
+    }
+
+    #[test]
+    fn the_mix_picks_each_operation_exactly_its_weight_per_round() {
+        let ops: Vec<_> = [3u64, 1, 2]
+            .iter()
+            .map(|&w| Operation { weight: w, ..Operation::single(Method::Ping, "", None) })
+            .collect();
+        let mix = Mix::new(ops);
+        let mut n = [0; 3];
+        for seq in 0..600 {
+            n[mix.pick(seq)] += 1;
+        }
+        assert_eq!(n, [300, 100, 200]);
+        // Interleaved, not in blocks.
+        let first: Vec<_> = (0..6).map(|s| mix.pick(s)).collect();
+        assert_ne!(first, vec![0, 0, 0, 1, 2, 2]);
+        // Past the table's size: still each weight's share, within 1%.
+        let big: Vec<_> = [MAX_TABLE, MAX_TABLE]
+            .iter()
+            .map(|&w| Operation { weight: w, ..Operation::single(Method::Ping, "", None) })
+            .collect();
+        let mix = Mix::new(big);
+        let zeros = (0..100_000).filter(|&s| mix.pick(s) == 0).count();
+        assert!((49_000..51_000).contains(&zeros), "{zeros}");
+    }
+
+    #[test]
+    fn checks_follow_the_method_and_expect_text() {
+        let echo = Operation::single(Method::ToolsCall, "echo", None);
+        let ok = r#"{"content":[{"type":"text","text":"Echo: hi there"}]}"#;
+        assert_eq!(echo.check(ok, Some("hi there")), Ok(()));
+        assert_eq!(echo.check(ok, Some("bye")).unwrap_err(), "echo_mismatch");
+        assert_eq!(echo.check(r#"{"content":[],"isError":true}"#, None).unwrap_err(), "tool_error");
+        let mut want = Operation::single(Method::ToolsCall, "x", Some(json!({})));
+        want.expect_text = Some("there".into());
+        assert_eq!(want.check(ok, None), Ok(()));
+        want.expect_text = Some("nowhere".into());
+        assert_eq!(want.check(ok, None).unwrap_err(), "unexpected_result");
+        let list = Operation::single(Method::ToolsList, "", None);
+        assert_eq!(list.check(r#"{"tools":[]}"#, None), Ok(()));
+        assert_eq!(list.check(r#"{"tool":[]}"#, None).unwrap_err(), "bad_result");
+        let ping = Operation::single(Method::Ping, "", None);
+        assert_eq!(ping.check("{}", None), Ok(()));
+        assert_eq!(ping.check("[]", None).unwrap_err(), "bad_result");
+    }
+
+    #[test]
+    fn a_scenario_file_at_the_size_bound_loads_and_one_byte_more_does_not() {
+        let dir = std::env::temp_dir().join(format!("mcpwire-scenario-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let body = "[[operation]]\nmethod = \"ping\"\n";
+        let pad = |n: usize| format!("{body}#{}\n", "x".repeat(n - body.len() - 2));
+        let at = dir.join("at.toml");
+        std::fs::write(&at, pad(DEFAULT_MAX_SCENARIO_BYTES as usize)).unwrap();
+        assert_eq!(load_file(&at).unwrap().len(), 1);
+        let past = dir.join("past.toml");
+        std::fs::write(&past, pad(DEFAULT_MAX_SCENARIO_BYTES as usize + 1)).unwrap();
+        assert!(load_file(&past).unwrap_err().contains("longer than"));
+        assert!(load_file(&dir.join("missing.toml")).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,293 @@
+//! `mcpwire load` against every target kind in both eras, and what it sends: scenario mixes,
+//! `load init`, every scenario method against the official reference server, and the official
+//! Python SDK's server. (Load models, budgets and logs: tests/load_cli.rs.)
+
+mod load_support;
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use load_support::{BIN, Served, load, scenario, serve_on, stderr, temp};
+
+/// Every target kind, both eras, under the open loop: every request answered and counted.
+#[test]
+fn the_open_loop_drives_every_target_kind_in_both_eras() {
+    let (tcp, tcp_addr) = serve_on(&["--tcp", "127.0.0.1:0"]);
+    let sock = temp("serve.sock");
+    let _ = std::fs::remove_file(&sock);
+    let (unix, _) = serve_on(&["--unix", sock.to_str().unwrap()]);
+    let (http, url) = serve_on(&["--http", "127.0.0.1:0"]);
+    let targets = [
+        "embedded".to_owned(),
+        format!("stdio:{BIN} serve"),
+        tcp_addr,
+        format!("unix:{}", sock.display()),
+        url,
+    ];
+    for target in &targets {
+        for (version, era) in [("2026-07-28", "modern"), ("2025-11-25", "legacy")] {
+            let (out, r) = load(&[
+                "--target",
+                target,
+                "--protocol-version",
+                version,
+                "--rate",
+                "400",
+                "--requests",
+                "200",
+                "--warmup",
+                "0",
+            ]);
+            assert_eq!(out.status.code(), Some(0), "{target} {version}: {r} {}", stderr(&out));
+            assert_eq!(r["requests"], 200, "{target} {version}: {r}");
+            assert_eq!(r["errors"], 0, "{target} {version}: {r}");
+            assert_eq!(r["era"], era, "{target}: {r}");
+            assert_eq!(r["operations"][0]["requests"], 200, "{r}");
+            assert!(r["bytes_received"].as_u64().unwrap() > 0);
+        }
+    }
+    for c in [tcp, unix, http] {
+        drop(c);
+    }
+}
+
+/// A weighted mix: each operation gets exactly its share of `--requests`, and its own row.
+#[test]
+fn a_scenario_sends_its_exact_mix_and_reports_each_operation() {
+    let path = scenario(
+        "mix.toml",
+        r#"
+        [[operation]]
+        method = "tools/call"
+        tool = "echo"
+        weight = 2
+        [[operation]]
+        method = "tools/call"
+        tool = "sleep"
+        arguments = { ms = 1 }
+        expect_text = "slept 1"
+        [[operation]]
+        method = "tools/list"
+        "#,
+    );
+    let p = path.to_str().unwrap();
+    let (out, r) =
+        load(&["--scenario", p, "--requests", "400", "--warmup", "0", "--concurrency", "8"]);
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    let ops = r["operations"].as_array().unwrap();
+    let count = |name: &str| ops.iter().find(|o| o["name"] == name).unwrap()["requests"].clone();
+    assert_eq!(count("tools/call echo"), 200, "{r}");
+    assert_eq!(count("tools/call sleep"), 100, "{r}");
+    assert_eq!(count("tools/list"), 100, "{r}");
+    assert_eq!(r["errors"], 0, "{r}");
+    assert!(r["method"].as_str().unwrap().starts_with("scenario"), "{r}");
+
+    // A check that fails is counted by kind on its operation.
+    let wrong = scenario(
+        "wrong.toml",
+        "[[operation]]\nmethod = \"tools/call\"\ntool = \"sleep\"\narguments = { ms = 0 }\nexpect_text = \"slept 9\"\n",
+    );
+    let (out, r) =
+        load(&["--scenario", wrong.to_str().unwrap(), "--requests", "20", "--warmup", "0"]);
+    assert_eq!(out.status.code(), Some(1), "{r}");
+    assert_eq!(r["operations"][0]["errors_by_kind"]["unexpected_result"], 20, "{r}");
+
+    // `ping` in the legacy era, in a mix.
+    let ping = scenario(
+        "ping.toml",
+        "[[operation]]\nmethod = \"ping\"\n[[operation]]\nmethod = \"tools/list\"\n",
+    );
+    let (out, r) =
+        load(&["--scenario", ping.to_str().unwrap(), "--requests", "100", "--warmup", "0"]);
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    assert_eq!(r["era"], "legacy");
+    assert_eq!(r["operations"][0]["requests"], 50);
+
+    // A bad scenario is refused before any load, naming the file and the problem.
+    let bad = scenario("bad.toml", "[[operation]]\nmethod = \"resources/read\"\n");
+    let (out, _) = load(&["--scenario", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("needs `uri`"), "{}", stderr(&out));
+}
+
+/// `load init` writes a scenario that `--scenario` runs: every tool, its arguments from its
+/// schema. `confirm` needs the client's input (elicitation), which `load` does not give.
+#[test]
+fn load_init_writes_a_scenario_that_runs() {
+    let out = Command::new(BIN).args(["load", "init", "embedded"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for tool in ["echo", "sleep", "route", "confirm"] {
+        assert!(text.contains(&format!("tool = \"{tool}\"")), "{text}");
+    }
+    let path = scenario("init.toml", &text);
+    let (out, r) =
+        load(&["--scenario", path.to_str().unwrap(), "--requests", "50", "--warmup", "0"]);
+    assert_eq!(out.status.code(), Some(1), "{r}");
+    for op in r["operations"].as_array().unwrap() {
+        let expect =
+            if op["name"] == "tools/call confirm" { op["requests"].clone() } else { 0.into() };
+        assert_eq!(op["errors"], expect, "{op}");
+    }
+    assert_eq!(r["errors"], 10, "{r}");
+}
+
+/// The official Python SDK's server (tests/interop/python_server.py, installed by
+/// tests/interop/install.sh): the open loop in both eras over stdio and over Streamable HTTP,
+/// and a scenario `load init` wrote from its tools.
+#[test]
+fn the_python_sdk_server_under_the_open_loop_and_its_own_scenario() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let install = Command::new("bash").arg(root.join("tests/interop/install.sh")).output().unwrap();
+    assert!(install.status.success(), "{}", stderr(&install));
+    let python = root.join("target/interop/venv/bin/python");
+    let script = root.join("tests/interop/python_server.py");
+    let stdio = format!("stdio:{} {}", python.display(), script.display());
+    for version in ["2026-07-28", "2025-11-25"] {
+        let (out, r) = load(&[
+            "--target",
+            &stdio,
+            "--protocol-version",
+            version,
+            "--rate",
+            "200",
+            "--requests",
+            "200",
+            "--warmup",
+            "0",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{version}: {r} {}", stderr(&out));
+        assert_eq!((r["requests"].as_u64(), r["errors"].as_u64()), (Some(200), Some(0)), "{r}");
+    }
+
+    let init = Command::new(BIN).args(["load", "init", &stdio]).output().unwrap();
+    assert_eq!(init.status.code(), Some(0), "{}", stderr(&init));
+    let path = scenario("python.toml", &String::from_utf8(init.stdout).unwrap());
+    let (out, r) = load(&[
+        "--target",
+        &stdio,
+        "--scenario",
+        path.to_str().unwrap(),
+        "--rate",
+        "200",
+        "--requests",
+        "200",
+        "--warmup",
+        "0",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    assert!(r["operations"].as_array().unwrap().len() >= 2, "{r}");
+
+    let mut server = Served(
+        Command::new(&python)
+            .arg(&script)
+            .arg("--http")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut err = BufReader::new(server.0.stderr.take().unwrap());
+    let url = loop {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "the Python server exited");
+        if let Some(url) = line.trim().strip_prefix("python-server: serving MCP on ") {
+            break url.to_owned();
+        }
+    };
+    // Keep reading its log, so it never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    let (out, r) = load(&["--target", &url, "--rate", "200", "--requests", "200", "--warmup", "0"]);
+    drop(server);
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    assert_eq!((r["requests"].as_u64(), r["errors"].as_u64()), (Some(200), Some(0)), "{r}");
+    assert_eq!(r["era"], "modern", "{r}");
+}
+
+/// Every method a scenario sends, against the official reference server
+/// (`@modelcontextprotocol/server-everything`, installed by tests/interop/install.sh), which
+/// serves resources, prompts and completions too; each with its own expected-result check.
+#[test]
+fn every_scenario_method_against_the_reference_server() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let install = Command::new("bash").arg(root.join("tests/interop/install.sh")).output().unwrap();
+    assert!(install.status.success(), "{}", stderr(&install));
+    let se = root.join(
+        "target/interop/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    let target = format!("stdio:node {} stdio", se.display());
+    let mix = |completion: &str| {
+        scenario(
+            "everything.toml",
+            &format!(
+                r#"
+                [[operation]]
+                method = "resources/read"
+                uri = "demo://resource/static/document/architecture.md"
+                expect_text = "architecture"
+                [[operation]]
+                method = "prompts/get"
+                prompt = "args-prompt"
+                arguments = {{ city = "Paris" }}
+                expect_text = "Paris"
+                [[operation]]
+                name = "complete"
+                method = "completion/complete"
+                ref = {{ type = "ref/prompt", name = "completable-prompt" }}
+                argument = {{ name = "department", value = "E" }}
+                expect_text = "{completion}"
+                [[operation]]
+                method = "ping"
+                [[operation]]
+                method = "tools/list"
+                [[operation]]
+                method = "tools/call"
+                tool = "echo"
+                "#
+            ),
+        )
+    };
+    let run = |path: PathBuf| {
+        let p = path.to_str().unwrap().to_owned();
+        load(&[
+            "--target",
+            &target,
+            "--scenario",
+            &p,
+            "--rate",
+            "300",
+            "--requests",
+            "120",
+            "--warmup",
+            "0",
+        ])
+    };
+    let (out, r) = run(mix("Engineering"));
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    assert_eq!(r["era"], "legacy", "{r}");
+    let ops = r["operations"].as_array().unwrap();
+    assert_eq!(ops.len(), 6);
+    assert!(ops.iter().all(|o| o["requests"] == 20 && o["errors"] == 0), "{r}");
+    // A completion without the value expected is counted against that operation alone.
+    let (out, r) = run(mix("Nowhere"));
+    assert_eq!(out.status.code(), Some(1), "{r}");
+    let complete = r["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "complete")
+        .unwrap()
+        .clone();
+    assert_eq!(complete["errors_by_kind"]["unexpected_result"], 20, "{r}");
+    assert_eq!(r["errors"], 20, "{r}");
+
+    // `load init` lists its resources and prompts too.
+    let init = Command::new(BIN).args(["load", "init", &target]).output().unwrap();
+    assert_eq!(init.status.code(), Some(0), "{}", stderr(&init));
+    let text = String::from_utf8(init.stdout).unwrap();
+    assert!(text.contains("uri = \"demo://resource/static/document/architecture.md\""), "{text}");
+    assert!(text.contains("prompt = \"args-prompt\""), "{text}");
+    assert!(text.contains("city = \"example\""), "{text}");
+}
