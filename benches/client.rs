@@ -26,7 +26,7 @@
 //! together (the server is the same for all three, so the differences are the clients'),
 //! counted with a counting wrapper around the global allocator.
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use mcpwire::mcp::client::{Client, VersionChoice};
 use mcpwire::mcp::server::Server;
 use mcpwire::mcp::types::{CallToolResult, Tool};
@@ -262,4 +262,32 @@ fn client(c: &mut Criterion) {
 }
 
 criterion_group!(benches, client);
-criterion_main!(benches);
+
+/// With `MCPWIRE_CALLS=CLIENT:N` (CLIENT one of `legacy`, `modern`, `floor`, `rmcp`, against
+/// the typed server; `raw-legacy`, `raw-floor`, `raw-rmcp` against the raw one), makes the
+/// handshake and `N` calls one after another on a single-thread runtime, and exits: run under
+/// `valgrind --tool=callgrind` at two values of `N`, the difference counts the instructions of
+/// one call, client and server together, whatever else the machine is doing.
+fn main() {
+    let Ok(spec) = std::env::var("MCPWIRE_CALLS") else {
+        benches();
+        Criterion::default().configure_from_args().final_summary();
+        return;
+    };
+    let (which, n) = spec.split_once(':').expect("MCPWIRE_CALLS=CLIENT:N");
+    let n: u64 = n.parse().expect("a count");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let typed = server();
+    rt.block_on(async {
+        match which {
+            "legacy" => drive(&mcpwire(typed.handler(), "2025-11-25").await.0, 1, n).await,
+            "modern" => drive(&mcpwire(typed.handler(), "2026-07-28").await.0, 1, n).await,
+            "floor" => drive(&floor(typed.handler()).await.0, 1, n).await,
+            "rmcp" => drive(&rmcp(typed.handler()).await.0, 1, n).await,
+            "raw-legacy" => drive(&mcpwire(RawEcho, "2025-11-25").await.0, 1, n).await,
+            "raw-floor" => drive(&floor(RawEcho).await.0, 1, n).await,
+            "raw-rmcp" => drive(&rmcp(RawEcho).await.0, 1, n).await,
+            other => panic!("no client {other}"),
+        }
+    });
+}
