@@ -626,3 +626,46 @@ async fn a_listen_stream_that_falls_behind_is_told_what_may_have_changed() {
     assert_eq!(changed, backlog + 1, "one for what was missed, then the backlog held");
     stream.abort();
 }
+
+/// `params` is scanned once per request and every read (the name, `requestState`, `arguments`)
+/// shares the scan: each must still read a member exactly as a scan of its own would.
+#[tokio::test]
+async fn params_members_are_read_as_written_from_one_scan() {
+    let s = server();
+    let p = Pair::legacy(&s, json!({})).await;
+    let raw = |text: &'static str| {
+        let client = p.client.clone();
+        async move {
+            match client.request("tools/call", Some(RawJson::new(text))).await {
+                Ok(r) => Ok(serde_json::from_str::<Value>(r.result().unwrap().get()).unwrap()),
+                Err(mcpwire::peer::RequestError::Rpc(e)) => Err(e),
+                Err(e) => panic!("{e}"),
+            }
+        }
+    };
+    // An escaped key is the key it spells.
+    let r = raw(r#"{"n\u0061me":"greet","arguments":{"who":"Ada"}}"#).await.unwrap();
+    assert_eq!(text_of(&r), "hello Ada");
+    let r = raw(r#"{"name":"greet","\u0061rguments":{"who":"Bo"}}"#).await.unwrap();
+    assert_eq!(text_of(&r), "hello Bo");
+    // A member named twice is refused, whichever read finds it first (a name given twice
+    // names no tool).
+    for (text, why) in [
+        (
+            r#"{"name":"greet","arguments":{"who":"A"},"arguments":{"who":"B"}}"#,
+            "names arguments twice",
+        ),
+        (
+            r#"{"name":"greet","name":"greet","arguments":{"who":"A"}}"#,
+            "params.name must be a string",
+        ),
+        (r#"{"name":"greet","requestState":"a","requestState":"b"}"#, "names requestState twice"),
+    ] {
+        let e = raw(text).await.unwrap_err();
+        assert_eq!(e.code.get(), -32602, "{text}");
+        assert!(e.message.contains(why), "{text}: {}", e.message);
+    }
+    // `null` is no member at all: absent arguments read as `{}`.
+    let r = raw(r#"{"name":"greet","arguments":null}"#).await.unwrap();
+    assert!(text_of(&r).starts_with("invalid arguments: missing field `who`"), "{r}");
+}

@@ -27,7 +27,7 @@ pub(crate) struct Member<'a> {
     pub(crate) key: &'a str,
     pub(crate) value: &'a str,
     /// Whether the key holds an escape (found while its end was).
-    escaped: bool,
+    pub(crate) escaped: bool,
 }
 
 impl Member<'_> {

@@ -164,6 +164,39 @@ pub struct Call {
     pub(crate) state: Option<String>,
     /// Legacy era: the answers gathered by the server for the handler's earlier rounds.
     pub(crate) answers: Vec<(String, Answer)>,
+    /// `params`' top-level members, found by one scan the first time one is asked for: the
+    /// dispatcher's reads (`requestState`, the name) and the handler's (`arguments`,
+    /// `inputResponses`, `_meta`) then share it, where each used to scan `params` (a modern
+    /// request's whole `_meta` envelope included) again.
+    pub(crate) members: std::sync::OnceLock<Result<Vec<Span>, Rejection>>,
+}
+
+/// Where one member of `params` lies in its text.
+#[derive(Debug)]
+pub(crate) struct Span {
+    key: std::ops::Range<usize>,
+    value: std::ops::Range<usize>,
+    escaped: bool,
+}
+
+/// The members of `text` (an object), as [`Span`]s; the error [`member`] would give for a
+/// malformed or non-object `text`.
+fn spans(text: &str) -> Result<Vec<Span>, Rejection> {
+    let bad = |why: &str| Rejection::invalid(format!("Invalid params: the object {why}"));
+    let members = crate::mcp::scan::members(text).map_err(|e| match e {
+        crate::mcp::scan::ScanError::NotObject => bad("must be an object"),
+        crate::mcp::scan::ScanError::Malformed => bad("is not well-formed JSON"),
+    })?;
+    let at = |part: &str| {
+        let start = part.as_ptr() as usize - text.as_ptr() as usize;
+        start..start + part.len()
+    };
+    let mut out = Vec::with_capacity(8);
+    for m in members {
+        let m = m.map_err(|_| bad("is not well-formed JSON"))?;
+        out.push(Span { key: at(m.key), value: at(m.value), escaped: m.escaped });
+    }
+    Ok(out)
 }
 
 impl std::fmt::Debug for Call {
@@ -217,11 +250,34 @@ impl Call {
             .map_err(|reason| Error::Protocol(RpcError::invalid_params(reason)))
     }
 
-    fn params_member(&self, key: &str) -> Result<Option<RawJson<'_>>, Error> {
-        match self.request.params() {
-            Some(p) => Ok(member(p, key)?),
-            None => Ok(None),
+    /// Member `key` of `params` (`None` when absent or `null`), as [`member`] reads it, from
+    /// the one scan of `params` this call makes.
+    pub(crate) fn params_member(&self, key: &str) -> Result<Option<RawJson<'_>>, Error> {
+        Ok(self.member_of_params(key)?)
+    }
+
+    /// [`Call::params_member`], failing with the [`Rejection`] itself.
+    pub(crate) fn member_of_params(&self, key: &str) -> Result<Option<RawJson<'_>>, Rejection> {
+        let Some(p) = self.request.params() else { return Ok(None) };
+        let text = p.get();
+        let spans = self.members.get_or_init(|| spans(text)).as_ref().map_err(|e| e.clone())?;
+        let mut found = None;
+        for s in spans {
+            let k = &text[s.key.clone()];
+            let same = if s.escaped {
+                crate::mcp::scan::unescape(k).is_some_and(|k| k == key)
+            } else {
+                k == key
+            };
+            if same {
+                if found.is_some() {
+                    let why = format!("Invalid params: the object names {key} twice");
+                    return Err(Rejection::invalid(why));
+                }
+                found = Some(&text[s.value.clone()]);
+            }
         }
+        Ok(found.filter(|v| *v != "null").map(RawJson::new))
     }
 
     /// A tool's `arguments` (or a prompt's), decoded as `T`, borrowing; absent arguments read as

@@ -175,11 +175,12 @@ impl Connection {
             capabilities: env.capabilities,
             state: None,
             answers: Vec::new(),
+            members: std::sync::OnceLock::new(),
         };
         // The state is opened only on the request it was sealed for.
         let binding = binding(&kind, &call)?;
         // `"requestState": null` is no state at all.
-        let sealed = req.params().map(|p| member(p, "requestState")).transpose()?.flatten();
+        let sealed = call.member_of_params("requestState")?;
         if let Some(sealed) = sealed.filter(|s| s.get() != "null") {
             let opened = str_of(sealed).and_then(|s| core.key.open(&binding, &s));
             match opened.as_deref().map(Carried::decode) {
@@ -215,6 +216,7 @@ impl Connection {
                 capabilities: call.capabilities.clone(),
                 state: call.state.take(),
                 answers: std::mem::take(&mut call.answers),
+                members: std::sync::OnceLock::new(),
             };
             let outcome = match &handler {
                 Route::Tool(f) => f(next).await.map(Encoded::Tool),
@@ -420,9 +422,10 @@ fn binding(kind: &Kind, call: &Call) -> Result<String, RpcError> {
 }
 
 fn req_uri(call: &Call) -> Result<String, RpcError> {
-    let p =
-        call.request.params().ok_or_else(|| RpcError::invalid_params("params.uri is required"))?;
-    match member(p, "uri")?.and_then(str_of) {
+    if call.request.params().is_none() {
+        return Err(RpcError::invalid_params("params.uri is required"));
+    }
+    match call.member_of_params("uri")?.and_then(str_of) {
         Some(uri) => Ok(uri.into_owned()),
         None => Err(RpcError::invalid_params("params.uri must be a string")),
     }
