@@ -7,6 +7,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+mod load_support;
+
+use load_support::{load, serve_on};
+
 const BIN: &str = env!("CARGO_BIN_EXE_mcpwire");
 
 /// `mcpwire serve` over stdio, driven line by line.
@@ -193,30 +197,6 @@ fn serve_exits_cleanly_on_sigterm_and_sigint_with_stdin_still_open() {
     }
 }
 
-/// `mcpwire serve` with `args`, returning it and the address it reports on stderr.
-fn serve_on(args: &[&str]) -> (Child, String) {
-    let mut child = Command::new(BIN)
-        .arg("serve")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let target =
-        line.trim().strip_prefix("mcpwire: serving MCP on ").unwrap_or_else(|| panic!("{line}"));
-    (child, target.to_owned())
-}
-
-fn load(args: &[&str]) -> (Output, Value) {
-    let out = Command::new(BIN).arg("load").args(args).arg("--json").output().unwrap();
-    let report = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    (out, report)
-}
-
 fn assert_clean(out: &Output, report: &Value, requests: u64) {
     assert_eq!(out.status.code(), Some(0), "{report} {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(report["requests"], requests, "{report}");
@@ -234,21 +214,19 @@ fn assert_clean(out: &Output, report: &Value, requests: u64) {
 
 #[test]
 fn load_drives_serve_over_tcp_and_a_unix_socket() {
-    let (mut tcp, target) = serve_on(&["--tcp", "127.0.0.1:0"]);
+    let (tcp, target) = serve_on(&["--tcp", "127.0.0.1:0"]);
     let (out, report) =
         load(&["--target", &target, "--requests", "500", "--concurrency", "16", "--warmup", "0"]);
     assert_clean(&out, &report, 500);
     assert_eq!(report["target"], target);
-    let _ = tcp.kill();
-    let _ = tcp.wait();
+    drop(tcp);
 
     let path = std::env::temp_dir().join(format!("mcpwire-cli-{}.sock", std::process::id()));
-    let (mut unix, target) = serve_on(&["--unix", path.to_str().unwrap()]);
+    let (unix, target) = serve_on(&["--unix", path.to_str().unwrap()]);
     let (out, report) =
         load(&["--target", &target, "--requests", "500", "--method", "ping", "--warmup", "0"]);
     assert_clean(&out, &report, 500);
-    let _ = unix.kill();
-    let _ = unix.wait();
+    drop(unix);
     let _ = std::fs::remove_file(path);
 }
 
@@ -312,7 +290,7 @@ fn serve_on_a_unix_path_never_replaces_a_file_and_removes_its_socket() {
     assert!(
         Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success()
     );
-    assert!(wait(&mut child, Duration::from_secs(10)).success());
+    assert!(wait(&mut child.0, Duration::from_secs(10)).success());
     assert!(!sock.exists(), "socket left behind");
 }
 
@@ -380,7 +358,7 @@ fn http(
 #[test]
 fn serve_over_http_takes_its_flags_and_load_drives_it() {
     let args = ["--http", "127.0.0.1:0", "--http-path", "/rpc", "--max-sessions", "1"];
-    let (mut child, target) = serve_on(&[&args[..], &["--no-get-stream"]].concat());
+    let (child, target) = serve_on(&[&args[..], &["--no-get-stream"]].concat());
     let addr = target
         .strip_prefix("http://")
         .and_then(|t| t.strip_suffix("/rpc"))
@@ -418,8 +396,7 @@ fn serve_over_http_takes_its_flags_and_load_drives_it() {
     assert_eq!(status, 405, "--no-get-stream: {get}");
     let (status, elsewhere) = http(&addr, "POST", "/mcp", &json, init);
     assert_eq!(status, 404, "--http-path /rpc: {elsewhere}");
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
 }
 
 #[test]

@@ -110,6 +110,24 @@ fn percentile_label(nines: f64) -> String {
     }
 }
 
+/// The horizontal grid lines of a plot, each labelled with its value and `unit`, every
+/// `ystep` up to `ytop`.
+fn y_grid(s: &mut String, ytop: f64, ystep: f64, py: &impl Fn(f64) -> f64, unit: &str) {
+    let mut y = 0.0;
+    while y <= ytop + ystep / 2.0 {
+        let _ = write!(
+            s,
+            r#"<line class="grid" x1="{ML}" x2="{}" y1="{yy:.1}" y2="{yy:.1}"/><text class="yl" x="{}" y="{:.1}">{}{unit}</text>"#,
+            W - MR,
+            ML - 6.0,
+            py(y) + 4.0,
+            fmt_num(y),
+            yy = py(y)
+        );
+        y += ystep;
+    }
+}
+
 fn percentile_plot(series: &[(String, &Histogram<u64>)]) -> String {
     let curves: Vec<_> = series.iter().map(|(n, h)| (n, curve(h))).collect();
     let xmax = curves.iter().flat_map(|(_, c)| c.last().map(|p| p.0)).fold(1.0, f64::max);
@@ -122,19 +140,7 @@ fn percentile_plot(series: &[(String, &Histogram<u64>)]) -> String {
     let mut s = format!(
         r#"<svg id="percentiles" role="img" aria-label="latency by percentile" viewBox="0 0 {W} {H}" width="{W}" height="{H}">"#
     );
-    let mut y = 0.0;
-    while y <= ytop + ystep / 2.0 {
-        let _ = write!(
-            s,
-            r#"<line class="grid" x1="{ML}" x2="{}" y1="{yy:.1}" y2="{yy:.1}"/><text class="yl" x="{}" y="{:.1}">{} ms</text>"#,
-            W - MR,
-            ML - 6.0,
-            py(y) + 4.0,
-            fmt_num(y),
-            yy = py(y)
-        );
-        y += ystep;
-    }
+    y_grid(&mut s, ytop, ystep, &py, " ms");
     for n in 0..=(xmax.floor() as u32) {
         let x = px(f64::from(n));
         let _ = write!(
@@ -200,19 +206,7 @@ fn timeline_plot(report: &Report) -> String {
     let mut s = format!(
         r#"<svg id="throughput" role="img" aria-label="requests and errors per second" viewBox="0 0 {W} {H}" width="{W}" height="{H}">"#
     );
-    let mut y = 0.0;
-    while y <= ytop + ystep / 2.0 {
-        let _ = write!(
-            s,
-            r#"<line class="grid" x1="{ML}" x2="{}" y1="{yy:.1}" y2="{yy:.1}"/><text class="yl" x="{}" y="{:.1}">{}/s</text>"#,
-            W - MR,
-            ML - 6.0,
-            py(y) + 4.0,
-            fmt_num(y),
-            yy = py(y)
-        );
-        y += ystep;
-    }
+    y_grid(&mut s, ytop, ystep, &py, "/s");
     let tstep = nice_step(tmax, 8.0);
     let mut t = 0.0;
     while t <= tmax + 1e-9 {
