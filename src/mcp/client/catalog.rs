@@ -224,7 +224,8 @@ impl Client {
         .await
     }
 
-    /// Gets prompt `name` with `arguments` (an object of strings; [`NO_ARGUMENTS`] for none).
+    /// Gets prompt `name` with `arguments` (an object of strings;
+    /// [`NO_ARGUMENTS`](super::NO_ARGUMENTS) for none).
     ///
     /// # Errors
     ///
