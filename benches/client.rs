@@ -29,7 +29,6 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use mcpwire::mcp::client::{Client, VersionChoice};
 use mcpwire::mcp::server::Server;
-use mcpwire::mcp::types::{CallToolResult, Tool};
 use mcpwire::peer::{
     Connection, Context, Handler, Incoming, NoHandler, PeerBuilder, PeerHandle, Reply, RpcError,
 };
@@ -41,10 +40,11 @@ use rmcp::{Peer, RoleClient, ServiceExt};
 mod calls;
 mod common;
 
-use calls::{Call, allocations_per_call, cpu_per_call, drive};
+#[path = "common/echo.rs"]
+mod echo;
 
-/// The echoed message: 64 bytes.
-const MESSAGE: &str = "The quick brown fox jumps over the lazy dog, then echoes it back.";
+use calls::{Call, allocations_per_call, cpu_per_call, drive};
+use echo::{EchoArgs, MESSAGE, Mcpwire};
 
 /// Bytes each way in the pipe, for both clients (what `Client` uses for a server in process).
 const DUPLEX_BYTES: usize = 1 << 20;
@@ -53,33 +53,7 @@ const DUPLEX_BYTES: usize = 1 << 20;
 const IN_FLIGHT: [usize; 2] = [1, 64];
 
 fn server() -> Server {
-    Server::builder("bench-server", "0")
-        .tool(Tool::new("echo"), |call| async move {
-            #[derive(serde::Deserialize)]
-            struct Args<'a> {
-                #[serde(borrow)]
-                message: std::borrow::Cow<'a, str>,
-            }
-            let a: Args<'_> = call.arguments()?;
-            Ok(CallToolResult::text(a.message.into_owned()))
-        })
-        .build()
-}
-
-#[derive(Clone)]
-struct Mcpwire(Client);
-
-#[derive(serde::Serialize)]
-struct EchoArgs<'a> {
-    message: &'a str,
-}
-
-impl Call for Mcpwire {
-    async fn call(&self) {
-        let r = self.0.call_tool("echo", EchoArgs { message: MESSAGE }).await.unwrap();
-        let r = r.get();
-        assert!(r.content.len() == 1 && r.content[0].as_text() == Some(MESSAGE));
-    }
+    echo::server("bench-server")
 }
 
 async fn mcpwire<H: Handler>(server: H, version: &str) -> (Mcpwire, Connection) {

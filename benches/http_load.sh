@@ -13,7 +13,16 @@
 #                 target/interop/node/node_modules/.../dist/index.js exists (its echo answers
 #                 `Echo: <message>`, which `mcpwire load` accepts)
 #   mcpwire-tcp   `mcpwire serve --tcp 127.0.0.1:0`: NDJSON over TCP, the ceiling without HTTP
+#   mcpwire-h2, mcpwire-h2-modern  the same `serve --http`, driven with `mcpwire load --http2`
+#                 (HTTP/2 with prior knowledge: one connection carries the requests in flight)
 # rmcp-http, node-http and mcpwire-tcp at 2025-11-25.
+#
+# Each run also gives the CPU time per request of each side: the client's from the report
+# (`cpu.us_per_request`, getrusage over the measured window), the server's from
+# /proc/PID/stat (user + system ticks of the server's process over the whole `mcpwire load`
+# run, divided by the requests of the window scaled by (warm-up + duration) / duration: the
+# warm-up is taken to run at the window's rate). The servers run alone, so their CPU time is
+# theirs; on this shared machine a side's CPU time also grows with contention.
 #
 # Environment: DURATION (seconds measured per run, default 5), WARMUP (default 1), CONCURRENCY
 # (requests in flight, default 64), ROUNDS (default 3). Each round runs every target once, the
@@ -135,14 +144,16 @@ NAMES=()
 TARGETS=()
 PIDS=()
 VERSIONS=()
+EXTRA=()
 LEGACY=2025-11-25
 
 start mcpwire-http /dev/null "$BIN" serve --http 127.0.0.1:0
 url="$(await_line mcpwire-http "$STARTED_PID" 's/^mcpwire: serving MCP on \(http:.*\)$/\1/p')"
-NAMES+=(mcpwire-http mcpwire-http-modern)
-TARGETS+=("$url" "$url")
-PIDS+=("$STARTED_PID" "$STARTED_PID")
-VERSIONS+=("$LEGACY" 2026-07-28)
+NAMES+=(mcpwire-http mcpwire-http-modern mcpwire-h2 mcpwire-h2-modern)
+TARGETS+=("$url" "$url" "$url" "$url")
+PIDS+=("$STARTED_PID" "$STARTED_PID" "$STARTED_PID" "$STARTED_PID")
+VERSIONS+=("$LEGACY" 2026-07-28 "$LEGACY" 2026-07-28)
+EXTRA+=("" "" --http2 --http2)
 
 start rmcp-http /dev/null "$RMCP" 127.0.0.1:0
 url="$(await_line rmcp-http "$STARTED_PID" 's/^rmcp_http_echo: serving MCP on \(http:.*\)$/\1/p')"
@@ -150,6 +161,7 @@ NAMES+=(rmcp-http)
 TARGETS+=("$url")
 PIDS+=("$STARTED_PID")
 VERSIONS+=("$LEGACY")
+EXTRA+=("")
 
 if [ -f "$NODE_JS" ]; then
     # server-everything takes its port from PORT only. It prints "listening on port N" even
@@ -178,6 +190,7 @@ if [ -f "$NODE_JS" ]; then
     TARGETS+=("$node_url")
     PIDS+=("$pid")
     VERSIONS+=("$LEGACY")
+    EXTRA+=("")
 else
     echo "skipping server-everything: $NODE_JS not found" >&2
 fi
@@ -188,10 +201,11 @@ NAMES+=(mcpwire-tcp)
 TARGETS+=("$addr")
 PIDS+=("$STARTED_PID")
 VERSIONS+=("$LEGACY")
+EXTRA+=("")
 
 echo "duration ${DURATION}s, warmup ${WARMUP}s, concurrency ${CONCURRENCY}, rounds ${ROUNDS}"
 for i in "${!NAMES[@]}"; do
-    printf '  %-20s %s at %s\n' "${NAMES[$i]}" "${TARGETS[$i]}" "${VERSIONS[$i]}"
+    printf '  %-20s %s at %s %s\n' "${NAMES[$i]}" "${TARGETS[$i]}" "${VERSIONS[$i]}" "${EXTRA[$i]}"
 done
 echo
 
@@ -199,7 +213,13 @@ RESULTS="$WORK/results.jsonl"
 : >"$RESULTS"
 n=${#NAMES[@]}
 failed=0
-printf '%-20s %5s %12s %9s %9s %7s\n' target round rps p50_us p99_us errors
+# The user + system clock ticks the process PID has used so far.
+ticks() {
+    awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+HZ="$(getconf CLK_TCK)"
+
+printf '%-20s %5s %12s %9s %9s %7s %10s %10s\n' target round rps p50_us p99_us errors client_us server_us
 for ((round = 1; round <= ROUNDS; round++)); do
     for ((k = 0; k < n; k++)); do
         i=$(((round - 1 + k) % n))
@@ -207,22 +227,31 @@ for ((round = 1; round <= ROUNDS; round++)); do
         out="$WORK/run.json"
         rc=0
         st=0
+        before="$(ticks "${PIDS[$i]}")"
+        # shellcheck disable=SC2086 # EXTRA is one flag or none
         "$BIN" load --json --target "${TARGETS[$i]}" --duration "$DURATION" --warmup "$WARMUP" \
-            --concurrency "$CONCURRENCY" --protocol-version "${VERSIONS[$i]}" \
+            --concurrency "$CONCURRENCY" --protocol-version "${VERSIONS[$i]}" ${EXTRA[$i]} \
             >"$out" 2>"$WORK/run.err" || rc=$?
+        server_ticks=$(($(ticks "${PIDS[$i]}") - before))
         # Exit status 0, or non-zero with a report (errors were counted): record the run.
-        python3 - "$name" "$round" "$rc" "$out" "$RESULTS" <<'EOF' || st=$?
+        python3 - "$name" "$round" "$rc" "$out" "$RESULTS" "$server_ticks" "$HZ" "$DURATION" "$WARMUP" <<'EOF' || st=$?
 import json, sys
 name, round_, rc, out, results = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+ticks, hz, duration, warmup = int(sys.argv[6]), int(sys.argv[7]), float(sys.argv[8]), float(sys.argv[9])
 try:
     r = json.loads(open(out).read().strip())
 except ValueError:
     sys.exit(1)
 lat = r["latency_us"]
-print(f'{name:<20} {round_:>5} {r["throughput_rps"]:>12.0f} {lat["p50"]:>9} {lat["p99"]:>9} {r["errors"]:>7}'
+client_us = (r.get("cpu") or {}).get("us_per_request")
+served = r["requests"] * (warmup + duration) / duration
+server_us = ticks / hz * 1e6 / served if served else None
+fmt = lambda v: f"{v:>10.1f}" if v is not None else f'{"-":>10}'
+print(f'{name:<20} {round_:>5} {r["throughput_rps"]:>12.0f} {lat["p50"]:>9} {lat["p99"]:>9} {r["errors"]:>7} {fmt(client_us)} {fmt(server_us)}'
       + (f'  {r["errors_by_kind"]}' if r["errors"] else ""))
 with open(results, "a") as f:
-    f.write(json.dumps({"name": name, "round": round_, "rc": rc, "report": r}) + "\n")
+    f.write(json.dumps({"name": name, "round": round_, "rc": rc, "report": r,
+                        "client_us": client_us, "server_us": server_us}) + "\n")
 sys.exit(3 if r.get("interrupted") else 2 if r["errors"] or rc else 0)
 EOF
         # Ctrl-C reaches `mcpwire load` too, which then reports what it has and exits normally;
@@ -254,19 +283,29 @@ python3 - "$RESULTS" "${NAMES[@]}" <<'EOF'
 import json, statistics, sys
 results, names = sys.argv[1], sys.argv[2:]
 runs = [json.loads(line) for line in open(results)]
-med = {}
+med, cli, srv = {}, {}, {}
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
 for n in names:
-    rps = [r["report"]["throughput_rps"] for r in runs if r["name"] == n and not r["report"]["errors"]]
-    med[n] = statistics.median(rps) if rps else None
+    ok = [r for r in runs if r["name"] == n and not r["report"]["errors"]]
+    med[n] = median([r["report"]["throughput_rps"] for r in ok])
+    cli[n] = median([r.get("client_us") for r in ok])
+    srv[n] = median([r.get("server_us") for r in ok])
 base = med.get("mcpwire-http")
-print(f'{"target":<20} {"median rps":>12} {"vs mcpwire-http":>16}')
+fmt = lambda v, spec: format(v, spec) if v is not None else "-"
+print(f'{"target":<20} {"median rps":>12} {"vs mcpwire-http":>16} {"client us/req":>14} {"server us/req":>14}')
 for n in names:
     m = med[n]
-    if m is None:
-        print(f'{n:<20} {"-":>12} {"-":>16}')
-    else:
-        ratio = f"{m / base:.2f}x" if base else "-"
-        print(f'{n:<20} {m:>12.0f} {ratio:>16}')
+    ratio = f"{m / base:.2f}x" if m is not None and base else "-"
+    print(f'{n:<20} {fmt(m, ">12.0f"):>12} {ratio:>16} {fmt(cli[n], ">14.1f"):>14} {fmt(srv[n], ">14.1f"):>14}')
+# The ratios the Streamable HTTP targets are stated in (throughput, medians of this run).
+def ratio(a, b):
+    return f"{med[a] / med[b]:.2f}x" if med.get(a) and med.get(b) else "-"
+print()
+for a, b in [("mcpwire-http-modern", "rmcp-http"), ("mcpwire-http-modern", "mcpwire-tcp"),
+             ("mcpwire-h2-modern", "rmcp-http"), ("mcpwire-h2-modern", "mcpwire-tcp")]:
+    print(f"{a} / {b}: {ratio(a, b)}")
 EOF
 
 exit "$failed"

@@ -135,6 +135,83 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
 /// body's bound since headers are small.
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
+// ---- HTTP/2 (cleartext, prior knowledge) on the server's port: what one connection may open. ----
+
+/// Default for [`HttpServer::http2_max_concurrent_streams`](crate::http::HttpServer::http2_max_concurrent_streams):
+/// 256 streams (requests) open at once on one HTTP/2 connection, advertised as
+/// `SETTINGS_MAX_CONCURRENT_STREAMS`.
+///
+/// Each stream is a request being answered (a task, its headers, its body's share of the
+/// windows); without a bound one connection could open thousands and take the server's
+/// handlers and body budget from every other client. A stream past it is refused
+/// (`RST_STREAM` `REFUSED_STREAM`, which a client may retry). As many as a session's
+/// [`DEFAULT_MAX_HANDLERS`], so a gateway multiplexing one session's requests is not the
+/// bottleneck.
+pub const DEFAULT_HTTP2_MAX_STREAMS: u32 = 256;
+
+/// Default for [`HttpServer::http2_initial_windows`](crate::http::HttpServer::http2_initial_windows):
+/// 256 KiB a client may send on one stream before the server reads it (flow control).
+///
+/// Bytes the server has not read yet are held in memory; the window bounds them per stream,
+/// and a client that sends past it without waiting for `WINDOW_UPDATE` is a protocol error
+/// (`FLOW_CONTROL_ERROR`). A POST waiting for room in `max_body_bytes` does not read its body,
+/// so this, not the body budget, bounds what such a stream holds.
+pub const DEFAULT_HTTP2_STREAM_WINDOW: u32 = 256 * 1024;
+
+/// Default for [`HttpServer::http2_initial_windows`](crate::http::HttpServer::http2_initial_windows):
+/// 1 MiB a client may send over all the streams of one connection before the server reads it,
+/// so a connection's unread bodies stay bounded however many streams it opens.
+pub const DEFAULT_HTTP2_CONNECTION_WINDOW: u32 = 1024 * 1024;
+
+/// Default for [`HttpServer::http2_max_header_list_size`](crate::http::HttpServer::http2_max_header_list_size):
+/// 64 KiB of a request's decoded header list (names, values and 32 bytes per field, as HTTP/2
+/// counts it), advertised as `SETTINGS_MAX_HEADER_LIST_SIZE`.
+///
+/// HPACK lets a few bytes on the wire expand to large headers, and `CONTINUATION` frames let a
+/// header block grow without end. A list that reaches the bound is answered 431 and its
+/// stream refused, its fields not kept; one more than four times the bound closes the
+/// connection (`GOAWAY`), as h2 does against a peer that keeps sending such blocks.
+/// HTTP/1.1 requests are bounded by hyper (100 headers, about 400 KiB).
+pub const DEFAULT_HTTP2_MAX_HEADER_LIST: u32 = 64 * 1024;
+
+/// Default for [`HttpServer::http2_max_frame_size`](crate::http::HttpServer::http2_max_frame_size):
+/// 16 KiB, the protocol's own default and least value (`SETTINGS_MAX_FRAME_SIZE`), so one frame
+/// never makes the server buffer more before it can check it.
+pub const DEFAULT_HTTP2_MAX_FRAME: u32 = 16 * 1024;
+
+/// Default for [`HttpServer::http2_reset_limits`](crate::http::HttpServer::http2_reset_limits):
+/// 20 streams a client opened and reset before the server got to them, held at once.
+///
+/// Opening a stream costs the client one `HEADERS` frame and resetting it one `RST_STREAM`,
+/// while the server may already have started the request (the "rapid reset" attack,
+/// CVE-2023-44487); past the bound the connection is closed with `GOAWAY`
+/// `ENHANCE_YOUR_CALM`.
+pub const DEFAULT_HTTP2_MAX_PENDING_RESETS: usize = 20;
+
+/// Default for [`HttpServer::http2_reset_limits`](crate::http::HttpServer::http2_reset_limits):
+/// 1,024 streams the server reset because the client broke the protocol on them, on one
+/// connection; past it the connection is closed (`GOAWAY` `ENHANCE_YOUR_CALM`), so a client
+/// that provokes resets (RUSTSEC-2024-0003) cannot make the server do that work without end.
+pub const DEFAULT_HTTP2_MAX_LOCAL_RESETS: usize = 1024;
+
+/// Default for [`HttpServer::http2_max_send_buffer`](crate::http::HttpServer::http2_max_send_buffer):
+/// 64 KiB of a response buffered per stream while the client's window is closed.
+///
+/// A client that advertises a window of 0 and asks for large answers on every stream would
+/// otherwise make the server hold each answer whole; past the bound the response waits (its
+/// handler is held back) instead of being buffered.
+pub const DEFAULT_HTTP2_MAX_SEND_BUFFER: usize = 64 * 1024;
+
+/// Default for [`HttpServer::http2_keep_alive`](crate::http::HttpServer::http2_keep_alive): a
+/// `PING` every 30 seconds on an HTTP/2 connection, so a peer that vanished (no FIN, no RST:
+/// a dropped NAT entry, a powered-off host) is noticed while a long event stream is open,
+/// instead of holding the connection and its streams until TCP gives up (many minutes).
+pub const DEFAULT_HTTP2_PING_INTERVAL: Duration = Duration::from_secs(30);
+
+/// Default for [`HttpServer::http2_keep_alive`](crate::http::HttpServer::http2_keep_alive): how
+/// long the `PING`'s acknowledgement may take before the connection is closed, 20 seconds.
+pub const DEFAULT_HTTP2_PING_TIMEOUT: Duration = Duration::from_secs(20);
+
 /// Default for [`HttpServer::read_timeout`](crate::http::HttpServer::read_timeout): 30 seconds.
 pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
 

@@ -256,6 +256,9 @@ fn load_embedded_reports_exactly_the_requests_asked() {
     assert_clean(&out, &report, 300);
     assert_eq!(report["target"], "embedded");
     assert_eq!(report["peak_in_flight"], 8);
+    // The embedded server runs in the generator's process: its CPU time is in the reading.
+    assert_eq!(report["cpu"]["includes_server"], true, "{report}");
+    assert!(report["cpu"]["user_s"].as_f64().is_some_and(|s| s > 0.0), "{report}");
 }
 
 #[test]
@@ -521,4 +524,45 @@ fn serve_speaks_the_stateless_era_over_stdio() {
     // Neither era yet: a request with no envelope, before any initialize, is malformed.
     assert_eq!(s.call(13, "tools/list", json!({}))["error"]["code"], -32602);
     assert!(s.finish(Duration::from_secs(10)).success());
+}
+
+/// The first frame an HTTP/2 client gets from `addr` after the preface and empty SETTINGS:
+/// the server's SETTINGS as `(identifier, value)` pairs; or, when the answer is not that,
+/// what came after its first bytes, as text.
+fn h2_settings(addr: &str) -> Result<Vec<(u16, u32)>, String> {
+    use std::io::{Read, Write};
+    let mut tcp = std::net::TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+    tcp.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0").unwrap();
+    let mut head = [0u8; 9];
+    if tcp.read_exact(&mut head).is_err() || head[3] != 4 {
+        let mut rest = Vec::new();
+        let _ = tcp.read_to_end(&mut rest);
+        return Err(String::from_utf8_lossy(&rest).into_owned());
+    }
+    let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+    let mut payload = vec![0u8; len];
+    tcp.read_exact(&mut payload).unwrap();
+    Ok(payload
+        .chunks(6)
+        .map(|c| (u16::from_be_bytes([c[0], c[1]]), u32::from_be_bytes([c[2], c[3], c[4], c[5]])))
+        .collect())
+}
+
+#[test]
+fn serve_over_http_takes_http2_with_its_stream_bound_or_not_at_all() {
+    let addr_of = |target: &str| {
+        let t = target.strip_prefix("http://").and_then(|t| t.strip_suffix("/mcp"));
+        t.unwrap_or_else(|| panic!("announced {target}")).to_owned()
+    };
+    let (child, target) = serve_on(&["--http", "127.0.0.1:0", "--http2-max-streams", "3"]);
+    let settings = h2_settings(&addr_of(&target)).expect("an HTTP/2 answer");
+    // SETTINGS_MAX_CONCURRENT_STREAMS is 0x3.
+    assert!(settings.contains(&(3, 3)), "{settings:?}");
+    drop(child);
+    let (child, target) = serve_on(&["--http", "127.0.0.1:0", "--no-http2"]);
+    // HTTP/1.1 alone: hyper closes a connection that opens with the HTTP/2 preface.
+    let answer = h2_settings(&addr_of(&target));
+    assert!(answer.is_err(), "{answer:?}");
+    drop(child);
 }

@@ -27,7 +27,7 @@
 
 use std::path::{Path, PathBuf};
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use mcpwire::{ErrorCode, Frame, FrameParser, JsonRpcCodec, Kind, Limits};
 use tokio_util::codec::Decoder;
 
@@ -159,12 +159,24 @@ fn json_test_suite_n_files_are_parse_errors_y_files_are_not_and_i_files_do_not_p
         let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("reading {name}: {e}"));
         let blank = BLANK_LINE_FILES.contains(&name.as_str());
 
-        // 1. The whole file as one delimited body.
+        // 1. The whole file as one delimited body; a shared body (`parse_bytes`, read only, and
+        // with the thread's kept parser) reads exactly as one the parser may write.
         match parse_body(&bytes) {
             Err(p) => failures.push(format!("{name} (body): panicked: {p}")),
             Ok(frame) => {
                 if let Err(e) = check(&name, std::slice::from_ref(&frame), true, false) {
                     failures.push(format!("{name} (body): {e}"));
+                }
+                let shared = Bytes::from(bytes.clone());
+                let a = FrameParser::new(Limits::default()).parse_bytes(shared.clone());
+                let b = FrameParser::parse_bytes_with(Limits::default(), shared.clone());
+                for (how, other) in [("parse_bytes", a), ("parse_bytes_with", b)] {
+                    if format!("{other:?}") != format!("{frame:?}") {
+                        failures.push(format!("{name} ({how}): {other:?} against {frame:?}"));
+                    }
+                }
+                if shared[..] != bytes[..] {
+                    failures.push(format!("{name} (parse_bytes): the shared body was written"));
                 }
             }
         }

@@ -45,11 +45,44 @@ fn the_open_loop_drives_every_target_kind_in_both_eras() {
             assert_eq!(r["era"], era, "{target}: {r}");
             assert_eq!(r["operations"][0]["requests"], 200, "{r}");
             assert!(r["bytes_received"].as_u64().unwrap() > 0);
+            // The generator's own CPU time: apart from the server's, unless the server is the
+            // embedded one, in the same process.
+            let cpu = &r["cpu"];
+            assert!(cpu["us_per_request"].as_f64().is_some_and(|us| us > 0.0), "{r}");
+            assert_eq!(cpu["includes_server"], *target == "embedded", "{r}");
         }
     }
     for c in [tcp, unix, http] {
         drop(c);
     }
+}
+
+/// `--http2`: HTTP/2 with prior knowledge to `serve --http` (which takes both on one port), in
+/// both eras, every request answered, and the report says which HTTP it spoke; a target that is
+/// not `http://` is refused before anything is sent.
+#[test]
+fn http2_with_prior_knowledge_drives_serve_in_both_eras() {
+    let (http, url) = serve_on(&["--http", "127.0.0.1:0"]);
+    for (version, era) in [("2026-07-28", "modern"), ("2025-11-25", "legacy")] {
+        for (flag, want) in [(Some("--http2"), "2"), (None, "1.1")] {
+            let mut args = vec!["--target", url.as_str(), "--protocol-version", version];
+            args.extend(["--concurrency", "16", "--requests", "400", "--warmup", "0"]);
+            args.extend(flag);
+            let (out, r) = load(&args);
+            assert_eq!(out.status.code(), Some(0), "{version} {flag:?}: {r} {}", stderr(&out));
+            assert_eq!(r["requests"], 400, "{r}");
+            assert_eq!(r["errors"], 0, "{r}");
+            assert_eq!(r["era"], era, "{r}");
+            assert_eq!(r["http_version"], want, "{r}");
+        }
+    }
+    drop(http);
+    let out = Command::new(BIN)
+        .args(["load", "--target", "tcp:127.0.0.1:9", "--http2", "--requests", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--http2 needs an http:// target"), "{}", stderr(&out));
 }
 
 /// A weighted mix: each operation gets exactly its share of `--requests`, and its own row.

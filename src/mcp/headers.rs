@@ -38,6 +38,37 @@ pub const NAME: &str = "mcp-name";
 /// The prefix of `Mcp-Param-{Name}`, in lower case.
 pub const PARAM_PREFIX: &str = "mcp-param-";
 
+/// The three routing headers as `http` names, made once (a name built from a `&str` on each
+/// insert is copied into an allocation of its own).
+const VERSION_NAME: HeaderName = HeaderName::from_static(PROTOCOL_VERSION);
+const METHOD_NAME: HeaderName = HeaderName::from_static(METHOD);
+const NAME_NAME: HeaderName = HeaderName::from_static(NAME);
+
+/// `text` as a header value: a static one for the versions and methods a client sends most
+/// (no allocation), a copy otherwise.
+fn known_value(text: &str) -> Option<HeaderValue> {
+    const KNOWN: [&str; 17] = [
+        "2026-07-28",
+        "2025-11-25",
+        "2025-06-18",
+        "2025-03-26",
+        "2024-11-05",
+        "tools/call",
+        "tools/list",
+        "resources/read",
+        "resources/list",
+        "resources/templates/list",
+        "prompts/get",
+        "prompts/list",
+        "completion/complete",
+        "server/discover",
+        "subscriptions/listen",
+        "logging/setLevel",
+        "ping",
+    ];
+    KNOWN.iter().find(|k| **k == text).map(|k| HeaderValue::from_static(k))
+}
+
 const SENTINEL_START: &str = "=?base64?";
 const SENTINEL_END: &str = "?=";
 
@@ -326,17 +357,17 @@ pub fn mirror(
     // The version and the method have no base64 form: a value a header cannot carry as it is
     // cannot be mirrored at all.
     let plain = |name: &str, text: &str| match encode_value(text) {
-        Cow::Borrowed(t) => value(t),
+        Cow::Borrowed(t) => known_value(t).map_or_else(|| value(t), Ok),
         Cow::Owned(_) => Err(Rejection::invalid(format!(
             "Invalid params: {name} {text:?} cannot travel in an HTTP header"
         ))),
     };
-    out.insert(PROTOCOL_VERSION, plain("the protocol version", &version)?);
-    out.insert(METHOD, plain("the method", method)?);
+    out.insert(VERSION_NAME, plain("the protocol version", &version)?);
+    out.insert(METHOD_NAME, plain("the method", method)?);
     if let Some(name) = params.mirrored_name(method) {
         let name =
             str_of(name).ok_or_else(|| Rejection::invalid("params.name must be a string"))?;
-        out.insert(NAME, value(&encode_value(&name))?);
+        out.insert(NAME_NAME, value(&encode_value(&name))?);
     }
     let annotated = match (method, tools, params.name_str()) {
         ("tools/call", Some(tools), Some(tool)) => tools.get(&tool),

@@ -431,9 +431,14 @@ pub fn modern_envelope<'a, S: AsRef<str>>(
     msg: &Message<'a>,
     supported: &[S],
 ) -> Result<Option<(RequestParams<'a>, Envelope<'a>)>, Rejection> {
+    // Built once: `memmem::find` builds its searcher anew on every call.
+    static META: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"_meta\""));
+    static ESCAPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
     let mentioned = msg.params().is_some_and(|p| {
         let p = p.get().as_bytes();
-        memchr::memmem::find(p, b"\"_meta\"").is_some() || memchr::memmem::find(p, b"\\u").is_some()
+        META.find(p).is_some() || ESCAPE.find(p).is_some()
     });
     if !mentioned {
         return Ok(None);

@@ -519,6 +519,12 @@ impl Frame {
         }
     }
 
+    /// The frame's bytes, shared (a reference count, no copy).
+    #[must_use]
+    pub(crate) fn shared_bytes(&self) -> Bytes {
+        self.bytes.clone()
+    }
+
     /// Gives up the index and returns the frame's bytes.
     #[must_use]
     pub fn into_bytes(self) -> Bytes {
@@ -850,6 +856,46 @@ impl FrameParser {
         self.inner.parse(&mut body, end, Backslash::Unknown, &mut frame.index, &mut frame.side);
         frame.bytes = body.freeze();
         frame
+    }
+
+    /// Parses one body shared with others (an HTTP body as the HTTP library hands it over)
+    /// into a frame that keeps it: the body is never copied whole and never written; the parse
+    /// reads it from the parser's own scratch copy, the one a body without padding room needs
+    /// anyway.
+    pub fn parse_bytes(&mut self, body: Bytes) -> Frame {
+        let mut start = usize::from(body.starts_with(b"\xEF\xBB\xBF")) * 3;
+        start += body[start..].iter().position(|&b| !parse::is_ws(b)).unwrap_or(body.len() - start);
+        let end = start + parse::trim_back(&body[start..], body.len() - start);
+        let limit = self.limits().frame_bytes();
+        if end - start > limit {
+            return Frame::from_error(Bytes::new(), DecodeError::FrameTooLarge { limit });
+        }
+        let body = body.slice(start..end);
+        let mut frame = Frame::empty();
+        self.inner.parse_shared(&body, &mut frame.index, &mut frame.side);
+        frame.bytes = body;
+        frame
+    }
+
+    /// [`parse_bytes`](Self::parse_bytes) with a parser this thread keeps from call to call (one
+    /// per thread, made again only when `limits` change), for a caller with no parser of its
+    /// own: a fresh parser allocates its buffers on every use.
+    pub fn parse_bytes_with(limits: crate::Limits, body: Bytes) -> Frame {
+        thread_local! {
+            static PARSER: std::cell::RefCell<Option<FrameParser>> =
+                const { std::cell::RefCell::new(None) };
+        }
+        PARSER.with(|cell| {
+            let Ok(mut slot) = cell.try_borrow_mut() else {
+                // Only if a parse ever re-entered this one on the same thread.
+                return Self::new(limits).parse_bytes(body);
+            };
+            let parser = match slot.as_mut() {
+                Some(p) if p.limits() == limits => p,
+                _ => slot.insert(Self::new(limits)),
+            };
+            parser.parse_bytes(body)
+        })
     }
 
     /// Parses `buf[start..end]` (what follows `end` may serve as parse padding) and splits it off

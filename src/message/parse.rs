@@ -42,6 +42,14 @@ const LAST: u32 = u32::MAX;
 /// Scratch placement keeps the copy at the frame's address modulo this.
 const SCRATCH_ALIGN: usize = 64;
 
+/// What a parse reads: a body with room for simd-json's padding and no backslash, parsed where
+/// it lies (simd-json writes its padding and unescapes strings in place, and nothing of the
+/// body changes), or any other, read only and parsed from a copy in the scratch buffer.
+enum Input<'a> {
+    InPlace(&'a mut [u8]),
+    Staged(&'a [u8]),
+}
+
 /// A reusable simd-json parser: its buffers, tape and scratch space survive from frame to frame.
 pub(crate) struct Parser {
     buffers: Buffers,
@@ -87,7 +95,6 @@ impl Parser {
         side: &mut Side,
     ) {
         debug_assert!(len <= buf.len() && len < u32::MAX as usize);
-        debug_assert!(*index == Index::One(Envelope::BLANK) && side.is_empty());
         debug_assert!(
             backslash != Backslash::Absent || memchr::memchr(b'\\', &buf[..len]).is_none(),
             "a frame said to have no backslash has one: parsing it in place would rewrite it"
@@ -99,22 +106,47 @@ impl Parser {
             // Looked for only when it decides something: without room the frame is copied anyway.
             Backslash::Unknown => room && memchr::memchr(b'\\', &buf[..len]).is_none(),
         };
-        let in_place = room && plain;
+        if room && plain {
+            self.parse_input(Input::InPlace(buf), len, plain, index, side);
+        } else {
+            self.parse_input(Input::Staged(buf), len, plain, index, side);
+        }
+    }
+
+    /// Parses and classifies `body`, which it never writes: the body is staged in the scratch
+    /// buffer (the copy a body without room for simd-json's padding needs anyway), so a body
+    /// shared with others (`bytes::Bytes`) needs no copy of its own first.
+    pub(crate) fn parse_shared(&mut self, body: &[u8], index: &mut Index, side: &mut Side) {
+        debug_assert!(body.len() < u32::MAX as usize);
+        self.parse_input(Input::Staged(body), body.len(), false, index, side);
+    }
+
+    /// The parse proper: `plain` says the body has no backslash (known only for a body parsed
+    /// in place; a staged one is read as though it might have).
+    fn parse_input(
+        &mut self,
+        input: Input<'_>,
+        len: usize,
+        plain: bool,
+        index: &mut Index,
+        side: &mut Side,
+    ) {
+        debug_assert!(*index == Index::One(Envelope::BLANK) && side.is_empty());
+        let mut input = input;
         let mut offset = 0;
-        if !in_place {
-            offset = self.stage_in_scratch(&buf[..len]);
+        if let Input::Staged(body) = input {
+            offset = self.stage_in_scratch(&body[..len]);
         }
 
         // Phase 1: the tape borrows the parsed bytes mutably for as long as it lives.
         let walked = {
-            let input: &mut [u8] = if in_place {
-                buf
-            } else {
-                &mut self.scratch[offset..offset + len + INPUT_PADDING]
+            let parsed: &mut [u8] = match &mut input {
+                Input::InPlace(buf) => buf,
+                Input::Staged(_) => &mut self.scratch[offset..offset + len + INPUT_PADDING],
             };
-            let base = input.as_ptr() as usize;
+            let base = parsed.as_ptr() as usize;
             let mut tape = self.tape.take().unwrap_or_else(Tape::null).reset();
-            let walked = match fill_tape_padded(input, len, &mut self.buffers, &mut tape) {
+            let walked = match fill_tape_padded(parsed, len, &mut self.buffers, &mut tape) {
                 Ok(()) => walk(&tape.0, base, &self.limits, index),
                 Err(e) => Err(DecodeError::from_simd(&e, self.limits.depth())),
             };
@@ -123,12 +155,14 @@ impl Parser {
         };
 
         // Phase 2: the bytes are ours to read again.
+        let (orig, unescaped): (&[u8], &[u8]) = match &input {
+            Input::InPlace(buf) => (&buf[..len], &buf[..len]),
+            Input::Staged(body) => (&body[..len], &self.scratch[offset..offset + len]),
+        };
         if let Err(problem) = walked {
-            *index = Index::Unreadable(refine(problem, &buf[..len]));
+            *index = Index::Unreadable(refine(problem, orig));
             return;
         }
-        let orig = &buf[..len];
-        let unescaped = if in_place { orig } else { &self.scratch[offset..offset + len] };
         let texts = Texts { orig, unescaped, plain };
         match index {
             Index::One(env) => resolve(env, trim_back(orig, len) - 1, &texts, side),

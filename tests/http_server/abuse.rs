@@ -8,16 +8,6 @@ use crate::harness::*;
 const CAP: usize = 256;
 const ATTACKERS: usize = CAP + 64;
 
-/// The process's resident memory, in KiB (Linux).
-fn rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
-}
-
 /// A legitimate client's session and a few requests, all answered, within `WAIT`.
 async fn legitimate_client_is_served(s: &Served) -> Duration {
     let started = Instant::now();

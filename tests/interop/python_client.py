@@ -112,6 +112,7 @@ class HttpExchange:
     request_headers: dict[str, str]
     request_body: Any  # the parsed JSON of a POST, None otherwise
     status: int | None = None
+    http_version: str | None = None  # as httpx2 reports it: "HTTP/1.1", "HTTP/2"
     response_headers: dict[str, str] = field(default_factory=dict)
     body: bytearray = field(default_factory=bytearray)
     closed: bool = False
@@ -259,12 +260,33 @@ class TapTransport(httpx2.AsyncBaseTransport):
             ex.error = f"{type(exc).__name__}: {exc}"
             raise
         ex.status = response.status_code
+        ex.http_version = response.extensions.get("http_version", b"").decode() or None
         ex.response_headers = {k.lower(): v for k, v in response.headers.items()}
         response.stream = _TeeStream(response.stream, ex)  # type: ignore[arg-type]
         return response
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+def http_transport(http2: bool) -> httpx2.AsyncHTTPTransport:
+    """httpx2's transport: HTTP/1.1, or with `http2` HTTP/2 alone, which over http:// is
+    cleartext with prior knowledge (the connection opens with the HTTP/2 preface); it needs
+    the `h2` package (tests/interop/install.sh pins it)."""
+    if http2:
+        return httpx2.AsyncHTTPTransport(http1=False, http2=True)
+    return httpx2.AsyncHTTPTransport()
+
+
+def check_http_version(http: HttpTap, http2: bool, label: str, checks: Checks) -> None:
+    """With `http2`, every exchange that got an answer was carried by HTTP/2."""
+    if not http2:
+        return
+    answered = [ex for ex in http.exchanges if ex.status is not None]
+    versions = sorted({str(ex.http_version) for ex in answered})
+    print(f"  {label}: {len(answered)} answered exchanges, HTTP versions {versions}", flush=True)
+    other = sorted({str(ex.http_version) for ex in answered if ex.http_version != "HTTP/2"})
+    checks.check(bool(answered) and not other, f"{label}: answers not over HTTP/2: {other} of {len(answered)}")
 
 
 class Checks:
@@ -299,7 +321,7 @@ async def run(args: argparse.Namespace, checks: Checks) -> dict[str, Any]:
             # The SDK's default client (create_mcp_http_client) with the tap underneath;
             # trust_env off so a proxy from the environment cannot sit in between.
             http_client = httpx2.AsyncClient(
-                transport=TapTransport(httpx2.AsyncHTTPTransport(), tap.http),
+                transport=TapTransport(http_transport(args.http2), tap.http),
                 timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
                 trust_env=False,
             )
@@ -375,6 +397,7 @@ async def run(args: argparse.Namespace, checks: Checks) -> dict[str, Any]:
     timings["server_requests"] = sorted({m["method"] for _, m in tap.received if "method" in m and "id" in m})
     if tap.http is not None:
         timings["http"] = http_checks(tap.http, tap, checks, timings)
+        check_http_version(tap.http, args.http2, "http", checks)
     return timings
 
 
@@ -722,6 +745,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--timeout-s", type=float, default=60.0, help="bound for the whole run")
     p.add_argument(
         "--url", default="", help="Streamable HTTP endpoint of a running server, e.g. http://127.0.0.1:PORT/mcp"
+    )
+    p.add_argument(
+        "--http2", action="store_true", help="with --url: speak HTTP/2 alone (cleartext, prior knowledge)"
     )
     p.add_argument("server", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...] starting the server on stdio")
     args = p.parse_args(argv)

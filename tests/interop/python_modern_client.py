@@ -59,7 +59,17 @@ from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TI
 from mcp.shared.message import SessionMessage
 
 # The legacy script beside this one holds the HTTP tap and the message helpers.
-from python_client import Checks, HttpTap, TapTransport, as_wire, echo_message, result_text, short
+from python_client import (
+    Checks,
+    HttpTap,
+    TapTransport,
+    as_wire,
+    check_http_version,
+    echo_message,
+    http_transport,
+    result_text,
+    short,
+)
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
@@ -116,7 +126,7 @@ def transport_for(args: argparse.Namespace, tap: MessageTap, stack: AsyncExitSta
     if args.url:
         tap.http = HttpTap()
         http_client = httpx2.AsyncClient(
-            transport=TapTransport(httpx2.AsyncHTTPTransport(), tap.http),
+            transport=TapTransport(http_transport(args.http2), tap.http),
             timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
             trust_env=False,
         )
@@ -299,6 +309,7 @@ async def modern_run(
     report["wire"] = wire_checks(tap, label, checks)
     if tap.http is not None:
         report["http"] = http_checks(tap.http, tap.cancelled, label, checks)
+        check_http_version(tap.http, args.http2, label, checks)
     return report
 
 
@@ -469,6 +480,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--with-legacy", action="store_true", help="keep a legacy-era client busy alongside (HTTP only)")
     p.add_argument("--timeout-s", type=float, default=60.0, help="bound for the whole run")
     p.add_argument("--url", default="", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:PORT/mcp")
+    p.add_argument(
+        "--http2", action="store_true", help="with --url: speak HTTP/2 alone (cleartext, prior knowledge)"
+    )
     p.add_argument("server", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...] starting the server on stdio")
     args = p.parse_args(argv)
     if args.server and args.server[0] == "--":

@@ -21,6 +21,8 @@
 // must carry the message exactly. Every HTTP exchange goes through a recording fetch: each
 // POST must carry MCP-Protocol-Version 2026-07-28 and a Mcp-Method equal to its body's
 // method, no initialize may go out, every answer must be 200 without an Mcp-Session-Id.
+// With --h2c that fetch speaks HTTP/2 over cleartext with prior knowledge (node:http2), and
+// every answer must have come over it.
 //
 // Prints a JSON report; exit status 0 when every check passed, 1 with a line per failure.
 
@@ -28,6 +30,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import http2 from 'node:http2';
+import { Readable } from 'node:stream';
 
 const MODERN = '2026-07-28';
 
@@ -41,6 +45,7 @@ const { values: opts, positionals: command } = parseArgs({
         'expect-tools': { type: 'string', default: 'echo,sleep' },
         'expect-server-name': { type: 'string', default: '' },
         'timeout-s': { type: 'string', default: '60' },
+        h2c: { type: 'boolean', default: false },
     },
 });
 if (!opts.packages || !opts.url === (command.length === 0)) {
@@ -74,6 +79,42 @@ function short(value, limit = 200) {
 const PIECES = ['héllo', '日本語', '😀🎉', '"quoted"', 'back\\slash', 'new\nline', 'nul\u0000byte', 'ls\u2028ps\u2029'];
 const message = (i) => `#${i}: ${[0, 1, 2].map((k) => PIECES[(i + 3 * k) % PIECES.length]).join(' | ')} /${i}`;
 
+/**
+ * With --h2c: a fetch over node:http2 (cleartext, prior knowledge; one connection per origin,
+ * opened on first use). Node's own fetch (undici) speaks HTTP/2 only when negotiated over TLS,
+ * so the SDK's `fetch` option is the way to make its client speak h2c.
+ */
+const h2Sessions = new Map();
+async function h2cFetch(url, init = {}) {
+    const u = new URL(url);
+    let session = h2Sessions.get(u.origin);
+    if (!session || session.closed || session.destroyed) {
+        session = http2.connect(u.origin);
+        session.on('error', () => {});
+        h2Sessions.set(u.origin, session);
+    }
+    const headers = { ':method': init.method ?? 'GET', ':path': `${u.pathname}${u.search}` };
+    for (const [k, v] of new Headers(init.headers)) headers[k] = v;
+    const req = session.request(headers);
+    const abort = () => req.close(http2.constants.NGHTTP2_CANCEL);
+    if (init.signal?.aborted) abort();
+    init.signal?.addEventListener('abort', abort, { once: true });
+    req.end(init.body === undefined || init.body === null ? undefined : init.body);
+    const head = await new Promise((resolve, reject) => {
+        req.once('response', resolve);
+        req.once('error', reject);
+    });
+    const status = head[':status'];
+    const responseHeaders = new Headers();
+    for (const [k, v] of Object.entries(head)) {
+        if (!k.startsWith(':')) responseHeaders.set(k, Array.isArray(v) ? v.join(', ') : String(v));
+    }
+    const empty = [101, 103, 204, 205, 304].includes(status);
+    const response = new Response(empty ? null : Readable.toWeb(req), { status, headers: responseHeaders });
+    Object.defineProperty(response, 'httpVersion', { value: '2' });
+    return response;
+}
+
 /** A fetch that records every exchange: request headers and body, status, response headers. */
 function recordingFetch(exchanges) {
     return async (url, init = {}) => {
@@ -86,7 +127,8 @@ function recordingFetch(exchanges) {
         }
         const ex = { method: init.method ?? 'GET', headers: Object.fromEntries(headers), body };
         exchanges.push(ex);
-        const response = await fetch(url, init);
+        const response = await (opts.h2c ? h2cFetch : fetch)(url, init);
+        ex.httpVersion = response.httpVersion ?? '1.1';
         ex.status = response.status;
         ex.responseHeaders = Object.fromEntries(response.headers);
         return response;
@@ -189,6 +231,9 @@ async function runMode(mode) {
         // stdio: nothing on HTTP to check.
     } else if (report.era === undefined || report.era === 'modern') {
         report.http = httpChecks(exchanges, label);
+        const versions = [...new Set(exchanges.filter((ex) => ex.status !== undefined).map((ex) => ex.httpVersion))];
+        console.log(`  ${label}: HTTP versions ${JSON.stringify(versions)}`);
+        if (opts.h2c) check(versions.length === 1 && versions[0] === '2', `${label}: answers not over HTTP/2: ${versions}`);
     } else {
         // Already a failure; the legacy exchange would only bury it under era mismatches.
         console.log(`  ${label}: the connection is not modern; the HTTP checks are left out`);
@@ -212,6 +257,7 @@ for (const mode of opts.modes.split(',').filter(Boolean)) {
     report[`mode=${mode}`] = await runMode(mode);
 }
 clearTimeout(timer);
+for (const session of h2Sessions.values()) session.close();
 console.log(JSON.stringify(report, null, 1));
 if (failures.length) {
     console.log(`ts_client: ${failures.length} check(s) failed`);

@@ -156,6 +156,11 @@ struct LoadArgs {
     /// Print one JSON object instead of the text report.
     #[arg(long)]
     json: bool,
+    /// Speak HTTP/2 over cleartext with prior knowledge to an http:// target: one connection
+    /// carries every request in flight (as many at once as the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS lets).
+    #[arg(long)]
+    http2: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -372,6 +377,10 @@ fn run_load(args: &LoadArgs) -> ExitCode {
         max_error_rate: args.max_error_rate.unwrap_or(0.01),
         max_steps: load::DEFAULT_MAX_CAPACITY_STEPS,
     });
+    if args.http2 && !matches!(args.target, load::Target::Http(_)) {
+        eprintln!("mcpwire: --http2 needs an http:// target, not {}", args.target);
+        return ExitCode::from(EXIT_IO);
+    }
     let payload_bytes = usize::try_from(args.payload_bytes).unwrap_or(usize::MAX);
     let plan = load::Plan {
         target: args.target.clone(),
@@ -386,6 +395,7 @@ fn run_load(args: &LoadArgs) -> ExitCode {
         timeout: seconds(args.timeout),
         protocol_version: args.protocol_version.clone(),
         hdr_log: args.hdr_log.clone(),
+        http2: args.http2,
     };
     let rt = runtime();
     let outcome = rt.block_on(async {

@@ -51,6 +51,7 @@ pub fn merged_report(paths: &[PathBuf], logs: &[hdr_log::Read]) -> Report {
             "merge of {}",
             paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
         ),
+        http_version: None,
         era: "",
         protocol_version: String::new(),
         method: m.ops.keys().cloned().collect::<Vec<_>>().join(", "),
@@ -63,6 +64,7 @@ pub fn merged_report(paths: &[PathBuf], logs: &[hdr_log::Read]) -> Report {
             .collect(),
         elapsed: Duration::try_from_secs_f64((m.last - m.first).max(0.0)).unwrap_or_default(),
         bytes: None,
+        cpu: None,
         peak_in_flight: 0,
         interrupted: false,
         late: 0,

@@ -140,6 +140,13 @@ pub struct HttpArgs {
     /// Answer GET with 405 instead of opening a stream of the server's other messages.
     #[arg(long)]
     no_get_stream: bool,
+    /// Streams (requests) one HTTP/2 connection may have open at once; one more is refused
+    /// (REFUSED_STREAM).
+    #[arg(long, value_name = "N", default_value_t = mcpwire::http::server::DEFAULT_HTTP2_MAX_STREAMS)]
+    http2_max_streams: u32,
+    /// Take HTTP/1.1 only (by default the port also takes HTTP/2 with prior knowledge).
+    #[arg(long)]
+    no_http2: bool,
 }
 
 impl HttpArgs {
@@ -157,7 +164,9 @@ impl HttpArgs {
             .session_idle_timeout(idle)
             .max_connections(self.max_connections)
             .max_body_bytes(self.max_body_bytes)
-            .get_stream(!self.no_get_stream);
+            .get_stream(!self.no_get_stream)
+            .http2(!self.no_http2)
+            .http2_max_concurrent_streams(self.http2_max_streams);
         if let Ok(t) = Duration::try_from_secs_f64(self.read_timeout)
             && !t.is_zero()
         {

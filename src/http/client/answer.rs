@@ -109,15 +109,19 @@ impl Ctx {
             cursor.read(&decoder);
             return outcome;
         }
-        let bytes = Limited::new(body, self.limits.frame_bytes())
-            .collect()
-            .await
-            .map_err(|e| format!("reading the answer failed: {e}"))?
-            .to_bytes();
+        let bytes = match crate::http::read_body(body, self.limits.frame_bytes()).await {
+            Ok(b) => b,
+            Err(crate::http::BodyError::TooLarge) => {
+                return Err("reading the answer failed: length limit exceeded".into());
+            }
+            Err(crate::http::BodyError::Failed(e)) => {
+                return Err(format!("reading the answer failed: {e}"));
+            }
+        };
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(false);
         }
-        let frame = FrameParser::new(self.limits).parse(BytesMut::from(bytes.clone()));
+        let frame = FrameParser::parse_bytes_with(self.limits, bytes.clone());
         if frame.kind() == Kind::Invalid {
             // Not a message from the server (an error page, a proxy's body): say so in the
             // request's error, never hand it to the peer, which would answer it -32700.

@@ -42,7 +42,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
+use http::header::{ACCEPT, CONTENT_TYPE, HOST, HeaderName, HeaderValue};
 use http::{Method, Request, StatusCode, Uri};
 use http_body_util::Full;
 use hyper::body::Incoming as HyperBody;
@@ -99,6 +99,7 @@ pub struct HttpClient {
     headers: Vec<(HeaderName, HeaderValue)>,
     get_stream: bool,
     max_posts: usize,
+    http2: bool,
     resume_failures: u32,
     max_resume_delay: Duration,
 }
@@ -125,6 +126,7 @@ impl HttpClient {
             headers: Vec::new(),
             get_stream: true,
             max_posts: DEFAULT_MAX_CONCURRENT_POSTS,
+            http2: false,
             resume_failures: DEFAULT_RESUME_FAILURES,
             max_resume_delay: DEFAULT_MAX_RESUME_DELAY,
         }
@@ -170,6 +172,18 @@ impl HttpClient {
         self
     }
 
+    /// Whether to speak HTTP/2 over cleartext with prior knowledge (no upgrade, no TLS; `false`
+    /// by default, HTTP/1.1): one connection then carries every POST in flight and the GET
+    /// stream, each on a stream of its own, as many at once as the server's
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS` lets (the others wait for a stream). The server must
+    /// accept HTTP/2 with prior knowledge, as [`HttpServer`](crate::http::HttpServer) does on
+    /// the port it serves HTTP/1.1 on.
+    #[must_use]
+    pub fn http2(mut self, on: bool) -> Self {
+        self.http2 = on;
+        self
+    }
+
     /// Starts a peer talking to the endpoint at `url`. Nothing is sent until the peer sends:
     /// start with `initialize`. Must be called inside a tokio runtime.
     ///
@@ -188,6 +202,7 @@ impl HttpClient {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         let client = Client::builder(TokioExecutor::new())
+            .http2_only(self.http2)
             .pool_max_idle_per_host(self.max_posts)
             // Under the 30 s a server such as ours keeps an idle connection.
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)
@@ -198,8 +213,15 @@ impl HttpClient {
         });
         let (ordered, ordered_rx) = mpsc::channel::<Frame>(INBOX);
         let (acked, acked_rx) = watch::channel(0u64);
+        let host = match (uri.host(), uri.port_u16()) {
+            _ if self.http2 => None,
+            (Some(h), Some(p)) => HeaderValue::from_str(&format!("{h}:{p}")).ok(),
+            (Some(h), None) => HeaderValue::from_str(h).ok(),
+            (None, _) => None,
+        };
         let ctx = Arc::new(Ctx {
             client,
+            host,
             uri,
             headers: self.headers.clone(),
             session: RwLock::new(None),
@@ -241,6 +263,8 @@ fn invalid(msg: String) -> std::io::Error {
 struct Ctx {
     client: Client<HttpConnector, Full<Bytes>>,
     uri: Uri,
+    /// The `Host` header of every HTTP/1.1 request: the URL's host and port.
+    host: Option<HeaderValue>,
     headers: Vec<(HeaderName, HeaderValue)>,
     session: RwLock<Option<HeaderValue>>,
     version: RwLock<Option<HeaderValue>>,
@@ -285,6 +309,11 @@ impl Ctx {
             .method(method)
             .uri(self.uri.clone())
             .header(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        // HTTP/1.1's `Host` given here, made once, spares the HTTP client writing it out for
+        // each request (HTTP/2 carries the URL's authority instead).
+        if let Some(host) = &self.host {
+            b = b.header(HOST, host.clone());
+        }
         if !body.is_empty() {
             b = b.header(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         }

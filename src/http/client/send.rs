@@ -14,23 +14,22 @@ use crate::limits::ORDERED_POST_TIMEOUT;
 use crate::mcp::meta::RequestParams;
 use crate::{Frame, OwnedId, RawJson};
 
-/// The headers a modern request carries, or `None` for a request without a modern `_meta`.
+/// Writes the headers a modern request carries into `headers`; `None` for a request without a
+/// modern `_meta` (nothing written).
 fn modern_headers(
     ctx: &Ctx,
     frame: &Frame,
-) -> Option<Result<(http::HeaderMap, Mode), crate::mcp::meta::Rejection>> {
-    // Legacy requests are not parsed again: they cannot name the key.
-    memchr::memmem::find(frame.as_bytes(), crate::mcp::PROTOCOL_VERSION_KEY.as_bytes())?;
+    headers: &mut http::HeaderMap,
+) -> Option<Result<Mode, crate::mcp::meta::Rejection>> {
     let m = frame.message()?;
     let meta = RequestParams::of(&m).ok()?.meta().ok()??;
     if !meta.is_modern() {
         return None;
     }
-    let mut headers = http::HeaderMap::new();
     let tools = ctx.tools.read().unwrap_or_else(PoisonError::into_inner);
     Some(
-        crate::mcp::headers::mirror(&m, Some(&tools), &mut headers)
-            .map(|()| (headers, Mode::Modern { tools: m.method() == Some("tools/list") })),
+        crate::mcp::headers::mirror(&m, Some(&tools), headers)
+            .map(|()| Mode::Modern { tools: m.method() == Some("tools/list") }),
     )
 }
 
@@ -41,34 +40,44 @@ pub(super) async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after
     if *acked.borrow() < after && acked.wait_for(|n| *n >= after).await.is_err() {
         return;
     }
-    let modern = match modern_headers(&ctx, &frame) {
-        None => None,
-        Some(Ok(h)) => Some(h),
-        Some(Err(e)) => {
+    let initialize = frame.method() == Some("initialize");
+    // Legacy requests are not parsed again: they cannot name the key.
+    static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| {
+            memchr::memmem::Finder::new(crate::mcp::PROTOCOL_VERSION_KEY.as_bytes())
+        });
+    let looks_modern = KEY.find(frame.as_bytes()).is_some();
+    // A modern request's headers go straight into its own header map; no session and no legacy
+    // version header: the mirrored ones say it all.
+    let mut req = ctx.request(Method::POST, frame.shared_bytes(), looks_modern || initialize);
+    let modern = match looks_modern.then(|| modern_headers(&ctx, &frame, req.headers_mut())) {
+        None | Some(None) => None,
+        Some(Some(Ok(mode))) => Some(mode),
+        Some(Some(Err(e))) => {
             let data = e.data.as_deref().map(RawJson::new);
             return ctx.fail_with(&id, e.code, &e.message, data).await;
         }
     };
-    let initialize = frame.method() == Some("initialize");
     if initialize {
         *ctx.modern.write().unwrap_or_else(PoisonError::into_inner) = None;
     }
     let (req, mode, named) = match modern {
-        Some((headers, mode)) => {
-            let version = headers.get(crate::mcp::headers::PROTOCOL_VERSION);
+        Some(mode) => {
+            let version = req.headers().get(crate::mcp::headers::PROTOCOL_VERSION);
             let known =
                 ctx.modern.read().unwrap_or_else(PoisonError::into_inner).as_ref() == version;
             if !known {
                 *ctx.modern.write().unwrap_or_else(PoisonError::into_inner) = version.cloned();
             }
-            // No session and no legacy version header: the mirrored ones say it all.
-            let mut req = ctx.request(Method::POST, frame.into_bytes(), true);
-            req.headers_mut().extend(headers);
             (req, mode, None)
         }
         None => {
             let named = if initialize { None } else { ctx.session() };
-            let req = ctx.request(Method::POST, frame.into_bytes(), initialize);
+            if looks_modern && !initialize {
+                // Named the key without a modern envelope: a legacy request after all, with
+                // the session's headers.
+                req = ctx.request(Method::POST, frame.into_bytes(), false);
+            }
             (req, if initialize { Mode::Initialize } else { Mode::Legacy }, named)
         }
     };

@@ -7,7 +7,8 @@
 //! the **oldest connection with no request in progress**: one sitting idle between requests, or
 //! one still sending a request's headers. A connection whose request is being answered (a
 //! handler running, a response or event stream being written) is never shed; only when every
-//! connection is busy does accepting wait for one to finish.
+//! connection is busy does accepting wait, until one finishes or has no request in progress any
+//! more (an HTTP/2 connection: none of its streams).
 //!
 //! Costs: one entry per connection (an id, two atomics behind an `Arc`, a `Notify`); finding
 //! the oldest idle one is O(connections) under the table's lock, and happens only when the table
@@ -33,9 +34,47 @@ pub(super) struct Conn {
     busy: AtomicUsize,
     /// Told to close.
     shed: Notify,
+    /// `busy` went from 0 to 1 or from 1 to 0.
+    changed: Notify,
+    /// The table it is in (none for a connection served by itself), told when it turns idle so
+    /// a connection waiting for a place may take this one's.
+    table: std::sync::Weak<Connections>,
 }
 
 impl Conn {
+    /// An entry of no table: a connection served by itself, tracked for its idle bound.
+    pub(super) fn new() -> Arc<Self> {
+        Self::in_table(std::sync::Weak::new())
+    }
+
+    fn in_table(table: std::sync::Weak<Connections>) -> Arc<Self> {
+        Arc::new(Self {
+            busy: AtomicUsize::new(0),
+            shed: Notify::new(),
+            changed: Notify::new(),
+            table,
+        })
+    }
+
+    /// Completes once no request has been in progress on the connection for `d` (an HTTP/2
+    /// connection counts each of its streams, so it is idle only when all have ended).
+    pub(super) async fn idle_for(&self, d: std::time::Duration) {
+        loop {
+            // Registered before the check, so a change between the check and the wait is
+            // not missed.
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if self.busy.load(Ordering::Acquire) == 0 {
+                if tokio::time::timeout(d, changed).await.is_err() {
+                    return;
+                }
+            } else {
+                changed.await;
+            }
+        }
+    }
+
     /// Completes when the connection is to be closed to make room.
     pub(super) async fn shed(&self) {
         self.shed.notified().await;
@@ -43,7 +82,9 @@ impl Conn {
 
     /// Marks a request in progress until the guard (kept in its response body) drops.
     pub(super) fn busy(self: &Arc<Self>) -> Busy {
-        self.busy.fetch_add(1, Ordering::AcqRel);
+        if self.busy.fetch_add(1, Ordering::AcqRel) == 0 {
+            self.changed.notify_waiters();
+        }
         Busy(self.clone())
     }
 }
@@ -54,7 +95,12 @@ pub(super) struct Busy(Arc<Conn>);
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        self.0.busy.fetch_sub(1, Ordering::AcqRel);
+        if self.0.busy.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.changed.notify_waiters();
+            if let Some(table) = self.0.table.upgrade() {
+                table.freed.notify_one();
+            }
+        }
     }
 }
 
@@ -62,7 +108,8 @@ impl Drop for Busy {
 #[derive(Debug, Default)]
 pub(super) struct Connections {
     table: Mutex<Table>,
-    /// A connection ended: room for one waiting in `admit`.
+    /// A connection ended, or has no request in progress any more: room for one waiting in
+    /// `admit` (at most one wake-up in vain, which only checks the table again).
     freed: Notify,
     /// Connections shed to make room.
     pub(super) shed: AtomicU64,
@@ -119,7 +166,7 @@ impl Connections {
                 if t.open.len() < max {
                     let id = t.next;
                     t.next += 1;
-                    let conn = Arc::new(Conn { busy: AtomicUsize::new(0), shed: Notify::new() });
+                    let conn = Conn::in_table(Arc::downgrade(self));
                     t.open.insert(id, conn.clone());
                     return Admitted { table: self.clone(), id, conn };
                 }
@@ -169,6 +216,33 @@ impl hyper::body::Body for Guarded {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_is_idle_only_once_no_request_has_been_in_progress_for_the_bound() {
+        use std::time::Duration;
+        use tokio::time::{Instant, advance, timeout};
+        const IDLE: Duration = Duration::from_secs(10);
+        let c = Conn::new();
+        // Nothing in progress from the start: idle after the bound, not before.
+        let started = Instant::now();
+        c.idle_for(IDLE).await;
+        assert_eq!(started.elapsed(), IDLE);
+        // Two requests at once (two streams of one HTTP/2 connection): busy until both end.
+        let (a, b) = (c.busy(), c.busy());
+        assert!(timeout(IDLE * 3, c.idle_for(IDLE)).await.is_err(), "idle with two in progress");
+        drop(a);
+        assert!(timeout(IDLE * 3, c.idle_for(IDLE)).await.is_err(), "idle with one in progress");
+        // The clock starts when the last one ends.
+        let idle = tokio::spawn({
+            let c = c.clone();
+            async move { c.idle_for(IDLE).await }
+        });
+        advance(IDLE / 2).await;
+        drop(b);
+        let ended = Instant::now();
+        idle.await.unwrap();
+        assert_eq!(ended.elapsed(), IDLE);
+    }
 
     #[tokio::test]
     async fn a_full_table_sheds_its_oldest_idle_connection_and_never_a_busy_one() {

@@ -8,7 +8,7 @@
 //!
 //! | request | answer |
 //! |---|---|
-//! | a request that arrives while `serve` is stopping (it ends the sessions, lets each connection finish the exchange under way, closes it, for up to 5 s, then returns) | 503, -32000 |
+//! | a request that arrives while `serve` is stopping (it ends the sessions and the stateless requests' peers, lets each connection finish the exchange under way, closes it, for up to 5 s, then returns), or a stateless one whose body was still arriving when it stopped | 503, -32000 (with the request's id where it was read) |
 //! | a path other than the endpoint | 404 |
 //! | a method other than POST, GET, DELETE | 405, with `Allow` |
 //! | an `Origin` that is not loopback or allowed with `allow_origin` (DNS rebinding) | 403, -32000 |
@@ -23,7 +23,13 @@
 //! | GET or DELETE without a session id (a stateless client's) | 405, `Allow: POST` |
 //! | POST: a body that does not arrive within `read_timeout` | 408, -32000 |
 //! | headers that do not all arrive within `header_timeout` of the request's first byte, however slowly they are dribbled | the connection is closed |
-//! | a new connection past `max_connections` | the oldest connection with no request in progress (idle, or still sending headers) is closed for it; accepting waits only when every connection is busy |
+//! | a new connection past `max_connections` | the oldest connection with no request in progress (idle, or still sending headers) is closed for it; accepting waits only when every connection is busy (an HTTP/2 connection is busy while any of its streams is) |
+//! | a connection with no request in progress for `header_timeout` (HTTP/2 with no stream being answered, or stopped inside the preface) | told to close (HTTP/2: `GOAWAY`, `NO_ERROR`), dropped if still open one more `header_timeout` later |
+//! | HTTP/2: a stream past `http2_max_concurrent_streams` (advertised in `SETTINGS_MAX_CONCURRENT_STREAMS`) | `RST_STREAM` `REFUSED_STREAM`; the other streams go on |
+//! | HTTP/2: body past a stream's window (`http2_initial_windows`) | `RST_STREAM` `FLOW_CONTROL_ERROR`; past the connection's window, `GOAWAY` |
+//! | HTTP/2: a header list that reaches `http2_max_header_list_size` | 431, then `RST_STREAM` `REFUSED_STREAM`; the connection goes on (past four times it, `GOAWAY` `ENHANCE_YOUR_CALM`) |
+//! | HTTP/2: streams opened and reset before the server took them, past `http2_reset_limits` (rapid reset), or too many streams the server had to reset | `GOAWAY` `ENHANCE_YOUR_CALM`, the connection closed |
+//! | HTTP/2: a `PING` unanswered for `http2_keep_alive`'s timeout | the connection is closed |
 //! | POST: a chunked body that grows over `max_frame_bytes` | 413, -32600 |
 //! | POST: a body that is not JSON / JSON that is not a message | 400, -32700 / -32600, with the reason |
 //! | POST: `initialize` with a session id | 400, -32600 |
@@ -64,6 +70,12 @@
 //! the stream takes it. A GET stream no connection delivers still takes the session's messages
 //! until it is forgotten (a new GET replaces it).
 //!
+//! **HTTP/2.** The port takes HTTP/1.1 and HTTP/2 over cleartext with prior knowledge (a
+//! client that opens with the HTTP/2 preface; no `Upgrade: h2c`, no TLS here), told apart by
+//! the first bytes ([`http2`](HttpServer::http2) turns it off). Every row above holds for each
+//! HTTP/2 stream as for an HTTP/1.1 request; the `http2_*` builder methods bound what one
+//! HTTP/2 connection may open (see `connection.rs` and [`crate::limits`]).
+//!
 //! Every error body is a JSON-RPC error response with `"id": null` (or the request's id where it
 //! could be read). `max_frame_bytes` is the sessions' [`Limits::max_frame_bytes`](crate::Limits::max_frame_bytes).
 //! Header sections past hyper's bounds (100 headers, about 400 KiB) are refused by hyper
@@ -83,13 +95,15 @@ use http::header::{
 };
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::combinators::UnsyncBoxBody;
-use http_body_util::{BodyExt, Full, Limited, StreamBody};
+use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::Incoming as HyperBody;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 mod answer;
+mod config;
+mod connection;
 mod connections;
 mod get;
 mod modern;
@@ -115,10 +129,17 @@ pub use crate::limits::DEFAULT_SESSION_IDLE_TIMEOUT;
 pub use crate::limits::DEFAULT_SSE_RETRY;
 pub use crate::limits::DEFAULT_STREAM_RETENTION;
 use crate::limits::SHUTDOWN_GRACE;
+pub use crate::limits::{
+    DEFAULT_HTTP2_CONNECTION_WINDOW, DEFAULT_HTTP2_MAX_FRAME, DEFAULT_HTTP2_MAX_HEADER_LIST,
+    DEFAULT_HTTP2_MAX_LOCAL_RESETS, DEFAULT_HTTP2_MAX_PENDING_RESETS,
+    DEFAULT_HTTP2_MAX_SEND_BUFFER, DEFAULT_HTTP2_MAX_STREAMS, DEFAULT_HTTP2_PING_INTERVAL,
+    DEFAULT_HTTP2_PING_TIMEOUT, DEFAULT_HTTP2_STREAM_WINDOW,
+};
 use crate::peer::{Handler, PeerBuilder};
 use crate::{ErrorCode, Frame, FrameParser, Id, Kind, OwnedId};
 use answer::{error, status};
-use connections::{Connections, Guarded};
+use config::Config;
+use connections::{Conn, Connections, Guarded};
 use sessions::{sweep, sweep_while_alive};
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
@@ -177,25 +198,6 @@ pub struct HttpServer {
     state: Arc<State>,
 }
 
-#[derive(Clone)]
-struct Config {
-    peer: PeerBuilder,
-    path: String,
-    allowed_origins: Vec<String>,
-    versions: Vec<String>,
-    modern_versions: Vec<String>,
-    tool_headers: Option<Arc<crate::mcp::annotations::ToolHeaders>>,
-    max_sessions: usize,
-    idle_timeout: Option<Duration>,
-    max_connections: usize,
-    max_body_bytes: usize,
-    read_timeout: Duration,
-    header_timeout: Duration,
-    get_stream: bool,
-    keep_alive: Duration,
-    resume: ResumeConfig,
-}
-
 #[derive(Default)]
 struct State {
     /// Set once `serve` returns: connections still open get 503 and open no session.
@@ -225,211 +227,6 @@ impl std::fmt::Debug for HttpServer {
 }
 
 impl HttpServer {
-    /// A server whose sessions are peers made by `peer` (its limits bound each session; its
-    /// frame limit also bounds a POST's body). Endpoint `/mcp`; only loopback origins allowed.
-    #[must_use]
-    pub fn new(peer: PeerBuilder) -> Self {
-        Self {
-            config: Arc::new(Config {
-                peer,
-                path: "/mcp".into(),
-                allowed_origins: Vec::new(),
-                versions: PROTOCOL_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
-                modern_versions: crate::mcp::MODERN_VERSIONS
-                    .iter()
-                    .map(|v| (*v).to_owned())
-                    .collect(),
-                tool_headers: None,
-                max_sessions: DEFAULT_MAX_SESSIONS,
-                idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
-                max_connections: DEFAULT_MAX_CONNECTIONS,
-                max_body_bytes: DEFAULT_MAX_BODY_BYTES,
-                read_timeout: DEFAULT_READ_TIMEOUT,
-                header_timeout: DEFAULT_HEADER_TIMEOUT,
-                get_stream: true,
-                keep_alive: DEFAULT_KEEP_ALIVE,
-                resume: ResumeConfig {
-                    retry: DEFAULT_SSE_RETRY,
-                    events: DEFAULT_REPLAY_EVENTS,
-                    bytes: DEFAULT_REPLAY_BYTES,
-                    streams: DEFAULT_RESUMABLE_STREAMS,
-                    retention: DEFAULT_STREAM_RETENTION,
-                },
-            }),
-            state: Arc::new(State::default()),
-        }
-    }
-
-    fn config(&mut self) -> &mut Config {
-        Arc::make_mut(&mut self.config)
-    }
-
-    /// The endpoint's path; `/mcp` by default.
-    #[must_use]
-    pub fn path(mut self, path: impl Into<String>) -> Self {
-        self.config().path = path.into();
-        self
-    }
-
-    /// Allows requests whose `Origin` is exactly `origin` (as `https://app.example`), besides
-    /// the loopback origins (`http://localhost`, `http://127.0.0.1`, `http://[::1]`, any port),
-    /// which are always allowed. A request with no `Origin` (not from a browser) is allowed.
-    #[must_use]
-    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
-        self.config().allowed_origins.push(origin.into());
-        self
-    }
-
-    /// The protocol versions accepted in `MCP-Protocol-Version`; [`PROTOCOL_VERSIONS`] by
-    /// default.
-    #[must_use]
-    pub fn protocol_versions<I: IntoIterator<Item = S>, S: Into<String>>(mut self, v: I) -> Self {
-        self.config().versions = v.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// The stateless (2026-07-28 on) protocol versions served; [`crate::mcp::MODERN_VERSIONS`]
-    /// by default. A request naming another is answered 400, -32022, with this list; an empty
-    /// list serves the legacy era alone.
-    #[must_use]
-    pub fn modern_versions<I: IntoIterator<Item = S>, S: Into<String>>(mut self, v: I) -> Self {
-        self.config().modern_versions = v.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// The `x-mcp-header` annotations of the tools the handler serves (read them from its
-    /// `tools/list` result with [`ToolHeaders::from_tools_list`]): a stateless `tools/call`
-    /// of an annotated tool must carry a matching `Mcp-Param-{Name}` header for each argument
-    /// it gives, or it is answered 400, -32020.
-    ///
-    /// [`ToolHeaders::from_tools_list`]: crate::mcp::annotations::ToolHeaders::from_tools_list
-    #[must_use]
-    pub fn tool_headers(mut self, tools: crate::mcp::annotations::ToolHeaders) -> Self {
-        self.config().tool_headers = Some(Arc::new(tools));
-        self
-    }
-
-    /// Sessions open at once. When the table is full, an `initialize` removes ended and idle
-    /// sessions, then ends the least recently used session with no request in flight and no
-    /// open stream (its client gets 404 and initializes again); it is answered 503 only when
-    /// every session is busy. [`DEFAULT_MAX_SESSIONS`] by default; 0 is taken as 1.
-    #[must_use]
-    pub fn max_sessions(mut self, n: usize) -> Self {
-        self.config().max_sessions = n.max(1);
-        self
-    }
-
-    /// A session with no request or stream open for this long ends (its id then gets 404);
-    /// `None` keeps sessions until they are deleted. [`DEFAULT_SESSION_IDLE_TIMEOUT`] by
-    /// default.
-    #[must_use]
-    pub fn session_idle_timeout(mut self, t: Option<Duration>) -> Self {
-        self.config().idle_timeout = t;
-        self
-    }
-
-    /// TCP connections served at once (and at most the process's open-file limit less 64).
-    /// Past it a new connection sheds the oldest one with no request in progress (idle between
-    /// requests, or still sending headers); only when every connection is busy does accepting
-    /// wait for one to end. [`DEFAULT_MAX_CONNECTIONS`] by default; 0 is taken as 1.
-    #[must_use]
-    pub fn max_connections(mut self, n: usize) -> Self {
-        self.config().max_connections = n.max(1);
-        self
-    }
-
-    /// Bytes of POST bodies the server holds at once, counted from before a body is read until
-    /// its POST is answered (its `Content-Length`, or `max_frame_bytes` for a chunked body); a
-    /// POST that finds no room within `read_timeout` is answered 503 without its body being
-    /// read. With `max_connections` and each session's limits this bounds the server's memory.
-    /// [`DEFAULT_MAX_BODY_BYTES`] by default; a single body always fits.
-    #[must_use]
-    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
-        self.config().max_body_bytes = bytes.clamp(1, Semaphore::MAX_PERMITS);
-        self
-    }
-
-    /// How long a client may take to send a POST's body (and to find room for it in
-    /// `max_body_bytes`); past it the POST is answered 408 (503 for room). [`DEFAULT_READ_TIMEOUT`]
-    /// by default; at least 1 ms. The headers have their own, shorter bound:
-    /// [`HttpServer::header_timeout`].
-    #[must_use]
-    pub fn read_timeout(mut self, t: Duration) -> Self {
-        self.config().read_timeout = t.max(Duration::from_millis(1));
-        self
-    }
-
-    /// How long a client may take to send a request's headers, from the first byte of the
-    /// request (or the end of the previous response on a kept-alive connection), however
-    /// slowly it dribbles them; past it the connection is closed. It also bounds how long a
-    /// kept-alive connection sits idle between requests. [`DEFAULT_HEADER_TIMEOUT`] by
-    /// default; at least 1 ms.
-    #[must_use]
-    pub fn header_timeout(mut self, t: Duration) -> Self {
-        self.config().header_timeout = t.max(Duration::from_millis(1));
-        self
-    }
-
-    /// Whether GET opens a stream of the server's other messages (`true` by default); without
-    /// it GET is answered 405.
-    #[must_use]
-    pub fn get_stream(mut self, open: bool) -> Self {
-        self.config().get_stream = open;
-        self
-    }
-
-    /// How often a quiet event stream carries a `: keep-alive` comment; [`DEFAULT_KEEP_ALIVE`]
-    /// by default, at least 1 ms.
-    #[must_use]
-    pub fn keep_alive(mut self, every: Duration) -> Self {
-        self.config().keep_alive = every.max(Duration::from_millis(1));
-        self
-    }
-
-    /// The `retry` a legacy session's event streams announce in their priming event (sessions
-    /// of 2025-11-25 on): how long a client whose stream the server closed
-    /// ([`close_sse_stream`](crate::http::close_sse_stream)) waits before it resumes it.
-    /// [`DEFAULT_SSE_RETRY`] by default; whole milliseconds.
-    #[must_use]
-    pub fn sse_retry(mut self, retry: Duration) -> Self {
-        self.config().resume.retry = retry;
-        self
-    }
-
-    /// How much of each event stream of a legacy session (a POST's that streams, a GET's) is
-    /// kept for a client that resumes it (`GET` with `Last-Event-ID`): its latest `events`
-    /// events (at least 1), and of those no more than `bytes` bytes, though its newest event is
-    /// kept whatever its size. Past either bound the oldest go: a resumption from before them is
-    /// answered 410, and a connection too slow to deliver them skips them (counted in
-    /// [`HttpStats::messages_dropped`]). [`DEFAULT_REPLAY_EVENTS`] and
-    /// [`DEFAULT_REPLAY_BYTES`] by default.
-    #[must_use]
-    pub fn replay_buffer(mut self, events: usize, bytes: usize) -> Self {
-        let r = &mut self.config().resume;
-        r.events = events.max(1);
-        r.bytes = bytes;
-        self
-    }
-
-    /// How many event streams that no connection delivers (closed by the client or the
-    /// server, or ended) a legacy session keeps for a resumption, at least 1, and for how long
-    /// after the last connection left each; past either the stream is forgotten (a resumption
-    /// is answered 410, and a forgotten GET stream takes no more messages).
-    /// [`DEFAULT_RESUMABLE_STREAMS`] and [`DEFAULT_STREAM_RETENTION`] by default.
-    #[must_use]
-    pub fn resumable_streams(mut self, streams: usize, retention: Duration) -> Self {
-        let r = &mut self.config().resume;
-        r.streams = streams.max(1);
-        r.retention = retention;
-        self
-    }
-
-    /// The endpoint's path.
-    #[must_use]
-    pub fn endpoint(&self) -> &str {
-        &self.config.path
-    }
-
     /// The server's counters.
     #[must_use]
     pub fn stats(&self) -> HttpStats {
@@ -456,7 +253,8 @@ impl HttpServer {
     /// Once stopped it ends the sessions (those of every clone serving the same table: the
     /// requests they were answering get -32603), lets each connection finish the exchange
     /// under way and closes it, waiting up to 5 s, then returns. A request that arrives
-    /// meanwhile is answered 503.
+    /// meanwhile is answered 503, and so is a stateless one that came before the stop but
+    /// reaches its peer after it (its body was still on the way).
     ///
     /// # Errors
     ///
@@ -481,7 +279,11 @@ impl HttpServer {
         let budget = Arc::new(Semaphore::new(self.config.max_body_bytes));
         let sweeper =
             self.config.idle_timeout.map(|idle| tokio::spawn(sweep(self.state.clone(), idle)));
-        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        let builder: connection::Shared =
+            Arc::new(connection::builder(&self.config.h2, self.config.header_timeout));
+        // Each connection's task watches this to close gracefully once the server stops.
+        let (stopping, stop_seen) = tokio::sync::watch::channel(false);
+        let tasks = tokio_util::task::TaskTracker::new();
         tokio::pin!(stop);
         let outcome = loop {
             let (stream, remote) = tokio::select! {
@@ -507,9 +309,10 @@ impl HttpServer {
             let server = self.clone();
             let make = make.clone();
             let budget = budget.clone();
-            let header_timeout = self.config.header_timeout;
-            let watcher = graceful.watcher();
-            tokio::spawn(async move {
+            let idle = self.config.header_timeout;
+            let builder = builder.clone();
+            let stop_seen = stop_seen.clone();
+            tasks.spawn(async move {
                 let conn = place.conn.clone();
                 let service = hyper::service::service_fn(move |req| {
                     let server = server.clone();
@@ -522,20 +325,26 @@ impl HttpServer {
                         Ok::<_, Infallible>(answer.map(|body| Guarded::wrap(body, busy)))
                     }
                 });
-                let served = watcher.watch(
-                    hyper::server::conn::http1::Builder::new()
-                        .timer(TokioTimer::new())
-                        .header_read_timeout(header_timeout)
-                        .serve_connection(TokioIo::new(stream), service),
-                );
-                tokio::select! {
-                    served = served => {
-                        if let Err(e) = served {
-                            tracing::debug!(%remote, error = %e, "connection ended");
-                        }
+                let served = builder.serve_connection(TokioIo::new(stream), service);
+                // Dropping the connection closes it.
+                let ended = connection::drive(
+                    served,
+                    |c| c.graceful_shutdown(),
+                    &place.conn,
+                    idle,
+                    Some(stop_seen),
+                    place.conn.shed(),
+                )
+                .await;
+                match ended {
+                    connection::Ended::Closed(Err(e)) => {
+                        tracing::debug!(%remote, error = %e, "connection ended");
                     }
-                    // Dropping the connection closes it.
-                    () = place.conn.shed() => tracing::debug!(%remote, "connection shed to make room"),
+                    connection::Ended::Closed(Ok(())) => {}
+                    connection::Ended::Idle => tracing::debug!(%remote, "idle connection dropped"),
+                    connection::Ended::Shed => {
+                        tracing::debug!(%remote, "connection shed to make room");
+                    }
                 }
                 drop(place);
             });
@@ -556,21 +365,29 @@ impl HttpServer {
         // The connections finish the exchange under way (the POSTs of the sessions just ended
         // get their answer, GET streams end) and close, kept-alive ones at once; past the
         // grace, whatever is left is dropped.
-        if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await.is_err() {
+        let _ = stopping.send(true);
+        tasks.close();
+        if tokio::time::timeout(SHUTDOWN_GRACE, tasks.wait()).await.is_err() {
             tracing::warn!("connections still open {SHUTDOWN_GRACE:?} after the stop");
         }
         outcome
     }
 
     /// Serves one connected byte stream (a Unix socket, a TLS stream, an in-memory pipe) until
-    /// the client closes it or the header timeout ends it: the same HTTP/1.1 handling as
-    /// [`HttpServer::serve`], outside its connection table and its stop (the caller bounds how
-    /// many it serves); its POST bodies have a `max_body_bytes` budget of their own.
+    /// the client closes it or the header timeout ends it: the same HTTP/1.1 and HTTP/2
+    /// handling as [`HttpServer::serve`], outside its connection table and its stop (the
+    /// caller bounds how many it serves); its POST bodies have a `max_body_bytes` budget of
+    /// their own.
     ///
     /// # Errors
     ///
-    /// hyper's, when the connection fails (a malformed request is answered 400 first).
-    pub async fn serve_connection<I, H, F>(&self, io: I, make: F) -> Result<(), hyper::Error>
+    /// hyper's, when the connection fails (a malformed request is answered 400 first), or
+    /// [`std::io::ErrorKind::TimedOut`] when it stayed open past the idle bound's grace.
+    pub async fn serve_connection<I, H, F>(
+        &self,
+        io: I,
+        make: F,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
     where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
         H: Handler,
@@ -586,17 +403,30 @@ impl HttpServer {
         let make: Arc<dyn Fn() -> Arc<H> + Send + Sync> = Arc::new(move || Arc::new(make()));
         let budget = Arc::new(Semaphore::new(self.config.max_body_bytes));
         let server = self.clone();
+        let conn = Conn::new();
+        let tracker = conn.clone();
         let service = hyper::service::service_fn(move |req| {
             let server = server.clone();
             let make = make.clone();
             let budget = budget.clone();
-            async move { Ok::<_, Infallible>(server.handle(req, &*make, &budget).await) }
+            let busy = conn.busy();
+            async move {
+                let answer = server.handle(req, &*make, &budget).await;
+                Ok::<_, Infallible>(answer.map(|body| Guarded::wrap(body, busy)))
+            }
         });
-        hyper::server::conn::http1::Builder::new()
-            .timer(TokioTimer::new())
-            .header_read_timeout(self.config.header_timeout)
-            .serve_connection(TokioIo::new(io), service)
+        let builder = connection::builder(&self.config.h2, self.config.header_timeout);
+        let served = builder.serve_connection(TokioIo::new(io), service);
+        let idle = self.config.header_timeout;
+        let never = std::future::pending();
+        match connection::drive(served, |c| c.graceful_shutdown(), &tracker, idle, None, never)
             .await
+        {
+            connection::Ended::Closed(r) => r,
+            connection::Ended::Idle | connection::Ended::Shed => {
+                Err(Box::new(std::io::Error::from(std::io::ErrorKind::TimedOut)))
+            }
+        }
     }
 
     async fn handle<H: Handler>(

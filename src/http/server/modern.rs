@@ -50,6 +50,12 @@ impl HttpServer {
         let session = self
             .idle_peer()
             .unwrap_or_else(|| Session::start_single(&self.config.peer, make(), &self.state.idle));
+        // Started after the stop ended the stateless peers (the request came just before it):
+        // answered as one that came after.
+        if self.state.stopped.load(Ordering::SeqCst) && !session.is_open() {
+            let msg = "Service Unavailable: the server is stopping";
+            return error(StatusCode::SERVICE_UNAVAILABLE, id, ErrorCode::SERVER_ERROR, msg);
+        }
         let uses = session.uses.load(Ordering::Acquire);
         let answer = self.deliver(&session, frame, json, sse).await;
         // The POST's receiver decides the session's fate (idle once answered, ended when the
@@ -79,12 +85,14 @@ fn rejection_json(id: Id<'_>, r: &crate::mcp::meta::Rejection) -> Bytes {
 
 /// The HTTP status of a stateless request's JSON answer: 400 or 404 for the error codes the
 /// specification maps ([`crate::mcp::http_status`]), 200 for a result or any other error.
-pub(super) fn answer_status(body: &[u8]) -> StatusCode {
+pub(super) fn answer_status(body: &Bytes) -> StatusCode {
+    static ERROR_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"error\""));
     // A result never needs the parse.
-    if memchr::memmem::find(body, b"\"error\"").is_none() {
+    if ERROR_KEY.find(body).is_none() {
         return StatusCode::OK;
     }
-    let frame = FrameParser::new(crate::Limits::default()).parse(BytesMut::from(body));
+    let frame = FrameParser::parse_bytes_with(crate::Limits::default(), body.clone());
     let code = frame.message().and_then(|m| m.error()).map(|e| ErrorCode(e.code));
     code.and_then(|c| StatusCode::from_u16(crate::mcp::http_status(c)).ok())
         .unwrap_or(StatusCode::OK)

@@ -50,18 +50,16 @@ impl HttpServer {
             let msg = "Service Unavailable: too many request bytes in flight";
             return error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, ErrorCode::SERVER_ERROR, msg);
         };
-        let body = Limited::new(body, limit).collect();
+        let body = crate::http::read_body(body, limit);
         let read = tokio::time::timeout(self.config.read_timeout, body);
         let Ok(read) = read.await else {
             let msg = "Request Timeout: the body did not arrive in time";
             return error(StatusCode::REQUEST_TIMEOUT, Id::Null, ErrorCode::SERVER_ERROR, msg);
         };
         let body = match read {
-            Ok(b) => b.to_bytes(),
-            Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
-                return too_large(limit);
-            }
-            Err(e) => {
+            Ok(b) => b,
+            Err(crate::http::BodyError::TooLarge) => return too_large(limit),
+            Err(crate::http::BodyError::Failed(e)) => {
                 tracing::debug!(error = %e, "reading a POST body failed");
                 return error(
                     StatusCode::BAD_REQUEST,
@@ -71,7 +69,7 @@ impl HttpServer {
                 );
             }
         };
-        let frame = FrameParser::new(self.config.peer.limits).parse(BytesMut::from(body));
+        let frame = FrameParser::parse_bytes_with(self.config.peer.limits, body);
         if let Some(m) = frame.message()
             && m.kind() == Kind::Invalid
         {
@@ -199,7 +197,7 @@ impl HttpServer {
         json: bool,
         sse: bool,
     ) -> Response<Body> {
-        let mut requests = Vec::new();
+        let mut requests = crate::http::session::PostIds::new();
         if frame.kind() == Kind::Batch {
             let version = session.routes().version.clone();
             if version.as_deref() != Some(BATCH_VERSION) {

@@ -36,7 +36,7 @@ use crate::{Frame, OwnedId};
 mod post;
 mod router;
 
-pub(crate) use post::{Note, PostReceiver};
+pub(crate) use post::{Note, PostIds, PostReceiver};
 use post::{Post, PostRoute};
 use router::Router;
 
@@ -74,12 +74,19 @@ impl Idle {
         None
     }
 
-    fn started(&self, s: &Arc<Session>) {
+    /// Counts a new stateless peer in, so the stop can end it; `false` when the server has
+    /// stopped already (a request that got past the stop's check as it came): the caller
+    /// ends it.
+    fn started(&self, s: &Arc<Session>) -> bool {
         let mut st = self.lock();
+        if st.closed {
+            return false;
+        }
         if st.all.len() >= 2 * IDLE_STATELESS_PEERS && st.all.len().is_power_of_two() {
             st.all.retain(|w| w.strong_count() > 0);
         }
         st.all.push(Arc::downgrade(s));
+        true
     }
 
     /// Opens the pool for a server that starts serving.
@@ -240,7 +247,9 @@ impl Session {
         idle: &Arc<Idle>,
     ) -> Arc<Self> {
         let s = Self::start_as(String::new(), builder, handler, Some(Arc::downgrade(idle)), None);
-        idle.started(&s);
+        if !idle.started(&s) {
+            s.close();
+        }
         s
     }
 
@@ -330,22 +339,22 @@ impl Session {
     /// the frame); when that is all of them, the POST waits for nothing: `Refused::Cancelled`.
     pub(crate) fn expect(
         self: &Arc<Self>,
-        requests: Vec<OwnedId>,
+        requests: PostIds,
         cancelled: &mut Vec<OwnedId>,
     ) -> Result<PostReceiver, Refused> {
         let mut r = self.routes();
         if r.closed {
             return Err(Refused::Closed);
         }
-        let mut ids = Vec::with_capacity(requests.len());
-        for id in requests {
-            if let Some(at) = r.early.iter().position(|e| *e == id) {
+        let mut ids = requests;
+        ids.retain(|id| match r.early.iter().position(|e| e == id) {
+            Some(at) => {
                 r.early.remove(at);
-                cancelled.push(id);
-                continue;
+                cancelled.push(id.clone());
+                false
             }
-            ids.push(id);
-        }
+            None => true,
+        });
         if ids.is_empty() {
             return Err(Refused::Cancelled);
         }

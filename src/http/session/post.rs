@@ -12,6 +12,9 @@ use super::super::stream::SseStream;
 use super::{Session, StreamGuard};
 use crate::OwnedId;
 
+/// The ids of a POST's requests: one, but for a batch.
+pub(crate) type PostIds = smallvec::SmallVec<[OwnedId; 1]>;
+
 /// What one POST waits for: the response (or batch of responses) to its request(s), and the
 /// progress notifications sent before it.
 pub(crate) struct Post {
@@ -103,7 +106,7 @@ pub(crate) struct PostReceiver {
     pub(crate) notes: mpsc::Receiver<Note>,
     pub(crate) done: oneshot::Receiver<Bytes>,
     pub(super) post: Arc<Post>,
-    pub(super) ids: Vec<OwnedId>,
+    pub(super) ids: PostIds,
     pub(super) session: Arc<Session>,
 }
 

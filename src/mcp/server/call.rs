@@ -168,8 +168,12 @@ pub struct Call {
     /// dispatcher's reads (`requestState`, the name) and the handler's (`arguments`,
     /// `inputResponses`, `_meta`) then share it, where each used to scan `params` (a modern
     /// request's whole `_meta` envelope included) again.
-    pub(crate) members: std::sync::OnceLock<Result<Vec<Span>, Rejection>>,
+    pub(crate) members: std::sync::OnceLock<Result<Members, Rejection>>,
 }
+
+/// `params`' members, in order: a request's few fit inline (a `tools/call` has its name,
+/// arguments and `_meta`), with no allocation.
+pub(crate) type Members = smallvec::SmallVec<[Span; 4]>;
 
 /// Where one member of `params` lies in its text.
 #[derive(Debug)]
@@ -181,7 +185,7 @@ pub(crate) struct Span {
 
 /// The members of `text` (an object), as [`Span`]s; the error [`member`] would give for a
 /// malformed or non-object `text`.
-fn spans(text: &str) -> Result<Vec<Span>, Rejection> {
+fn spans(text: &str) -> Result<Members, Rejection> {
     let bad = |why: &str| Rejection::invalid(format!("Invalid params: the object {why}"));
     let members = crate::mcp::scan::members(text).map_err(|e| match e {
         crate::mcp::scan::ScanError::NotObject => bad("must be an object"),
@@ -191,7 +195,7 @@ fn spans(text: &str) -> Result<Vec<Span>, Rejection> {
         let start = part.as_ptr() as usize - text.as_ptr() as usize;
         start..start + part.len()
     };
-    let mut out = Vec::with_capacity(8);
+    let mut out = Members::new();
     for m in members {
         let m = m.map_err(|_| bad("is not well-formed JSON"))?;
         out.push(Span { key: at(m.key), value: at(m.value), escaped: m.escaped });

@@ -177,11 +177,16 @@ impl Connection {
             answers: Vec::new(),
             members: std::sync::OnceLock::new(),
         };
-        // The state is opened only on the request it was sealed for.
-        let binding = binding(&kind, &call)?;
+        // The state is opened only on the request it was sealed for. The binding is written
+        // out only when a state is opened or sealed (a resource's is checked at once: a read
+        // without a `uri` is refused before any handler runs).
+        if matches!(kind, Kind::Resource) {
+            binding(&kind, &call)?;
+        }
         // `"requestState": null` is no state at all.
         let sealed = call.member_of_params("requestState")?;
         if let Some(sealed) = sealed.filter(|s| s.get() != "null") {
+            let binding = binding(&kind, &call)?;
             let opened = str_of(sealed).and_then(|s| core.key.open(&binding, &s));
             match opened.as_deref().map(Carried::decode) {
                 Some(Some(carried)) => {
@@ -216,7 +221,9 @@ impl Connection {
                 capabilities: call.capabilities.clone(),
                 state: call.state.take(),
                 answers: std::mem::take(&mut call.answers),
-                members: std::sync::OnceLock::new(),
+                // The scan of `params` the dispatcher made serves the handler too (`call` scans
+                // again if it ever needs to).
+                members: std::mem::take(&mut call.members),
             };
             let outcome = match &handler {
                 Route::Tool(f) => f(next).await.map(Encoded::Tool),
@@ -255,7 +262,7 @@ impl Connection {
                                 Err(other) => return Err(RpcError::internal(other.to_string())),
                             }
                         }
-                        return self.input_required(&binding, needed, answers);
+                        return self.input_required(&binding(&kind, &call)?, needed, answers);
                     }
                     Era::Legacy => {
                         rounds += 1;

@@ -25,6 +25,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::cpu::Cpu;
 use super::hdr_log::HdrLog;
 use super::model::{Schedule, Shape};
 use super::report::{OpReport, OpTally, Point, Report, Shards};
@@ -303,6 +304,8 @@ pub(super) struct Measured {
     pub(super) ops: Vec<OpTally>,
     pub(super) elapsed: Duration,
     pub(super) bytes: (u64, u64),
+    /// The process's CPU time in the window (`None` where the kernel does not say).
+    pub(super) cpu: Option<Cpu>,
     pub(super) peak: usize,
     pub(super) late: u64,
     pub(super) sent: u64,
@@ -334,7 +337,7 @@ pub(super) async fn window(
 ) -> Measured {
     let win = Arc::new(Window::new(warmup.is_zero()));
     // Without a warm-up the window opens before the first request is sent.
-    let opened = warmup.is_zero().then(|| (ctx.peer.stats(), Instant::now()));
+    let opened = warmup.is_zero().then(|| (ctx.peer.stats(), Cpu::now(), Instant::now()));
     let drivers: Vec<_> = match model {
         Model::Closed(shape) => (0..model.max_in_flight())
             .map(|i| tokio::spawn(worker(ctx.clone(), win.clone(), i, shape.clone())))
@@ -367,7 +370,8 @@ pub(super) async fn window(
         win.opened_at.store(u64::try_from(opened).unwrap_or(u64::MAX), Ordering::Relaxed);
         win.measuring.store(true, Ordering::Relaxed);
     }
-    let (stats0, started) = opened.unwrap_or_else(|| (ctx.peer.stats(), Instant::now()));
+    let (stats0, cpu0, started) =
+        opened.unwrap_or_else(|| (ctx.peer.stats(), Cpu::now(), Instant::now()));
     let deadline = started + duration;
     let mut totals = vec![OpTally::new(); ctx.plan.mix.ops.len()];
     let mut timeline = Vec::new();
@@ -439,6 +443,7 @@ pub(super) async fn window(
     // flight are cancelled.
     let elapsed = started.elapsed();
     let stats1 = ctx.peer.stats();
+    let cpu = Cpu::now().zip(cpu0).map(|(now, then)| now.since(then));
     let closed_at = Instant::now().duration_since(win.started).as_nanos();
     win.closed_at.store(u64::try_from(closed_at).unwrap_or(u64::MAX), Ordering::Relaxed);
     win.stop.cancel();
@@ -451,6 +456,7 @@ pub(super) async fn window(
         ops: totals,
         elapsed,
         bytes: (stats1.bytes_written - stats0.bytes_written, stats1.bytes_read - stats0.bytes_read),
+        cpu,
         peak: win.peak.load(Ordering::Relaxed),
         late: win.late.load(Ordering::Relaxed),
         sent: win.sent.load(Ordering::Relaxed),
@@ -484,6 +490,8 @@ pub async fn run(
 ) -> Result<Report, SetupError> {
     super::check_sizes(&plan)?;
     let target = plan.target.to_string();
+    // The embedded server runs in this process: its CPU time is in the reading too.
+    let embedded = matches!(plan.target, super::Target::Embedded);
     let (peer, mut conn) = connect(&plan)
         .await
         .map_err(|source| SetupError::Connect { target: target.clone(), source })?;
@@ -566,6 +574,11 @@ pub async fn run(
         .collect();
     Ok(Report {
         target,
+        http_version: match plan.target {
+            super::Target::Http(_) if plan.http2 => Some("2"),
+            super::Target::Http(_) => Some("1.1"),
+            _ => None,
+        },
         era,
         protocol_version: version,
         method: plan.method_label(),
@@ -574,6 +587,7 @@ pub async fn run(
         ops,
         elapsed: measured.elapsed,
         bytes: Some(measured.bytes),
+        cpu: measured.cpu.map(|c| (c, embedded)),
         peak_in_flight: measured.peak,
         interrupted: measured.interrupted,
         late: measured.late,

@@ -410,6 +410,7 @@ mod tests {
         t.record(Duration::from_micros(5), Err("timeout".into()), 1, 0);
         Report {
             target: "tcp:<host>&co".into(),
+            http_version: None,
             era: "modern",
             protocol_version: "2026-07-28".into(),
             method: "tools/call echo".into(),
@@ -423,6 +424,7 @@ mod tests {
             }],
             elapsed: Duration::from_secs(2),
             bytes: Some((10, 20)),
+            cpu: None,
             peak_in_flight: 3,
             interrupted: false,
             late: 0,

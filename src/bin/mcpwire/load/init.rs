@@ -61,6 +61,7 @@ pub async fn init(target: Target, version: VersionChoice) -> Result<String, Stri
         timeout: Duration::from_secs(30),
         protocol_version: version,
         hdr_log: None,
+        http2: false,
     };
     let name = target.to_string();
     let (peer, _conn) = connect(&plan)

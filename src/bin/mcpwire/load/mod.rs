@@ -19,6 +19,7 @@
 //! passes its operation's check (`scenario::Operation::check`).
 
 mod capacity;
+pub mod cpu;
 mod drive;
 pub mod hdr_log;
 pub mod html;
@@ -178,6 +179,8 @@ pub struct Plan {
     pub protocol_version: VersionChoice,
     /// Where to write the HdrHistogram interval log.
     pub hdr_log: Option<PathBuf>,
+    /// `--http2`: HTTP/2 with prior knowledge to an `http://` target.
+    pub http2: bool,
 }
 
 impl Plan {
@@ -269,7 +272,9 @@ pub(crate) async fn connect(plan: &Plan) -> Result<(PeerHandle, Connection), std
         }
         Target::Tcp(addr) => transport::connect_tcp(&builder, addr.as_str(), NoHandler).await?,
         Target::Unix(path) => transport::connect_unix(&builder, path, NoHandler).await?,
-        Target::Http(url) => mcpwire::http::connect(&builder, url, NoHandler)?,
+        Target::Http(url) => {
+            mcpwire::http::HttpClient::new(builder).http2(plan.http2).connect(url, NoHandler)?
+        }
     })
 }
 

@@ -14,6 +14,8 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde_json::{Value, json};
 
+use super::cpu::Cpu;
+
 /// The longest latency a histogram holds, in microseconds (an hour); longer ones saturate.
 pub const MAX_LATENCY_US: u64 = 3_600_000_000;
 
@@ -170,6 +172,8 @@ pub struct OpReport {
 #[derive(Debug)]
 pub struct Report {
     pub target: String,
+    /// `1.1` or `2` for an `http://` target (`None` for any other, and a merge of logs).
+    pub http_version: Option<&'static str>,
     /// `modern` or `legacy` (empty for a merge of logs).
     pub era: &'static str,
     pub protocol_version: String,
@@ -184,6 +188,9 @@ pub struct Report {
     pub elapsed: Duration,
     /// Bytes the connection wrote and read in the window (`None` for a merge of logs).
     pub bytes: Option<(u64, u64)>,
+    /// The process's CPU time in the window, and whether the server ran in the process too
+    /// (the embedded target); `None` for a merge of logs, or where the kernel does not say.
+    pub cpu: Option<(Cpu, bool)>,
     pub peak_in_flight: usize,
     pub interrupted: bool,
     /// Open loop: requests that waited for an in-flight slot (timed from their intended start
@@ -333,6 +340,7 @@ impl Report {
         let t = self.total();
         let mut v = json!({
             "target": self.target,
+            "http_version": self.http_version,
             "era": self.era,
             "protocol_version": self.protocol_version,
             "method": self.method,
@@ -346,6 +354,12 @@ impl Report {
             "latency_us": percentiles(&t.ok),
             "bytes_sent": self.bytes.map(|b| b.0),
             "bytes_received": self.bytes.map(|b| b.1),
+            "cpu": self.cpu.map(|(c, embedded)| json!({
+                "user_s": c.user.as_secs_f64(),
+                "system_s": c.system.as_secs_f64(),
+                "us_per_request": c.per_request_us(t.requests()),
+                "includes_server": embedded,
+            })),
             "peak_in_flight": self.peak_in_flight,
             "interrupted": self.interrupted,
             "late": self.late,
@@ -365,7 +379,14 @@ impl Report {
     pub fn to_text(&self) -> String {
         let t = self.total();
         let mut out = String::new();
-        let _ = writeln!(out, "target:        {}", self.target);
+        match self.http_version {
+            Some(v) => {
+                let _ = writeln!(out, "target:        {} (HTTP/{v})", self.target);
+            }
+            None => {
+                let _ = writeln!(out, "target:        {}", self.target);
+            }
+        }
         if !self.era.is_empty() {
             let _ = writeln!(out, "protocol:      {} ({})", self.protocol_version, self.era);
         }
@@ -409,6 +430,20 @@ impl Report {
                 "bytes:         {sent} sent ({:.1} MB/s), {received} received ({:.1} MB/s)",
                 self.rate(sent) / 1e6,
                 self.rate(received) / 1e6
+            );
+        }
+        if let Some((c, embedded)) = self.cpu {
+            let per = c.per_request_us(t.requests()).map_or("-".into(), |us| format!("{us:.2}"));
+            let whose = if embedded {
+                "this process, the embedded server included"
+            } else {
+                "the generator"
+            };
+            let _ = writeln!(
+                out,
+                "cpu:           {per} us per request ({:.3} s user, {:.3} s system; {whose})",
+                c.user.as_secs_f64(),
+                c.system.as_secs_f64()
             );
         }
         let h = &t.ok;

@@ -1,0 +1,235 @@
+//! How an [`HttpServer`] is built: its settings (`Config`, shared by its clones) and the
+//! builder methods that set them, each bound backed by a `DEFAULT_*` constant of
+//! [`crate::limits`]. The `http2_*` methods live with the HTTP/2 connection (`connection.rs`).
+
+use super::*;
+
+/// The server's settings, set by the builder methods before it serves.
+#[derive(Clone)]
+pub(super) struct Config {
+    pub(super) peer: PeerBuilder,
+    pub(super) path: String,
+    pub(super) allowed_origins: Vec<String>,
+    pub(super) versions: Vec<String>,
+    pub(super) modern_versions: Vec<String>,
+    pub(super) tool_headers: Option<Arc<crate::mcp::annotations::ToolHeaders>>,
+    pub(super) max_sessions: usize,
+    pub(super) idle_timeout: Option<Duration>,
+    pub(super) max_connections: usize,
+    pub(super) max_body_bytes: usize,
+    pub(super) read_timeout: Duration,
+    pub(super) header_timeout: Duration,
+    pub(super) get_stream: bool,
+    pub(super) keep_alive: Duration,
+    pub(super) resume: ResumeConfig,
+    pub(super) h2: connection::H2Config,
+}
+
+impl HttpServer {
+    /// A server whose sessions are peers made by `peer` (its limits bound each session; its
+    /// frame limit also bounds a POST's body). Endpoint `/mcp`; only loopback origins allowed.
+    #[must_use]
+    pub fn new(peer: PeerBuilder) -> Self {
+        Self {
+            config: Arc::new(Config {
+                peer,
+                path: "/mcp".into(),
+                allowed_origins: Vec::new(),
+                versions: PROTOCOL_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
+                modern_versions: crate::mcp::MODERN_VERSIONS
+                    .iter()
+                    .map(|v| (*v).to_owned())
+                    .collect(),
+                tool_headers: None,
+                max_sessions: DEFAULT_MAX_SESSIONS,
+                idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
+                max_connections: DEFAULT_MAX_CONNECTIONS,
+                max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+                read_timeout: DEFAULT_READ_TIMEOUT,
+                header_timeout: DEFAULT_HEADER_TIMEOUT,
+                get_stream: true,
+                keep_alive: DEFAULT_KEEP_ALIVE,
+                resume: ResumeConfig {
+                    retry: DEFAULT_SSE_RETRY,
+                    events: DEFAULT_REPLAY_EVENTS,
+                    bytes: DEFAULT_REPLAY_BYTES,
+                    streams: DEFAULT_RESUMABLE_STREAMS,
+                    retention: DEFAULT_STREAM_RETENTION,
+                },
+                h2: connection::H2Config::default(),
+            }),
+            state: Arc::new(State::default()),
+        }
+    }
+
+    pub(super) fn config(&mut self) -> &mut Config {
+        Arc::make_mut(&mut self.config)
+    }
+
+    /// The endpoint's path; `/mcp` by default.
+    #[must_use]
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.config().path = path.into();
+        self
+    }
+
+    /// Allows requests whose `Origin` is exactly `origin` (as `https://app.example`), besides
+    /// the loopback origins (`http://localhost`, `http://127.0.0.1`, `http://[::1]`, any port),
+    /// which are always allowed. A request with no `Origin` (not from a browser) is allowed.
+    #[must_use]
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        self.config().allowed_origins.push(origin.into());
+        self
+    }
+
+    /// The protocol versions accepted in `MCP-Protocol-Version`; [`PROTOCOL_VERSIONS`] by
+    /// default.
+    #[must_use]
+    pub fn protocol_versions<I: IntoIterator<Item = S>, S: Into<String>>(mut self, v: I) -> Self {
+        self.config().versions = v.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The stateless (2026-07-28 on) protocol versions served; [`crate::mcp::MODERN_VERSIONS`]
+    /// by default. A request naming another is answered 400, -32022, with this list; an empty
+    /// list serves the legacy era alone.
+    #[must_use]
+    pub fn modern_versions<I: IntoIterator<Item = S>, S: Into<String>>(mut self, v: I) -> Self {
+        self.config().modern_versions = v.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The `x-mcp-header` annotations of the tools the handler serves (read them from its
+    /// `tools/list` result with [`ToolHeaders::from_tools_list`]): a stateless `tools/call`
+    /// of an annotated tool must carry a matching `Mcp-Param-{Name}` header for each argument
+    /// it gives, or it is answered 400, -32020.
+    ///
+    /// [`ToolHeaders::from_tools_list`]: crate::mcp::annotations::ToolHeaders::from_tools_list
+    #[must_use]
+    pub fn tool_headers(mut self, tools: crate::mcp::annotations::ToolHeaders) -> Self {
+        self.config().tool_headers = Some(Arc::new(tools));
+        self
+    }
+
+    /// Sessions open at once. When the table is full, an `initialize` removes ended and idle
+    /// sessions, then ends the least recently used session with no request in flight and no
+    /// open stream (its client gets 404 and initializes again); it is answered 503 only when
+    /// every session is busy. [`DEFAULT_MAX_SESSIONS`] by default; 0 is taken as 1.
+    #[must_use]
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.config().max_sessions = n.max(1);
+        self
+    }
+
+    /// A session with no request or stream open for this long ends (its id then gets 404);
+    /// `None` keeps sessions until they are deleted. [`DEFAULT_SESSION_IDLE_TIMEOUT`] by
+    /// default.
+    #[must_use]
+    pub fn session_idle_timeout(mut self, t: Option<Duration>) -> Self {
+        self.config().idle_timeout = t;
+        self
+    }
+
+    /// TCP connections served at once (and at most the process's open-file limit less 64).
+    /// Past it a new connection sheds the oldest one with no request in progress (idle between
+    /// requests, or still sending headers); only when every connection is busy does accepting
+    /// wait for one to end. [`DEFAULT_MAX_CONNECTIONS`] by default; 0 is taken as 1.
+    #[must_use]
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.config().max_connections = n.max(1);
+        self
+    }
+
+    /// Bytes of POST bodies the server holds at once, counted from before a body is read until
+    /// its POST is answered (its `Content-Length`, or `max_frame_bytes` for a chunked body); a
+    /// POST that finds no room within `read_timeout` is answered 503 without its body being
+    /// read. With `max_connections` and each session's limits this bounds the server's memory.
+    /// [`DEFAULT_MAX_BODY_BYTES`] by default; a single body always fits.
+    #[must_use]
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.config().max_body_bytes = bytes.clamp(1, Semaphore::MAX_PERMITS);
+        self
+    }
+
+    /// How long a client may take to send a POST's body (and to find room for it in
+    /// `max_body_bytes`); past it the POST is answered 408 (503 for room). [`DEFAULT_READ_TIMEOUT`]
+    /// by default; at least 1 ms. The headers have their own, shorter bound:
+    /// [`HttpServer::header_timeout`].
+    #[must_use]
+    pub fn read_timeout(mut self, t: Duration) -> Self {
+        self.config().read_timeout = t.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long a client may take to send a request's headers, from the first byte of the
+    /// request (or the end of the previous response on a kept-alive connection), however
+    /// slowly it dribbles them; past it the connection is closed. It also bounds how long any
+    /// connection, HTTP/1.1 or HTTP/2, sits with no request in progress (an HTTP/2 one is
+    /// told to close with `GOAWAY`, and dropped if still open as long again).
+    /// [`DEFAULT_HEADER_TIMEOUT`] by default; at least 1 ms.
+    #[must_use]
+    pub fn header_timeout(mut self, t: Duration) -> Self {
+        self.config().header_timeout = t.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Whether GET opens a stream of the server's other messages (`true` by default); without
+    /// it GET is answered 405.
+    #[must_use]
+    pub fn get_stream(mut self, open: bool) -> Self {
+        self.config().get_stream = open;
+        self
+    }
+
+    /// How often a quiet event stream carries a `: keep-alive` comment; [`DEFAULT_KEEP_ALIVE`]
+    /// by default, at least 1 ms.
+    #[must_use]
+    pub fn keep_alive(mut self, every: Duration) -> Self {
+        self.config().keep_alive = every.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The `retry` a legacy session's event streams announce in their priming event (sessions
+    /// of 2025-11-25 on): how long a client whose stream the server closed
+    /// ([`close_sse_stream`](crate::http::close_sse_stream)) waits before it resumes it.
+    /// [`DEFAULT_SSE_RETRY`] by default; whole milliseconds.
+    #[must_use]
+    pub fn sse_retry(mut self, retry: Duration) -> Self {
+        self.config().resume.retry = retry;
+        self
+    }
+
+    /// How much of each event stream of a legacy session (a POST's that streams, a GET's) is
+    /// kept for a client that resumes it (`GET` with `Last-Event-ID`): its latest `events`
+    /// events (at least 1), and of those no more than `bytes` bytes, though its newest event is
+    /// kept whatever its size. Past either bound the oldest go: a resumption from before them is
+    /// answered 410, and a connection too slow to deliver them skips them (counted in
+    /// [`HttpStats::messages_dropped`]). [`DEFAULT_REPLAY_EVENTS`] and
+    /// [`DEFAULT_REPLAY_BYTES`] by default.
+    #[must_use]
+    pub fn replay_buffer(mut self, events: usize, bytes: usize) -> Self {
+        let r = &mut self.config().resume;
+        r.events = events.max(1);
+        r.bytes = bytes;
+        self
+    }
+
+    /// How many event streams that no connection delivers (closed by the client or the
+    /// server, or ended) a legacy session keeps for a resumption, at least 1, and for how long
+    /// after the last connection left each; past either the stream is forgotten (a resumption
+    /// is answered 410, and a forgotten GET stream takes no more messages).
+    /// [`DEFAULT_RESUMABLE_STREAMS`] and [`DEFAULT_STREAM_RETENTION`] by default.
+    #[must_use]
+    pub fn resumable_streams(mut self, streams: usize, retention: Duration) -> Self {
+        let r = &mut self.config().resume;
+        r.streams = streams.max(1);
+        r.retention = retention;
+        self
+    }
+
+    /// The endpoint's path.
+    #[must_use]
+    pub fn endpoint(&self) -> &str {
+        &self.config.path
+    }
+}

@@ -1,0 +1,238 @@
+//! One connection, served: HTTP/1.1 or HTTP/2 (cleartext, "prior knowledge": the client opens
+//! with the HTTP/2 preface) told apart by its first bytes on the same port, with each version's
+//! bounds, and the three ways the server ends it besides the client: the server stops, the
+//! connection sits idle, or the table sheds it.
+//!
+//! The idle rule is the HTTP/2 counterpart of HTTP/1.1's header timeout. hyper bounds how long
+//! an HTTP/1.1 request's headers (or a kept-alive connection's wait for the next request) may
+//! take, and has no such bound for HTTP/2, where a connection may sit open without a stream,
+//! or dribble a header block frame by frame. So a connection with no request in progress
+//! (`Conn::busy` is 0: no stream being answered) for `header_timeout` is told to close:
+//! `GOAWAY` for HTTP/2 (streams already started finish; a client opens a new connection for
+//! more), the same close hyper would do for HTTP/1.1, and a connection still sending its first
+//! bytes is closed. If it has not closed one more `header_timeout` later, it is dropped.
+//!
+//! Costs: one builder per server (cloned into each connection's task through an `Arc`); per
+//! connection a task, hyper's buffers, and for HTTP/2 its windows (see [`H2Config`]).
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use hyper_util::server::conn::auto;
+use tokio::sync::watch;
+
+use super::HttpServer;
+use super::connections::Conn;
+use crate::limits::{
+    DEFAULT_HTTP2_CONNECTION_WINDOW, DEFAULT_HTTP2_MAX_FRAME, DEFAULT_HTTP2_MAX_HEADER_LIST,
+    DEFAULT_HTTP2_MAX_LOCAL_RESETS, DEFAULT_HTTP2_MAX_PENDING_RESETS,
+    DEFAULT_HTTP2_MAX_SEND_BUFFER, DEFAULT_HTTP2_MAX_STREAMS, DEFAULT_HTTP2_PING_INTERVAL,
+    DEFAULT_HTTP2_PING_TIMEOUT, DEFAULT_HTTP2_STREAM_WINDOW,
+};
+
+/// The HTTP/2 bounds of a server, each a `DEFAULT_HTTP2_*` of [`crate::limits`] until set.
+#[derive(Clone, Debug)]
+pub(super) struct H2Config {
+    pub(super) enabled: bool,
+    pub(super) max_streams: u32,
+    pub(super) stream_window: u32,
+    pub(super) connection_window: u32,
+    pub(super) max_header_list: u32,
+    pub(super) max_frame: u32,
+    pub(super) max_pending_resets: usize,
+    pub(super) max_local_resets: usize,
+    pub(super) max_send_buffer: usize,
+    pub(super) ping_interval: Option<Duration>,
+    pub(super) ping_timeout: Duration,
+}
+
+impl Default for H2Config {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_streams: DEFAULT_HTTP2_MAX_STREAMS,
+            stream_window: DEFAULT_HTTP2_STREAM_WINDOW,
+            connection_window: DEFAULT_HTTP2_CONNECTION_WINDOW,
+            max_header_list: DEFAULT_HTTP2_MAX_HEADER_LIST,
+            max_frame: DEFAULT_HTTP2_MAX_FRAME,
+            max_pending_resets: DEFAULT_HTTP2_MAX_PENDING_RESETS,
+            max_local_resets: DEFAULT_HTTP2_MAX_LOCAL_RESETS,
+            max_send_buffer: DEFAULT_HTTP2_MAX_SEND_BUFFER,
+            ping_interval: Some(DEFAULT_HTTP2_PING_INTERVAL),
+            ping_timeout: DEFAULT_HTTP2_PING_TIMEOUT,
+        }
+    }
+}
+
+/// Largest flow-control window HTTP/2 allows (RFC 9113, 6.9.1).
+pub(super) const MAX_WINDOW: u32 = (1 << 31) - 1;
+/// Frame sizes HTTP/2 allows (RFC 9113, 6.5.2).
+pub(super) const FRAME_SIZES: std::ops::RangeInclusive<u32> = (1 << 14)..=((1 << 24) - 1);
+
+/// hyper's connection builder for both versions, with the server's bounds.
+pub(super) fn builder(h2: &H2Config, header_timeout: Duration) -> auto::Builder<TokioExecutor> {
+    let mut b = auto::Builder::new(TokioExecutor::new());
+    b.http1().timer(TokioTimer::new()).header_read_timeout(header_timeout);
+    b.http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(h2.max_streams)
+        .initial_stream_window_size(h2.stream_window)
+        .initial_connection_window_size(h2.connection_window)
+        .max_header_list_size(h2.max_header_list)
+        .max_frame_size(h2.max_frame)
+        .max_pending_accept_reset_streams(h2.max_pending_resets)
+        .max_local_error_reset_streams(h2.max_local_resets)
+        .max_send_buf_size(h2.max_send_buffer)
+        .keep_alive_interval(h2.ping_interval)
+        .keep_alive_timeout(h2.ping_timeout);
+    if h2.enabled { b } else { b.http1_only() }
+}
+
+/// How a connection's task ended.
+pub(super) enum Ended<E> {
+    /// The connection ended by itself (the client closed it, or it failed).
+    Closed(Result<(), E>),
+    /// Idle past the bound and not closed within the grace after it was told to.
+    Idle,
+    /// The table shed it to make room.
+    Shed,
+}
+
+/// Drives `conn` until it ends: told to close gracefully when `stop` turns true or when no
+/// request has been in progress on it for `idle` (then dropped if still open `idle` later),
+/// dropped at once when `shed` completes.
+pub(super) async fn drive<F, E>(
+    conn: F,
+    graceful: impl Fn(Pin<&mut F>),
+    tracker: &Conn,
+    idle: Duration,
+    mut stop: Option<watch::Receiver<bool>>,
+    shed: impl Future<Output = ()>,
+) -> Ended<E>
+where
+    F: Future<Output = Result<(), E>>,
+{
+    tokio::pin!(conn, shed);
+    let mut closing = false;
+    let deadline = tokio::time::sleep(Duration::MAX);
+    tokio::pin!(deadline);
+    let mut timed = false;
+    loop {
+        tokio::select! {
+            r = conn.as_mut() => return Ended::Closed(r),
+            () = &mut shed => return Ended::Shed,
+            () = stopped(stop.as_mut()), if !closing => {
+                graceful(conn.as_mut());
+                closing = true;
+            }
+            () = tracker.idle_for(idle), if !closing => {
+                graceful(conn.as_mut());
+                closing = true;
+                timed = true;
+                deadline.as_mut().reset(tokio::time::Instant::now() + idle);
+            }
+            () = &mut deadline, if timed => return Ended::Idle,
+        }
+    }
+}
+
+/// Completes once `stop` says so (or its sender is gone); never without one.
+async fn stopped(stop: Option<&mut watch::Receiver<bool>>) {
+    match stop {
+        Some(rx) => {
+            let _ = rx.wait_for(|s| *s).await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// The HTTP/2 bounds, set on the server's builder.
+impl HttpServer {
+    /// Whether the port also takes HTTP/2 (cleartext, with prior knowledge: a client that opens
+    /// with the HTTP/2 preface), beside HTTP/1.1; `true` by default. Without it such a client
+    /// gets HTTP/1.1's answer to a malformed request.
+    #[must_use]
+    pub fn http2(mut self, enabled: bool) -> Self {
+        self.config().h2.enabled = enabled;
+        self
+    }
+
+    /// Streams (requests) one HTTP/2 connection may have open at once, advertised in its
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS`; a stream past it is refused (`RST_STREAM`
+    /// `REFUSED_STREAM`) and the others go on. [`DEFAULT_HTTP2_MAX_STREAMS`] by default.
+    #[must_use]
+    pub fn http2_max_concurrent_streams(mut self, n: u32) -> Self {
+        self.config().h2.max_streams = n;
+        self
+    }
+
+    /// HTTP/2 flow control: how many bytes of body a client may send on one stream, and over
+    /// all the streams of a connection, before the server has read them (and so how many it
+    /// holds unread); each within 1 ..= 2^31-1. A client that sends past a window is a
+    /// protocol error (`FLOW_CONTROL_ERROR`). [`DEFAULT_HTTP2_STREAM_WINDOW`] and
+    /// [`DEFAULT_HTTP2_CONNECTION_WINDOW`] by default.
+    #[must_use]
+    pub fn http2_initial_windows(mut self, stream: u32, connection: u32) -> Self {
+        let h2 = &mut self.config().h2;
+        h2.stream_window = stream.clamp(1, MAX_WINDOW);
+        h2.connection_window = connection.clamp(1, MAX_WINDOW);
+        self
+    }
+
+    /// The largest header list (decoded, as HTTP/2 counts it: name, value and 32 bytes per
+    /// field) an HTTP/2 request may carry, advertised in `SETTINGS_MAX_HEADER_LIST_SIZE`;
+    /// a request whose list reaches it is answered 431 (its fields not kept), and one more
+    /// than four times it closes the connection.
+    /// [`DEFAULT_HTTP2_MAX_HEADER_LIST`] by default.
+    #[must_use]
+    pub fn http2_max_header_list_size(mut self, bytes: u32) -> Self {
+        self.config().h2.max_header_list = bytes;
+        self
+    }
+
+    /// The largest HTTP/2 frame payload the server accepts (`SETTINGS_MAX_FRAME_SIZE`), within
+    /// 16 KiB ..= 16 MiB - 1 as HTTP/2 allows. [`DEFAULT_HTTP2_MAX_FRAME`] by default.
+    #[must_use]
+    pub fn http2_max_frame_size(mut self, bytes: u32) -> Self {
+        self.config().h2.max_frame = bytes.clamp(*FRAME_SIZES.start(), *FRAME_SIZES.end());
+        self
+    }
+
+    /// The "rapid reset" bounds of an HTTP/2 connection: how many streams the client opened
+    /// and reset before the server took them may be pending at once, and how many streams the
+    /// server may reset for the client's errors; past either the connection is closed
+    /// (`GOAWAY`, `ENHANCE_YOUR_CALM`). [`DEFAULT_HTTP2_MAX_PENDING_RESETS`] and
+    /// [`DEFAULT_HTTP2_MAX_LOCAL_RESETS`] by default.
+    #[must_use]
+    pub fn http2_reset_limits(mut self, pending_accept: usize, local_error: usize) -> Self {
+        let h2 = &mut self.config().h2;
+        h2.max_pending_resets = pending_accept;
+        h2.max_local_resets = local_error;
+        self
+    }
+
+    /// How much of a response an HTTP/2 stream buffers while the client's window is closed;
+    /// past it the response waits. [`DEFAULT_HTTP2_MAX_SEND_BUFFER`] by default; at least 1
+    /// byte, at most 4 GiB - 1.
+    #[must_use]
+    pub fn http2_max_send_buffer(mut self, bytes: usize) -> Self {
+        self.config().h2.max_send_buffer = bytes.clamp(1, u32::MAX as usize);
+        self
+    }
+
+    /// How often an HTTP/2 connection is sent a `PING` (`None`: never), and how long its
+    /// acknowledgement may take before the connection is closed, so a peer that vanished is
+    /// noticed. [`DEFAULT_HTTP2_PING_INTERVAL`] and [`DEFAULT_HTTP2_PING_TIMEOUT`] by default.
+    #[must_use]
+    pub fn http2_keep_alive(mut self, every: Option<Duration>, timeout: Duration) -> Self {
+        let h2 = &mut self.config().h2;
+        h2.ping_interval = every;
+        h2.ping_timeout = timeout;
+        self
+    }
+}
+
+/// The connection builder shared by a server's connection tasks.
+pub(super) type Shared = Arc<auto::Builder<TokioExecutor>>;

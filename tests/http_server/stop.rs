@@ -1,0 +1,148 @@
+//! Regression: a stateless (2026-07-28) request held in its handler when `serve` stops is ended
+//! by the stop (its POST gets -32603 with the request's id, 200 as for any error the table does
+//! not map) and `serve` returns without waiting out its grace, over HTTP/1.1 and HTTP/2, on a
+//! peer started for it (no idle peer left by an earlier request); and one whose body was still
+//! arriving at the stop, which used to start a peer the stop never reached and park in it.
+
+use hyper_util::rt::TokioExecutor;
+
+use crate::harness::*;
+
+const MODERN: &str = "2026-07-28";
+
+/// Well under the server's 5 s shutdown grace: a stop that waits the grace out fails.
+const PROMPT: Duration = Duration::from_secs(3);
+
+/// `tools/call` of `park`: parks for ever (after saying so); any other tool answers at once.
+#[derive(Clone)]
+struct Parked(Arc<tokio::sync::Notify>);
+
+impl Handler for Parked {
+    async fn request(&self, req: &Incoming, _: &Context) -> Result<Reply, RpcError> {
+        match req.method() {
+            "tools/call" => {
+                let p = req.params_as::<Value>().map_err(RpcError::invalid_params)?;
+                if p["name"] == "park" {
+                    self.0.notify_one();
+                    std::future::pending::<()>().await;
+                }
+                Reply::json(&json!({"content": []}))
+            }
+            m => Err(RpcError::method_not_found(m)),
+        }
+    }
+}
+
+struct Running {
+    addr: SocketAddr,
+    parked: Arc<tokio::sync::Notify>,
+    stop: oneshot::Sender<()>,
+    serving: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+async fn start() -> Running {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let parked = Arc::new(tokio::sync::Notify::new());
+    let (stop, stopped) = oneshot::channel::<()>();
+    let make = {
+        let parked = parked.clone();
+        move || Parked(parked.clone())
+    };
+    let serving = tokio::spawn(async move {
+        let stop = async {
+            let _ = stopped.await;
+        };
+        HttpServer::new(PeerBuilder::new()).serve(listener, make, stop).await
+    });
+    Running { addr, parked, stop, serving }
+}
+
+/// The stateless `tools/call` of `park`, id 7.
+fn park(uri: String) -> Request<Body> {
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                      "params": {"name": "park", "arguments": {},
+                                 "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
+                                           "io.modelcontextprotocol/clientCapabilities": {}}}});
+    Request::post(uri)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, BOTH)
+        .header("MCP-Protocol-Version", MODERN)
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", "park")
+        .body(full(body.to_string()))
+        .unwrap()
+}
+
+/// Stops the server while `held` (the parked POST) waits, and checks both end promptly.
+async fn stop_while_parked(r: Running, held: tokio::task::JoinHandle<Answer>) {
+    timeout(WAIT, r.parked.notified()).await.expect("the tool call parks");
+    r.stop.send(()).unwrap();
+    let answer = timeout(PROMPT, held).await.expect("the parked POST is ended by the stop");
+    answer.unwrap().assert_error(StatusCode::OK, INTERNAL_ERROR, json!(7));
+    let served = timeout(PROMPT, r.serving).await.expect("serve returns without its grace");
+    served.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parked_stateless_request_is_ended_by_the_stop_over_http1() {
+    let r = start().await;
+    let mut c = Client::connect(r.addr).await;
+    let req = park(format!("http://{}/mcp", r.addr));
+    let held = tokio::spawn(async move { c.call(req).await });
+    stop_while_parked(r, held).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parked_stateless_request_is_ended_by_the_stop_over_http2() {
+    let r = start().await;
+    let tcp = TcpStream::connect(r.addr).await.unwrap();
+    let (mut send, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+            .await
+            .expect("an HTTP/2 handshake");
+    tokio::spawn(conn);
+    let req = park(format!("http://{}/mcp", r.addr));
+    let held = tokio::spawn(async move {
+        let response = send.send_request(req).await.expect("a response");
+        assert_eq!(response.version(), http::Version::HTTP_2);
+        Answer::read(response).await
+    });
+    stop_while_parked(r, held).await;
+}
+
+/// A stateless request that came just before the stop (its head read, its body still on the
+/// way) reaches its peer only after the stop ended the stateless peers: it is answered as one
+/// that came after (503, -32000, with its id), not left running where no stop reaches it.
+#[tokio::test]
+async fn a_stateless_request_whose_body_ends_after_the_stop_is_answered_503() {
+    let r = start().await;
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                      "params": {"name": "park", "arguments": {},
+                                 "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
+                                           "io.modelcontextprotocol/clientCapabilities": {}}}})
+    .to_string();
+    let (first, rest) = body.split_at(10);
+    let mut tcp = TcpStream::connect(r.addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: {BOTH}\r\n\
+         MCP-Protocol-Version: {MODERN}\r\nMcp-Method: tools/call\r\nMcp-Name: park\r\n\
+         Content-Length: {}\r\n\r\n{first}",
+        r.addr,
+        body.len()
+    );
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    // The head is taken in (past the stop's check) before the stop; on this one-thread runtime
+    // the serve task, once woken, ends the stateless peers before it next yields.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    r.stop.send(()).unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    tcp.write_all(rest.as_bytes()).await.unwrap();
+    let (status, _, answer) =
+        timeout(PROMPT, read_raw_response(&mut tcp)).await.expect("the POST is answered");
+    assert_eq!(status, 503, "{}", String::from_utf8_lossy(&answer));
+    let v: Value = serde_json::from_slice(&answer).unwrap();
+    assert_eq!((&v["id"], &v["error"]["code"]), (&json!(7), &json!(-32000)), "{v}");
+    let served = timeout(PROMPT, r.serving).await.expect("serve returns without its grace");
+    served.unwrap().unwrap();
+}
