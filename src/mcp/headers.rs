@@ -24,8 +24,8 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 
 use super::annotations::{ParamHeader, ParamKind, ToolHeaders};
 use super::meta::{
-    Envelope, Rejection, RequestParams, envelope_meta, envelope_version, finish_envelope, member,
-    str_of,
+    Envelope, Meta, Rejection, RequestParams, envelope_meta, envelope_version, finish_envelope,
+    member, required, str_of,
 };
 use crate::{ErrorCode, Message, RawJson};
 
@@ -346,9 +346,21 @@ pub fn mirror(
     tools: Option<&ToolHeaders>,
     out: &mut HeaderMap,
 ) -> Result<(), Rejection> {
-    let method = msg.method().unwrap_or_default();
     let params = RequestParams::of(msg)?;
     let meta = envelope_meta(&params)?;
+    mirror_scanned(msg.method().unwrap_or_default(), &params, meta, tools, out)
+}
+
+/// [`mirror`] of a request whose `params` and `_meta` the caller has already read (a client
+/// reads them to tell the era), so they are not scanned again.
+pub(crate) fn mirror_scanned(
+    method: &str,
+    params: &RequestParams<'_>,
+    meta: Meta<'_>,
+    tools: Option<&ToolHeaders>,
+    out: &mut HeaderMap,
+) -> Result<(), Rejection> {
+    let meta = required(meta)?;
     let version = envelope_version(&meta)?;
     let value = |text: &str| {
         HeaderValue::from_str(text)

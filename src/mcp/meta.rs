@@ -466,7 +466,7 @@ fn absent() -> Rejection {
 }
 
 /// `meta` when both required keys are present.
-fn required(meta: Meta<'_>) -> Result<Meta<'_>, Rejection> {
+pub(crate) fn required(meta: Meta<'_>) -> Result<Meta<'_>, Rejection> {
     let missing: Vec<&str> = [
         (PROTOCOL_VERSION_KEY, meta.protocol_version.is_none()),
         (CLIENT_CAPABILITIES_KEY, meta.client_capabilities.is_none()),

@@ -225,6 +225,8 @@ impl Operation {
             content: Vec<Block<'a>>,
             #[serde(rename = "isError", default)]
             is_error: bool,
+            #[serde(rename = "resultType", borrow, default)]
+            result_type: Option<Cow<'a, str>>,
         }
         let shape_ok = |key: &str| -> Result<(), String> {
             match serde_json::from_str::<Value>(result) {
@@ -235,17 +237,23 @@ impl Operation {
         match self.method {
             Method::ToolsCall => {
                 // A modern server that needs the client's input first (a multi round-trip
-                // request) has not answered the call; `load` gives none.
-                if mcpwire::mcp::meta::result_type(mcpwire::RawJson::new(result))
-                    .ok()
-                    .flatten()
-                    .as_deref()
-                    == Some("input_required")
-                {
+                // request) has not answered the call; `load` gives none. Such a result need
+                // not have a tool result's shape.
+                let input_required = || {
+                    mcpwire::mcp::meta::result_type(mcpwire::RawJson::new(result))
+                        .ok()
+                        .flatten()
+                        .as_deref()
+                        == Some("input_required")
+                };
+                let r: ToolResult<'_> = match serde_json::from_str(result) {
+                    Ok(r) => r,
+                    Err(_) if input_required() => return Err("input_required".into()),
+                    Err(_) => return Err("bad_result".into()),
+                };
+                if r.result_type.as_deref() == Some("input_required") {
                     return Err("input_required".into());
                 }
-                let r: ToolResult<'_> =
-                    serde_json::from_str(result).map_err(|_| "bad_result".to_owned())?;
                 if r.is_error {
                     return Err("tool_error".into());
                 }
@@ -485,6 +493,14 @@ mod tests {
         let list = Operation::single(Method::ToolsList, "", None);
         assert_eq!(list.check(r#"{"tools":[]}"#, None), Ok(()));
         assert_eq!(list.check(r#"{"tool":[]}"#, None).unwrap_err(), "bad_result");
+        // A multi round-trip answer is not a tool's result, whatever else it holds.
+        let asks = r#"{"resultType":"input_required","inputRequests":{"a":{}}}"#;
+        assert_eq!(echo.check(asks, None).unwrap_err(), "input_required");
+        let asks = r#"{"resultType":"input_required","content":"not a list"}"#;
+        assert_eq!(echo.check(asks, None).unwrap_err(), "input_required");
+        let done = r#"{"resultType":"complete","content":[{"type":"text","text":"hi"}]}"#;
+        assert_eq!(echo.check(done, Some("hi")), Ok(()));
+        assert_eq!(echo.check(r#"{"content":7}"#, None).unwrap_err(), "bad_result");
         let ping = Operation::single(Method::Ping, "", None);
         assert_eq!(ping.check("{}", None), Ok(()));
         assert_eq!(ping.check("[]", None).unwrap_err(), "bad_result");
