@@ -1,4 +1,5 @@
-//! The loops that send the load, the measuring window around them, and `--find-capacity`.
+//! The closed loop's workers, the measuring window around every driver (the open loop's lanes
+//! are in `open.rs`), and `--find-capacity`.
 //!
 //! A window: the drivers start (closed-loop workers, or the open loop's lanes: one task per
 //! runtime thread, each sending every k-th request of the one schedule), the
@@ -6,7 +7,8 @@
 //! the main task harvests the tallies every second (the timeline, the `--hdr-log`, the progress
 //! line) until `--requests` are done, `--duration` or the stages are over, the connection
 //! closes or Ctrl-C. Then the drivers stop: requests still in flight are cancelled and not
-//! counted; in the open loop, requests due but not yet sent are counted as `dropped`.
+//! counted; in the open loop, requests due but not yet sent are counted as `dropped` (with
+//! `--requests N`, only those of the `N` that were never sent).
 
 use std::io::IsTerminal as _;
 use std::pin::Pin;
@@ -14,8 +16,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
-use futures_util::StreamExt as _;
-use futures_util::stream::FuturesUnordered;
 use mcpwire::Json;
 use mcpwire::RawJson;
 use mcpwire::mcp::Era;
@@ -27,7 +27,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::cpu::Cpu;
 use super::hdr_log::HdrLog;
-use super::model::{Schedule, Shape};
+use super::model::Shape;
+use super::open::open_loop;
 use super::report::{OpReport, OpTally, Point, Report, Shards};
 use super::{Model, Plan, SetupError, connect, handshake, message};
 
@@ -46,37 +47,37 @@ pub(super) struct Ctx {
     pub(super) plan: Plan,
     /// Each operation's params, encoded once (`None` for the generated echo and no params).
     params: Vec<Option<String>>,
-    shards: Shards,
+    pub(super) shards: Shards,
     /// The open loop's lanes: one per runtime thread.
     lanes: usize,
 }
 
 /// Counters of one window, shared by its drivers and the main task.
-struct Window {
+pub(super) struct Window {
     /// Requests claimed by closed-loop workers; with `--requests`, no claim past the total.
-    claimed: AtomicU64,
+    pub(super) claimed: AtomicU64,
     /// Picks the operation of each request in turn.
-    seq: AtomicU64,
-    done: AtomicU64,
-    in_flight: AtomicUsize,
-    peak: AtomicUsize,
-    late: AtomicU64,
-    dropped: AtomicU64,
-    stop: CancellationToken,
+    pub(super) seq: AtomicU64,
+    pub(super) done: AtomicU64,
+    pub(super) in_flight: AtomicUsize,
+    pub(super) peak: AtomicUsize,
+    pub(super) late: AtomicU64,
+    pub(super) dropped: AtomicU64,
+    pub(super) stop: CancellationToken,
     /// Whether results count yet (false during warm-up).
-    measuring: AtomicBool,
+    pub(super) measuring: AtomicBool,
     /// When the window opened, in nanoseconds since `started` (`u64::MAX` until then): the
     /// open loop measures the requests *due* from then on, so a backlog from the warm-up sent
     /// after it does not count.
-    opened_at: AtomicU64,
+    pub(super) opened_at: AtomicU64,
     /// Open loop: measured requests sent, answered or not.
-    sent: AtomicU64,
+    pub(super) sent: AtomicU64,
     /// Wakes the main task when the last of `--requests` is done.
-    finished: Notify,
-    started: Instant,
+    pub(super) finished: Notify,
+    pub(super) started: Instant,
     /// When the window closed, in nanoseconds since `started` (set before `stop`): requests
     /// due before it and never sent are `dropped`.
-    closed_at: AtomicU64,
+    pub(super) closed_at: AtomicU64,
 }
 
 impl Window {
@@ -99,7 +100,7 @@ impl Window {
         }
     }
 
-    fn count_done(&self, requests: Option<u64>) {
+    pub(super) fn count_done(&self, requests: Option<u64>) {
         let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
         if requests == Some(done) {
             self.finished.notify_one();
@@ -109,7 +110,7 @@ impl Window {
 
 /// Sends one request of operation `op` and checks its answer: the outcome (`Err` names the
 /// kind of failure) and the payload bytes each way.
-async fn one(ctx: &Ctx, op: usize, seq: u64) -> (Result<(), String>, usize, usize) {
+pub(super) async fn one(ctx: &Ctx, op: usize, seq: u64) -> (Result<(), String>, usize, usize) {
     let operation = &ctx.plan.mix.ops[op];
     let method = operation.method.name();
     let (reply, echo, sent) = if operation.generated_echo() {
@@ -197,104 +198,6 @@ async fn worker(ctx: Arc<Ctx>, win: Arc<Window>, index: usize, shape: Shape) {
         if measuring {
             ctx.shards.record(index, op, took, outcome, sent, got);
             win.count_done(requests);
-        }
-    }
-}
-
-/// One lane of the open loop: of the one schedule's requests, number `lane`, `lane + lanes`,
-/// `lane + 2 * lanes` … Each is sent at its intended instant, at most `max_in_flight` at once
-/// in this lane, and timed from its intended start. Lanes share the schedule, the `--requests`
-/// count and the operation sequence, and split the in-flight bound; they exist so that the
-/// sending spreads over the runtime's threads.
-async fn open_loop(
-    ctx: Arc<Ctx>,
-    win: Arc<Window>,
-    rate: Shape,
-    lane: usize,
-    lanes: usize,
-    max_in_flight: usize,
-) {
-    let requests = ctx.plan.requests;
-    let mut schedule = Schedule::lane(rate, lane as u64, lanes as u64);
-    let mut next = schedule.next();
-    let mut pending = FuturesUnordered::new();
-    let t0 = win.started;
-    // One timer, moved only when the next due instant changes: a completion wakes the loop
-    // far more often than the schedule does, and a timer armed afresh each time would cost a
-    // timer-wheel insertion and removal per request.
-    let timer = tokio::time::sleep_until(t0);
-    tokio::pin!(timer);
-    let mut armed: Option<Instant> = None;
-    loop {
-        let now = Instant::now();
-        while let Some(offset) = next {
-            let due = t0 + offset;
-            if due > now || pending.len() >= max_in_flight {
-                break;
-            }
-            let measuring = offset.as_nanos() >= u128::from(win.opened_at.load(Ordering::Relaxed));
-            if measuring {
-                if requests.is_some_and(|n| win.claimed.fetch_add(1, Ordering::Relaxed) >= n) {
-                    next = None;
-                    break;
-                }
-                if now.duration_since(due) > LATE_AFTER {
-                    win.late.fetch_add(1, Ordering::Relaxed);
-                }
-                win.sent.fetch_add(1, Ordering::Relaxed);
-            }
-            let seq = win.seq.fetch_add(1, Ordering::Relaxed);
-            let op = ctx.plan.mix.pick(seq);
-            let ctx = &ctx;
-            pending.push(async move {
-                let r = one(ctx, op, seq).await;
-                (op, due, measuring, r)
-            });
-            let now = win.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
-            win.peak.fetch_max(now, Ordering::Relaxed);
-            next = schedule.next();
-        }
-        if next.is_none() && pending.is_empty() {
-            break;
-        }
-        let wake = next.filter(|_| pending.len() < max_in_flight).map(|o| t0 + o);
-        if let Some(at) = wake
-            && armed != Some(at)
-        {
-            timer.as_mut().reset(at);
-            armed = Some(at);
-        }
-        tokio::select! {
-            biased;
-            () = win.stop.cancelled() => {
-                // Due before the window closed and never sent: dropped, not forgotten. Those
-                // due within LATE_AFTER of the close were not overdue yet: like the requests in
-                // flight at the close, the window's end cut them off.
-                let closed = Duration::from_nanos(win.closed_at.load(Ordering::Relaxed))
-                    .saturating_sub(LATE_AFTER);
-                // Only those due in the window count: a warm-up backlog is skipped uncounted.
-                let opened = win.opened_at.load(Ordering::Relaxed);
-                if opened != u64::MAX
-                    && let Some(o) = next
-                    && o < closed
-                {
-                    let opened = Duration::from_nanos(opened);
-                    let mut dropped = u64::from(o >= opened);
-                    schedule.skip_before(opened);
-                    dropped += schedule.skip_before(closed);
-                    win.dropped.fetch_add(dropped, Ordering::Relaxed);
-                }
-                win.in_flight.fetch_sub(pending.len(), Ordering::Relaxed);
-                break;
-            }
-            Some((op, due, measuring, (outcome, sent, got))) = pending.next(), if !pending.is_empty() => {
-                win.in_flight.fetch_sub(1, Ordering::Relaxed);
-                if measuring {
-                    ctx.shards.record(lane, op, due.elapsed(), outcome, sent, got);
-                    win.count_done(requests);
-                }
-            }
-            () = &mut timer, if wake.is_some() => armed = None,
         }
     }
 }

@@ -25,6 +25,7 @@ pub mod hdr_log;
 pub mod html;
 mod init;
 pub mod model;
+mod open;
 pub mod report;
 pub mod scenario;
 
