@@ -39,7 +39,7 @@ fn modern_headers(
 pub(super) async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after: u64) {
     // Notifications sent before this request are taken first.
     let mut acked = ctx.acked.clone();
-    if *acked.borrow() < after && Box::pin(acked.wait_for(|n| *n >= after)).await.is_err() {
+    if *acked.borrow() < after && acked.wait_for(|n| *n >= after).await.is_err() {
         return;
     }
     let initialize = frame.method() == Some("initialize");
@@ -57,7 +57,7 @@ pub(super) async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after
         Some(Some(Ok(mode))) => Some(mode),
         Some(Some(Err(e))) => {
             let data = e.data.as_deref().map(RawJson::new);
-            return Box::pin(ctx.fail_with(&id, e.code, &e.message, data)).await;
+            return ctx.fail_with(&id, e.code, &e.message, data).await;
         }
     };
     if initialize {
@@ -83,29 +83,29 @@ pub(super) async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after
             (req, if initialize { Mode::Initialize } else { Mode::Legacy }, named)
         }
     };
-    let resp = match Box::pin(ctx.client.request(req)).await {
+    let resp = match ctx.client.request(req).await {
         Ok(r) => r,
-        Err(e) => return Box::pin(ctx.fail(&id, &format!("the HTTP request failed: {e}"))).await,
+        Err(e) => return ctx.fail(&id, &format!("the HTTP request failed: {e}")).await,
     };
     if !matches!(mode, Mode::Modern { .. }) {
         ctx.remember_session(&resp, initialize, named.as_ref());
     }
     let status = resp.status();
     let mut cursor = Cursor::default();
-    let mut outcome = Box::pin(ctx.take_answer(resp, Some(&id), mode, &mut cursor)).await;
+    let mut outcome = ctx.take_answer(resp, Some(&id), mode, &mut cursor).await;
     // A legacy event stream that ended (or broke) before the response, having given an event
     // id: the server closed it to be polled, or the connection failed. Resumed with a GET.
     if cursor.resumable() && !matches!(mode, Mode::Modern { .. }) && !matches!(outcome, Ok(true)) {
-        outcome = Box::pin(ctx.resume(&id, mode, &mut cursor)).await;
+        outcome = ctx.resume(&id, mode, &mut cursor).await;
     }
     match outcome {
         Ok(true) => {}
         Ok(false) if status.is_success() => {
-            let why = format!("HTTP {status}: the server sent no response to the request");
-            Box::pin(ctx.fail(&id, &why)).await;
+            ctx.fail(&id, &format!("HTTP {status}: the server sent no response to the request"))
+                .await;
         }
-        Ok(false) => Box::pin(ctx.fail(&id, &format!("HTTP {status}"))).await,
-        Err(why) => Box::pin(ctx.fail(&id, &format!("HTTP {status}: {why}"))).await,
+        Ok(false) => ctx.fail(&id, &format!("HTTP {status}")).await,
+        Err(why) => ctx.fail(&id, &format!("HTTP {status}: {why}")).await,
     }
 }
 
