@@ -40,8 +40,8 @@ ROUNDS="${ROUNDS:-3}"
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-BIN=target/release/mcpwire
-RMCP=target/release/examples/rmcp_http_echo
+BIN="${CARGO_TARGET_DIR:-target}/release/mcpwire"
+RMCP="${CARGO_TARGET_DIR:-target}/release/examples/rmcp_http_echo"
 NODE_JS=target/interop/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 # Bound for a server to announce that it listens (node is slow to start on a busy machine).
 READY_TIMEOUT=30
