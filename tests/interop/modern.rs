@@ -115,6 +115,31 @@ fn at_once<const N: usize>(clients: [(String, Command); N]) -> Vec<(String, Run)
     })
 }
 
+/// The three official clients against `url`, each with its extra flags and labelled with its
+/// command line: the Python SDK's legacy client (`python_client.py`), its modern one and the
+/// TypeScript SDK v2 client.
+fn three_clients<'a>(
+    url: &'a str,
+    legacy: &[&'a str],
+    modern: &[&'a str],
+    ts: &[&'a str],
+) -> [(String, Command); 3] {
+    let label = |script: &str, flags: &[&str]| {
+        flags.iter().fold(script.to_owned(), |l, f| l + " " + f) + " --url " + url
+    };
+    let mut python = Command::new(venv_python());
+    python
+        .args(["tests/interop/python_client.py", "--expect-server-name", "mcpwire"])
+        .args(legacy)
+        .args(["--url", url]);
+    let with_url = |flags: &[&'a str]| [flags, &["--url", url]].concat();
+    [
+        (label("python_client.py", legacy), python),
+        (label("python_modern_client.py", modern), python_modern(&with_url(modern))),
+        (label("ts_client.mjs", ts), ts_client(&with_url(ts))),
+    ]
+}
+
 /// One server, three clients at once: the legacy Python flow of `http.rs` (initialize, a
 /// session, 200 concurrent echo calls, a cancelled call, progress), the modern Python client
 /// with a legacy session of its own kept busy alongside each modern client, and the TypeScript
@@ -123,22 +148,7 @@ fn at_once<const N: usize>(clients: [(String, Command); N]) -> Vec<(String, Run)
 fn legacy_and_modern_clients_at_once_against_one_mcpwire_serve_over_http() {
     ensure_installed();
     let (mut server, url) = serve_http();
-    let mut legacy = Command::new(venv_python());
-    legacy.args([
-        "tests/interop/python_client.py",
-        "--expect-server-name",
-        "mcpwire",
-        "--url",
-        &url,
-    ]);
-    let clients = [
-        (format!("python_client.py --url {url} (legacy)"), legacy),
-        (
-            format!("python_modern_client.py --with-legacy --url {url}"),
-            python_modern(&["--with-legacy", "--url", &url]),
-        ),
-        (format!("ts_client.mjs --url {url}"), ts_client(&["--url", &url])),
-    ];
+    let clients = three_clients(&url, &[], &["--with-legacy"], &[]);
     let runs = at_once(clients);
     assert_runs_and_stop(&mut server, &runs);
 }
@@ -152,23 +162,7 @@ fn legacy_and_modern_clients_at_once_against_one_mcpwire_serve_over_http() {
 fn python_and_ts_sdk_clients_over_h2c_against_mcpwire_serve() {
     ensure_installed();
     let (mut server, url) = serve_http();
-    let mut legacy = Command::new(venv_python());
-    legacy.args([
-        "tests/interop/python_client.py",
-        "--expect-server-name",
-        "mcpwire",
-        "--http2",
-        "--url",
-        &url,
-    ]);
-    let clients = [
-        (format!("python_client.py --http2 --url {url}"), legacy),
-        (
-            format!("python_modern_client.py --http2 --url {url}"),
-            python_modern(&["--http2", "--url", &url]),
-        ),
-        (format!("ts_client.mjs --h2c --url {url}"), ts_client(&["--h2c", "--url", &url])),
-    ];
+    let clients = three_clients(&url, &["--http2"], &["--http2"], &["--h2c"]);
     let runs = at_once(clients);
     for (what, run) in &runs {
         let h2 = ["HTTP versions ['HTTP/2']", r#"HTTP versions ["2"]"#];
