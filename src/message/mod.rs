@@ -273,6 +273,10 @@ enum IdTag {
 }
 
 /// [`Envelope::flags`] bits.
+/// The longest body [`FrameParser::parse_bytes_with`] parses with the parser its thread keeps
+/// (whose buffers grow to the longest body it parsed, and stay).
+const KEPT_PARSER_BYTES: usize = 64 * 1024;
+
 const RESPONSE_SHAPED: u8 = 1;
 const ID_SIDE: u8 = 1 << 1;
 const HAS_TEXT: u8 = 1 << 2;
@@ -859,9 +863,9 @@ impl FrameParser {
     }
 
     /// Parses one body shared with others (an HTTP body as the HTTP library hands it over)
-    /// into a frame that keeps it: the body is never copied whole and never written; the parse
-    /// reads it from the parser's own scratch copy, the one a body without padding room needs
-    /// anyway.
+    /// into a frame that keeps it: the body itself is never written and the frame holds it, not
+    /// a copy; the parse reads the parser's own scratch copy of it (the one a body without
+    /// padding room needs anyway).
     pub fn parse_bytes(&mut self, body: Bytes) -> Frame {
         let mut start = usize::from(body.starts_with(b"\xEF\xBB\xBF")) * 3;
         start += body[start..].iter().position(|&b| !parse::is_ws(b)).unwrap_or(body.len() - start);
@@ -877,24 +881,34 @@ impl FrameParser {
         frame
     }
 
-    /// [`parse_bytes`](Self::parse_bytes) with a parser this thread keeps from call to call (one
-    /// per thread, made again only when `limits` change), for a caller with no parser of its
-    /// own: a fresh parser allocates its buffers on every use.
+    /// [`parse_bytes`](Self::parse_bytes) with a parser this thread keeps from call to call, for
+    /// a caller with no parser of its own: a fresh parser allocates its buffers on every use.
+    /// A thread keeps one parser for each of the last two `limits` it was asked with. A body
+    /// longer than 64 KiB gets a parser of its own, dropped after, so what a thread keeps is
+    /// bounded by a small body's buffers, whatever the largest body it saw.
     pub fn parse_bytes_with(limits: crate::Limits, body: Bytes) -> Frame {
         thread_local! {
-            static PARSER: std::cell::RefCell<Option<FrameParser>> =
-                const { std::cell::RefCell::new(None) };
+            static PARSERS: std::cell::RefCell<[Option<FrameParser>; 2]> =
+                const { std::cell::RefCell::new([None, None]) };
         }
-        PARSER.with(|cell| {
-            let Ok(mut slot) = cell.try_borrow_mut() else {
+        if body.len() > KEPT_PARSER_BYTES {
+            return Self::new(limits).parse_bytes(body);
+        }
+        PARSERS.with(|cell| {
+            let Ok(mut slots) = cell.try_borrow_mut() else {
                 // Only if a parse ever re-entered this one on the same thread.
                 return Self::new(limits).parse_bytes(body);
             };
-            let parser = match slot.as_mut() {
-                Some(p) if p.limits() == limits => p,
-                _ => slot.insert(Self::new(limits)),
+            let kept = slots.iter().position(|p| p.as_ref().is_some_and(|p| p.limits() == limits));
+            let parser = match kept {
+                Some(i) => &mut slots[i],
+                None => {
+                    // The older of the two goes.
+                    slots[1] = slots[0].take();
+                    &mut slots[0]
+                }
             };
-            parser.parse_bytes(body)
+            parser.get_or_insert_with(|| Self::new(limits)).parse_bytes(body)
         })
     }
 
@@ -929,6 +943,36 @@ impl FrameParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_kept_parser_reads_bodies_at_and_past_its_size_and_under_two_limits_at_once() {
+        let body = |len: usize| {
+            let head = r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":""#;
+            let tail = r#""}}"#;
+            let pad = "x".repeat(len - head.len() - tail.len());
+            Bytes::from(format!("{head}{pad}{tail}"))
+        };
+        let wide = crate::Limits::default();
+        let deep = crate::Limits::default().max_depth(3);
+        for len in [100, KEPT_PARSER_BYTES, KEPT_PARSER_BYTES + 1, 3 * KEPT_PARSER_BYTES] {
+            // Alternating limits: each is served by a parser made for it.
+            for limits in [wide, deep, wide] {
+                let b = body(len);
+                let frame = FrameParser::parse_bytes_with(limits, b.clone());
+                assert_eq!(frame.kind(), Kind::Request, "{len}");
+                assert_eq!(frame.as_bytes(), &b[..]);
+                let params = &b[b.len() - frame.params().map_or(0, |p| p.get().len()) - 1..];
+                assert!(params.starts_with(br#"{"s":"xxx"#) && params.ends_with(b"\"}}"), "{len}");
+                assert_eq!(frame.params().map(|p| p.get().len()), Some(len - 47), "{len}");
+            }
+            // Depth 3 is past what the deep limits allow: the limits in force are the call's.
+            let nested = Bytes::from_static(
+                br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":{"b":{"c":{}}}}}"#,
+            );
+            assert_eq!(FrameParser::parse_bytes_with(wide, nested.clone()).kind(), Kind::Request);
+            assert_ne!(FrameParser::parse_bytes_with(deep, nested).kind(), Kind::Request);
+        }
+    }
 
     #[test]
     fn the_index_of_one_message_is_packed_into_48_bytes() {
