@@ -397,3 +397,34 @@ async fn after_a_404_to_the_session_the_next_initialize_starts_a_new_one() {
         assert!(head.contains("\r\nmcp-session-id: fake-session\r\n"), "{head}");
     }
 }
+
+/// Every POST names its host once: the URL's by default, or the caller's own `Host` (a virtual
+/// host behind a proxy) in its place, never both; other headers of the caller's ride along.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_header_is_sent_once_the_callers_own_in_place_of_the_urls() {
+    let fake = Fake::start().await;
+    let port = fake.url.split(':').nth(2).and_then(|p| p.split('/').next()).unwrap().to_owned();
+    let (peer, _conn) = connect(&PeerBuilder::new(), &fake.url, NoHandler).unwrap();
+    handshake(&peer).await;
+    still_works(&peer).await;
+    let named = |heads: &[String], host: &str| {
+        for head in heads {
+            assert_eq!(head.matches("\r\nhost: ").count(), 1, "{head}");
+            assert!(head.contains(&format!("\r\nhost: {host}\r\n")), "{head}");
+        }
+    };
+    named(&fake.heads(), &format!("127.0.0.1:{port}"));
+
+    let fake = Fake::start().await;
+    let (peer, _conn) = HttpClient::new(PeerBuilder::new())
+        .header(http::header::HOST, http::HeaderValue::from_static("mcp.example"))
+        .header(http::HeaderName::from_static("x-tenant"), http::HeaderValue::from_static("blue"))
+        .connect(&fake.url, NoHandler)
+        .unwrap();
+    handshake(&peer).await;
+    still_works(&peer).await;
+    let heads = fake.heads();
+    assert!(heads.len() >= 3, "{heads:?}");
+    named(&heads, "mcp.example");
+    assert!(heads.iter().all(|h| h.contains("\r\nx-tenant: blue\r\n")), "{heads:?}");
+}

@@ -214,7 +214,8 @@ impl HttpClient {
         let (ordered, ordered_rx) = mpsc::channel::<Frame>(INBOX);
         let (acked, acked_rx) = watch::channel(0u64);
         let host = match (uri.host(), uri.port_u16()) {
-            _ if self.http2 => None,
+            // A `Host` of the caller's own (`header`) is sent instead, once.
+            _ if self.http2 || self.headers.iter().any(|(k, _)| k == HOST) => None,
             (Some(h), Some(p)) => HeaderValue::from_str(&format!("{h}:{p}")).ok(),
             (Some(h), None) => HeaderValue::from_str(h).ok(),
             (None, _) => None,
