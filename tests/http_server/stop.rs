@@ -2,7 +2,8 @@
 //! by the stop (its POST gets -32603 with the request's id, 200 as for any error the table does
 //! not map) and `serve` returns without waiting out its grace, over HTTP/1.1 and HTTP/2, on a
 //! peer started for it (no idle peer left by an earlier request); and one whose body was still
-//! arriving at the stop, which used to start a peer the stop never reached and park in it.
+//! arriving at the stop, which used to start a peer the stop never reached and park in it. And
+//! a connection whose client stops reading its answer, which used to outlive `serve`.
 
 use hyper_util::rt::TokioExecutor;
 
@@ -41,21 +42,25 @@ struct Running {
 }
 
 async fn start() -> Running {
+    let parked = Arc::new(tokio::sync::Notify::new());
+    let (addr, stop, serving) = serve_stoppable(Parked(parked.clone())).await;
+    Running { addr, parked, stop, serving }
+}
+
+/// `serve` with `handler` until the sender is used (or dropped).
+async fn serve_stoppable<H: Handler + Clone>(
+    handler: H,
+) -> (SocketAddr, oneshot::Sender<()>, tokio::task::JoinHandle<std::io::Result<()>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let parked = Arc::new(tokio::sync::Notify::new());
     let (stop, stopped) = oneshot::channel::<()>();
-    let make = {
-        let parked = parked.clone();
-        move || Parked(parked.clone())
-    };
     let serving = tokio::spawn(async move {
         let stop = async {
             let _ = stopped.await;
         };
-        HttpServer::new(PeerBuilder::new()).serve(listener, make, stop).await
+        HttpServer::new(PeerBuilder::new()).serve(listener, move || handler.clone(), stop).await
     });
-    Running { addr, parked, stop, serving }
+    (addr, stop, serving)
 }
 
 /// The stateless `tools/call` of `park`, id 7.
@@ -145,4 +150,60 @@ async fn a_stateless_request_whose_body_ends_after_the_stop_is_answered_503() {
     assert_eq!((&v["id"], &v["error"]["code"]), (&json!(7), &json!(-32000)), "{v}");
     let served = timeout(PROMPT, r.serving).await.expect("serve returns without its grace");
     served.unwrap().unwrap();
+}
+
+/// A tool answering with `BIG` bytes of text.
+#[derive(Clone)]
+struct Big;
+
+const BIG: usize = 32 << 20;
+
+impl Handler for Big {
+    async fn request(&self, _: &Incoming, _: &Context) -> Result<Reply, RpcError> {
+        Reply::json(&json!({"content": [{"type": "text", "text": "x".repeat(BIG)}]}))
+    }
+}
+
+/// A client that stops reading its answer holds its connection's graceful close open for ever:
+/// after the stop, the connection is dropped once the shutdown grace has passed, and `serve`
+/// returns after it, with no connection task left behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_whose_client_does_not_read_is_dropped_after_the_stop_grace() {
+    let (addr, stop, serving) = serve_stoppable(Big).await;
+    let mut sock = TcpStream::connect(addr).await.unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                      "params": {"name": "big", "arguments": {},
+                                 "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
+                                           "io.modelcontextprotocol/clientCapabilities": {}}}})
+    .to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json\r\nMCP-Protocol-Version: {MODERN}\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: big\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    sock.write_all(format!("{head}{body}").as_bytes()).await.unwrap();
+    // The answer fills the socket's buffers; nothing reads it.
+    let mut first = [0u8; 1];
+    timeout(WAIT, sock.read_exact(&mut first)).await.expect("the answer begins").unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let stopped = std::time::Instant::now();
+    stop.send(()).unwrap();
+    let grace = mcpwire::limits::SHUTDOWN_GRACE;
+    let served = timeout(grace + Duration::from_secs(5), serving).await.expect("serve returns");
+    served.unwrap().unwrap();
+    let took = stopped.elapsed();
+    assert!(took >= grace - Duration::from_millis(500), "serve returned after {took:?}");
+
+    // The connection was dropped part way: what is left to read ends well short of the answer.
+    let mut read = 1usize;
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match timeout(WAIT, sock.read(&mut buf)).await.expect("the connection ends") {
+            Ok(0) | Err(_) => break,
+            Ok(n) => read += n,
+        }
+    }
+    assert!(read < BIG, "read {read} bytes: the whole answer was written after the stop");
 }

@@ -98,11 +98,15 @@ pub(super) enum Ended<E> {
     Idle,
     /// The table shed it to make room.
     Shed,
+    /// Still open [`SHUTDOWN_GRACE`](crate::limits::SHUTDOWN_GRACE) after the stop told it to
+    /// close (a client that does not read its answer, say).
+    Stopped,
 }
 
-/// Drives `conn` until it ends: told to close gracefully when `stop` turns true or when no
-/// request has been in progress on it for `idle` (then dropped if still open `idle` later),
-/// dropped at once when `shed` completes.
+/// Drives `conn` until it ends: told to close gracefully when `stop` turns true (then dropped
+/// if still open [`SHUTDOWN_GRACE`](crate::limits::SHUTDOWN_GRACE) later) or when no request has
+/// been in progress on it for `idle` (then dropped if still open `idle` later), dropped at once
+/// when `shed` completes.
 pub(super) async fn drive<F, E>(
     conn: F,
     graceful: impl Fn(Pin<&mut F>),
@@ -118,22 +122,31 @@ where
     let mut closing = false;
     let deadline = tokio::time::sleep(Duration::MAX);
     tokio::pin!(deadline);
-    let mut timed = false;
+    // What the deadline ends, once armed.
+    let mut timed = None;
     loop {
         tokio::select! {
             r = conn.as_mut() => return Ended::Closed(r),
             () = &mut shed => return Ended::Shed,
-            () = stopped(stop.as_mut()), if !closing => {
+            () = stopped(stop.as_mut()), if stop.is_some() => {
                 graceful(conn.as_mut());
                 closing = true;
+                // Also a connection the idle bound was already closing: the stop's grace is the
+                // shorter wait when the idle bound is long.
+                let at = tokio::time::Instant::now() + crate::limits::SHUTDOWN_GRACE;
+                if timed.is_none() || at < deadline.deadline() {
+                    deadline.as_mut().reset(at);
+                    timed = Some(Ended::Stopped);
+                }
+                stop = None;
             }
             () = tracker.idle_for(idle), if !closing => {
                 graceful(conn.as_mut());
                 closing = true;
-                timed = true;
+                timed = Some(Ended::Idle);
                 deadline.as_mut().reset(tokio::time::Instant::now() + idle);
             }
-            () = &mut deadline, if timed => return Ended::Idle,
+            () = &mut deadline, if timed.is_some() => return timed.unwrap_or(Ended::Idle),
         }
     }
 }

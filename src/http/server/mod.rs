@@ -342,6 +342,9 @@ impl HttpServer {
                     }
                     connection::Ended::Closed(Ok(())) => {}
                     connection::Ended::Idle => tracing::debug!(%remote, "idle connection dropped"),
+                    connection::Ended::Stopped => {
+                        tracing::debug!(%remote, "connection dropped after the stop's grace");
+                    }
                     connection::Ended::Shed => {
                         tracing::debug!(%remote, "connection shed to make room");
                     }
@@ -364,11 +367,12 @@ impl HttpServer {
         self.state.idle.close_all();
         // The connections finish the exchange under way (the POSTs of the sessions just ended
         // get their answer, GET streams end) and close, kept-alive ones at once; past the
-        // grace, whatever is left is dropped.
+        // grace, each drops whatever is left (`connection::drive`), which this waits for.
         let _ = stopping.send(true);
         tasks.close();
-        if tokio::time::timeout(SHUTDOWN_GRACE, tasks.wait()).await.is_err() {
-            tracing::warn!("connections still open {SHUTDOWN_GRACE:?} after the stop");
+        let wait = SHUTDOWN_GRACE + Duration::from_secs(1);
+        if tokio::time::timeout(wait, tasks.wait()).await.is_err() {
+            tracing::warn!("connections still open {wait:?} after the stop");
         }
         outcome
     }
@@ -423,7 +427,7 @@ impl HttpServer {
             .await
         {
             connection::Ended::Closed(r) => r,
-            connection::Ended::Idle | connection::Ended::Shed => {
+            connection::Ended::Idle | connection::Ended::Shed | connection::Ended::Stopped => {
                 Err(Box::new(std::io::Error::from(std::io::ErrorKind::TimedOut)))
             }
         }
