@@ -143,8 +143,10 @@ pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 ///
 /// Each stream is a request being answered (a task, its headers, its body's share of the
 /// windows); without a bound one connection could open thousands and take the server's
-/// handlers and body budget from every other client. A stream past it is refused
-/// (`RST_STREAM` `REFUSED_STREAM`, which a client may retry). As many as a session's
+/// handlers from every other client (it does not keep one connection from the body budget:
+/// see [`HttpServer::max_body_bytes`](crate::http::HttpServer::max_body_bytes)). A stream past
+/// it is refused (`RST_STREAM` `REFUSED_STREAM`, which a client may retry). As many as a
+/// session's
 /// [`DEFAULT_MAX_HANDLERS`], so a gateway multiplexing one session's requests is not the
 /// bottleneck.
 pub const DEFAULT_HTTP2_MAX_STREAMS: u32 = 256;
@@ -197,9 +199,10 @@ pub const DEFAULT_HTTP2_MAX_LOCAL_RESETS: usize = 1024;
 /// Default for [`HttpServer::http2_max_send_buffer`](crate::http::HttpServer::http2_max_send_buffer):
 /// 64 KiB of a response buffered per stream while the client's window is closed.
 ///
-/// A client that advertises a window of 0 and asks for large answers on every stream would
-/// otherwise make the server hold each answer whole; past the bound the response waits (its
-/// handler is held back) instead of being buffered.
+/// Past it the stream takes no more of its body until the client opens its window. A JSON
+/// answer is made whole before it is sent, so this does not bound it; it holds back an event
+/// stream (a GET stream, `subscriptions/listen`, a tool's progress), whose later events then
+/// wait in the session's bounded queues instead of piling up in the connection.
 pub const DEFAULT_HTTP2_MAX_SEND_BUFFER: usize = 64 * 1024;
 
 /// Default for [`HttpServer::http2_keep_alive`](crate::http::HttpServer::http2_keep_alive): a

@@ -143,7 +143,15 @@ impl HttpServer {
     /// Bytes of POST bodies the server holds at once, counted from before a body is read until
     /// its POST is answered (its `Content-Length`, or `max_frame_bytes` for a chunked body); a
     /// POST that finds no room within `read_timeout` is answered 503 without its body being
-    /// read. With `max_connections` and each session's limits this bounds the server's memory.
+    /// read. With `max_connections` and each session's limits this bounds the server's memory,
+    /// but for two things:
+    /// - What an HTTP/2 client sends before its POST is taken is held outside this budget,
+    ///   bounded by the flow-control windows instead (`http2_initial_windows`): up to the
+    ///   connection window per connection, 1 MiB at the defaults.
+    /// - A POST with no `Content-Length` reserves `max_frame_bytes`, so a few such POSTs on one
+    ///   HTTP/2 connection (16 at the defaults) can hold the whole budget, and others wait or get
+    ///   503. Clients that send `Content-Length` (the MCP SDKs do) reserve only their bodies.
+    ///
     /// [`DEFAULT_MAX_BODY_BYTES`] by default; a single body always fits.
     #[must_use]
     pub fn max_body_bytes(mut self, bytes: usize) -> Self {

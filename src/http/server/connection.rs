@@ -227,7 +227,8 @@ impl HttpServer {
     }
 
     /// How much of a response an HTTP/2 stream buffers while the client's window is closed;
-    /// past it the response waits. [`DEFAULT_HTTP2_MAX_SEND_BUFFER`] by default; at least 1
+    /// past it the stream takes no more of its body (an event stream's later events wait; a
+    /// JSON answer is already whole). [`DEFAULT_HTTP2_MAX_SEND_BUFFER`] by default; at least 1
     /// byte, at most 4 GiB - 1.
     #[must_use]
     pub fn http2_max_send_buffer(mut self, bytes: usize) -> Self {

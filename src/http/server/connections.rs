@@ -10,10 +10,10 @@
 //! connection is busy does accepting wait, until one finishes or has no request in progress any
 //! more (an HTTP/2 connection: none of its streams).
 //!
-//! Costs: one entry per connection (an id, two atomics behind an `Arc`, a `Notify`); finding
-//! the oldest idle one is O(connections) under the table's lock, and happens only when the table
-//! is full. Every response body carries a guard that marks its connection busy until the body
-//! ends (one boxed body per response).
+//! Costs: one entry per connection (an id, a counter and two `Notify` behind an `Arc`, with a
+//! weak link to the table); finding the oldest idle one is O(connections) under the table's
+//! lock, and happens only when the table is full. Every response body carries a guard that
+//! marks its connection busy until the body ends (one boxed body per response).
 
 use std::collections::BTreeMap;
 use std::pin::Pin;
