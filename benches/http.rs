@@ -94,7 +94,9 @@ impl Side {
             .filter_map(|&clock| {
                 let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
                 // SAFETY: `clock_gettime` writes one `timespec` to the valid, writable `t`; a
-                // clock of a thread that ended is refused (EINVAL), not undefined.
+                // clock of a thread that ended is refused (EINVAL), not undefined (were its id
+                // reused by a new thread, the read would be that thread's time: a wrong number,
+                // not a fault; the runtimes' workers live as long as the bench).
                 let rc = unsafe { libc::clock_gettime(clock, &mut t) };
                 (rc == 0).then(|| Duration::new(t.tv_sec as u64, t.tv_nsec as u32))
             })
