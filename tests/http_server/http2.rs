@@ -1,7 +1,8 @@
 //! HTTP/2 over cleartext with prior knowledge, on the same port as HTTP/1.1: both eras, many
 //! requests at once on one connection, and each HTTP/2 bound (streams, windows, header list,
-//! resets, floods of SETTINGS and PING, idle connections) at and past its value, with a
-//! well-behaved client served beside the abusive one.
+//! frame size, resets, floods of SETTINGS and PING, keep-alive PINGs, idle connections) at and
+//! past its value, with a well-behaved client served beside the abusive one; HTTP/2 turned off,
+//! and the bounds' zero values.
 //!
 //! The well-behaved client is hyper's HTTP/2 connection (one [`H2`] is one TCP connection);
 //! the header-list bound is driven with the `h2` crate, whose client sends exactly the fields
