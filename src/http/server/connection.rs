@@ -200,7 +200,7 @@ impl HttpServer {
     /// The value is taken as it is, 0 included, and means what it says: no request's list fits
     /// in 0 bytes (nor in four times 0), so with 0 every HTTP/2 request closes its connection,
     /// while HTTP/1.1 (whose headers have their own bound) is served as before. A request's own
-    /// pseudo-header fields take some 150 bytes: a bound below that answers every request 431,
+    /// pseudo-header fields take 160 bytes or more: a bound below that answers every request 431,
     /// and one below a quarter of that closes the connection for each.
     #[must_use]
     pub fn http2_max_header_list_size(mut self, bytes: u32) -> Self {
@@ -243,7 +243,8 @@ impl HttpServer {
     /// noticed. The interval counts from the last frame read from the client, so a busy
     /// connection is not pinged. [`DEFAULT_HTTP2_PING_INTERVAL`] and
     /// [`DEFAULT_HTTP2_PING_TIMEOUT`] by default; the interval at least 1 ms (a zero one would
-    /// send the next `PING` as soon as the last is acknowledged, back to back).
+    /// send the next `PING` as soon as the last is acknowledged, with only the timer's next
+    /// tick, often well under a millisecond, between them).
     #[must_use]
     pub fn http2_keep_alive(mut self, every: Option<Duration>, timeout: Duration) -> Self {
         let h2 = &mut self.config().h2;
