@@ -163,6 +163,9 @@ pub const DEFAULT_HTTP2_STREAM_WINDOW: u32 = 256 * 1024;
 /// Default for [`HttpServer::http2_initial_windows`](crate::http::HttpServer::http2_initial_windows):
 /// 1 MiB a client may send over all the streams of one connection before the server reads it,
 /// so a connection's unread bodies stay bounded however many streams it opens.
+///
+/// A configured value is at least 65,535, the window every HTTP/2 connection starts with
+/// (RFC 9113, 6.9.2): it can only be grown, so a smaller one could not be enforced.
 pub const DEFAULT_HTTP2_CONNECTION_WINDOW: u32 = 1024 * 1024;
 
 /// Default for [`HttpServer::http2_max_header_list_size`](crate::http::HttpServer::http2_max_header_list_size):

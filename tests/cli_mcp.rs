@@ -560,9 +560,17 @@ fn serve_over_http_takes_http2_with_its_stream_bound_or_not_at_all() {
     // SETTINGS_MAX_CONCURRENT_STREAMS is 0x3.
     assert!(settings.contains(&(3, 3)), "{settings:?}");
     drop(child);
+    // 0 streams would refuse every request: taken as 1.
+    let (child, target) = serve_on(&["--http", "127.0.0.1:0", "--http2-max-streams", "0"]);
+    let settings = h2_settings(&addr_of(&target)).expect("an HTTP/2 answer");
+    assert!(settings.contains(&(3, 1)), "{settings:?}");
+    drop(child);
     let (child, target) = serve_on(&["--http", "127.0.0.1:0", "--no-http2"]);
-    // HTTP/1.1 alone: hyper closes a connection that opens with the HTTP/2 preface.
-    let answer = h2_settings(&addr_of(&target));
-    assert!(answer.is_err(), "{answer:?}");
+    // HTTP/1.1 alone: hyper closes a connection that opens with the HTTP/2 preface, without a
+    // byte, and HTTP/1.1 is served on the same port.
+    let addr = addr_of(&target);
+    assert_eq!(h2_settings(&addr), Err(String::new()));
+    let (status, answer) = http(&addr, "GET", "/elsewhere", &[], "");
+    assert_eq!(status, 404, "{answer}");
     drop(child);
 }

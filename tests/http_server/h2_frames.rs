@@ -29,6 +29,7 @@ pub(crate) const SETTINGS_MAX_HEADER_LIST_SIZE: u16 = 0x6;
 pub(crate) const NO_ERROR: u32 = 0x0;
 pub(crate) const FLOW_CONTROL_ERROR: u32 = 0x3;
 pub(crate) const STREAM_CLOSED: u32 = 0x5;
+pub(crate) const FRAME_SIZE_ERROR: u32 = 0x6;
 pub(crate) const REFUSED_STREAM: u32 = 0x7;
 pub(crate) const CANCEL: u32 = 0x8;
 pub(crate) const ENHANCE_YOUR_CALM: u32 = 0xb;
@@ -140,6 +141,9 @@ pub(crate) fn post_fields<'a>(
     f
 }
 
+/// The payload of the PING that ends [`Raw::connect`]'s handshake.
+const HANDSHAKE_PING: [u8; 8] = *b"shake\0\0\0";
+
 /// A client connection: the preface and our SETTINGS sent, the server's SETTINGS read and
 /// acknowledged.
 pub(crate) struct Raw {
@@ -149,8 +153,8 @@ pub(crate) struct Raw {
     buf: BytesMut,
     /// The server's first SETTINGS.
     pub(crate) server_settings: Vec<(u16, u32)>,
-    /// The connection window the server opened beyond the initial 65,535 (its first
-    /// `WINDOW_UPDATE` on stream 0), if it came before anything else was read.
+    /// The connection window the server opened beyond the initial 65,535 (its `WINDOW_UPDATE`
+    /// on stream 0 during the handshake), if it opened any.
     pub(crate) connection_window_update: Option<u32>,
 }
 
@@ -174,14 +178,28 @@ impl Raw {
         assert_eq!((first.ty, first.flags), (SETTINGS, 0), "{first:?}");
         raw.server_settings = first.settings();
         raw.send(&frame(SETTINGS, ACK, 0, &[])).await;
-        // The server's WINDOW_UPDATE for the connection and its ACK of our SETTINGS follow.
-        for _ in 0..2 {
+        // The server's ACK of our SETTINGS follows, and its WINDOW_UPDATE for the connection if
+        // it opens it wider, in either order, both written by then. A PING sent after the ACK
+        // is answered after them: its ACK ends the handshake whether a WINDOW_UPDATE came or not.
+        let mut acked = false;
+        let mut pinged = false;
+        loop {
             let f = raw.next().await.expect("the server's handshake");
-            if f.ty == WINDOW_UPDATE && f.stream == 0 {
-                raw.connection_window_update =
-                    Some(u32::from_be_bytes(f.payload[..4].try_into().unwrap()));
-            } else {
-                assert_eq!((f.ty, f.flags), (SETTINGS, ACK), "{f:?}");
+            match (f.ty, f.flags & ACK != 0) {
+                (WINDOW_UPDATE, _) if f.stream == 0 => {
+                    raw.connection_window_update =
+                        Some(u32::from_be_bytes(f.payload[..4].try_into().unwrap()));
+                }
+                (SETTINGS, true) => acked = true,
+                (PING, true) if f.payload == HANDSHAKE_PING => break,
+                // The server's own keep-alive PING, when its interval is that short: answered,
+                // as a client does.
+                (PING, false) => raw.send(&frame(PING, ACK, 0, &f.payload)).await,
+                _ => panic!("{f:?} in the handshake"),
+            }
+            if acked && !pinged {
+                raw.send(&frame(PING, 0, 0, &HANDSHAKE_PING)).await;
+                pinged = true;
             }
         }
         raw

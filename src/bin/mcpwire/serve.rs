@@ -141,7 +141,7 @@ pub struct HttpArgs {
     #[arg(long)]
     no_get_stream: bool,
     /// Streams (requests) one HTTP/2 connection may have open at once; one more is refused
-    /// (REFUSED_STREAM).
+    /// (REFUSED_STREAM). 0 is taken as 1.
     #[arg(long, value_name = "N", default_value_t = mcpwire::http::server::DEFAULT_HTTP2_MAX_STREAMS)]
     http2_max_streams: u32,
     /// Take HTTP/1.1 only (by default the port also takes HTTP/2 with prior knowledge).

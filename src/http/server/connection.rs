@@ -68,6 +68,9 @@ impl Default for H2Config {
 
 /// Largest flow-control window HTTP/2 allows (RFC 9113, 6.9.1).
 pub(super) const MAX_WINDOW: u32 = (1 << 31) - 1;
+/// The connection window every HTTP/2 connection starts with (RFC 9113, 6.9.2): the peer may
+/// send this much before any `WINDOW_UPDATE`, and no setting can make it smaller.
+pub(super) const INITIAL_CONNECTION_WINDOW: u32 = 65_535;
 /// Frame sizes HTTP/2 allows (RFC 9113, 6.5.2).
 pub(super) const FRAME_SIZES: std::ops::RangeInclusive<u32> = (1 << 14)..=((1 << 24) - 1);
 
@@ -174,31 +177,44 @@ impl HttpServer {
 
     /// Streams (requests) one HTTP/2 connection may have open at once, advertised in its
     /// `SETTINGS_MAX_CONCURRENT_STREAMS`; a stream past it is refused (`RST_STREAM`
-    /// `REFUSED_STREAM`) and the others go on. [`DEFAULT_HTTP2_MAX_STREAMS`] by default.
+    /// `REFUSED_STREAM`) and the others go on. [`DEFAULT_HTTP2_MAX_STREAMS`] by default; 0 is
+    /// taken as 1 (0 would refuse every HTTP/2 request).
     #[must_use]
     pub fn http2_max_concurrent_streams(mut self, n: u32) -> Self {
-        self.config().h2.max_streams = n;
+        self.config().h2.max_streams = n.max(1);
         self
     }
 
     /// HTTP/2 flow control: how many bytes of body a client may send on one stream, and over
     /// all the streams of a connection, before the server has read them (and so how many it
-    /// holds unread); each within 1 ..= 2^31-1. A client that sends past a window is a
-    /// protocol error (`FLOW_CONTROL_ERROR`). [`DEFAULT_HTTP2_STREAM_WINDOW`] and
+    /// holds unread): the stream window within 1 ..= 2^31-1, the connection window within
+    /// 65,535 ..= 2^31-1. A client that sends past a window is a protocol error
+    /// (`FLOW_CONTROL_ERROR`). [`DEFAULT_HTTP2_STREAM_WINDOW`] and
     /// [`DEFAULT_HTTP2_CONNECTION_WINDOW`] by default.
+    ///
+    /// Every HTTP/2 connection starts with a window of 65,535 bytes, which only grows (by
+    /// `WINDOW_UPDATE`): a smaller connection window could not be enforced, and would only
+    /// make the server reopen the window a few bytes at a time once those first bytes are
+    /// read, so it is taken as 65,535.
     #[must_use]
     pub fn http2_initial_windows(mut self, stream: u32, connection: u32) -> Self {
         let h2 = &mut self.config().h2;
         h2.stream_window = stream.clamp(1, MAX_WINDOW);
-        h2.connection_window = connection.clamp(1, MAX_WINDOW);
+        h2.connection_window = connection.clamp(INITIAL_CONNECTION_WINDOW, MAX_WINDOW);
         self
     }
 
     /// The largest header list (decoded, as HTTP/2 counts it: name, value and 32 bytes per
     /// field) an HTTP/2 request may carry, advertised in `SETTINGS_MAX_HEADER_LIST_SIZE`;
     /// a request whose list reaches it is answered 431 (its fields not kept), and one more
-    /// than four times it closes the connection.
+    /// than four times it closes the connection (`GOAWAY`, `ENHANCE_YOUR_CALM`).
     /// [`DEFAULT_HTTP2_MAX_HEADER_LIST`] by default.
+    ///
+    /// The value is taken as it is, 0 included, and means what it says: no request's list fits
+    /// in 0 bytes (nor in four times 0), so with 0 every HTTP/2 request closes its connection,
+    /// while HTTP/1.1 (whose headers have their own bound) is served as before. A request's own
+    /// pseudo-header fields take 160 bytes or more: a bound below that answers every request 431,
+    /// and one below a quarter of that closes the connection for each.
     #[must_use]
     pub fn http2_max_header_list_size(mut self, bytes: u32) -> Self {
         self.config().h2.max_header_list = bytes;
@@ -238,11 +254,15 @@ impl HttpServer {
 
     /// How often an HTTP/2 connection is sent a `PING` (`None`: never), and how long its
     /// acknowledgement may take before the connection is closed, so a peer that vanished is
-    /// noticed. [`DEFAULT_HTTP2_PING_INTERVAL`] and [`DEFAULT_HTTP2_PING_TIMEOUT`] by default.
+    /// noticed. The interval counts from the last frame read from the client, so a busy
+    /// connection is not pinged. [`DEFAULT_HTTP2_PING_INTERVAL`] and
+    /// [`DEFAULT_HTTP2_PING_TIMEOUT`] by default; the interval at least 1 ms (a zero one would
+    /// send the next `PING` as soon as the last is acknowledged, with only the timer's next
+    /// tick, often well under a millisecond, between them).
     #[must_use]
     pub fn http2_keep_alive(mut self, every: Option<Duration>, timeout: Duration) -> Self {
         let h2 = &mut self.config().h2;
-        h2.ping_interval = every;
+        h2.ping_interval = every.map(|e| e.max(Duration::from_millis(1)));
         h2.ping_timeout = timeout;
         self
     }
