@@ -235,24 +235,12 @@ async fn flow_control_windows_are_advertised_a_body_of_the_window_is_taken_and_o
     assert_eq!(raw.connection_window_update, Some(CONNECTION - 65_535));
 
     // A held POST takes the whole budget (its declared length).
-    let len = WINDOW.to_string();
-    let headers =
-        [("mcp-protocol-version", MODERN), ("mcp-method", "hold"), ("content-length", &len)];
-    let fields = post_fields(&authority, &headers);
-    let body = format!("{:<1$}", modern(1, "hold", json!({})), WINDOW as usize);
-    let mut out = frame(HEADERS, END_HEADERS, 1, &hpack(&fields));
-    out.extend(frame(DATA, END_STREAM, 1, body.as_bytes()));
-    raw.send(&out).await;
+    let window = WINDOW as usize;
+    raw.send(&padded_post(&authority, 1, "hold", window, window)).await;
     s.probe.held().await;
 
     // A body of exactly the window, on a stream that waits for room: taken, no error.
-    let headers =
-        [("mcp-protocol-version", MODERN), ("mcp-method", "echo"), ("content-length", &len)];
-    let fields = post_fields(&authority, &headers);
-    let body = format!("{:<1$}", modern(3, "echo", json!({"x": 3})), WINDOW as usize);
-    let mut out = frame(HEADERS, END_HEADERS, 3, &hpack(&fields));
-    out.extend(frame(DATA, END_STREAM, 3, body.as_bytes()));
-    raw.send(&out).await;
+    raw.send(&padded_post(&authority, 3, "echo", window, window)).await;
     // Released, both are answered.
     s.probe.release.add_permits(1);
     let mut ended = Vec::new();
@@ -271,22 +259,9 @@ async fn flow_control_windows_are_advertised_a_body_of_the_window_is_taken_and_o
     assert_eq!(ended, [1, 3]);
 
     // Held again; then one byte past the window on a waiting stream.
-    let headers =
-        [("mcp-protocol-version", MODERN), ("mcp-method", "hold"), ("content-length", &len)];
-    let fields = post_fields(&authority, &headers);
-    let body = format!("{:<1$}", modern(5, "hold", json!({})), WINDOW as usize);
-    let mut out = frame(HEADERS, END_HEADERS, 5, &hpack(&fields));
-    out.extend(frame(DATA, END_STREAM, 5, body.as_bytes()));
-    raw.send(&out).await;
+    raw.send(&padded_post(&authority, 5, "hold", window, window)).await;
     s.probe.held().await;
-    let over = (WINDOW + 1).to_string();
-    let headers =
-        [("mcp-protocol-version", MODERN), ("mcp-method", "echo"), ("content-length", &over)];
-    let fields = post_fields(&authority, &headers);
-    let body = format!("{:<1$}", modern(7, "echo", json!({})), WINDOW as usize + 1);
-    let mut out = frame(HEADERS, END_HEADERS, 7, &hpack(&fields));
-    out.extend(frame(DATA, END_STREAM, 7, body.as_bytes()));
-    raw.send(&out).await;
+    raw.send(&padded_post(&authority, 7, "echo", window + 1, window + 1)).await;
     // A stream error: that stream is reset, the connection and its other streams go on.
     let error = raw.until(|f| f.ty == GOAWAY || (f.ty == RST_STREAM && f.stream == 7)).await;
     assert_eq!((error.ty, error.stream, error.code()), (RST_STREAM, 7, FLOW_CONTROL_ERROR));
