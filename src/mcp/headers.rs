@@ -25,7 +25,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use super::annotations::{ParamHeader, ParamKind, ToolHeaders};
 use super::meta::{
     Envelope, Meta, Rejection, RequestParams, envelope_meta, envelope_version, finish_envelope,
-    member, required, str_of,
+    member, str_of,
 };
 use crate::{ErrorCode, Message, RawJson};
 
@@ -348,20 +348,20 @@ pub fn mirror(
 ) -> Result<(), Rejection> {
     let params = RequestParams::of(msg)?;
     let meta = envelope_meta(&params)?;
-    mirror_scanned(msg.method().unwrap_or_default(), &params, meta, tools, out)
+    mirror_scanned(msg.method().unwrap_or_default(), &params, &meta, tools, out)
 }
 
 /// [`mirror`] of a request whose `params` and `_meta` the caller has already read (a client
-/// reads them to tell the era), so they are not scanned again.
+/// reads them to tell the era), so they are not scanned again; `meta` has both required keys
+/// (`meta::required` checked it).
 pub(crate) fn mirror_scanned(
     method: &str,
     params: &RequestParams<'_>,
-    meta: Meta<'_>,
+    meta: &Meta<'_>,
     tools: Option<&ToolHeaders>,
     out: &mut HeaderMap,
 ) -> Result<(), Rejection> {
-    let meta = required(meta)?;
-    let version = envelope_version(&meta)?;
+    let version = envelope_version(meta)?;
     let value = |text: &str| {
         HeaderValue::from_str(text)
             .map_err(|_| Rejection::invalid("a value that no header can hold"))

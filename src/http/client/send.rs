@@ -30,7 +30,10 @@ fn modern_headers(
     let method = m.method().unwrap_or_default();
     let tools = ctx.tools.read().unwrap_or_else(PoisonError::into_inner);
     Some(
-        crate::mcp::headers::mirror_scanned(method, &params, meta, Some(&tools), headers)
+        crate::mcp::meta::required(meta)
+            .and_then(|meta| {
+                crate::mcp::headers::mirror_scanned(method, &params, &meta, Some(&tools), headers)
+            })
             .map(|()| Mode::Modern { tools: method == "tools/list" }),
     )
 }
