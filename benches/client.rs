@@ -1,9 +1,9 @@
-//! A host's client calling a tool in a loop: `mcpwire::mcp::Client::call_tool` against rmcp's
+//! A host's client calling a tool in a loop: `mcpwire::client::Client::call_tool` against rmcp's
 //! client (`Peer::call_tool`), both talking to the same server over the same kind of in-memory
 //! pipe (a `tokio::io::duplex` of 1 MiB each way), with 1 and 64 calls in flight, measured in
 //! the same run. Two servers, each shared by every client:
 //!
-//! - `typed server`: `mcpwire::mcp::server::Server` with an `echo` tool (a host's server);
+//! - `typed server`: `mcpwire::server::Server` with an `echo` tool (a host's server);
 //! - `raw server`: a bare `peer::Handler` answering `initialize` and `tools/call` of `echo`
 //!   with a fixed-shape result: the least a server can cost, so what is left is the clients'.
 //!
@@ -27,11 +27,12 @@
 //! counted with a counting wrapper around the global allocator.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
-use mcpwire::mcp::client::{Client, VersionChoice};
-use mcpwire::mcp::server::Server;
+use mcpwire::client::Client;
+use mcpwire::mcp::negotiation::VersionChoice;
 use mcpwire::peer::{
     Connection, Context, Handler, Incoming, NoHandler, PeerBuilder, PeerHandle, Reply, RpcError,
 };
+use mcpwire::server::Server;
 use rmcp::model::{CallToolRequestParams, ContentBlock, JsonObject};
 use rmcp::service::RunningService;
 use rmcp::{Peer, RoleClient, ServiceExt};

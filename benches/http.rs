@@ -3,7 +3,7 @@
 //! with two tokio runtimes of one worker each: the server's and the client's.
 //!
 //! Servers, each driven by the same floor client:
-//! - `mcpwire modern`: `HttpServer` with `mcp::server::Server` (an `echo` tool), every request
+//! - `mcpwire modern`: `HttpServer` with `server::Server` (an `echo` tool), every request
 //!   stateless (2026-07-28: the `_meta` envelope, the mirrored headers checked);
 //! - `mcpwire legacy`: the same server, one session (2025-11-25);
 //! - `rmcp`: rmcp's `StreamableHttpService`, default configuration (a session; every answer a
@@ -15,7 +15,7 @@
 //! - `floor`: one hyper HTTP/1.1 connection per request in flight, each request written from a
 //!   prepared body (the id spliced in) and header map, its answer read whole and checked for
 //!   the echoed text: what the HTTP library costs a client;
-//! - `mcpwire`: `mcp::Client` over `http://` (its `HttpClient` transport), at each era.
+//! - `mcpwire`: `client::Client` over `http://` (its `HttpClient` transport), at each era.
 //!
 //! Printed beside criterion's time per request: allocations per request and CPU time per
 //! request on each side. The CPU time is the sum of the side's threads' CPU clocks
@@ -31,7 +31,8 @@ use criterion::{Criterion, Throughput};
 use http::{HeaderMap, HeaderValue, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
-use mcpwire::mcp::client::{Client, VersionChoice};
+use mcpwire::client::Client;
+use mcpwire::mcp::negotiation::VersionChoice;
 use mcpwire::peer::PeerBuilder;
 
 #[path = "common/calls.rs"]
@@ -278,7 +279,7 @@ impl Call for Floor {
     }
 }
 
-/// `mcp::Client` over its HTTP transport, pinned to `version`.
+/// `client::Client` over its HTTP transport, pinned to `version`.
 async fn mcpwire_client(url: &str, version: &str) -> Mcpwire {
     let c = Client::builder()
         .protocol_version(VersionChoice::Fixed(version.into()))

@@ -16,9 +16,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use mcpwire::RawJson;
-use mcpwire::mcp::client::{ClientOptions, Negotiated, VersionChoice, negotiate};
+use mcpwire::client::InputResolver;
+use mcpwire::client::{ClientOptions, Negotiated, negotiate};
 use mcpwire::mcp::elicitation::{ELICIT, accept_with_defaults};
-use mcpwire::mcp::mrtr::{InputLimits, InputResolver};
+use mcpwire::mcp::mrtr::InputLimits;
+use mcpwire::mcp::negotiation::VersionChoice;
 use mcpwire::peer::{
     Connection, Context, Handler, Incoming, PeerBuilder, PeerHandle, Reply, RequestOptions,
     RpcError,

@@ -5,14 +5,13 @@
 //!     cargo run --release --example everything -- --http 127.0.0.1:0   # prints its URL
 //!     cargo run --release --example everything -- --stdio
 //!
-//! Each handler is a few lines on `mcpwire::mcp::server::Call`: the server speaks the protocol
+//! Each handler is a few lines on `mcpwire::server::Call`: the server speaks the protocol
 //! (both eras, `_meta` envelopes, `input_required` rounds with a sealed `requestState`, caching
 //! hints, listen streams, legacy sessions) around them.
 
 use std::borrow::Cow;
 use std::time::Duration;
 
-use mcpwire::mcp::server::{Call, Error, InputRequired, Server};
 use mcpwire::mcp::types::{
     CallToolResult, CompleteParams, CompleteRef, CompleteResult, Content, CreateMessageParams,
     CreateMessageResult, ElicitParams, ElicitResult, GetPromptResult, InputRequest,
@@ -20,6 +19,7 @@ use mcpwire::mcp::types::{
     ResourceContents, ResourceTemplate, Tool, match_template,
 };
 use mcpwire::peer::PeerBuilder;
+use mcpwire::server::{Call, Error, InputRequired, Server};
 
 /// A 1×1 red PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -63,12 +63,12 @@ struct PromptArg<'a> {
 }
 
 /// The sampled text of a `sampling/createMessage` answer.
-fn sampled(call_answer: &mcpwire::mcp::server::Answer) -> Result<String, Error> {
+fn sampled(call_answer: &mcpwire::server::Answer) -> Result<String, Error> {
     let r: CreateMessageResult<'_> = call_answer.decode()?;
     Ok(r.content.as_text().unwrap_or("no response").to_owned())
 }
 
-fn tools(b: mcpwire::mcp::server::ServerBuilder) -> mcpwire::mcp::server::ServerBuilder {
+fn tools(b: mcpwire::server::ServerBuilder) -> mcpwire::server::ServerBuilder {
     b.tool(Tool::new("test_simple_text").description("Tests simple text content response"), |_| async {
         text("This is a simple text response for testing.")
     })
@@ -166,7 +166,7 @@ fn tools(b: mcpwire::mcp::server::ServerBuilder) -> mcpwire::mcp::server::Server
     )
 }
 
-fn modern_tools(b: mcpwire::mcp::server::ServerBuilder) -> mcpwire::mcp::server::ServerBuilder {
+fn modern_tools(b: mcpwire::server::ServerBuilder) -> mcpwire::server::ServerBuilder {
     b.tool(Tool::new("test_missing_capability").description("Test tool requiring sampling"), |call| async move {
         call.require_client("sampling")?;
         text("Success")
@@ -297,7 +297,7 @@ fn modern_tools(b: mcpwire::mcp::server::ServerBuilder) -> mcpwire::mcp::server:
     })
 }
 
-fn resources(b: mcpwire::mcp::server::ServerBuilder) -> mcpwire::mcp::server::ServerBuilder {
+fn resources(b: mcpwire::server::ServerBuilder) -> mcpwire::server::ServerBuilder {
     let fixed = |uri: &'static str, mime: &'static str, body: &'static str| {
         move |_call: Call| async move {
             Ok(ReadResourceResult::new(ResourceContents::text(uri, mime, body)))
@@ -331,7 +331,7 @@ fn resources(b: mcpwire::mcp::server::ServerBuilder) -> mcpwire::mcp::server::Se
     )
 }
 
-fn prompts(b: mcpwire::mcp::server::ServerBuilder) -> mcpwire::mcp::server::ServerBuilder {
+fn prompts(b: mcpwire::server::ServerBuilder) -> mcpwire::server::ServerBuilder {
     let user_text = |t: String| PromptMessage::user(Content::text(t));
     b.prompt(Prompt::new("test_simple_prompt").title("Simple Test Prompt").description("A simple prompt without arguments"), move |_| async move {
         Ok(GetPromptResult::new(vec![user_text("This is a simple prompt for testing.".into())]))

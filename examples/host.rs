@@ -6,7 +6,7 @@
 //! cargo run --example host -- http://127.0.0.1:3000/mcp
 //! ```
 
-use mcpwire::mcp::Client;
+use mcpwire::client::Client;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -95,6 +95,8 @@
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+#[cfg(feature = "peer")]
+pub mod client;
 mod codec;
 pub mod error;
 pub mod framing;
@@ -106,6 +108,8 @@ mod message;
 pub mod mux;
 #[cfg(feature = "peer")]
 pub mod peer;
+#[cfg(feature = "mcp")]
+pub mod server;
 #[cfg(feature = "peer")]
 pub mod transport;
 

@@ -1,4 +1,4 @@
-//! `mcp::Client` against `mcp::server::Server` in this process (a real tokio runtime, the
+//! `client::Client` against `server::Server` in this process (a real tokio runtime, the
 //! in-memory pipe transport) and against a hand-written legacy server over real TCP: every call
 //! in both eras, the callbacks the server's asks reach, progress, cancellation, timeouts, change
 //! streams, each error kind a host matches on, and the page bound at and just past its limit.
@@ -8,11 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use mcpwire::client::{CallOptions, Change, Client, ClientError, Listen, NO_ARGUMENTS};
 use mcpwire::mcp::Era;
-use mcpwire::mcp::client::{
-    CallOptions, Change, Client, ClientError, Listen, NO_ARGUMENTS, Target, VersionChoice,
-};
-use mcpwire::mcp::server::{Error, Server};
+use mcpwire::mcp::negotiation::VersionChoice;
 use mcpwire::mcp::types::{
     CallToolResult, CompleteRef, CompleteResult, Content, CreateMessageParams, CreateMessageResult,
     ElicitAction, ElicitParams, ElicitResult, GetPromptResult, InputRequest, LoggingLevel, Prompt,
@@ -20,6 +18,8 @@ use mcpwire::mcp::types::{
     Root, Tool,
 };
 use mcpwire::peer::{Context, Handler, Incoming, PeerBuilder, Reply, RpcError};
+use mcpwire::server::{Error, Server};
+use mcpwire::transport::Target;
 use mcpwire::transport::serve_tcp;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

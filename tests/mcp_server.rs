@@ -1,4 +1,4 @@
-//! `mcp::server::Server` over a real peer pair (tokio, in-process duplex pipes), both eras: the
+//! `server::Server` over a real peer pair (tokio, in-process duplex pipes), both eras: the
 //! protocol the server speaks around a host's handlers, what it refuses, and each of its bounds
 //! at and just past the limit.
 
@@ -7,15 +7,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use mcpwire::mcp::server::{
-    Error, InputRequired, MAX_INPUT_ROUNDS, MAX_LISTEN_STREAMS, MAX_REQUEST_STATE_BYTES,
-    MAX_RESOURCE_SUBSCRIPTIONS, Server,
-};
 use mcpwire::mcp::types::{
     CallToolResult, ElicitParams, ElicitResult, InputRequest, LoggingLevel, ReadResourceResult,
     Resource, ResourceContents, Tool,
 };
 use mcpwire::peer::{Context, Handler, Incoming, PeerBuilder, PeerHandle, Reply, RpcError};
+use mcpwire::server::{
+    Error, InputRequired, MAX_INPUT_ROUNDS, MAX_LISTEN_STREAMS, MAX_REQUEST_STATE_BYTES,
+    MAX_RESOURCE_SUBSCRIPTIONS, Server,
+};
 use mcpwire::{Json, RawJson};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -617,7 +617,7 @@ async fn a_listen_stream_that_falls_behind_is_told_what_may_have_changed() {
     let ack = tokio::time::timeout(Duration::from_secs(5), p.notes.recv()).await.unwrap().unwrap();
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
     // On this one-thread runtime the stream's task cannot run during the loop: it falls behind.
-    let backlog = mcpwire::mcp::server::CHANGE_BACKLOG;
+    let backlog = mcpwire::server::CHANGE_BACKLOG;
     for _ in 0..backlog * 3 {
         s.tools_changed();
     }

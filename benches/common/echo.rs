@@ -1,16 +1,16 @@
-//! The typed echo server and its `mcp::Client` caller, shared by `benches/client.rs` (over an
+//! The typed echo server and its `client::Client` caller, shared by `benches/client.rs` (over an
 //! in-process pipe) and `benches/http.rs` (over Streamable HTTP).
 
-use mcpwire::mcp::client::Client;
-use mcpwire::mcp::server::Server;
+use mcpwire::client::Client;
 use mcpwire::mcp::types::{CallToolResult, Tool};
+use mcpwire::server::Server;
 
 use crate::calls::Call;
 
 /// The echoed message: 64 bytes.
 pub const MESSAGE: &str = "The quick brown fox jumps over the lazy dog, then echoes it back.";
 
-/// `mcp::server::Server` with an `echo` tool answering its `message` in one text block.
+/// `server::Server` with an `echo` tool answering its `message` in one text block.
 pub fn server(name: &str) -> Server {
     Server::builder(name, "0")
         .tool(Tool::new("echo"), |call| async move {
@@ -25,7 +25,7 @@ pub fn server(name: &str) -> Server {
         .build()
 }
 
-/// `mcp::Client` calling `echo` and checking the text that comes back.
+/// `client::Client` calling `echo` and checking the text that comes back.
 #[derive(Clone)]
 pub struct Mcpwire(pub Client);
 

@@ -1,4 +1,5 @@
-//! MCP's two eras, as the wire carries them.
+//! MCP's vocabulary: its two eras, as the wire carries them, with no I/O. The roles that speak
+//! it are [`crate::client`] and [`crate::server`], above the transports.
 //!
 //! The **legacy** era (2024-11-05 … 2025-11-25) opens a session with `initialize`; the
 //! **modern** era (2026-07-28 on) is stateless: every request carries its protocol version and
@@ -10,29 +11,26 @@
 //!   (the `_meta` envelope, `params.name` / `params.uri`, a result's `resultType`), and the
 //!   envelope's validation ([`meta::check_envelope`]), with the precise JSON-RPC error for each
 //!   way it can be wrong.
-//! - [`client`]: the client's side: which era a server speaks and at which version (a
-//!   `server/discover` probe, the fallback to `initialize`, the -32022 retry), and the `_meta`
-//!   a modern request carries, spliced into its params as they are written.
+//! - [`negotiation`]: the client's decisions: which era a server speaks and at which version
+//!   (the answer to a `server/discover` probe, the fallback to `initialize`, the -32022
+//!   retry), and the `_meta` a modern request carries, spliced into its params as they are
+//!   written.
 //! - [`mrtr`]: multi round-trip requests on the client's side: an `InputRequiredResult`
-//!   read, its input requests fulfilled and the request sent again with `inputResponses` and
-//!   the `requestState` echoed, in bounded rounds.
+//!   read, and the retry's params built with `inputResponses` and the `requestState` echoed.
+//! - [`types`] (feature `mcp`): every MCP message as a borrowed serde type.
 //! - [`elicitation`]: a form's defaults applied to the content a client accepts with.
 //! - [`headers`] (feature `http`): the Streamable HTTP header rules: validation of
 //!   `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` against the body (for a
 //!   server, or a gateway that routes on them), and the headers a client mirrors.
 
 pub mod annotations;
-pub mod client;
-#[cfg(feature = "mcp")]
-pub use client::Client;
 pub mod elicitation;
 #[cfg(feature = "http")]
 pub mod headers;
 pub mod meta;
 pub mod mrtr;
-mod scan;
-#[cfg(feature = "mcp")]
-pub mod server;
+pub mod negotiation;
+pub(crate) mod scan;
 #[cfg(feature = "mcp")]
 pub mod types;
 

@@ -6,16 +6,16 @@
 //! `requestState` it was given, echoed byte for byte.
 //!
 //! The pieces are pure ([`outcome`], [`retry_params`]) so they can be tested, and used over
-//! any I/O; [`Negotiated::request_with_input`](crate::mcp::client::Negotiated::request_with_input)
-//! (feature `peer`) runs the loop over a peer, bounded by [`InputLimits`]:
+//! any I/O; `Negotiated::request_with_input` in `mcpwire::client` (feature `peer`) runs the
+//! loop over a peer, bounded by [`InputLimits`]:
 //!
 //! - a result without `resultType`, or with `"complete"`, ends the loop (a server of an
 //!   earlier version sends none: the client MUST take it as complete);
 //! - each `input_required` answer costs one round; past [`InputLimits::max_rounds`] retries
-//!   the request fails with [`InputError::TooManyRounds`] rather than loop for as long as the
+//!   the request fails with `InputError::TooManyRounds` rather than loop for as long as the
 //!   server asks;
 //! - an answer naming more than [`InputLimits::max_requests`] input requests fails with
-//!   [`InputError::TooManyRequests`] before any is fulfilled;
+//!   `InputError::TooManyRequests` before any is fulfilled;
 //! - every retry is built from the caller's own params: the responses and state of a round go
 //!   into the next request of that same call only, never into another request.
 //!
@@ -88,39 +88,11 @@ impl InputLimits {
     }
 }
 
-/// Why a call with input rounds failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum InputError {
-    /// A request of the call failed (an error answer, the connection, a timeout).
-    #[cfg(feature = "peer")]
-    #[error(transparent)]
-    Request(#[from] crate::peer::RequestError),
-    /// The server's answer is not a result this client can act on.
-    #[error("malformed InputRequiredResult: {0}")]
-    Malformed(String),
-    /// The server still asked for input after this many retries.
-    #[error("the server still asks for input after {0} rounds")]
-    TooManyRounds(u32),
-    /// The server named this many input requests in one answer, more than allowed.
-    #[error("the server named {got} input requests in one answer, more than {max}")]
-    TooManyRequests {
-        /// How many it named.
-        got: usize,
-        /// The bound.
-        max: usize,
-    },
-    /// The client could not fulfil an input request.
-    #[error("input request {key:?} ({method}) could not be fulfilled: {reason}")]
-    Unfulfilled {
-        /// The request's key.
-        key: String,
-        /// Its method.
-        method: String,
-        /// Why.
-        reason: String,
-    },
-}
+/// Why an answer or a retry's params could not be read or built: the server's answer is not a
+/// result a client can act on, or the caller's params are not a JSON object.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("malformed InputRequiredResult: {0}")]
+pub struct Malformed(pub String);
 
 /// One request of an `InputRequiredResult`'s `inputRequests`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -186,12 +158,12 @@ fn members(json: RawJson<'_>) -> Result<Vec<(Cow<'_, str>, &RawValue)>, String> 
 ///
 /// # Errors
 ///
-/// [`InputError::Malformed`] when `result` is not an object, its `resultType` is neither
+/// [`Malformed`] when `result` is not an object, its `resultType` is neither
 /// `"complete"` nor `"input_required"`, or an `InputRequiredResult` has neither
 /// `inputRequests` nor `requestState`, an input request without a string `method`, or a
 /// `requestState` that is not a string.
-pub fn outcome(result: RawJson<'_>) -> Result<Outcome<'_>, InputError> {
-    let bad = |why: String| InputError::Malformed(why);
+pub fn outcome(result: RawJson<'_>) -> Result<Outcome<'_>, Malformed> {
+    let bad = Malformed;
     let kind = member(result, "resultType").map_err(|e| bad(e.message.into_owned()))?;
     let kind: Option<Cow<'_, str>> = match kind {
         None => None,
@@ -244,15 +216,15 @@ pub fn outcome(result: RawJson<'_>) -> Result<Outcome<'_>, InputError> {
 ///
 /// # Errors
 ///
-/// [`InputError::Malformed`] when `original` is not a JSON object, names a key twice, or a
+/// [`Malformed`] when `original` is not a JSON object, names a key twice, or a
 /// response is not JSON.
 pub fn retry_params(
     original: Option<RawJson<'_>>,
     responses: &[(String, String)],
     request_state: Option<RawJson<'_>>,
-) -> Result<String, InputError> {
+) -> Result<String, Malformed> {
     let kept = match original {
-        Some(p) => members(p).map_err(|e| InputError::Malformed(format!("the params: {e}")))?,
+        Some(p) => members(p).map_err(|e| Malformed(format!("the params: {e}")))?,
         None => Vec::new(),
     };
     let quote = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
@@ -275,9 +247,8 @@ pub fn retry_params(
         sep(&mut out);
         out.push_str("\"inputResponses\":{");
         for (i, (key, result)) in responses.iter().enumerate() {
-            let result = RawValue::from_string(result.clone()).map_err(|e| {
-                InputError::Malformed(format!("the response to {key:?} is not JSON: {e}"))
-            })?;
+            let result = RawValue::from_string(result.clone())
+                .map_err(|e| Malformed(format!("the response to {key:?} is not JSON: {e}")))?;
             if i > 0 {
                 out.push(',');
             }
@@ -294,89 +265,6 @@ pub fn retry_params(
     }
     out.push('}');
     Ok(out)
-}
-
-#[cfg(feature = "peer")]
-pub use connected::InputResolver;
-
-#[cfg(feature = "peer")]
-mod connected {
-    use std::future::Future;
-
-    use super::{InputError, InputLimits, Outcome, outcome, retry_params};
-    use crate::RawJson;
-    use crate::mcp::client::Negotiated;
-    use crate::peer::{Incoming, PeerHandle, RequestOptions};
-
-    /// Fulfils a server's input requests: the client's side of elicitation, sampling and
-    /// roots, answered inside a call rather than as requests of the server's own.
-    pub trait InputResolver: Send + Sync {
-        /// The result (JSON text) of the input request `method` with `params`, or why it
-        /// cannot be fulfilled.
-        fn resolve(
-            &self,
-            method: &str,
-            params: Option<RawJson<'_>>,
-        ) -> impl Future<Output = Result<String, String>> + Send;
-    }
-
-    impl Negotiated {
-        /// Sends a request as [`Negotiated::request`] does and, while the server answers
-        /// `input_required`, fulfils its input requests with `resolver` and sends the request
-        /// again (a new id) with the `inputResponses` and the `requestState` echoed, within
-        /// `limits` (see the [module](super) documentation). The answer that ends the call is
-        /// returned as it came.
-        ///
-        /// # Errors
-        ///
-        /// [`InputError::Request`] when a request fails, and the other variants when the
-        /// server's answers go past `limits`, are malformed, or an input request cannot be
-        /// fulfilled.
-        pub async fn request_with_input<R: InputResolver>(
-            &self,
-            peer: &PeerHandle,
-            method: &str,
-            params: Option<RawJson<'_>>,
-            options: RequestOptions,
-            resolver: &R,
-            limits: InputLimits,
-        ) -> Result<Incoming, InputError> {
-            let mut retry: Option<String> = None;
-            let mut round = 0u32;
-            loop {
-                let sent = retry.as_deref().map(RawJson::new).or(params);
-                let reply = self.request(peer, method, sent, options.clone()).await?;
-                let Some(result) = reply.result() else { return Ok(reply) };
-                let needed = match outcome(result)? {
-                    Outcome::Complete => return Ok(reply),
-                    Outcome::InputRequired(needed) => needed,
-                };
-                if round == limits.max_rounds {
-                    return Err(InputError::TooManyRounds(round));
-                }
-                round += 1;
-                if needed.requests.len() > limits.max_requests {
-                    return Err(InputError::TooManyRequests {
-                        got: needed.requests.len(),
-                        max: limits.max_requests,
-                    });
-                }
-                let mut responses = Vec::with_capacity(needed.requests.len());
-                for r in &needed.requests {
-                    let answer = resolver.resolve(&r.method, r.params).await.map_err(|reason| {
-                        InputError::Unfulfilled {
-                            key: r.key.clone().into_owned(),
-                            method: r.method.clone().into_owned(),
-                            reason,
-                        }
-                    })?;
-                    responses.push((r.key.clone().into_owned(), answer));
-                }
-                tracing::debug!(method, round, "retrying with input responses");
-                retry = Some(retry_params(params, &responses, needed.request_state)?);
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! Modern (2026-07-28) requests over the client transport, and the era decision of
-//! `mcpwire::mcp::client::negotiate` over HTTP, against hand-made servers with fixed answers.
+//! `mcpwire::client::negotiate` over HTTP, against hand-made servers with fixed answers.
 
+use mcpwire::client::{ClientOptions, NegotiateError, Negotiated, negotiate};
 use mcpwire::mcp::Era;
-use mcpwire::mcp::client::{ClientOptions, NegotiateError, Negotiated, VersionChoice, negotiate};
+use mcpwire::mcp::negotiation::VersionChoice;
 
 use crate::common::*;
 use crate::fixed_answers::read_request;

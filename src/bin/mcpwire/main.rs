@@ -73,8 +73,8 @@ struct LoadArgs {
     init: Option<LoadCommand>,
     /// embedded | stdio:CMD | tcp:ADDR | unix:PATH | http://HOST:PORT/PATH. `stdio:` runs CMD
     /// with `sh -c`; `http://` speaks MCP's Streamable HTTP.
-    #[arg(long, default_value = "embedded")]
-    target: load::Target,
+    #[arg(long, default_value = "embedded", value_parser = load::parse_target)]
+    target: mcpwire::transport::Target,
     /// Closed loop: requests in flight at once (one worker each). Measures throughput, not
     /// latency under a given load.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=MAX_CONCURRENCY))]
@@ -138,7 +138,7 @@ struct LoadArgs {
     /// The modern era has no `ping`: under `auto`, `--method ping` speaks the newest legacy
     /// version.
     #[arg(long, value_name = "VERSION", default_value = "auto")]
-    protocol_version: mcpwire::mcp::client::VersionChoice,
+    protocol_version: mcpwire::mcp::negotiation::VersionChoice,
     /// Budget: exit 1 when the p99 latency of successes passes this many milliseconds.
     #[arg(long, value_name = "MS", value_parser = parse_non_negative)]
     max_p99: Option<f64>,
@@ -169,10 +169,11 @@ enum LoadCommand {
     /// each tool's inputSchema.
     Init {
         /// The target, as --target takes it.
-        target: load::Target,
+        #[arg(value_parser = load::parse_target)]
+        target: mcpwire::transport::Target,
         /// The MCP protocol version to speak (as for `load`).
         #[arg(long, value_name = "VERSION", default_value = "auto")]
-        protocol_version: mcpwire::mcp::client::VersionChoice,
+        protocol_version: mcpwire::mcp::negotiation::VersionChoice,
     },
 }
 
@@ -377,7 +378,7 @@ fn run_load(args: &LoadArgs) -> ExitCode {
         max_error_rate: args.max_error_rate.unwrap_or(0.01),
         max_steps: load::DEFAULT_MAX_CAPACITY_STEPS,
     });
-    if args.http2 && !matches!(args.target, load::Target::Http(_)) {
+    if args.http2 && !args.target.is_http() {
         eprintln!("mcpwire: --http2 needs an http:// target, not {}", args.target);
         return ExitCode::from(EXIT_IO);
     }
@@ -473,7 +474,10 @@ pub(crate) fn write_html(
     })
 }
 
-fn run_init(target: load::Target, version: mcpwire::mcp::client::VersionChoice) -> ExitCode {
+fn run_init(
+    target: mcpwire::transport::Target,
+    version: mcpwire::mcp::negotiation::VersionChoice,
+) -> ExitCode {
     let rt = runtime();
     let outcome = rt.block_on(load::init(target, version));
     rt.shutdown_background();

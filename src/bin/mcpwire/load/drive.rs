@@ -18,8 +18,8 @@ use std::time::{Duration, SystemTime};
 
 use mcpwire::Json;
 use mcpwire::RawJson;
+use mcpwire::client::Negotiated;
 use mcpwire::mcp::Era;
-use mcpwire::mcp::client::Negotiated;
 use mcpwire::peer::{PeerHandle, RequestError, RequestOptions};
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -394,7 +394,7 @@ pub async fn run(
     super::check_sizes(&plan)?;
     let target = plan.target.to_string();
     // The embedded server runs in this process: its CPU time is in the reading too.
-    let embedded = matches!(plan.target, super::Target::Embedded);
+    let embedded = plan.target.is_in_process();
     let (peer, mut conn) = connect(&plan)
         .await
         .map_err(|source| SetupError::Connect { target: target.clone(), source })?;
@@ -477,11 +477,7 @@ pub async fn run(
         .collect();
     Ok(Report {
         target,
-        http_version: match plan.target {
-            super::Target::Http(_) if plan.http2 => Some("2"),
-            super::Target::Http(_) => Some("1.1"),
-            _ => None,
-        },
+        http_version: plan.target.is_http().then_some(if plan.http2 { "2" } else { "1.1" }),
         era,
         protocol_version: version,
         method: plan.method_label(),

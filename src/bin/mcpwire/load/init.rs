@@ -6,11 +6,12 @@
 
 use std::time::Duration;
 
-use mcpwire::mcp::client::VersionChoice;
+use mcpwire::mcp::negotiation::VersionChoice;
 use mcpwire::peer::RequestOptions;
 use serde_json::{Value, json};
 
-use super::{Method, Mix, Model, Operation, Plan, SetupError, Shape, Target, connect, handshake};
+use super::{Method, Mix, Model, Operation, Plan, SetupError, Shape, connect, handshake};
+use mcpwire::transport::Target;
 
 /// The most `tools/list` pages `load init` follows: a server whose cursor never ends cannot
 /// keep it listing.
@@ -22,7 +23,7 @@ const MAX_INIT_ITEMS: usize = 16;
 
 /// The first page of `method`'s `key` list, or nothing when the server has no such list.
 async fn first_page(
-    agreed: &mcpwire::mcp::client::Negotiated,
+    agreed: &mcpwire::client::Negotiated,
     peer: &mcpwire::peer::PeerHandle,
     method: &str,
     key: &str,

@@ -33,10 +33,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use mcpwire::Limits;
+use mcpwire::client::{ClientOptions, Negotiated, negotiate};
 use mcpwire::mcp::Era;
-use mcpwire::mcp::client::{ClientOptions, Negotiated, VersionChoice, negotiate};
+use mcpwire::mcp::negotiation::VersionChoice;
 use mcpwire::peer::{Connection, NoHandler, PeerBuilder, PeerHandle, RequestOptions};
-use mcpwire::transport;
+use mcpwire::transport::{self, ConnectOptions, Target};
 use serde::Deserialize;
 
 use crate::serve::{McpServer, PROTOCOL_VERSIONS};
@@ -50,58 +51,29 @@ pub use scenario::{Method, Mix, Operation};
 // `auto` offers the embedded server the legacy versions it speaks, newest first.
 const _: () = assert!(PROTOCOL_VERSIONS.len() == mcpwire::mcp::LEGACY_VERSIONS.len());
 
-/// What `load` connects to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// `serve`'s handler in this process, over a tokio duplex.
-    Embedded,
-    /// A command whose stdin/stdout carry the frames, run by `sh -c`.
-    Stdio(String),
-    /// A TCP address.
-    Tcp(String),
-    /// A Unix socket path.
-    Unix(String),
-    /// A Streamable HTTP endpoint, `http://HOST:PORT/PATH`.
-    Http(String),
+/// The server `load` drives when no target is named: `serve`'s server in this process, over an
+/// in-memory pipe, shown as `embedded`.
+#[must_use]
+pub fn embedded() -> Target {
+    // As many handlers as the generator can have requests in flight, up to a bound.
+    let limits =
+        Limits::default().max_handlers(mcpwire::limits::DEFAULT_MAX_HANDLERS * EMBEDDED_HANDLERS);
+    Target::in_process_handler("embedded", PeerBuilder::new().limits(limits), McpServer::new)
 }
 
-impl std::str::FromStr for Target {
-    type Err = String;
+/// How many times the default number of handlers the embedded server runs at once.
+const EMBEDDED_HANDLERS: usize = 4;
 
-    fn from_str(s: &str) -> Result<Self, String> {
-        if s == "embedded" {
-            return Ok(Self::Embedded);
-        }
-        if s.starts_with("http://") {
-            return Ok(Self::Http(s.to_owned()));
-        }
-        let (kind, rest) = s.split_once(':').ok_or_else(|| bad_target(s))?;
-        if rest.is_empty() {
-            return Err(bad_target(s));
-        }
-        match kind {
-            "stdio" => Ok(Self::Stdio(rest.to_owned())),
-            "tcp" => Ok(Self::Tcp(rest.to_owned())),
-            "unix" => Ok(Self::Unix(rest.to_owned())),
-            _ => Err(bad_target(s)),
-        }
+/// A target from its text: `embedded`, or what [`Target`]'s `FromStr` reads.
+///
+/// # Errors
+///
+/// When the text names no target.
+pub fn parse_target(s: &str) -> Result<Target, String> {
+    if s == "embedded" {
+        return Ok(embedded());
     }
-}
-
-fn bad_target(s: &str) -> String {
-    format!("`{s}`: expected embedded, stdio:CMD, tcp:ADDR, unix:PATH or http://HOST:PORT/PATH")
-}
-
-impl std::fmt::Display for Target {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Embedded => f.write_str("embedded"),
-            Self::Stdio(c) => write!(f, "stdio:{c}"),
-            Self::Tcp(a) => write!(f, "tcp:{a}"),
-            Self::Unix(p) => write!(f, "unix:{p}"),
-            Self::Http(u) => f.write_str(u),
-        }
-    }
+    s.parse::<Target>().map_err(|e| format!("{e}, or embedded"))
 }
 
 /// How the load is applied.
@@ -254,29 +226,13 @@ fn check_sizes(plan: &Plan) -> Result<(), SetupError> {
 pub(crate) async fn connect(plan: &Plan) -> Result<(PeerHandle, Connection), std::io::Error> {
     let limits = Limits::default().max_in_flight(plan.model.max_in_flight().max(1));
     let builder = PeerBuilder::new().limits(limits).request_timeout(Some(plan.timeout));
-    Ok(match &plan.target {
-        Target::Embedded => {
-            let server = PeerBuilder::new().limits(Limits::default().max_handlers(
-                plan.model.max_in_flight().clamp(1, mcpwire::limits::DEFAULT_MAX_HANDLERS * 4),
-            ));
-            let (a, b) = tokio::io::duplex(1 << 20);
-            server.connect(a, McpServer::new()).1.detach();
-            builder.connect(b, NoHandler)
-        }
-        Target::Stdio(cmd) => {
-            let mut command = tokio::process::Command::new("sh");
-            command.arg("-c").arg(format!("exec {cmd}"));
-            // Its own process group: a Ctrl-C at the terminal stops the run (and prints the
-            // partial report), not the server under test in the middle of it.
-            command.process_group(0);
-            transport::spawn_child(&builder, command, transport::ChildStderr::Tracing, NoHandler)?
-        }
-        Target::Tcp(addr) => transport::connect_tcp(&builder, addr.as_str(), NoHandler).await?,
-        Target::Unix(path) => transport::connect_unix(&builder, path, NoHandler).await?,
-        Target::Http(url) => {
-            mcpwire::http::HttpClient::new(builder).http2(plan.http2).connect(url, NoHandler)?
-        }
-    })
+    // A child runs in its own process group: a Ctrl-C at the terminal stops the run (and
+    // prints the partial report), not the server under test in the middle of it.
+    let options = ConnectOptions::default()
+        .stderr(transport::ChildStderr::Tracing)
+        .own_process_group(true)
+        .http2(plan.http2);
+    plan.target.connect(&builder, NoHandler, &options).await
 }
 
 /// The era decision (and the legacy handshake when it says legacy).
@@ -379,10 +335,10 @@ mod tests {
             "unix:/tmp/s",
             "http://127.0.0.1:3001/mcp",
         ] {
-            assert_eq!(s.parse::<Target>().unwrap().to_string(), s);
+            assert_eq!(parse_target(s).unwrap().to_string(), s);
         }
         for bad in ["", "stdio:", "https://x", "tcp"] {
-            assert!(bad.parse::<Target>().is_err(), "{bad}");
+            assert!(parse_target(bad).is_err(), "{bad}");
         }
     }
 

@@ -8,9 +8,9 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 use yoke::Yokeable;
 
+use super::client::Client;
 use super::decoded::{Cart, Decoded};
 use super::error::ClientError;
-use super::host::Client;
 use super::side::Resolver;
 use crate::RawJson;
 use crate::mcp::Era;
@@ -203,12 +203,12 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let r = client.call_tool("echo", serde_json::json!({ "message": "hi" })).await?;
     /// assert_eq!(r.get().content[0].as_text(), Some("hi"));
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn call_tool(
@@ -227,10 +227,10 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
-    /// use mcpwire::mcp::client::{CallOptions, NO_ARGUMENTS};
+    /// use mcpwire::client::{CallOptions, NO_ARGUMENTS};
     /// use std::sync::{Arc, Mutex};
     /// let seen = Arc::new(Mutex::new(Vec::new()));
     /// let s = seen.clone();
@@ -240,7 +240,7 @@ impl Client {
     /// let r = client.call_tool_with("work", NO_ARGUMENTS, &options).await?;
     /// assert_eq!(r.get().content[0].as_text(), Some("done"));
     /// assert_eq!(*seen.lock().unwrap(), [1.0, 2.0]);
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn call_tool_with(
@@ -279,13 +279,13 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let page = client.list_tools_page(None, &Default::default()).await?;
     /// assert_eq!(page.get().tools.len(), 2);
     /// assert!(page.get().next_cursor.is_none());
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn list_tools_page(
@@ -306,13 +306,13 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let tools = client.list_tools().await?;
     /// assert_eq!(tools[0].get().name, "echo");
     /// assert_eq!(tools[0].get().description.as_deref(), Some("Returns its message"));
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn list_tools(&self) -> Result<Vec<Decoded<Tool<'static>>>, ClientError> {
@@ -334,12 +334,12 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let listed = client.request("tools/list").await?;
     /// assert!(listed.result().unwrap().get().contains("echo"));
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn request(&self, method: &str) -> Result<Incoming, ClientError> {
@@ -354,13 +354,13 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let params = serde_json::json!({ "name": "echo", "arguments": { "message": "raw" } });
     /// let answer = client.request_with("tools/call", params).await?;
     /// assert!(answer.result().unwrap().get().contains("raw"));
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn request_with(
@@ -381,11 +381,11 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// client.notify("notifications/roots/list_changed").await?;
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn notify(&self, method: &str) -> Result<(), ClientError> {
@@ -400,12 +400,12 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let params = serde_json::json!({ "requestId": 99, "reason": "not needed" });
     /// client.notify_with("notifications/cancelled", params).await?;
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn notify_with(

@@ -11,24 +11,20 @@ use yoke::Yokeable;
 use super::decoded::{Cart, Decoded};
 use super::error::ClientError;
 use super::side::{Side, SideHandler};
-use super::target::{BadTarget, Target};
-use super::{ClientOptions, DISCOVER, Negotiated, VersionChoice, negotiate};
+use super::{ClientOptions, Negotiated, negotiate};
 use crate::mcp::Era;
 use crate::mcp::mrtr::InputLimits;
-use crate::mcp::server::Server;
+use crate::mcp::negotiation::{DISCOVER, VersionChoice};
 use crate::mcp::types::{
     CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Implementation,
     LoggingLevel, LoggingMessageParams, Root, ServerCapabilities,
 };
 use crate::peer::{Connection, NO_PARAMS, PeerBuilder, PeerHandle, RequestOptions, RpcError};
-use crate::transport::ChildStderr;
+use crate::transport::{ChildStderr, ConnectOptions, IntoTarget};
 
 /// How many pages a `list_*` call follows before it gives up: a server whose cursors never
 /// end cannot keep the client paging (and growing its list) forever.
 pub const DEFAULT_MAX_PAGES: usize = 256;
-
-/// The in-memory pipe's buffer, each way, for a server in this process.
-const IN_PROCESS_BUFFER: usize = 1 << 20;
 
 /// A connection to one MCP server, from a host.
 ///
@@ -40,7 +36,7 @@ const IN_PROCESS_BUFFER: usize = 1 << 20;
 /// clone is dropped.
 ///
 /// ```no_run
-/// use mcpwire::mcp::Client;
+/// use mcpwire::client::Client;
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let client = Client::connect("stdio:python3 server.py").await?;
@@ -49,7 +45,7 @@ const IN_PROCESS_BUFFER: usize = 1 << 20;
 /// }
 /// let r = client.call_tool("echo", serde_json::json!({ "message": "hi" })).await?;
 /// println!("{:?}", r.get().content[0].as_text());
-/// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+/// # Ok::<(), mcpwire::client::ClientError>(())
 /// # }).unwrap();
 /// ```
 #[derive(Clone)]
@@ -69,7 +65,7 @@ pub(crate) struct Inner {
     /// tools' `x-mcp-header` annotations (unset: a call lists the tools first).
     pub(crate) headers_learnt: Option<tokio::sync::OnceCell<()>>,
     /// The client's connection, and a server's in this process.
-    _connections: Vec<Connection>,
+    _connection: Connection,
 }
 
 impl Drop for Inner {
@@ -108,47 +104,6 @@ struct DescribedMeta<'a> {
     server_info: Option<Implementation<'a>>,
 }
 
-/// What [`Client::connect`] takes: a [`Target`], a [`Server`] of this process, or a target's
-/// text (see [`Target`]'s `FromStr`).
-pub trait IntoTarget {
-    /// The target.
-    ///
-    /// # Errors
-    ///
-    /// When the text names no target.
-    fn into_target(self) -> Result<Target, BadTarget>;
-}
-
-impl IntoTarget for Target {
-    fn into_target(self) -> Result<Target, BadTarget> {
-        Ok(self)
-    }
-}
-
-impl IntoTarget for Server {
-    fn into_target(self) -> Result<Target, BadTarget> {
-        Ok(Target::InProcess(self))
-    }
-}
-
-impl IntoTarget for &str {
-    fn into_target(self) -> Result<Target, BadTarget> {
-        self.parse()
-    }
-}
-
-impl IntoTarget for &String {
-    fn into_target(self) -> Result<Target, BadTarget> {
-        self.parse()
-    }
-}
-
-impl IntoTarget for String {
-    fn into_target(self) -> Result<Target, BadTarget> {
-        self.parse()
-    }
-}
-
 impl Client {
     /// Connects to `target` with the defaults of [`ClientBuilder`].
     ///
@@ -158,14 +113,14 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use mcpwire::mcp::{Client, Era, server::Server};
+    /// use mcpwire::{client::Client, mcp::Era, server::Server};
     /// // A server in this process; `"stdio:CMD"`, `"tcp:HOST:PORT"`, `"unix:PATH"` and
     /// // `"http://HOST:PORT/PATH"` name the others.
     /// let client = Client::connect(Server::builder("demo", "1.0").build()).await?;
     /// assert_eq!(client.era(), Era::Modern);
     /// assert_eq!(client.protocol_version(), "2026-07-28");
     /// assert_eq!(client.server_info().unwrap().name, "demo");
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn connect(target: impl IntoTarget) -> Result<Self, ClientError> {
@@ -226,7 +181,7 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use mcpwire::mcp::{Client, server::Server, types::*};
+    /// use mcpwire::{client::Client, mcp::types::*, server::Server};
     /// let server = Server::builder("demo", "1")
     ///     .tool(Tool::new("roots"), |call| async move {
     ///         let answer = call.ask("r", InputRequest::list_roots()).await?;
@@ -239,9 +194,9 @@ impl Client {
     ///     .connect(server)
     ///     .await?;
     /// client.set_roots(vec![Root { uri: "file:///b".into(), name: None }]).await?;
-    /// let r = client.call_tool("roots", mcpwire::mcp::client::NO_ARGUMENTS).await?;
+    /// let r = client.call_tool("roots", mcpwire::client::NO_ARGUMENTS).await?;
     /// assert_eq!(r.get().content[0].as_text(), Some("file:///b"));
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn set_roots(&self, roots: Vec<Root<'static>>) -> Result<(), ClientError> {
@@ -325,7 +280,7 @@ impl ClientBuilder {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use mcpwire::mcp::{Client, server::Server, types::*};
+    /// use mcpwire::{client::Client, mcp::types::*, server::Server};
     /// let form = r#"{"type":"object","properties":{"name":{"type":"string"}}}"#;
     /// let server = Server::builder("demo", "1")
     ///     .tool(Tool::new("hello"), move |call| async move {
@@ -344,10 +299,10 @@ impl ClientBuilder {
     ///         })
     ///         .connect(server.clone())
     ///         .await?;
-    ///     let r = client.call_tool("hello", mcpwire::mcp::client::NO_ARGUMENTS).await?;
+    ///     let r = client.call_tool("hello", mcpwire::client::NO_ARGUMENTS).await?;
     ///     assert_eq!(r.get().content[0].as_text(), Some("hello Ada"));
     /// }
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     #[must_use]
@@ -364,7 +319,7 @@ impl ClientBuilder {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use mcpwire::mcp::{Client, server::Server, types::*};
+    /// use mcpwire::{client::Client, mcp::types::*, server::Server};
     /// let server = Server::builder("demo", "1")
     ///     .tool(Tool::new("ask_model"), |call| async move {
     ///         let a = call.ask("m", InputRequest::sample(&CreateMessageParams::user("2+2?", 5))).await?;
@@ -378,9 +333,9 @@ impl ClientBuilder {
     ///     })
     ///     .connect(server)
     ///     .await?;
-    /// let r = client.call_tool("ask_model", mcpwire::mcp::client::NO_ARGUMENTS).await?;
+    /// let r = client.call_tool("ask_model", mcpwire::client::NO_ARGUMENTS).await?;
     /// assert_eq!(r.get().content[0].as_text(), Some("4"));
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     #[must_use]
@@ -469,39 +424,8 @@ impl ClientBuilder {
         let mut options = self.settings.options;
         options.capabilities = side.capabilities();
         let handler = SideHandler(side.clone());
-        let (peer, connections) = match &target {
-            Target::Command { program, args } => {
-                let mut command = tokio::process::Command::new(program);
-                command.args(args);
-                let (p, c) =
-                    crate::transport::spawn_child(&self.peer, command, self.stderr, handler)?;
-                (p, vec![c])
-            }
-            Target::Tcp(addr) => {
-                let (p, c) =
-                    crate::transport::connect_tcp(&self.peer, addr.as_str(), handler).await?;
-                (p, vec![c])
-            }
-            #[cfg(unix)]
-            Target::Unix(path) => {
-                let (p, c) = crate::transport::connect_unix(&self.peer, path, handler).await?;
-                (p, vec![c])
-            }
-            #[cfg(feature = "http")]
-            Target::Http(url) => {
-                let (p, c) = crate::http::connect(&self.peer, url, handler)?;
-                (p, vec![c])
-            }
-            Target::InProcess(server) => {
-                let ((_, sc), (p, c)) = crate::transport::in_process(
-                    &self.peer,
-                    IN_PROCESS_BUFFER,
-                    server.handler(),
-                    handler,
-                );
-                (p, vec![c, sc])
-            }
-        };
+        let connect = ConnectOptions::default().stderr(self.stderr);
+        let (peer, connection) = target.connect(&self.peer, handler, &connect).await?;
         let key = target.cache_key();
         Self::finish(
             side,
@@ -510,9 +434,9 @@ impl ClientBuilder {
             self.settings.timeout,
             self.settings.max_pages,
             self.settings.log_level,
-            mirrors_of(&target),
+            target.is_http(),
             peer,
-            connections,
+            connection,
             key,
         )
         .await
@@ -541,7 +465,7 @@ impl ClientBuilder {
             self.settings.log_level,
             false,
             peer,
-            vec![connection],
+            connection,
             None,
         )
         .await
@@ -557,7 +481,7 @@ impl ClientBuilder {
         log_level: Option<LoggingLevel>,
         http: bool,
         peer: PeerHandle,
-        connections: Vec<Connection>,
+        connection: Connection,
         key: Option<String>,
     ) -> Result<Client, ClientError> {
         let agreed =
@@ -605,18 +529,7 @@ impl ClientBuilder {
             limits,
             timeout,
             max_pages,
-            _connections: connections,
+            _connection: connection,
         })))
-    }
-}
-
-/// Whether the transport is Streamable HTTP, whose modern requests mirror arguments in headers.
-fn mirrors_of(target: &Target) -> bool {
-    #[cfg(feature = "http")]
-    return matches!(target, Target::Http(_));
-    #[cfg(not(feature = "http"))]
-    {
-        let _ = target;
-        false
     }
 }

@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::calls::Uri;
+use super::client::Client;
 use super::error::ClientError;
-use super::host::Client;
 use super::side::{Change, LEGACY_LISTENER, Listen, Listener, NO_ID_YET};
 use crate::RawJson;
 use crate::mcp::Era;
@@ -24,16 +24,16 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
-    /// use mcpwire::mcp::client::{Change, Listen};
+    /// use mcpwire::client::{Change, Listen};
     /// let mut changes = client.listen(Listen::new().tools().resource("mem://readme")).await?;
     /// server.tools_changed();
     /// assert_eq!(changes.next().await, Some(Change::Tools));
     /// server.resource_updated("mem://readme");
     /// assert_eq!(changes.next().await, Some(Change::Updated("mem://readme".into())));
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn listen(&self, filter: Listen) -> Result<Changes, ClientError> {

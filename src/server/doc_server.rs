@@ -1,6 +1,6 @@
 //! The server the examples in the client's documentation talk to. Not part of the API.
 
-use crate::mcp::server::Server;
+use super::Server;
 use crate::mcp::types::{
     CallToolResult, CompleteResult, Content, GetPromptResult, Prompt, PromptMessage,
     ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool,

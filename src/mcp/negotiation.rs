@@ -1,45 +1,12 @@
-//! The client side of the two eras: which one a server speaks, at which version, and the
-//! `_meta` every modern request carries.
-//!
-//! The decisions are pure functions over answers ([`decide`], [`retry_version`]), so they can be
-//! tested, and used by a client on any I/O, without a connection. [`negotiate`] (feature
-//! `peer`) runs them over a [`PeerHandle`](crate::peer::PeerHandle):
-//!
-//! - a fixed modern version is probed with `server/discover` too (so a legacy server fails at
-//!   once rather than serving modern requests by its own rules), with no fallback; a fixed
-//!   legacy version opens the session with `initialize` and `notifications/initialized`;
-//! - `auto` probes with `server/discover` carrying the newest modern version in `_meta`
-//!   (on every transport: over Streamable HTTP the probe is the "modern request first" the
-//!   specification asks for, and the transport hands a 4xx's JSON-RPC error body to the peer
-//!   as the probe's error). A `DiscoverResult` or a recognized modern error (-32022 naming the
-//!   supported versions, -32020, -32021) means modern; any other error, or no answer within
-//!   [`ClientOptions::probe_timeout`], means legacy, and the session opens with `initialize`.
-//!
-//! The era found is cached per target for the life of the process (see [`negotiate`]): later
-//! connections to the same target skip the probe.
-//!
-//! ```no_run
-//! # #[cfg(feature = "http")]
-//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! use mcpwire::mcp::client::{ClientOptions, negotiate};
-//! use mcpwire::peer::{NoHandler, PeerBuilder, RequestOptions};
-//! use mcpwire::Json;
-//!
-//! let url = "http://127.0.0.1:3001/mcp";
-//! let (peer, _conn) = mcpwire::http::connect(&PeerBuilder::new(), url, NoHandler)?;
-//! let agreed = negotiate(&peer, &ClientOptions::new("my-client", "1.0"), Some(url)).await?;
-//! println!("{:?} at {}", agreed.era(), agreed.version());
-//! // Carries `_meta` (and over HTTP the mirrored headers) when the server is modern.
-//! let call = serde_json::json!({"name": "echo", "arguments": {"message": "hi"}});
-//! let options = RequestOptions::new();
-//! let _result = agreed.request(&peer, "tools/call", Some(Json(&call)), options).await?;
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! # }).unwrap();
-//! ```
+//! The client's half of settling an era, as pure functions over answers: which era a server
+//! speaks and at which version ([`decide`], [`retry_version`]), and the `_meta` every modern
+//! request carries ([`RequestMeta`], [`merge_meta`]). No I/O: they can be tested, and used by a
+//! client on any transport, without a connection. `mcpwire::client::negotiate` (feature
+//! `peer`) runs them over a peer.
 //!
 //! ```
 //! use mcpwire::RawJson;
-//! use mcpwire::mcp::client::{Answer, Decision, decide};
+//! use mcpwire::mcp::negotiation::{Answer, Decision, decide};
 //!
 //! let discovered = RawJson::new(r#"{"supportedVersions":["2026-07-28"],"capabilities":{}}"#);
 //! let d = decide(Answer::Result(discovered), &["2026-07-28"], &["2025-11-25"], "2026-07-28");
@@ -67,7 +34,7 @@ use crate::{ErrorCode, Payload, RawJson};
 /// The method of the era probe.
 pub const DISCOVER: &str = "server/discover";
 
-/// How long [`negotiate`] waits for the answer to its probe before it takes the server for a
+/// How long `mcpwire::client::negotiate` waits for the answer to its probe before it takes the server for a
 /// legacy one, by default.
 pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -201,7 +168,7 @@ impl RequestMeta {
 ///
 /// ```
 /// use bytes::BytesMut;
-/// use mcpwire::mcp::client::RequestMeta;
+/// use mcpwire::mcp::negotiation::RequestMeta;
 /// use mcpwire::{Payload, RawJson};
 ///
 /// let meta = RequestMeta::new("2026-07-28", RawJson::new("{}"), None);
@@ -490,49 +457,5 @@ pub fn retry_version(
         .map(|v| (*v).to_owned())
 }
 
-#[cfg(feature = "peer")]
-mod negotiate;
-#[cfg(feature = "peer")]
-pub use negotiate::*;
-
-#[cfg(feature = "mcp")]
-mod calls;
-#[cfg(feature = "mcp")]
-mod catalog;
-#[cfg(feature = "mcp")]
-mod decoded;
-#[cfg(feature = "mcp")]
-mod doc_server;
-#[cfg(feature = "mcp")]
-mod error;
-#[cfg(feature = "mcp")]
-mod host;
-#[cfg(feature = "mcp")]
-mod listen;
-#[cfg(feature = "mcp")]
-mod side;
-#[cfg(feature = "mcp")]
-mod target;
-
-#[cfg(feature = "mcp")]
-pub use calls::{CallOptions, NO_ARGUMENTS, NoArguments};
-#[cfg(feature = "mcp")]
-pub use decoded::Decoded;
-#[cfg(feature = "mcp")]
-#[doc(hidden)]
-pub use doc_server::__doc_server;
-#[cfg(feature = "mcp")]
-pub use error::ClientError;
-#[cfg(feature = "mcp")]
-pub use host::{Client, ClientBuilder, DEFAULT_MAX_PAGES, IntoTarget};
-#[cfg(feature = "mcp")]
-pub use listen::Changes;
-#[cfg(feature = "mcp")]
-pub use side::{CallbackFuture, Change, Listen};
-#[cfg(feature = "mcp")]
-pub use target::{BadTarget, Target};
-
-#[cfg(all(test, feature = "peer"))]
-mod negotiate_tests;
 #[cfg(test)]
 mod tests;

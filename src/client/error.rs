@@ -3,9 +3,9 @@
 use std::fmt;
 
 use super::Decoded;
+use super::input::InputError;
 use super::negotiate::NegotiateError;
 use crate::ErrorCode;
-use crate::mcp::mrtr::InputError;
 use crate::mcp::types::CallToolResult;
 use crate::peer::{CloseReason, RequestError, RpcError};
 

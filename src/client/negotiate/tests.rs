@@ -3,6 +3,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::ErrorCode;
+use crate::mcp::{CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY};
 use crate::peer::{
     Context, Handler, Incoming, PeerBuilder, PeerHandle, Reply, RequestOptions, RpcError,
 };

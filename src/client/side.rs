@@ -11,10 +11,10 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 use tokio::sync::Notify;
 
 use super::decoded::{Cart, Decoded};
+use super::input::InputResolver;
 use crate::RawJson;
 use crate::mcp::SUBSCRIPTION_ID_KEY;
 use crate::mcp::meta::{member, str_of};
-use crate::mcp::mrtr::InputResolver;
 use crate::mcp::types::{
     CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, ListRootsResult,
     LoggingMessageParams, ProgressParams, Root,

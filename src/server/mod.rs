@@ -23,7 +23,7 @@
 //! The README's server (a tool that asks the user when it lacks an argument):
 //!
 //! ```
-//! use mcpwire::mcp::server::Server;
+//! use mcpwire::server::Server;
 //! use mcpwire::mcp::types::{CallToolResult, ElicitParams, ElicitResult, InputRequest, Tool};
 //!
 //! let server = Server::builder("greeter", "1.0.0")
@@ -54,6 +54,7 @@
 
 mod call;
 mod dispatch;
+mod doc_server;
 mod listen;
 mod state;
 
@@ -69,7 +70,11 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 
+use crate::transport::{BadTarget, IntoTarget, Target};
+
 pub use call::{Answer, Call, Error, InputRequired, MAX_INPUT_ROUNDS};
+#[doc(hidden)]
+pub use doc_server::__doc_server;
 pub use listen::{MAX_LISTEN_STREAMS, MAX_RESOURCE_SUBSCRIPTIONS};
 pub use state::MAX_REQUEST_STATE_BYTES;
 
@@ -369,6 +374,21 @@ pub struct Server(pub(crate) Arc<Core>);
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server").field("info", &self.0.info).finish_non_exhaustive()
+    }
+}
+
+impl From<Server> for Target {
+    /// The server in this process, a fresh [`Server::handler`] per connection.
+    fn from(server: Server) -> Self {
+        Target::in_process_handler("in-process", crate::peer::PeerBuilder::new(), move || {
+            server.handler()
+        })
+    }
+}
+
+impl IntoTarget for Server {
+    fn into_target(self) -> Result<Target, BadTarget> {
+        Ok(self.into())
     }
 }
 

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
-use super::{
+use crate::mcp::negotiation::{
     Answer, DEFAULT_PROBE_TIMEOUT, DISCOVER, Decision, RequestMeta, VersionChoice, decide,
     retry_version,
 };
@@ -359,3 +359,6 @@ async fn initialize(
     let result = reply.result().map(|r| r.get().to_owned()).unwrap_or_default();
     Ok((agreed.version, result))
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,9 +5,9 @@ use serde::Serialize;
 use yoke::Yokeable;
 
 use super::calls::{CallOptions, Cursor, Named, Uri};
+use super::client::Client;
 use super::decoded::Decoded;
 use super::error::ClientError;
-use super::host::Client;
 use crate::mcp::types::{
     CompleteResult, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, Prompt, ReadResourceResult, Resource, ResourceTemplate,
@@ -22,12 +22,12 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let page = client.list_resources_page(None, &Default::default()).await?;
     /// assert_eq!(page.get().resources[0].uri, "mem://readme");
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn list_resources_page(
@@ -46,12 +46,12 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let resources = client.list_resources().await?;
     /// assert_eq!(resources[0].get().uri, "mem://readme");
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn list_resources(&self) -> Result<Vec<Decoded<Resource<'static>>>, ClientError> {
@@ -73,12 +73,12 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let page = client.list_resource_templates_page(None, &Default::default()).await?;
     /// assert_eq!(page.get().resource_templates.len(), 1);
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn list_resource_templates_page(
@@ -97,12 +97,12 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let templates = client.list_resource_templates().await?;
     /// assert_eq!(templates[0].get().uri_template, "mem://item/{id}");
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn list_resource_templates(
@@ -130,14 +130,14 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let r = client.read_resource("mem://readme").await?;
     /// assert!(r.json().contains("Read me"));
     /// let missing = client.read_resource("mem://nothing").await.unwrap_err();
     /// assert_eq!(missing.code(), Some(mcpwire::ErrorCode::INVALID_PARAMS)); // modern era
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn read_resource(
@@ -155,14 +155,14 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
-    /// use mcpwire::mcp::client::CallOptions;
+    /// use mcpwire::client::CallOptions;
     /// let options = CallOptions::new().meta("trace", serde_json::json!("abc"));
     /// let r = client.read_resource_with("mem://item/1", &options).await?;
     /// assert!(r.json().contains("one"));
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn read_resource_with(
@@ -181,12 +181,12 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let page = client.list_prompts_page(None, &Default::default()).await?;
     /// assert_eq!(page.get().prompts[0].name, "greet");
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn list_prompts_page(
@@ -205,12 +205,12 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let prompts = client.list_prompts().await?;
     /// assert_eq!(prompts[0].get().name, "greet");
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn list_prompts(&self) -> Result<Vec<Decoded<Prompt<'static>>>, ClientError> {
@@ -233,12 +233,12 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let p = client.get_prompt("greet", serde_json::json!({ "who": "Ada" })).await?;
     /// assert!(p.json().contains("Say hello to Ada"));
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn get_prompt(
@@ -257,13 +257,13 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
-    /// let options = mcpwire::mcp::client::CallOptions::new();
+    /// let options = mcpwire::client::CallOptions::new();
     /// let p = client.get_prompt_with("greet", serde_json::json!({ "who": "Bo" }), &options).await?;
     /// assert_eq!(p.get().messages.len(), 1);
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn get_prompt_with(
@@ -285,13 +285,13 @@ impl Client {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// # use mcpwire::mcp::{Client, types::*};
-    /// # let server = mcpwire::mcp::client::__doc_server();
+    /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
+    /// # let server = mcpwire::server::__doc_server();
     /// let client = Client::connect(server.clone()).await?;
     /// let reference = CompleteRef::Prompt { name: "greet".into() };
     /// let done = client.complete(&reference, "who", "al").await?;
     /// assert_eq!(done.get().completion.values, ["alpha", "alpine"]);
-    /// # Ok::<(), mcpwire::mcp::client::ClientError>(())
+    /// # Ok::<(), mcpwire::client::ClientError>(())
     /// # }).unwrap();
     /// ```
     pub async fn complete(

@@ -36,7 +36,7 @@ impl Cart {
 /// it at the lifetime of the borrow.
 ///
 /// ```
-/// use mcpwire::mcp::client::Decoded;
+/// use mcpwire::client::Decoded;
 /// use mcpwire::mcp::types::CallToolResult;
 ///
 /// let r: Decoded<CallToolResult<'static>> =
