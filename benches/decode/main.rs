@@ -89,14 +89,14 @@ use tokio_util::codec::Decoder;
 // ---------------------------------------------------------------------------------------------
 // Counting allocator
 
-#[cfg(feature = "mimalloc")]
+#[cfg(not(system_alloc))]
 use mimalloc::MiMalloc as Inner;
-#[cfg(not(feature = "mimalloc"))]
+#[cfg(system_alloc)]
 use std::alloc::System as Inner;
 
-#[cfg(feature = "mimalloc")]
+#[cfg(not(system_alloc))]
 const ALLOCATOR: &str = "mimalloc";
-#[cfg(not(feature = "mimalloc"))]
+#[cfg(system_alloc)]
 const ALLOCATOR: &str = "system";
 
 /// The global allocator, counting allocations (and reallocations) while [`COUNTING`] is on; off,

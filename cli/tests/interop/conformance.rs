@@ -24,8 +24,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::harness::{
-    conformance_js, conformance_legacy_js, ensure_installed, node22, root, run_bounded, serve_http,
-    sh_quote,
+    conformance_js, conformance_legacy_js, ensure_installed, interop, node22, root, run_bounded,
+    serve_http, sh_quote,
 };
 
 /// The suite's own bound for one scenario (it then reports a `scenario-timeout` failure).
@@ -146,11 +146,7 @@ fn client_scenario(suite: Suite, name: &str, command: &str, expected: &[(&str, W
 
 /// A fresh result folder for a scenario.
 fn out_dir(suite: Suite, name: &str) -> PathBuf {
-    let dir = root().join(format!(
-        "target/interop/conformance/{name}-{}-{}",
-        suite.tag(),
-        std::process::id()
-    ));
+    let dir = interop().join(format!("conformance/{name}-{}-{}", suite.tag(), std::process::id()));
     let _ = fs::remove_dir_all(&dir);
     dir
 }
@@ -411,7 +407,13 @@ fn conformance_client() -> String {
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
         let dir = exe.parent().and_then(Path::parent).ok_or("no target dir")?.join("examples");
         let mut cargo = Command::new(env!("CARGO"));
-        cargo.current_dir(root()).args(["build", "--example", "conformance_client"]);
+        cargo.current_dir(root()).args([
+            "build",
+            "-p",
+            "mcpwire",
+            "--example",
+            "conformance_client",
+        ]);
         if !cfg!(debug_assertions) {
             cargo.arg("--release");
         }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 const BIN: &str = env!("CARGO_BIN_EXE_mcpwire");
 
 fn sample_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/capture.ndjson")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/capture.ndjson")
 }
 
 /// Runs the binary with `args`, feeding `stdin` from another thread (so large inputs cannot

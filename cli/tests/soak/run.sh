@@ -13,12 +13,12 @@
 set -euo pipefail
 
 DURATION="${1:-600}"
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 OUT="${ROOT}/target/soak"
 mkdir -p "${OUT}"
 cd "${ROOT}"
-cargo build --release --quiet --bin mcpwire
-BIN="${ROOT}/target/release/mcpwire"
+cargo build --release --quiet -p mcpwire-cli --bin mcpwire
+BIN="${CARGO_TARGET_DIR:-${ROOT}/target}/release/mcpwire"
 
 # The attack needs file descriptors on both sides.
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
@@ -37,7 +37,7 @@ HOSTPORT="${URL#http://}"; HOSTPORT="${HOSTPORT%%/*}"
 HOST="${HOSTPORT%:*}"; PORT="${HOSTPORT##*:}"; PATH_="/${URL#http://*/}"
 echo "soak: ${DURATION}s against ${URL} (server pid ${SERVER})"
 
-python3 tests/soak/abuse.py "${HOST}" "${PORT}" "${PATH_}" "${DURATION}" >"${OUT}/abuse.json" &
+python3 cli/tests/soak/abuse.py "${HOST}" "${PORT}" "${PATH_}" "${DURATION}" >"${OUT}/abuse.json" &
 ABUSE=$!
 "${BIN}" load --target "${URL}" --protocol-version 2025-11-25 --concurrency 16 --warmup 0 \
     --duration "${DURATION}" --timeout 30 --json >"${OUT}/legacy.json" 2>"${OUT}/legacy.stderr" &

