@@ -103,8 +103,10 @@ pub const WRITE_BUFFER_KEEP: usize = 1 << 20;
 /// How long a child gets to exit by itself once its stdin is closed, before it is killed.
 pub const CHILD_EXIT_GRACE: Duration = Duration::from_secs(2);
 
-/// Largest value accepted for [`Limits::max_in_flight`]: the multiplexer's own bound.
-pub use crate::mux::MAX_IN_FLIGHT_CEILING;
+/// Largest value accepted for [`Limits::max_in_flight`], and the most requests an
+/// [`Outbound`](crate::mux::Outbound) table holds: 2^20. It leaves 33 bits of generation per
+/// slot in a 53-bit id, so a slot retires only after 2^33 - 1 requests.
+pub const MAX_IN_FLIGHT_CEILING: usize = 1 << 20;
 
 /// Largest value accepted for [`Limits::max_frame_bytes`]: frame offsets are kept as `u32`
 /// and simd-json refuses documents of 4 GiB or more.

@@ -8,20 +8,20 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 use yoke::Yokeable;
 
+use super::callbacks::Resolver;
 use super::client::Client;
 use super::decoded::{Cart, Decoded};
 use super::error::ClientError;
-use super::side::Resolver;
 use crate::RawJson;
 use crate::mcp::Era;
 use crate::mcp::types::{CallToolResult, ListToolsResult, ProgressParams, Tool};
-use crate::peer::{Incoming, RequestOptions};
+use crate::peer::{Incoming, RequestOptions, Timeout};
 
 /// Options of one call.
 #[derive(Clone, Default)]
 pub struct CallOptions {
-    timeout: Option<Option<Duration>>,
-    progress: Option<super::side::ProgressFn>,
+    timeout: Timeout,
+    progress: Option<super::callbacks::ProgressFn>,
     meta: Option<serde_json::Map<String, serde_json::Value>>,
     cancel: Option<CancellationToken>,
 }
@@ -47,7 +47,7 @@ impl CallOptions {
     /// This call's timeout; `None` waits forever.
     #[must_use]
     pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.timeout = Some(timeout);
+        self.timeout = Timeout::from_option(timeout);
         self
     }
 
@@ -130,9 +130,8 @@ impl Client {
     ) -> Result<Incoming, ClientError> {
         let inner = &*self.0;
         let mut request = RequestOptions::new();
-        if let Some(t) = options.timeout.or(inner.timeout.map(Some)) {
-            request = request.timeout(t);
-        }
+        request.timeout =
+            options.timeout.or(inner.timeout.map_or(Timeout::PeerDefault, Timeout::After));
         let params = params.map(RawJson::new);
         let call = async {
             if inner.agreed.era() == Era::Legacy {
@@ -141,7 +140,7 @@ impl Client {
                 let answer = inner.agreed.request(&inner.peer, method, params, request).await;
                 return answer.map_err(|e| ClientError::request(method, e));
             }
-            let resolver = Resolver(&inner.side);
+            let resolver = Resolver(&inner.callbacks);
             let answer = inner
                 .agreed
                 .request_with_input(&inner.peer, method, params, request, &resolver, inner.limits)
@@ -169,7 +168,7 @@ impl Client {
         for<'a> <T as Yokeable<'a>>::Output: serde::Deserialize<'a>,
         P: Serialize,
     {
-        let route = options.progress.clone().map(|f| self.0.side.progress(f));
+        let route = options.progress.clone().map(|f| self.0.callbacks.progress(f));
         let mut meta = options.meta.clone();
         if let Some(level) = self.0.log_level {
             let level = serde_json::to_value(level).unwrap_or(serde_json::Value::Null);

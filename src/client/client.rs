@@ -8,9 +8,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use yoke::Yokeable;
 
+use super::callbacks::{CallbackHandler, Callbacks};
 use super::decoded::{Cart, Decoded};
 use super::error::ClientError;
-use super::side::{Side, SideHandler};
 use super::{ClientOptions, Negotiated, negotiate};
 use crate::mcp::Era;
 use crate::mcp::mrtr::InputLimits;
@@ -54,7 +54,7 @@ pub struct Client(pub(crate) Arc<Inner>);
 pub(crate) struct Inner {
     pub(crate) peer: PeerHandle,
     pub(crate) agreed: Negotiated,
-    pub(crate) side: Arc<Side>,
+    pub(crate) callbacks: Arc<Callbacks>,
     described: Decoded<Described<'static>>,
     pub(crate) limits: InputLimits,
     pub(crate) timeout: Option<Duration>,
@@ -200,7 +200,7 @@ impl Client {
     /// # }).unwrap();
     /// ```
     pub async fn set_roots(&self, roots: Vec<Root<'static>>) -> Result<(), ClientError> {
-        let Some(held) = &self.0.side.roots else {
+        let Some(held) = &self.0.callbacks.roots else {
             return Err(ClientError::invalid("roots/list", "this client offers no roots"));
         };
         *held.write().unwrap_or_else(std::sync::PoisonError::into_inner) = roots;
@@ -218,7 +218,7 @@ impl Client {
 
 /// How a [`Client`] is made.
 pub struct ClientBuilder {
-    side: Side,
+    callbacks: Callbacks,
     peer: PeerBuilder,
     stderr: ChildStderr,
     settings: Settings,
@@ -236,7 +236,7 @@ struct Settings {
 impl Default for ClientBuilder {
     fn default() -> Self {
         Self {
-            side: Side::default(),
+            callbacks: Callbacks::default(),
             peer: PeerBuilder::new(),
             stderr: ChildStderr::default(),
             settings: Settings {
@@ -311,7 +311,7 @@ impl ClientBuilder {
         F: Fn(Decoded<ElicitParams<'static>>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ElicitResult<'static>, RpcError>> + Send + 'static,
     {
-        self.side.elicit = Some(Arc::new(move |p| Box::pin(f(p))));
+        self.callbacks.elicit = Some(Arc::new(move |p| Box::pin(f(p))));
         self
     }
 
@@ -344,7 +344,7 @@ impl ClientBuilder {
         F: Fn(Decoded<CreateMessageParams<'static>>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<CreateMessageResult<'static>, RpcError>> + Send + 'static,
     {
-        self.side.sample = Some(Arc::new(move |p| Box::pin(f(p))));
+        self.callbacks.sample = Some(Arc::new(move |p| Box::pin(f(p))));
         self
     }
 
@@ -352,14 +352,14 @@ impl ClientBuilder {
     /// [`Client::set_roots`] changes them later.
     #[must_use]
     pub fn roots(mut self, roots: impl IntoIterator<Item = Root<'static>>) -> Self {
-        self.side.roots = Some(std::sync::RwLock::new(roots.into_iter().collect()));
+        self.callbacks.roots = Some(std::sync::RwLock::new(roots.into_iter().collect()));
         self
     }
 
     /// Takes the server's log messages (`notifications/message`).
     #[must_use]
     pub fn on_log(mut self, f: impl Fn(&LoggingMessageParams<'_>) + Send + Sync + 'static) -> Self {
-        self.side.log = Some(Arc::new(f));
+        self.callbacks.log = Some(Arc::new(f));
         self
     }
 
@@ -420,15 +420,15 @@ impl ClientBuilder {
         let target = target
             .into_target()
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-        let side = Arc::new(self.side);
+        let callbacks = Arc::new(self.callbacks);
         let mut options = self.settings.options;
-        options.capabilities = side.capabilities();
-        let handler = SideHandler(side.clone());
+        options.capabilities = callbacks.capabilities();
+        let handler = CallbackHandler(callbacks.clone());
         let connect = ConnectOptions::default().stderr(self.stderr);
         let (peer, connection) = target.connect(&self.peer, handler, &connect).await?;
         let key = target.cache_key();
         Self::finish(
-            side,
+            callbacks,
             options,
             self.settings.limits,
             self.settings.timeout,
@@ -452,12 +452,12 @@ impl ClientBuilder {
     where
         T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + 'static,
     {
-        let side = Arc::new(self.side);
+        let callbacks = Arc::new(self.callbacks);
         let mut options = self.settings.options;
-        options.capabilities = side.capabilities();
-        let (peer, connection) = self.peer.connect(io, SideHandler(side.clone()));
+        options.capabilities = callbacks.capabilities();
+        let (peer, connection) = self.peer.connect(io, CallbackHandler(callbacks.clone()));
         Self::finish(
-            side,
+            callbacks,
             options,
             self.settings.limits,
             self.settings.timeout,
@@ -473,7 +473,7 @@ impl ClientBuilder {
 
     #[allow(clippy::too_many_arguments)]
     async fn finish(
-        side: Arc<Side>,
+        callbacks: Arc<Callbacks>,
         options: ClientOptions,
         limits: InputLimits,
         timeout: Option<Duration>,
@@ -524,7 +524,7 @@ impl ClientBuilder {
             headers_learnt: mirrors.then(tokio::sync::OnceCell::new),
             peer,
             agreed,
-            side,
+            callbacks,
             described,
             limits,
             timeout,

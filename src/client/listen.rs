@@ -3,10 +3,10 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use super::callbacks::{Change, LEGACY_LISTENER, Listen, Listener, NO_ID_YET};
 use super::calls::Uri;
 use super::client::Client;
 use super::error::ClientError;
-use super::side::{Change, LEGACY_LISTENER, Listen, Listener, NO_ID_YET};
 use crate::RawJson;
 use crate::mcp::Era;
 use crate::peer::RequestOptions;
@@ -39,14 +39,14 @@ impl Client {
     pub async fn listen(&self, filter: Listen) -> Result<Changes, ClientError> {
         if self.era() == Era::Legacy {
             let listener = Arc::new(Listener::new(filter, LEGACY_LISTENER));
-            self.0.side.add_listener(&listener);
+            self.0.callbacks.add_listener(&listener);
             for uri in &listener.filter.uris {
                 self.request_with("resources/subscribe", Uri { uri }).await?;
             }
             return Ok(Changes { listener, client: self.clone(), task: None });
         }
         let listener = Arc::new(Listener::new(filter, NO_ID_YET));
-        self.0.side.add_listener(&listener);
+        self.0.callbacks.add_listener(&listener);
         let params = listener.filter.params();
         let inner = self.0.clone();
         let (l, sink) = (listener.clone(), listener.id.clone());
@@ -128,9 +128,9 @@ impl Drop for Changes {
             task.abort();
         }
         if self.client.era() == Era::Legacy && !self.listener.filter.uris.is_empty() {
-            let side = &self.client.0.side;
+            let callbacks = &self.client.0.callbacks;
             let uris: Vec<String> = (self.listener.filter.uris.iter())
-                .filter(|u| !side.watched_elsewhere(&self.listener, u))
+                .filter(|u| !callbacks.watched_elsewhere(&self.listener, u))
                 .cloned()
                 .collect();
             let client = self.client.clone();

@@ -42,6 +42,8 @@ mod input;
 mod negotiate;
 
 #[cfg(feature = "mcp")]
+mod callbacks;
+#[cfg(feature = "mcp")]
 mod calls;
 #[cfg(feature = "mcp")]
 mod catalog;
@@ -54,12 +56,12 @@ mod decoded;
 mod error;
 #[cfg(feature = "mcp")]
 mod listen;
-#[cfg(feature = "mcp")]
-mod side;
 
 pub use input::{InputError, InputResolver};
 pub use negotiate::*;
 
+#[cfg(feature = "mcp")]
+pub use callbacks::{CallbackFuture, Change, Listen};
 #[cfg(feature = "mcp")]
 pub use calls::{CallOptions, NO_ARGUMENTS, NoArguments};
 #[cfg(feature = "mcp")]
@@ -70,5 +72,3 @@ pub use decoded::Decoded;
 pub use error::ClientError;
 #[cfg(feature = "mcp")]
 pub use listen::Changes;
-#[cfg(feature = "mcp")]
-pub use side::{CallbackFuture, Change, Listen};

@@ -7,7 +7,7 @@
 //! - Every span of a message that is not [`Kind::Invalid`] with a syntax error satisfies
 //!   `start <= end <= bytes.len()`, starts and ends on a UTF-8 character boundary (at an ASCII
 //!   quote or a JSON structural character), and lies in a frame simd-json validated as UTF-8.
-//! - A [`Text`] with the side flag points into `Frame::side`, which holds the unescaped form of
+//! - A [`Text`] with the unescaped flag points into `Frame::unescaped`, which holds the unescaped form of
 //!   envelope strings (`method`, a string `id`, `error.message`) whose wire form had escapes.
 
 pub(crate) mod encode;
@@ -169,12 +169,12 @@ pub struct ErrorObject<'a> {
 }
 
 /// Where a string lives: in the frame's bytes, or (when its wire form had escapes) unescaped in
-/// the frame's side buffer.
+/// the frame's unescaped buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Text {
     pub(crate) at: u32,
     pub(crate) len: u32,
-    pub(crate) side: bool,
+    pub(crate) unescaped: bool,
 }
 
 /// A byte range `start..end` of the frame.
@@ -203,7 +203,7 @@ pub(crate) struct ErrorRepr {
 
 /// Why one message of a frame that is valid JSON is invalid: the [`DecodeError`]s that carry no
 /// number, in one byte. (A problem with the frame as a whole, such as a syntax error or a refused
-/// batch, is kept once per frame, as [`Index::Unreadable`].)
+/// batch, is kept once per frame, as [`FrameIndex::Unreadable`].)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Problem {
     NotAnObject,
@@ -262,7 +262,7 @@ impl Problem {
     }
 }
 
-/// What an id slot holds; the value itself is in [`Envelope::id`].
+/// What an id slot holds; the value itself is in [`MessageIndex::id`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum IdTag {
     Absent,
@@ -272,15 +272,15 @@ enum IdTag {
     Unreadable,
 }
 
-/// [`Envelope::flags`] bits.
+/// [`MessageIndex::flags`] bits.
 /// The longest body [`FrameParser::parse_bytes_with`] parses with the parser its thread keeps
 /// (whose buffers grow to the longest body it parsed, and stay).
 const KEPT_PARSER_BYTES: usize = 64 * 1024;
 
 const RESPONSE_SHAPED: u8 = 1;
-const ID_SIDE: u8 = 1 << 1;
+const ID_UNESCAPED: u8 = 1 << 1;
 const HAS_TEXT: u8 = 1 << 2;
-const TEXT_SIDE: u8 = 1 << 3;
+const TEXT_UNESCAPED: u8 = 1 << 3;
 const HAS_PAYLOAD: u8 = 1 << 4;
 const HAS_DATA: u8 = 1 << 5;
 
@@ -292,7 +292,7 @@ const HAS_DATA: u8 = 1 << 5;
 /// `error.message` of an error response), and the presence of each is a bit of `flags`. The
 /// accessors below are the only readers and writers of the packed fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Envelope {
+pub(crate) struct MessageIndex {
     /// The id: an integer's bits, or a string's `at` (low half) and `len` (high half).
     id: u64,
     /// `error.code` of an error response.
@@ -310,7 +310,7 @@ pub(crate) struct Envelope {
     flags: u8,
 }
 
-impl Envelope {
+impl MessageIndex {
     /// A message with no members yet, classified as invalid for want of any.
     pub(crate) const BLANK: Self = Self {
         id: 0,
@@ -324,7 +324,7 @@ impl Envelope {
         flags: 0,
     };
 
-    /// The view of a frame that is not a message at all ([`Index::Unreadable`]): invalid, no
+    /// The view of a frame that is not a message at all ([`FrameIndex::Unreadable`]): invalid, no
     /// members; its error is the frame's.
     const UNREADABLE: Self = Self { problem: None, ..Self::BLANK };
 
@@ -340,20 +340,20 @@ impl Envelope {
             IdTag::Str => IdRepr::Str(Text {
                 at: self.id as u32,
                 len: (self.id >> 32) as u32,
-                side: self.flags & ID_SIDE != 0,
+                unescaped: self.flags & ID_UNESCAPED != 0,
             }),
             IdTag::Unreadable => IdRepr::Unreadable,
         }
     }
 
     pub(crate) fn set_id(&mut self, id: IdRepr) {
-        self.flags &= !ID_SIDE;
+        self.flags &= !ID_UNESCAPED;
         (self.id_tag, self.id) = match id {
             IdRepr::Absent => (IdTag::Absent, 0),
             IdRepr::Null => (IdTag::Null, 0),
             IdRepr::Num(n) => (IdTag::Num, n as u64),
             IdRepr::Str(t) => {
-                self.set_flag(ID_SIDE, t.side);
+                self.set_flag(ID_UNESCAPED, t.unescaped);
                 (IdTag::Str, u64::from(t.at) | (u64::from(t.len) << 32))
             }
             IdRepr::Unreadable => (IdTag::Unreadable, 0),
@@ -365,13 +365,13 @@ impl Envelope {
         (self.flags & HAS_TEXT != 0).then_some(Text {
             at: self.text.start,
             len: self.text.end,
-            side: self.flags & TEXT_SIDE != 0,
+            unescaped: self.flags & TEXT_UNESCAPED != 0,
         })
     }
 
     fn set_text(&mut self, t: Text) {
         self.flags |= HAS_TEXT;
-        self.set_flag(TEXT_SIDE, t.side);
+        self.set_flag(TEXT_UNESCAPED, t.unescaped);
         self.text = Span { start: t.at, end: t.len };
     }
 
@@ -431,13 +431,13 @@ impl Envelope {
 
 /// Where the messages of a frame are described.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Index {
+pub(crate) enum FrameIndex {
     /// One message (possibly invalid, with the id it could read).
-    One(Envelope),
+    One(MessageIndex),
     /// A batch: one envelope per element, each classified on its own. On the heap: a batch is
     /// rare (MCP 2025-06-18 removed them) and its length is known before the first element is
     /// read, so it costs one allocation of the right size.
-    Batch(Vec<Envelope>),
+    Batch(Vec<MessageIndex>),
     /// Not a message at all: not JSON, not an object or array, a refused batch, or refused by a
     /// framing (too large, a malformed header block). Nothing of it could be read.
     Unreadable(DecodeError),
@@ -445,7 +445,7 @@ pub(crate) enum Index {
 
 /// Unescaped envelope strings; inline up to this many bytes, so a frame whose error message has
 /// a quoted word still costs no allocation.
-pub(crate) type Side = SmallVec<[u8; 32]>;
+pub(crate) type Unescaped = SmallVec<[u8; 32]>;
 
 /// One decoded frame: its bytes (split off the read buffer, not copied) and an index of the
 /// message, or of each batch element, in it.
@@ -473,33 +473,37 @@ pub(crate) type Side = SmallVec<[u8; 32]>;
 /// ```
 ///
 /// A `Frame` is at most 128 bytes (its bytes' handle, the index of one message inline, a small
-/// side buffer), so returning it through the codec moves little; a batch's index is on the heap.
+/// unescaped buffer), so returning it through the codec moves little; a batch's index is on the heap.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Frame {
     bytes: Bytes,
-    index: Index,
-    side: Side,
+    index: FrameIndex,
+    unescaped: Unescaped,
 }
 
 impl Frame {
     /// A frame with no bytes and a blank index, for the parser to fill.
     fn empty() -> Self {
-        Self { bytes: Bytes::new(), index: Index::One(Envelope::BLANK), side: Side::new() }
+        Self {
+            bytes: Bytes::new(),
+            index: FrameIndex::One(MessageIndex::BLANK),
+            unescaped: Unescaped::new(),
+        }
     }
 
     /// A frame that carries only a decode error, such as an over-long line whose bytes are gone.
     #[must_use]
     pub fn from_error(bytes: Bytes, error: DecodeError) -> Self {
-        Self { bytes, index: Index::Unreadable(error), side: Side::new() }
+        Self { bytes, index: FrameIndex::Unreadable(error), unescaped: Unescaped::new() }
     }
 
     /// The frame's kind; [`Kind::Batch`] for an array of messages.
     #[must_use]
     pub fn kind(&self) -> Kind {
         match &self.index {
-            Index::One(env) => env.kind,
-            Index::Batch(_) => Kind::Batch,
-            Index::Unreadable(_) => Kind::Invalid,
+            FrameIndex::One(env) => env.kind,
+            FrameIndex::Batch(_) => Kind::Batch,
+            FrameIndex::Unreadable(_) => Kind::Invalid,
         }
     }
 
@@ -540,9 +544,11 @@ impl Frame {
     #[must_use]
     pub fn message(&self) -> Option<Message<'_>> {
         match &self.index {
-            Index::One(env) => Some(Message { frame: self, env }),
-            Index::Batch(_) => None,
-            Index::Unreadable(_) => Some(Message { frame: self, env: &Envelope::UNREADABLE }),
+            FrameIndex::One(env) => Some(Message { frame: self, env }),
+            FrameIndex::Batch(_) => None,
+            FrameIndex::Unreadable(_) => {
+                Some(Message { frame: self, env: &MessageIndex::UNREADABLE })
+            }
         }
     }
 
@@ -550,7 +556,7 @@ impl Frame {
     /// batch.
     pub fn batch(&self) -> Option<impl ExactSizeIterator<Item = Message<'_>> + '_> {
         match &self.index {
-            Index::Batch(envs) => Some(envs.iter().map(|env| Message { frame: self, env })),
+            FrameIndex::Batch(envs) => Some(envs.iter().map(|env| Message { frame: self, env })),
             _ => None,
         }
     }
@@ -559,7 +565,7 @@ impl Frame {
     #[must_use]
     pub fn element(&self, i: usize) -> Option<Message<'_>> {
         match &self.index {
-            Index::Batch(envs) => envs.get(i).map(|env| Message { frame: self, env }),
+            FrameIndex::Batch(envs) => envs.get(i).map(|env| Message { frame: self, env }),
             _ if i == 0 => self.message(),
             _ => None,
         }
@@ -569,7 +575,7 @@ impl Frame {
     #[must_use]
     pub fn len(&self) -> usize {
         match &self.index {
-            Index::Batch(envs) => envs.len(),
+            FrameIndex::Batch(envs) => envs.len(),
             _ => 1,
         }
     }
@@ -583,7 +589,7 @@ impl Frame {
     /// The error of a frame that is not a message at all.
     fn unreadable(&self) -> Option<&DecodeError> {
         match &self.index {
-            Index::Unreadable(e) => Some(e),
+            FrameIndex::Unreadable(e) => Some(e),
             _ => None,
         }
     }
@@ -644,12 +650,12 @@ impl Frame {
     }
 
     fn text(&self, t: Text) -> &str {
-        let buf = if t.side { &self.side[..] } else { &self.bytes[..] };
+        let buf = if t.unescaped { &self.unescaped[..] } else { &self.bytes[..] };
         let bytes = &buf[t.at as usize..(t.at + t.len) as usize];
         debug_assert!(std::str::from_utf8(bytes).is_ok());
         // SAFETY: the parser makes a `Text` only for a JSON string of a frame simd-json accepted,
         // which it validated as UTF-8 in full. A frame text starts after an opening quote and ends
-        // before the closing one; a side text is the exact bytes of a `&str` simd-json produced,
+        // before the closing one; a unescaped text is the exact bytes of a `&str` simd-json produced,
         // appended whole. Both ends therefore fall on character boundaries of valid UTF-8.
         unsafe { std::str::from_utf8_unchecked(bytes) }
     }
@@ -685,7 +691,7 @@ impl fmt::Debug for Frame {
 #[derive(Clone, Copy)]
 pub struct Message<'a> {
     frame: &'a Frame,
-    env: &'a Envelope,
+    env: &'a MessageIndex,
 }
 
 impl<'a> Message<'a> {
@@ -858,7 +864,13 @@ impl FrameParser {
         // The body is ours whole: it becomes the frame's bytes as it is, with no split (a split
         // and the drop of the empty remainder each touch the buffer's shared reference count).
         let mut frame = Frame::empty();
-        self.inner.parse(&mut body, end, Backslash::Unknown, &mut frame.index, &mut frame.side);
+        self.inner.parse(
+            &mut body,
+            end,
+            Backslash::Unknown,
+            &mut frame.index,
+            &mut frame.unescaped,
+        );
         frame.bytes = body.freeze();
         frame
     }
@@ -877,7 +889,7 @@ impl FrameParser {
         }
         let body = body.slice(start..end);
         let mut frame = Frame::empty();
-        self.inner.parse_shared(&body, &mut frame.index, &mut frame.side);
+        self.inner.parse_shared(&body, &mut frame.index, &mut frame.unescaped);
         frame.bytes = body;
         frame
     }
@@ -933,7 +945,7 @@ impl FrameParser {
             end - start,
             backslash,
             &mut frame.index,
-            &mut frame.side,
+            &mut frame.unescaped,
         );
         buf.advance(start);
         frame.bytes = buf.split_to(end - start).freeze();
@@ -977,16 +989,16 @@ mod tests {
 
     #[test]
     fn the_index_of_one_message_is_packed_into_48_bytes() {
-        assert_eq!(std::mem::size_of::<Envelope>(), 48);
+        assert_eq!(std::mem::size_of::<MessageIndex>(), 48);
         // The batch and unreadable cases fit around the envelope's own tag bytes.
-        assert_eq!(std::mem::size_of::<Index>(), 48);
+        assert_eq!(std::mem::size_of::<FrameIndex>(), 48);
         assert_eq!(std::mem::size_of::<Frame>(), 32 + 48 + 40);
     }
 
     #[test]
     fn every_packed_member_reads_back_as_written() {
-        let mut env = Envelope::BLANK;
-        let t = |at, len, side| Text { at, len, side };
+        let mut env = MessageIndex::BLANK;
+        let t = |at, len, unescaped| Text { at, len, unescaped };
         for id in [
             IdRepr::Absent,
             IdRepr::Null,

@@ -1,4 +1,4 @@
-//! simd-json parse of one frame into an [`Envelope`] per message, with no heap allocation once
+//! simd-json parse of one frame into an [`MessageIndex`] per message, with no heap allocation once
 //! the parser's buffers are warm.
 //!
 //! Two phases, because the tape borrows the bytes it was parsed from:
@@ -7,7 +7,7 @@
 //!    holds the offset of the member's key and of the next key ([`LAST`] for the last member).
 //! 2. `resolve` runs once the tape is released, with the frame's bytes readable again. It turns
 //!    pending spans into value ranges by scanning only the few bytes around each key, and copies
-//!    envelope strings whose wire form had escapes into the side buffer.
+//!    envelope strings whose wire form had escapes into the unescaped buffer.
 //!
 //! What simd-json mutates: unescaping rewrites a string that has escapes in place. The frame is
 //! parsed where it lies only when it has no backslash at all (so nothing is rewritten; the NDJSON
@@ -21,7 +21,7 @@
 
 use simd_json::{Buffers, INPUT_PADDING, Node, StaticNode, Tape, fill_tape_padded};
 
-use super::{Envelope, ErrorRepr, IdRepr, Index, Kind, Problem, Side, Span, Text};
+use super::{ErrorRepr, FrameIndex, IdRepr, Kind, MessageIndex, Problem, Span, Text, Unescaped};
 use crate::error::{DecodeError, Member};
 use crate::limits::Limits;
 
@@ -84,15 +84,15 @@ impl Parser {
 
     /// Parses and classifies the frame body `buf[..len]`; `buf[len..]` is whatever follows it in
     /// the read buffer. `buf` is left exactly as it was.
-    /// The index goes into `index` and `side`, which the caller passes blank (filling the
+    /// The index goes into `index` and `unescaped`, which the caller passes blank (filling the
     /// caller's storage saves moving the result).
     pub(crate) fn parse(
         &mut self,
         buf: &mut [u8],
         len: usize,
         backslash: Backslash,
-        index: &mut Index,
-        side: &mut Side,
+        index: &mut FrameIndex,
+        unescaped: &mut Unescaped,
     ) {
         debug_assert!(len <= buf.len() && len < u32::MAX as usize);
         debug_assert!(
@@ -107,18 +107,23 @@ impl Parser {
             Backslash::Unknown => room && memchr::memchr(b'\\', &buf[..len]).is_none(),
         };
         if room && plain {
-            self.parse_input(Input::InPlace(buf), len, plain, index, side);
+            self.parse_input(Input::InPlace(buf), len, plain, index, unescaped);
         } else {
-            self.parse_input(Input::Staged(buf), len, plain, index, side);
+            self.parse_input(Input::Staged(buf), len, plain, index, unescaped);
         }
     }
 
     /// Parses and classifies `body`, which it never writes: the body is staged in the scratch
     /// buffer (the copy a body without room for simd-json's padding needs anyway), so a body
     /// shared with others (`bytes::Bytes`) needs no copy of its own first.
-    pub(crate) fn parse_shared(&mut self, body: &[u8], index: &mut Index, side: &mut Side) {
+    pub(crate) fn parse_shared(
+        &mut self,
+        body: &[u8],
+        index: &mut FrameIndex,
+        unescaped: &mut Unescaped,
+    ) {
         debug_assert!(body.len() < u32::MAX as usize);
-        self.parse_input(Input::Staged(body), body.len(), false, index, side);
+        self.parse_input(Input::Staged(body), body.len(), false, index, unescaped);
     }
 
     /// The parse proper: `plain` says the body has no backslash (known only for a body parsed
@@ -128,10 +133,10 @@ impl Parser {
         input: Input<'_>,
         len: usize,
         plain: bool,
-        index: &mut Index,
-        side: &mut Side,
+        index: &mut FrameIndex,
+        unescaped: &mut Unescaped,
     ) {
-        debug_assert!(*index == Index::One(Envelope::BLANK) && side.is_empty());
+        debug_assert!(*index == FrameIndex::One(MessageIndex::BLANK) && unescaped.is_empty());
         let mut input = input;
         let mut offset = 0;
         if let Input::Staged(body) = input {
@@ -155,24 +160,24 @@ impl Parser {
         };
 
         // Phase 2: the bytes are ours to read again.
-        let (orig, unescaped): (&[u8], &[u8]) = match &input {
+        let (orig, parsed): (&[u8], &[u8]) = match &input {
             Input::InPlace(buf) => (&buf[..len], &buf[..len]),
             Input::Staged(body) => (&body[..len], &self.scratch[offset..offset + len]),
         };
         if let Err(problem) = walked {
-            *index = Index::Unreadable(refine(problem, orig));
+            *index = FrameIndex::Unreadable(refine(problem, orig));
             return;
         }
-        let texts = Texts { orig, unescaped, plain };
+        let texts = Texts { orig, unescaped: parsed, plain };
         match index {
-            Index::One(env) => resolve(env, trim_back(orig, len) - 1, &texts, side),
-            Index::Batch(envs) => {
+            FrameIndex::One(env) => resolve(env, trim_back(orig, len) - 1, &texts, unescaped),
+            FrameIndex::Batch(envs) => {
                 let closes = element_closes(orig, self.buffers.structural_indexes());
                 for (env, close) in envs.iter_mut().zip(closes) {
-                    resolve(env, close, &texts, side);
+                    resolve(env, close, &texts, unescaped);
                 }
             }
-            Index::Unreadable(_) => {}
+            FrameIndex::Unreadable(_) => {}
         }
     }
 
@@ -235,7 +240,7 @@ fn offset(s: &str, base: usize) -> u32 {
 }
 
 fn text(s: &str, base: usize) -> Text {
-    Text { at: offset(s, base), len: s.len() as u32, side: false }
+    Text { at: offset(s, base), len: s.len() as u32, unescaped: false }
 }
 
 /// Classifies the root value into `index`; `Err` when the frame is not a message or a batch
@@ -244,11 +249,13 @@ fn walk(
     nodes: &[Node<'_>],
     base: usize,
     limits: &Limits,
-    index: &mut Index,
+    index: &mut FrameIndex,
 ) -> Result<(), DecodeError> {
     match nodes[0] {
         Node::Object { .. } => {
-            let Index::One(env) = index else { unreachable!("the caller passes a blank index") };
+            let FrameIndex::One(env) = index else {
+                unreachable!("the caller passes a blank index")
+            };
             fill_envelope(nodes, 0, base, env);
             Ok(())
         }
@@ -265,14 +272,14 @@ fn walk(
             for _ in 0..len {
                 match nodes[i] {
                     Node::Object { .. } => {
-                        envs.push(Envelope::BLANK);
+                        envs.push(MessageIndex::BLANK);
                         fill_envelope(nodes, i, base, envs.last_mut().expect("just pushed"));
                     }
-                    _ => envs.push(Envelope::invalid(Problem::NotAnObject)),
+                    _ => envs.push(MessageIndex::invalid(Problem::NotAnObject)),
                 }
                 i += size(&nodes[i]);
             }
-            *index = Index::Batch(envs);
+            *index = FrameIndex::Batch(envs);
             Ok(())
         }
         Node::String(_) | Node::Static(_) => Err(DecodeError::NotAnObject),
@@ -332,7 +339,7 @@ fn members<'t, 'i>(
 }
 
 /// Phase 1 for one message object at `nodes[object]`: its envelope, filled into `env` (blank).
-fn fill_envelope(nodes: &[Node<'_>], object: usize, base: usize, env: &mut Envelope) {
+fn fill_envelope(nodes: &[Node<'_>], object: usize, base: usize, env: &mut MessageIndex) {
     let mut problem = None;
     let mut id = IdRepr::Absent;
     let mut payload = None;
@@ -514,12 +521,12 @@ struct Texts<'a> {
 }
 
 /// Phase 2 for one message whose object's closing brace is at `close`.
-fn resolve(env: &mut Envelope, close: usize, texts: &Texts<'_>, side: &mut Side) {
+fn resolve(env: &mut MessageIndex, close: usize, texts: &Texts<'_>, unescaped: &mut Unescaped) {
     if let IdRepr::Str(t) = env.id() {
-        env.set_id(IdRepr::Str(resolve_text(t, texts, side)));
+        env.set_id(IdRepr::Str(resolve_text(t, texts, unescaped)));
     }
     if let Some(t) = env.method() {
-        env.set_method(resolve_text(t, texts, side));
+        env.set_method(resolve_text(t, texts, unescaped));
     }
     if env.kind == Kind::Invalid {
         env.set_payload(None);
@@ -529,7 +536,7 @@ fn resolve(env: &mut Envelope, close: usize, texts: &Texts<'_>, side: &mut Side)
     let payload = value_span(pending, close, texts.orig);
     env.set_payload(Some(payload));
     if let Some(mut e) = env.error() {
-        e.message = resolve_text(e.message, texts, side);
+        e.message = resolve_text(e.message, texts, unescaped);
         if let Some(d) = &mut e.data {
             *d = value_span(*d, payload.end as usize - 1, texts.orig);
         }
@@ -538,8 +545,8 @@ fn resolve(env: &mut Envelope, close: usize, texts: &Texts<'_>, side: &mut Side)
 }
 
 /// A string's bytes in the frame when its wire form has no escapes; otherwise its unescaped form,
-/// copied to the side buffer.
-fn resolve_text(t: Text, texts: &Texts<'_>, side: &mut Side) -> Text {
+/// copied to the unescaped buffer.
+fn resolve_text(t: Text, texts: &Texts<'_>, unescaped: &mut Unescaped) -> Text {
     if texts.plain {
         return t;
     }
@@ -547,13 +554,13 @@ fn resolve_text(t: Text, texts: &Texts<'_>, side: &mut Side) -> Text {
     let orig = texts.orig;
     // A validated string whose first `len` bytes hold no backslash and are followed by the
     // closing quote is exactly its unescaped form.
-    // Envelope strings are short: a plain loop beats a call into memchr here.
+    // MessageIndex strings are short: a plain loop beats a call into memchr here.
     if orig.get(at + len) == Some(&b'"') && !orig[at..at + len].contains(&b'\\') {
         return t;
     }
-    let side_at = side.len() as u32;
-    side.extend_from_slice(&texts.unescaped[at..at + len]);
-    Text { at: side_at, len: t.len, side: true }
+    let unescaped_at = unescaped.len() as u32;
+    unescaped.extend_from_slice(&texts.unescaped[at..at + len]);
+    Text { at: unescaped_at, len: t.len, unescaped: true }
 }
 
 /// Turns a pending span (this member's key, the next key or [`LAST`]) into the range of the

@@ -19,4 +19,4 @@ mod outbound;
 mod timers;
 
 pub use inbound::{Inbound, InboundStats, Refused};
-pub use outbound::{Full, MAX_ID, MAX_IN_FLIGHT_CEILING, Outbound, OutboundStats, Unmatched};
+pub use outbound::{Full, MAX_ID, Outbound, OutboundStats, Unmatched};

@@ -20,16 +20,13 @@ use std::time::Instant;
 
 use super::timers::Timers;
 use crate::Id;
+use crate::limits::MAX_IN_FLIGHT_CEILING;
 
 /// The largest id an [`Outbound`] table issues: 2^53 - 1.
 ///
 /// JavaScript peers read every JSON number as a double, which holds integers exactly only up to
 /// 2^53; an id above it would come back as a different number.
 pub const MAX_ID: u64 = (1 << 53) - 1;
-
-/// The largest `max_in_flight` [`Outbound::new`] accepts: 2^20 requests. It leaves 33 bits of
-/// generation per slot, so a slot retires only after 2^33 - 1 requests.
-pub const MAX_IN_FLIGHT_CEILING: usize = 1 << 20;
 
 /// Below this many slots the table neither trims nor shrinks its vectors: small tables keep their
 /// memory and steady traffic never reallocates.

@@ -49,12 +49,12 @@ pub use builder::{DEFAULT_REQUEST_TIMEOUT, DEFAULT_UNADDRESSED_REPLIES_PER_SECON
 pub use connection::Connection;
 pub use core::PeerStats;
 pub use error::{CloseReason, RequestError};
-pub use handle::{PeerHandle, ProgressToken, RequestOptions};
+pub use handle::{PeerHandle, ProgressToken, RequestOptions, Timeout};
 pub use handler::{Context, Handler, NoHandler};
 pub use incoming::{Incoming, Reply, RpcError};
 
 #[cfg(feature = "http")]
-pub(crate) use core::transmit::{Sent, What};
+pub(crate) use core::transmit::{Route, Sent};
 #[cfg(feature = "http")]
 pub(crate) use driver::{Async, AsyncOutlet};
 

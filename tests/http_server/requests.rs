@@ -413,7 +413,7 @@ async fn an_unsupported_protocol_version_gets_400_and_supported_ones_pass() {
     let s = serve_default().await;
     let c = Client::session(s.addr, NO_BATCHES).await;
     // (hyper trims the whitespace around a header value, so "2025-06-18 " is the version itself.
-    // A modern version, such as "2099-01-01", makes the request stateless: `modern.rs`.)
+    // A modern version, such as "2099-01-01", makes the request stateless: `stateless.rs`.)
     for v in ["2025-6-18", "", "latest", "2025-06-18,2025-03-26", "2025-13-01"] {
         let mut other = c.beside().await;
         other.version = Some(v.to_owned());

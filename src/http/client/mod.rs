@@ -61,10 +61,10 @@ use crate::mcp::annotations::ToolHeaders;
 use crate::peer::{Async, AsyncOutlet, Connection, Handler, PeerBuilder, PeerHandle, Sent};
 use crate::{ErrorCode, Frame, FrameParser, Kind, Limits, Outgoing, OwnedId, RawJson};
 
-mod answer;
+mod receive;
 mod send;
 
-use answer::Cursor;
+use receive::Cursor;
 use send::{ordered_worker, post_request};
 
 /// How long closing waits for the server to take the session's DELETE.

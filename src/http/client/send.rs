@@ -8,7 +8,7 @@ use http::header::HeaderValue;
 use http_body_util::{BodyExt, Limited};
 use tokio::sync::{mpsc, watch};
 
-use super::answer::Cursor;
+use super::receive::Cursor;
 use super::{Ctx, ERROR_BODY_KEPT, Mode};
 use crate::limits::ORDERED_POST_TIMEOUT;
 use crate::mcp::meta::RequestParams;

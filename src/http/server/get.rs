@@ -1,6 +1,6 @@
 //! GET (a session's event stream, opened or resumed) and DELETE.
 
-use super::answer::*;
+use super::response::*;
 use super::*;
 
 impl HttpServer {

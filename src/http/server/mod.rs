@@ -101,14 +101,14 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
-mod answer;
 mod config;
 mod connection;
 mod connections;
 mod get;
-mod modern;
 mod post;
+mod response;
 mod sessions;
+mod stateless;
 
 use super::session::Session;
 use super::stream::{ResumeConfig, Unresumable, parse_event_id};
@@ -137,9 +137,9 @@ pub use crate::limits::{
 };
 use crate::peer::{Handler, PeerBuilder};
 use crate::{ErrorCode, Frame, FrameParser, Id, Kind, OwnedId};
-use answer::{error, status};
 use config::Config;
 use connections::{Conn, Connections, Guarded};
+use response::{error, status};
 use sessions::{sweep, sweep_while_alive};
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;

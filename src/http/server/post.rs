@@ -1,7 +1,7 @@
 //! A POST: its checks, the session it opens or names, and its answer (JSON, or an event stream
 //! of the request's progress and then its response).
 
-use super::answer::*;
+use super::response::*;
 use super::sessions::make_room;
 use super::*;
 use crate::http::session::{Note, PostReceiver, Refused, Resumption};
@@ -309,7 +309,7 @@ async fn reply(mut w: PostReceiver, json: bool, sse: bool, every: Duration) -> R
             }
             Err(Ok(frame)) => {
                 let code = if w.stateless() {
-                    super::modern::answer_status(&frame)
+                    super::stateless::answer_status(&frame)
                 } else {
                     StatusCode::OK
                 };

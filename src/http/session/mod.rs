@@ -13,7 +13,7 @@
 //! becomes one when it starts streaming (the POST's route then leads into the stream, which
 //! outlives the connection until the response is in it), and so is each GET stream. A handler's
 //! [`close_sse_stream`](super::close_sse_stream) reaches the router in line with what the
-//! handler sent before it, as [`What::CloseStream`].
+//! handler sent before it, as [`Route::CloseStream`].
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

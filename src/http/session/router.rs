@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use super::super::negotiated_version;
 use super::post::abandoned;
 use super::{Input, RouteStats, Routes};
-use crate::peer::{AsyncOutlet, Sent, What};
+use crate::peer::{AsyncOutlet, Route, Sent};
 use crate::{FrameParser, Limits};
 
 /// The session peer's outlet: routes each message the peer writes by what the peer says it is.
@@ -34,7 +34,7 @@ impl AsyncOutlet for Router {
             if msg.ends_with(b"\n") {
                 msg.truncate(msg.len() - 1);
             }
-            self.route(msg.freeze(), s.what);
+            self.route(msg.freeze(), s.route);
         }
         Ok(())
     }
@@ -92,10 +92,10 @@ impl Router {
         })
     }
 
-    fn route(&mut self, msg: Bytes, what: What) {
+    fn route(&mut self, msg: Bytes, route: Route) {
         // An `initialize` result names the version the session speaks.
-        let version = match &what {
-            What::Response { initialize: true, .. } => {
+        let version = match &route {
+            Route::Response { initialize: true, .. } => {
                 let frame = self.parser().parse(BytesMut::from(&msg[..]));
                 frame
                     .message()
@@ -104,13 +104,13 @@ impl Router {
             }
             _ => None,
         };
-        let request = match what {
-            What::Request { id, .. } => Some(id),
+        let request = match route {
+            Route::Request { id, .. } => Some(id),
             _ => None,
         };
         let mut r = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
-        let target = match what {
-            What::Response { id, .. } => {
+        let target = match route {
+            Route::Response { id, .. } => {
                 if let Some(v) = version {
                     r.version.get_or_insert(v);
                 }
@@ -126,7 +126,7 @@ impl Router {
                 };
                 Some(post)
             }
-            What::Batch { ids } => {
+            Route::Batch { ids } => {
                 let mut found = None;
                 for k in &ids {
                     r.answered(k);
@@ -143,8 +143,8 @@ impl Router {
             }
             // MCP: requests and notifications related to a client's request may travel on that
             // request's stream; there they reach the client even when it opened no GET stream.
-            What::Notification { related: Some(id), .. }
-            | What::Request { related: Some(id), .. } => {
+            Route::Notification { related: Some(id), .. }
+            | Route::Request { related: Some(id), .. } => {
                 if let Some(post) = r.posts.get(&id).cloned() {
                     drop(r);
                     if !post.note(msg) {
@@ -154,7 +154,7 @@ impl Router {
                 }
                 None
             }
-            What::Notification { .. } if r.single => {
+            Route::Notification { .. } if r.single => {
                 // The one request's POST carries everything its handler says.
                 let post = r.posts.values().next().cloned();
                 drop(r);
@@ -163,7 +163,7 @@ impl Router {
                 }
                 return;
             }
-            What::CloseStream { related } => {
+            Route::CloseStream { related } => {
                 // Only a session whose version polls; a stateless request's stream is its
                 // request, which goes on.
                 let post = if r.polling() { r.posts.get(&related).cloned() } else { None };
@@ -173,7 +173,7 @@ impl Router {
                 }
                 return;
             }
-            What::Notification { .. } | What::Request { .. } => None,
+            Route::Notification { .. } | Route::Request { .. } => None,
         };
         if let Some(post) = target {
             drop(r);

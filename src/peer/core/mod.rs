@@ -2,10 +2,10 @@
 //! that waits.
 //!
 //! ```text
-//!  handle_frame(now, frame) ──►  ours:   a response completes its waiter cell
-//!  handle_eof / handle_error       theirs: a request is admitted, then handed out as an Event
-//!  handle_timeout(now)             notes:  a notification is handed out, in order
-//!  start_request / notify /        invalid: -32700 / -32600 queued (rate-limited without an id)
+//!  handle_frame(now, frame) ──►  sent requests:     a response completes its waiter cell
+//!  handle_eof / handle_error       received requests: admitted, then handed out as an Event
+//!  handle_timeout(now)             notifications:     handed out, in order
+//!  start_request / notify /        invalid:           -32700 / -32600 queued (rate-limited without an id)
 //!  forget_request (the handle)
 //!  handler_done / notification_*  ──►  transmit: encoded replies, requests, notifications
 //!  close()
@@ -29,9 +29,9 @@
 //! - Once closed, every waiter has its outcome, every handler is told to stop, and the transmit
 //!   buffer takes nothing more (what it holds is still written).
 
-mod notes;
-mod ours;
-mod theirs;
+mod received_notifications;
+mod received_requests;
+mod sent_requests;
 pub(crate) mod transmit;
 
 #[cfg(test)]
@@ -44,13 +44,14 @@ use std::time::{Duration, Instant};
 
 use bytes::{BufMut, BytesMut};
 
-use notes::Notes;
-use ours::Ours;
-pub(crate) use theirs::Ticket;
-use theirs::{Admit, Owed, Theirs, write_outcome};
-use transmit::{Lane, PushError, Sent, Transmit, What};
+use received_notifications::ReceivedNotifications;
+pub(crate) use received_requests::Ticket;
+use received_requests::{Admit, Owed, ReceivedRequests, write_outcome};
+use sent_requests::SentRequests;
+use transmit::{Lane, PushError, Route, Sent, Transmit};
 
 use super::error::{CloseReason, RequestError};
+use super::handle::Timeout;
 use super::incoming::{Incoming, Reply, RpcError};
 use crate::limits::CLOSE_GRACE;
 use crate::message::owned::{cancelled_request, progress_token};
@@ -131,9 +132,9 @@ pub struct PeerStats {
 pub(crate) struct Core {
     detail: ReplyDetail,
     request_timeout: Option<Duration>,
-    ours: Ours,
-    theirs: Theirs,
-    notes: Notes,
+    sent: SentRequests,
+    received: ReceivedRequests,
+    notifications: ReceivedNotifications,
     tx: Transmit,
     events: VecDeque<Event>,
     wake: Vec<Waker>,
@@ -155,9 +156,13 @@ impl Core {
         Self {
             detail: cfg.detail,
             request_timeout: cfg.request_timeout,
-            ours: Ours::new(l.in_flight()),
-            theirs: Theirs::new(l.handlers(), l.queued_requests(), l.held_request_bytes()),
-            notes: Notes::new(),
+            sent: SentRequests::new(l.in_flight()),
+            received: ReceivedRequests::new(
+                l.handlers(),
+                l.queued_requests(),
+                l.held_request_bytes(),
+            ),
+            notifications: ReceivedNotifications::new(),
             tx: Transmit::new(l.write_queue_bytes(), cfg.track),
             events: VecDeque::new(),
             wake: Vec::new(),
@@ -191,7 +196,7 @@ impl Core {
         if !matches!(self.phase, Phase::Open) {
             return;
         }
-        self.ours.fail_all(&CloseReason::Eof, &mut self.wake);
+        self.sent.fail_all(&CloseReason::Eof, &mut self.wake);
         let until = now.checked_add(CLOSE_GRACE).unwrap_or(now);
         self.phase = Phase::Draining { reason: CloseReason::Eof, until };
         self.stalled = None;
@@ -201,7 +206,7 @@ impl Core {
     /// Time passed: requests past their deadline fail, and a drain past its deadline ends.
     pub(crate) fn handle_timeout(&mut self, now: Instant) {
         self.now = Some(now);
-        self.ours.expire(now, &mut self.wake);
+        self.sent.expire(now, &mut self.wake);
         if let Phase::Draining { until, .. } = self.phase
             && now >= until
         {
@@ -224,7 +229,7 @@ impl Core {
         now: Instant,
         method: &str,
         params: &Option<P>,
-        timeout: Option<Option<Duration>>,
+        timeout: Timeout,
         progress: Option<(OwnedId, Option<Duration>)>,
         related: Option<&OwnedId>,
     ) -> Result<(u64, bool), RequestError> {
@@ -232,18 +237,18 @@ impl Core {
         if let Some(reason) = self.refusing() {
             return Err(RequestError::Closed(reason));
         }
-        let timeout = timeout.unwrap_or(self.request_timeout);
-        let Some(id) = self.ours.register(now, timeout, progress) else {
+        let timeout = timeout.resolve(self.request_timeout);
+        let Some(id) = self.sent.register(now, timeout, progress) else {
             return Err(RequestError::Closed(CloseReason::Io("request ids exhausted".into())));
         };
-        let deadline = self.ours.next_deadline();
+        let deadline = self.sent.next_deadline();
         if deadline.is_some() && (self.armed.is_none() || deadline < self.armed) {
             self.kick();
         }
         match self.send_request(id, method, params, related) {
             Ok(sent) => Ok((id, sent)),
             Err(e) => {
-                self.ours.forget(id, None);
+                self.sent.forget(id, None);
                 Err(e)
             }
         }
@@ -264,8 +269,8 @@ impl Core {
     ) -> Result<bool, RequestError> {
         let wire = Id::Num(i64::try_from(id).expect("ids stay below 2^53"));
         let msg = Outgoing::Request { id: wire, method, params: params.as_ref() };
-        let what = || What::Request { id, related: related.cloned() };
-        let pushed = self.push(Lane::Normal, |buf| msg.write(buf), what);
+        let route = || Route::Request { id, related: related.cloned() };
+        let pushed = self.push(Lane::Normal, |buf| msg.write(buf), route);
         self.queued(pushed)
     }
 
@@ -277,7 +282,7 @@ impl Core {
         queued: bool,
         waker: &Waker,
     ) -> Poll<Result<Incoming, RequestError>> {
-        let outcome = self.ours.poll(id, waker);
+        let outcome = self.sent.poll(id, waker);
         if outcome.is_pending() && !queued {
             self.tx.wait_for_room(waker);
         }
@@ -288,7 +293,7 @@ impl Core {
     /// still in flight and `notify` (it was sent, and may be cancelled), `notifications/cancelled`
     /// is queued (dropped and counted when the other side has stopped reading).
     pub(crate) fn forget_request(&mut self, id: u64, notify: bool, token: Option<&OwnedId>) {
-        if self.ours.forget(id, token) && notify {
+        if self.sent.forget(id, token) && notify {
             self.send_cancelled(id, "the caller gave up on the request");
         }
     }
@@ -304,8 +309,8 @@ impl Core {
         let params = crate::Json(&Cancelled { request_id: id, reason });
         let msg =
             Outgoing::Notification { method: "notifications/cancelled", params: Some(params) };
-        let what = || What::Notification { progress: false, related: None };
-        if matches!(self.push(Lane::Control, |buf| msg.write(buf), what), Err(PushError::Full)) {
+        let route = || Route::Notification { progress: false, related: None };
+        if matches!(self.push(Lane::Control, |buf| msg.write(buf), route), Err(PushError::Full)) {
             self.stats.control_dropped += 1;
         }
     }
@@ -323,11 +328,11 @@ impl Core {
         related: Option<&OwnedId>,
     ) -> Result<bool, RequestError> {
         let msg = Outgoing::Notification { method, params: params.as_ref() };
-        let what = || What::Notification {
+        let route = || Route::Notification {
             progress: method == "notifications/progress",
             related: related.cloned(),
         };
-        let pushed = self.push(Lane::Normal, |buf| msg.write(buf), what);
+        let pushed = self.push(Lane::Normal, |buf| msg.write(buf), route);
         self.queued(pushed)
     }
 
@@ -341,8 +346,8 @@ impl Core {
             buf.extend_from_slice(b"\n");
             Ok(())
         };
-        let what = || What::CloseStream { related: related.clone() };
-        let _ = self.push(Lane::Control, line, what);
+        let route = || Route::CloseStream { related: related.clone() };
+        let _ = self.push(Lane::Control, line, route);
     }
 
     /// Remembers a task to wake once the write buffer has room again.
@@ -361,7 +366,7 @@ impl Core {
         outcome: Option<Result<Reply, RpcError>>,
     ) {
         let id = id.unwrap_or(Id::Null);
-        let owed = self.theirs.done(ticket, outcome.map(|o| (id, o)));
+        let owed = self.received.done(ticket, outcome.map(|o| (id, o)));
         self.queue_owed(owed);
         self.pump();
         self.kick();
@@ -375,19 +380,19 @@ impl Core {
     /// Whether request `ticket` was cancelled (its handler is to stop); otherwise keeps `waker`
     /// to wake when it is.
     pub(crate) fn handler_cancelled(&mut self, ticket: Ticket, waker: Option<&Waker>) -> bool {
-        self.theirs.cancelled(ticket, waker)
+        self.received.cancelled(ticket, waker)
     }
 
     /// The notification handler handed out returned `Pending` on its first poll: requests read
     /// after it are no longer held back for the notifications behind it.
     pub(crate) fn notification_waiting(&mut self) {
-        self.notes.waiting();
+        self.notifications.waiting();
         self.pump();
     }
 
     /// The notification handler handed out finished.
     pub(crate) fn notification_done(&mut self) {
-        self.notes.done();
+        self.notifications.done();
         self.pump();
     }
 
@@ -405,9 +410,9 @@ impl Core {
             Phase::Draining { reason, .. } => reason.clone(),
             Phase::Open => reason,
         };
-        self.ours.fail_all(&reason, &mut self.wake);
-        self.theirs.close(&mut self.wake);
-        self.notes.close();
+        self.sent.fail_all(&reason, &mut self.wake);
+        self.received.close(&mut self.wake);
+        self.notifications.close();
         self.events.clear();
         self.stalled = None;
         self.tx.close(&mut self.wake);
@@ -440,7 +445,7 @@ impl Core {
             Phase::Draining { until, .. } => Some(until),
             _ => None,
         };
-        let next = match (self.ours.next_deadline(), drain) {
+        let next = match (self.sent.next_deadline(), drain) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
@@ -496,12 +501,12 @@ impl Core {
 
     /// The connection's counters (`bytes_read` is the transport's to fill in).
     pub(crate) fn stats(&self) -> PeerStats {
-        let table = self.ours.table();
+        let table = self.sent.table();
         PeerStats {
             outbound: table.stats(),
-            inbound: self.theirs.stats(),
+            inbound: self.received.stats(),
             in_flight: table.len(),
-            peak_in_flight: self.ours.peak(),
+            peak_in_flight: self.sent.peak(),
             outbound_table_bytes: table.memory_bytes(),
             ..self.stats
         }
@@ -541,10 +546,10 @@ impl Core {
         &mut self,
         lane: Lane,
         encode: impl FnOnce(&mut BytesMut) -> Result<(), crate::Error>,
-        what: impl FnOnce() -> What,
+        route: impl FnOnce() -> Route,
     ) -> Result<(), PushError> {
         let was_empty = self.tx.is_empty();
-        self.tx.push(lane, encode, what)?;
+        self.tx.push(lane, encode, route)?;
         if was_empty {
             self.kick();
         }
@@ -555,7 +560,7 @@ impl Core {
     fn dispatch(&mut self, frame: Frame) -> Option<Stalled> {
         match frame.kind() {
             Kind::Response | Kind::Error => {
-                self.ours.deliver(Incoming::own(frame), &mut self.wake);
+                self.sent.deliver(Incoming::own(frame), &mut self.wake);
                 None
             }
             Kind::Request => self.request(frame),
@@ -584,7 +589,7 @@ impl Core {
                     b.filter(|m| matches!(m.kind(), Kind::Request | Kind::Notification)).count()
                 });
                 let share = frame.as_bytes().len() / held.max(1);
-                let batch = self.theirs.open_batch();
+                let batch = self.received.open_batch();
                 self.batch(frame, 0, batch, share)
             }
         }
@@ -596,32 +601,32 @@ impl Core {
             let m = frame.message()?;
             (m.id().unwrap_or(Id::Null), m.method() == Some("initialize"))
         };
-        match self.theirs.admit(id, bytes, None, initialize) {
+        match self.received.admit(id, bytes, None, initialize) {
             Admit::Stall => Some(Stalled::Frame(frame)),
             Admit::Refused(err) => {
                 if !self.tx.has_room(Lane::Control) {
                     return Some(Stalled::Frame(frame));
                 }
                 let id = frame.id().unwrap_or(Id::Null);
-                let what = || What::Response { id: OwnedId::from_id(id), initialize: false };
-                let _ = self.push(Lane::Control, |buf| write_reply(buf, id, &Err(err)), what);
+                let route = || Route::Response { id: OwnedId::from_id(id), initialize: false };
+                let _ = self.push(Lane::Control, |buf| write_reply(buf, id, &Err(err)), route);
                 None
             }
             Admit::Admitted(ticket) => {
                 let mut req = Incoming::own(frame);
                 // Held from here on: bytes of its own, so the bound counts what it keeps.
                 req.unshare();
-                let after = self.notes.read();
-                if self.theirs.waiting.is_empty()
-                    && self.theirs.has_slot()
-                    && self.notes.lets_begin(after)
+                let after = self.notifications.read();
+                if self.received.waiting.is_empty()
+                    && self.received.has_slot()
+                    && self.notifications.lets_begin(after)
                 {
                     // Nothing before it: it begins now.
-                    self.theirs.start(ticket);
+                    self.received.start(ticket);
                     self.events.push_back(Event::Request { ticket, request: req });
                     self.kick();
                 } else {
-                    self.theirs.waiting.push_back((ticket, req, after));
+                    self.received.waiting.push_back((ticket, req, after));
                 }
                 None
             }
@@ -636,7 +641,7 @@ impl Core {
                 // Unknown or malformed cancellations are ignored (and counted by the table).
                 match cancelled_request(&n.message()) {
                     Some(id) => {
-                        let (task, owed) = self.theirs.cancel(id.as_id());
+                        let (task, owed) = self.received.cancel(id.as_id());
                         self.wake.extend(task);
                         self.queue_owed(owed);
                     }
@@ -646,18 +651,18 @@ impl Core {
                 }
                 return None;
             }
-            "notifications/progress" if self.ours.wants_progress() => {
+            "notifications/progress" if self.sent.wants_progress() => {
                 if let (Some(token), Some(now)) = (progress_token(&n.message()), self.now) {
-                    self.ours.progress(&token, now);
+                    self.sent.progress(&token, now);
                 }
             }
             _ => {}
         }
-        if !self.notes.fits(bytes) {
+        if !self.notifications.fits(bytes) {
             return Some(n);
         }
         n.unshare();
-        self.notes.push(n, bytes);
+        self.notifications.push(n, bytes);
         None
     }
 
@@ -682,7 +687,7 @@ impl Core {
         let _ = self.push(
             Lane::Control,
             |buf| reply.write(buf),
-            || What::Response { id, initialize: false },
+            || Route::Response { id, initialize: false },
         );
     }
 
@@ -698,7 +703,7 @@ impl Core {
             let Some(m) = frame.element(i) else { break };
             match m.kind() {
                 Kind::Response | Kind::Error => {
-                    self.ours.deliver(Incoming::element(frame.clone(), i), &mut self.wake);
+                    self.sent.deliver(Incoming::element(frame.clone(), i), &mut self.wake);
                 }
                 Kind::Notification => {
                     if self.notification(Incoming::element(frame.clone(), i), share).is_some() {
@@ -709,18 +714,22 @@ impl Core {
                 Kind::Request => {
                     let id = m.id().unwrap_or(Id::Null);
                     let initialize = m.method() == Some("initialize");
-                    match self.theirs.admit(id, share, Some(batch), initialize) {
+                    match self.received.admit(id, share, Some(batch), initialize) {
                         Admit::Stall => {
                             return Some(Stalled::Batch { frame, next: i, batch, share });
                         }
                         Admit::Refused(err) => {
-                            self.theirs
+                            self.received
                                 .batch_answer(batch, true, |buf| write_outcome(buf, id, &Err(err)));
                         }
                         Admit::Admitted(ticket) => {
-                            self.theirs.batch_hold(batch, ticket);
+                            self.received.batch_hold(batch, ticket);
                             let req = Incoming::element(frame.clone(), i);
-                            self.theirs.waiting.push_back((ticket, req, self.notes.read()));
+                            self.received.waiting.push_back((
+                                ticket,
+                                req,
+                                self.notifications.read(),
+                            ));
                         }
                     }
                 }
@@ -729,7 +738,7 @@ impl Core {
                     if !m.is_response_shaped()
                         && let Some(reply) = m.error_reply(self.detail)
                     {
-                        self.theirs.batch_answer(batch, false, |buf| {
+                        self.received.batch_answer(batch, false, |buf| {
                             let _ = reply.write_value(buf);
                         });
                     }
@@ -737,46 +746,46 @@ impl Core {
                 Kind::Batch => unreachable!("batches do not nest"),
             }
         }
-        let owed = self.theirs.seal(batch);
+        let owed = self.received.seal(batch);
         self.queue_owed(owed);
         None
     }
 
     /// Queues a reply a handler left owed, or blocks it until there is room.
     fn queue_owed(&mut self, owed: Owed<'_>) {
-        let (bytes, what, from) = match owed {
+        let (bytes, route, from) = match owed {
             Owed::Nothing => return,
             Owed::Reply { id, outcome, initialize, from } => {
-                let what = || What::Response { id: OwnedId::from_id(id), initialize };
-                if self.theirs.blocked.is_empty() {
-                    match self.push(Lane::Normal, |buf| write_reply(buf, id, &outcome), what) {
+                let route = || Route::Response { id: OwnedId::from_id(id), initialize };
+                if self.received.blocked.is_empty() {
+                    match self.push(Lane::Normal, |buf| write_reply(buf, id, &outcome), route) {
                         Err(PushError::Full) => {}
-                        _ => return self.theirs.release(from),
+                        _ => return self.received.release(from),
                     }
                 }
                 let mut bytes = BytesMut::new();
                 let _ = write_reply(&mut bytes, id, &outcome);
-                (bytes, what(), from)
+                (bytes, route(), from)
             }
-            Owed::Batch { body, what, from } => (body, what, from),
+            Owed::Batch { body, route, from } => (body, route, from),
         };
-        self.theirs.block(bytes, what, from);
+        self.received.block(bytes, route, from);
         self.flush_blocked();
     }
 
     /// Queues the replies that waited for room, oldest first, while there is room.
     fn flush_blocked(&mut self) {
-        while let Some(b) = self.theirs.blocked.pop_front() {
-            let what = b.what.clone();
+        while let Some(b) = self.received.blocked.pop_front() {
+            let route = b.route.clone();
             let encode = |buf: &mut BytesMut| {
                 buf.extend_from_slice(&b.bytes);
                 Ok(())
             };
-            if matches!(self.push(Lane::Normal, encode, move || what), Err(PushError::Full)) {
-                self.theirs.blocked.push_front(b);
+            if matches!(self.push(Lane::Normal, encode, move || route), Err(PushError::Full)) {
+                self.received.blocked.push_front(b);
                 break;
             }
-            self.theirs.release(b.from);
+            self.received.release(b.from);
         }
     }
 
@@ -795,23 +804,23 @@ impl Core {
                 }
             };
         }
-        if let Some(n) = self.notes.next() {
+        if let Some(n) = self.notifications.next() {
             self.events.push_back(Event::Notification(n));
         }
-        while self.theirs.has_slot()
-            && let Some((_, _, after)) = self.theirs.waiting.front()
-            && self.notes.lets_begin(*after)
+        while self.received.has_slot()
+            && let Some((_, _, after)) = self.received.waiting.front()
+            && self.notifications.lets_begin(*after)
         {
-            let (ticket, request, _) = self.theirs.waiting.pop_front().expect("peeked");
-            self.theirs.start(ticket);
+            let (ticket, request, _) = self.received.waiting.pop_front().expect("peeked");
+            self.received.start(ticket);
             self.events.push_back(Event::Request { ticket, request });
         }
         if self.events.len() > before {
             self.kick();
         }
         if matches!(self.phase, Phase::Draining { .. })
-            && self.theirs.held() == 0
-            && self.notes.is_idle()
+            && self.received.held() == 0
+            && self.notifications.is_idle()
         {
             self.close(CloseReason::Eof);
         }

@@ -94,8 +94,11 @@ impl Pair {
 
     /// `a` starts a request to `b`.
     fn request(&mut self, method: &str) -> u64 {
-        let (id, sent) =
-            self.a.core.start_request(self.now, method, &NO, None, None, None).unwrap();
+        let (id, sent) = self
+            .a
+            .core
+            .start_request(self.now, method, &NO, Timeout::PeerDefault, None, None)
+            .unwrap();
         assert!(sent);
         id
     }
@@ -154,7 +157,7 @@ fn a_request_is_answered_through_the_waiter_cell() {
     let s = p.a.core.stats();
     assert_eq!((s.outbound.completed, s.in_flight), (1, 0));
     // The slot was collected: the table is empty.
-    assert!(p.a.core.ours.table().is_empty());
+    assert!(p.a.core.sent.table().is_empty());
 }
 
 #[test]
@@ -209,7 +212,7 @@ fn a_cancelled_request_still_waiting_for_a_slot_never_runs_and_lets_go() {
     let evs = events(&mut p.b.core);
     assert_eq!(methods(&evs), ["one"]);
     p.b_reads(&cancel(2));
-    assert_eq!(p.b.core.theirs.held(), 1, "the cancelled request let go at once");
+    assert_eq!(p.b.core.received.held(), 1, "the cancelled request let go at once");
     answer(&mut p.b.core, &evs[0], "1");
     assert!(events(&mut p.b.core).is_empty(), "the cancelled request never runs");
     let out = Pair::written(&mut p.parser, &mut p.b);
@@ -229,7 +232,7 @@ fn a_cancelled_running_handler_is_told_and_answers_nothing() {
     // Even if the handler finishes anyway, its reply is not sent.
     answer(&mut p.b.core, &evs[0], "late");
     assert!(Pair::written(&mut p.parser, &mut p.b).is_empty());
-    assert_eq!(p.b.core.theirs.held(), 0);
+    assert_eq!(p.b.core.received.held(), 0);
     assert_eq!(p.b.core.stats().inbound.cancelled, 1);
 }
 
@@ -268,7 +271,7 @@ fn a_request_times_out_at_its_deadline_and_not_before() {
     let t0 = p.now;
     let (id, _) =
         p.a.core
-            .start_request(t0, "slow", &NO, Some(Some(Duration::from_secs(2))), None, None)
+            .start_request(t0, "slow", &NO, Timeout::After(Duration::from_secs(2)), None, None)
             .unwrap();
     assert_eq!(p.a.core.poll_timeout(), Some(t0 + Duration::from_secs(2)));
     p.a.core.handle_timeout(t0 + Duration::from_millis(1999));
@@ -289,7 +292,7 @@ fn progress_restarts_the_deadline_up_to_its_cap() {
     let t0 = p.now;
     let token = OwnedId::from("t");
     let progress = Some((token, Some(Duration::from_secs(5))));
-    let timeout = Some(Some(Duration::from_secs(2)));
+    let timeout = Timeout::After(Duration::from_secs(2));
     let (id, _) = p.a.core.start_request(t0, "long", &NO, timeout, progress, None).unwrap();
     let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}"#;
     let at = |s| t0 + Duration::from_secs(s);
@@ -311,7 +314,7 @@ fn giving_up_on_a_sent_request_cancels_it_and_frees_its_slot() {
     let id = p.request("slow");
     p.flow();
     p.a.core.forget_request(id, true, None);
-    assert!(p.a.core.ours.table().is_empty());
+    assert!(p.a.core.sent.table().is_empty());
     p.flow();
     // b's handler is told.
     let evs = events(&mut p.b.core);
@@ -329,7 +332,7 @@ fn end_of_stream_fails_our_requests_and_still_answers_theirs() {
     assert!(!p.b.core.wants_read());
     assert!(!p.b.core.is_closed(), "draining while a request is held");
     assert!(matches!(
-        p.b.core.start_request(p.now, "x", &NO, None, None, None),
+        p.b.core.start_request(p.now, "x", &NO, Timeout::PeerDefault, None, None),
         Err(RequestError::Closed(CloseReason::Eof))
     ));
     answer(&mut p.b.core, &evs[0], "1");
@@ -382,12 +385,12 @@ fn a_reply_without_room_holds_its_handler_slot_until_the_writer_takes_the_buffer
     assert_eq!(methods(&evs), ["b"]);
     answer(&mut p.b.core, &evs[0], &big);
     // The second finds no room: it waits, holding the slot.
-    assert_eq!(p.b.core.theirs.blocked.len(), 1);
-    assert_eq!(p.b.core.theirs.held(), 1);
+    assert_eq!(p.b.core.received.blocked.len(), 1);
+    assert_eq!(p.b.core.received.held(), 1);
     let out = Pair::written(&mut p.parser, &mut p.b);
     assert_eq!(out.len(), 1);
     // Taking the buffer made room: the blocked reply is queued and lets go.
-    assert_eq!(p.b.core.theirs.held(), 0);
+    assert_eq!(p.b.core.received.held(), 0);
     let out = Pair::written(&mut p.parser, &mut p.b);
     assert_eq!(out[0].id(), Some(Id::Num(2)));
 }
@@ -406,7 +409,7 @@ fn a_batch_is_answered_with_one_array_once_every_element_is_done() {
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].kind(), Kind::Batch);
     assert_eq!(out[0].len(), 3, "two results and the invalid element's error");
-    assert_eq!(p.b.core.theirs.held(), 0);
+    assert_eq!(p.b.core.received.held(), 0);
 }
 
 #[test]

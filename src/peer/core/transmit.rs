@@ -45,13 +45,13 @@ pub(crate) enum PushError {
 pub(crate) struct Sent {
     /// Its length in bytes, line ending included.
     pub(crate) len: usize,
-    /// What it is.
-    pub(crate) what: What,
+    /// How a router directs it.
+    pub(crate) route: Route,
 }
 
-/// What a message written by the connection is, as a router needs it.
+/// How a router directs a message the connection wrote: what it answers or relates to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum What {
+pub(crate) enum Route {
     /// A response (success or error) to the other side's request `id` (`None`: an error
     /// answering a message whose id could not be read); `initialize` when it answers an
     /// `initialize` request.
@@ -116,7 +116,7 @@ impl Transmit {
         &mut self,
         lane: Lane,
         encode: impl FnOnce(&mut BytesMut) -> Result<(), Error>,
-        what: impl FnOnce() -> What,
+        route: impl FnOnce() -> Route,
     ) -> Result<(), PushError> {
         if self.closed {
             return Err(PushError::Closed);
@@ -131,7 +131,7 @@ impl Transmit {
             return Err(PushError::Full);
         }
         if let Some(sent) = &mut self.sent {
-            sent.push(Sent { len: self.buf.len() - before, what: what() });
+            sent.push(Sent { len: self.buf.len() - before, route: route() });
         }
         Ok(())
     }
@@ -200,8 +200,8 @@ mod tests {
     #[test]
     fn messages_queued_between_takes_come_out_together() {
         let mut t = Transmit::new(100, false);
-        t.push(Lane::Normal, line(3), || What::Request { id: 0, related: None }).unwrap();
-        t.push(Lane::Control, line(4), || What::Request { id: 0, related: None }).unwrap();
+        t.push(Lane::Normal, line(3), || Route::Request { id: 0, related: None }).unwrap();
+        t.push(Lane::Control, line(4), || Route::Request { id: 0, related: None }).unwrap();
         assert_eq!(take(&mut t).0.len(), 7);
         assert!(t.is_empty());
     }
@@ -209,28 +209,28 @@ mod tests {
     #[test]
     fn the_normal_lane_is_full_past_cap_and_a_large_message_goes_alone() {
         let mut t = Transmit::new(10, false);
-        t.push(Lane::Normal, line(10), || What::Request { id: 0, related: None }).unwrap();
+        t.push(Lane::Normal, line(10), || Route::Request { id: 0, related: None }).unwrap();
         assert!(!t.has_room(Lane::Normal));
         assert!(matches!(
-            t.push(Lane::Normal, line(1), || What::Request { id: 0, related: None }),
+            t.push(Lane::Normal, line(1), || Route::Request { id: 0, related: None }),
             Err(PushError::Full)
         ));
         assert_eq!(t.len(), 10, "a refused message leaves nothing behind");
         take(&mut t);
-        t.push(Lane::Normal, line(50), || What::Request { id: 0, related: None }).unwrap();
+        t.push(Lane::Normal, line(50), || Route::Request { id: 0, related: None }).unwrap();
         assert_eq!(t.len(), 50);
     }
 
     #[test]
     fn the_control_lane_goes_past_the_bound_by_its_budget_and_no_further() {
         let mut t = Transmit::new(10, false);
-        t.push(Lane::Normal, line(10), || What::Request { id: 0, related: None }).unwrap();
-        t.push(Lane::Control, line(CONTROL_BUDGET), || What::Request { id: 0, related: None })
+        t.push(Lane::Normal, line(10), || Route::Request { id: 0, related: None }).unwrap();
+        t.push(Lane::Control, line(CONTROL_BUDGET), || Route::Request { id: 0, related: None })
             .unwrap();
         assert_eq!(t.len(), 10 + CONTROL_BUDGET);
         assert!(!t.has_room(Lane::Control));
         assert!(matches!(
-            t.push(Lane::Control, line(1), || What::Request { id: 0, related: None }),
+            t.push(Lane::Control, line(1), || Route::Request { id: 0, related: None }),
             Err(PushError::Full)
         ));
     }
@@ -238,10 +238,10 @@ mod tests {
     #[test]
     fn closing_keeps_what_was_queued_and_refuses_more() {
         let mut t = Transmit::new(100, false);
-        t.push(Lane::Normal, line(5), || What::Request { id: 0, related: None }).unwrap();
+        t.push(Lane::Normal, line(5), || Route::Request { id: 0, related: None }).unwrap();
         t.close(&mut Vec::new());
         assert!(matches!(
-            t.push(Lane::Control, line(1), || What::Request { id: 0, related: None }),
+            t.push(Lane::Control, line(1), || Route::Request { id: 0, related: None }),
             Err(PushError::Closed)
         ));
         assert_eq!(take(&mut t).0.len(), 5);
@@ -250,14 +250,14 @@ mod tests {
     #[test]
     fn an_encoding_failure_queues_nothing() {
         let mut t = Transmit::new(100, true);
-        t.push(Lane::Normal, line(2), || What::Request { id: 0, related: None }).unwrap();
+        t.push(Lane::Normal, line(2), || Route::Request { id: 0, related: None }).unwrap();
         let r = t.push(
             Lane::Normal,
             |b| {
                 b.extend_from_slice(b"half");
                 Err(Error::NullRequestId)
             },
-            || What::Request { id: 0, related: None },
+            || Route::Request { id: 0, related: None },
         );
         assert!(matches!(r, Err(PushError::Encode(Error::NullRequestId))));
         let (out, sent) = take(&mut t);
@@ -267,14 +267,14 @@ mod tests {
     #[test]
     fn records_follow_their_messages_when_tracked() {
         let mut t = Transmit::new(100, true);
-        t.push(Lane::Normal, line(3), || What::Request { id: 0, related: None }).unwrap();
-        t.push(Lane::Normal, line(4), || What::Response {
+        t.push(Lane::Normal, line(3), || Route::Request { id: 0, related: None }).unwrap();
+        t.push(Lane::Normal, line(4), || Route::Response {
             id: Some(OwnedId::Num(1)),
             initialize: false,
         })
         .unwrap();
         let (_, sent) = take(&mut t);
         assert_eq!(sent.iter().map(|s| s.len).collect::<Vec<_>>(), [3, 4]);
-        assert_eq!(sent[1].what, What::Response { id: Some(OwnedId::Num(1)), initialize: false });
+        assert_eq!(sent[1].route, Route::Response { id: Some(OwnedId::Num(1)), initialize: false });
     }
 }

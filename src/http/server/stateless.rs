@@ -6,7 +6,7 @@
 //! could still speak) is ended instead. Nothing of a request outlives its answer: any instance
 //! behind a load balancer can serve any such request. The server's stop ends them all.
 
-use super::answer::*;
+use super::response::*;
 use super::*;
 use crate::mcp::headers;
 

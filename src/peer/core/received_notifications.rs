@@ -24,7 +24,7 @@ enum Turn {
     Waiting,
 }
 
-pub(crate) struct Notes {
+pub(crate) struct ReceivedNotifications {
     queue: VecDeque<(Incoming, usize)>,
     turn: Turn,
     /// Bytes of the one running.
@@ -36,7 +36,7 @@ pub(crate) struct Notes {
     begun: u64,
 }
 
-impl Notes {
+impl ReceivedNotifications {
     pub(crate) fn new() -> Self {
         Self {
             queue: VecDeque::new(),
@@ -56,7 +56,7 @@ impl Notes {
                 && self.held_bytes.saturating_add(bytes) <= NOTIFICATION_BYTES_HELD)
     }
 
-    /// Queues a notification (the caller checked [`Notes::fits`]).
+    /// Queues a notification (the caller checked [`ReceivedNotifications::fits`]).
     pub(crate) fn push(&mut self, n: Incoming, bytes: usize) {
         self.held += 1;
         self.held_bytes += bytes;

@@ -37,13 +37,13 @@ struct Reset {
 }
 
 /// Our requests in flight.
-pub(crate) struct Ours {
+pub(crate) struct SentRequests {
     table: Outbound<Waiter>,
     progress: HashMap<OwnedId, Reset>,
     peak: usize,
 }
 
-impl Ours {
+impl SentRequests {
     pub(crate) fn new(max_in_flight: usize) -> Self {
         Self { table: Outbound::new(max_in_flight), progress: HashMap::new(), peak: 0 }
     }

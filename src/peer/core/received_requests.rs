@@ -14,7 +14,7 @@ use std::task::Waker;
 
 use bytes::{BufMut, BytesMut};
 
-use super::transmit::What;
+use super::transmit::Route;
 use crate::mux::{Inbound, InboundStats, Refused};
 use crate::peer::incoming::{Incoming, Reply, RpcError};
 use crate::{ErrorCode, Id, Outgoing, OwnedId};
@@ -68,7 +68,7 @@ struct Batch {
 /// it is queued.
 pub(crate) struct Blocked {
     pub(crate) bytes: BytesMut,
-    pub(crate) what: What,
+    pub(crate) route: Route,
     pub(crate) from: From,
 }
 
@@ -92,7 +92,7 @@ pub(crate) enum Owed<'a> {
     /// A batch's array of responses, encoded, with its line ending.
     Batch {
         body: BytesMut,
-        what: What,
+        route: Route,
         from: From,
     },
 }
@@ -106,7 +106,7 @@ pub(crate) enum Admit {
     Refused(RpcError),
 }
 
-pub(crate) struct Theirs {
+pub(crate) struct ReceivedRequests {
     table: Inbound<u32>,
     runs: Vec<Run>,
     free: Vec<u32>,
@@ -126,7 +126,7 @@ pub(crate) struct Theirs {
     held_bytes: usize,
 }
 
-impl Theirs {
+impl ReceivedRequests {
     pub(crate) fn new(max_handlers: usize, max_queued: usize, max_held_bytes: usize) -> Self {
         let max_held = max_handlers.saturating_add(max_queued);
         Self {
@@ -271,8 +271,8 @@ impl Theirs {
 
     /// Request `t`'s handler ended with `outcome` (`None`: cancelled, or it must not answer).
     /// Returns the reply owed now: for a lone request its own, for the last element of a
-    /// batch the batch's. The caller queues it, or blocks it with [`Theirs::block`], then calls
-    /// [`Theirs::release`] with its `From`.
+    /// batch the batch's. The caller queues it, or blocks it with [`ReceivedRequests::block`], then calls
+    /// [`ReceivedRequests::release`] with its `From`.
     pub(crate) fn done<'a>(
         &mut self,
         t: Ticket,
@@ -326,11 +326,11 @@ impl Theirs {
         }
         body[0] = b'[';
         body.put_slice(b"]\n");
-        let what = What::Batch { ids: std::mem::take(&mut batch.ids) };
-        Owed::Batch { body, what, from: From::Batch(b) }
+        let route = Route::Batch { ids: std::mem::take(&mut batch.ids) };
+        Owed::Batch { body, route, from: From::Batch(b) }
     }
 
-    /// Opens a batch; its elements are admitted with it. [`Theirs::seal`] once every element
+    /// Opens a batch; its elements are admitted with it. [`ReceivedRequests::seal`] once every element
     /// is in.
     pub(crate) fn open_batch(&mut self) -> u32 {
         let fresh = Batch {
@@ -380,8 +380,8 @@ impl Theirs {
     }
 
     /// A reply that found no room: it waits, holding what it holds.
-    pub(crate) fn block(&mut self, bytes: BytesMut, what: What, from: From) {
-        self.blocked.push_back(Blocked { bytes, what, from });
+    pub(crate) fn block(&mut self, bytes: BytesMut, route: Route, from: From) {
+        self.blocked.push_back(Blocked { bytes, route, from });
     }
 
     fn free_slot(&mut self, t: Ticket) {

@@ -37,7 +37,7 @@ pub(crate) type LogFn = Arc<dyn Fn(&LoggingMessageParams<'_>) + Send + Sync>;
 
 /// What the host registered, and the routes of calls and streams in progress.
 #[derive(Default)]
-pub(crate) struct Side {
+pub(crate) struct Callbacks {
     pub(crate) elicit: Option<ElicitFn>,
     pub(crate) sample: Option<SampleFn>,
     /// `Some` when the client offers roots.
@@ -49,7 +49,7 @@ pub(crate) struct Side {
     listeners: Mutex<Vec<Weak<Listener>>>,
 }
 
-impl Side {
+impl Callbacks {
     /// The capabilities the client declares: one for each thing it can do.
     pub(crate) fn capabilities(&self) -> String {
         let mut caps = serde_json::Map::new();
@@ -97,7 +97,7 @@ impl Side {
         let n = self.next_token.fetch_add(1, Ordering::Relaxed) + 1;
         let token: Box<str> = n.to_string().into();
         self.progress.lock().unwrap_or_else(PoisonError::into_inner).insert(token.clone(), f);
-        ProgressRoute { side: Arc::downgrade(self), token }
+        ProgressRoute { callbacks: Arc::downgrade(self), token }
     }
 
     pub(crate) fn add_listener(&self, l: &Arc<Listener>) {
@@ -186,7 +186,7 @@ fn subscription_of(n: &Incoming) -> Option<u64> {
 
 /// Removes a progress route when its call ends.
 pub(crate) struct ProgressRoute {
-    side: Weak<Side>,
+    callbacks: Weak<Callbacks>,
     token: Box<str>,
 }
 
@@ -199,16 +199,16 @@ impl ProgressRoute {
 
 impl Drop for ProgressRoute {
     fn drop(&mut self) {
-        if let Some(side) = self.side.upgrade() {
-            side.progress.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.token);
+        if let Some(callbacks) = self.callbacks.upgrade() {
+            callbacks.progress.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.token);
         }
     }
 }
 
 /// The peer's handler on the client's side.
-pub(crate) struct SideHandler(pub(crate) Arc<Side>);
+pub(crate) struct CallbackHandler(pub(crate) Arc<Callbacks>);
 
-impl Handler for SideHandler {
+impl Handler for CallbackHandler {
     async fn request(&self, req: &Incoming, _cx: &Context) -> Result<Reply, RpcError> {
         match req.method() {
             "ping" => Ok(Reply::empty()),
@@ -231,7 +231,7 @@ impl Handler for SideHandler {
 }
 
 /// The modern era's input requests, fulfilled by the same callbacks.
-pub(crate) struct Resolver<'a>(pub(crate) &'a Side);
+pub(crate) struct Resolver<'a>(pub(crate) &'a Callbacks);
 
 impl InputResolver for Resolver<'_> {
     async fn resolve(&self, method: &str, params: Option<RawJson<'_>>) -> Result<String, String> {
