@@ -20,12 +20,14 @@
 //!
 //! [`mux`] holds the in-flight tables, also sans-IO: [`mux::Outbound`] issues request ids and
 //! matches responses (late, unknown, timed out), [`mux::Inbound`] tracks the peer's requests.
-//! The `peer` module (feature `peer`, on by default) drives all of it on tokio: a sans-IO
-//! connection core (admission, ordering, cancellation, deadlines, backpressure, drain) and one
-//! task per connection that reads, runs handlers (inline when they answer at once) and writes
-//! coalesced, over the `transport` module's child stdio, TCP, Unix sockets or in-process duplex.
-//! The `http` module (feature `http`) carries the same peer over MCP's Streamable HTTP: a hyper
-//! server with a session per `initialize`, and a client transport.
+//! [`mcp`] is MCP's vocabulary, also without I/O. The `peer` module (feature `peer`) drives it
+//! all on tokio: a sans-IO connection core (admission, ordering, cancellation, deadlines,
+//! backpressure, drain) and one task per connection that reads, runs handlers (inline when they
+//! answer at once) and writes coalesced, over the `transport` module's child stdio, TCP, Unix
+//! sockets or in-process duplex. The `http` module (feature `http`) carries the same peer over
+//! MCP's Streamable HTTP: a hyper server with a session per `initialize`, and a client
+//! transport. On top sit the two roles: `client` (feature `mcp` for the typed `Client`) and
+//! `server` (feature `mcp`).
 //!
 //! Bad input never ends the stream: each bad frame decodes to a [`Kind::Invalid`] frame carrying a
 //! [`DecodeError`] with its JSON-RPC code, and [`Message::error_reply`] builds the answer.
@@ -76,22 +78,28 @@
 //!
 //! # Code map
 //!
-//! Each folder, its job, and what it may import (nothing imports a layer above it, and no two
-//! files import each other):
+//! Each room (a module, named by its path), its job, and the rooms it may import. A room may
+//! also import what those may, in turn (everything below it, nothing above), and the other
+//! rooms of its row. No file depends on itself through other files (a folder's `mod.rs` may use
+//! the files below it: it is the folder's front door). `tests/layers.rs` reads this table and holds the code to it.
 //!
-//! | path | job | imports |
+//! | room | job | may import |
 //! |---|---|---|
-//! | `limits.rs`, `error.rs` | every bound with its default and reason; error codes and kinds | nothing of ours but `mux`'s ceiling |
-//! | `message/` | parse one frame into a [`Frame`]; encode [`Outgoing`]; [`OwnedId`] and the params the core reads | `error`, `limits` |
-//! | `mcp/` | MCP's two eras: the modern `_meta` envelope read without allocation, the Streamable HTTP header rules, `x-mcp-header` | `message`, `error` (`headers`: the `http` crate; `client`'s `negotiate`: `peer`) |
-//! | `framing/` | sans-IO splitters and writers: NDJSON, Content-Length, SSE | `message`, `error`, `limits` |
-//! | `codec.rs` | the tokio-util codec: a framing plus the parser | `framing`, `message` |
-//! | `mux/` | sans-IO in-flight tables: our ids to waiters, their ids to handlers | `message` |
-//! | `peer/core/` | the connection's state machine, sans-IO: `handle_*` in, `poll_*` out | `mux`, `message`, `peer`'s message types |
-//! | `peer/` (the rest) | the handle, the handler trait, the one task per connection | `peer/core`, `codec`, tokio |
-//! | `transport/` | child stdio, TCP, Unix sockets, in-process pairs | `peer` |
-//! | `http/` | Streamable HTTP server and client, on hyper | `peer`, `message`, `framing` |
-//! | `bin/mcpwire/` | the harness: `load`, `serve` (its handler: `handler.rs`), `inspect` | the public API only |
+//! | `error`, `limits` | error codes and kinds; every bound with its default and reason | nothing of ours |
+//! | `message` | parse one frame into a [`Frame`]; encode [`Outgoing`]; [`OwnedId`] | `error`, `limits` |
+//! | `framing` | sans-IO splitters and writers: NDJSON, Content-Length, SSE | `message` |
+//! | `codec` | the tokio-util codec: a framing plus the parser | `framing` |
+//! | `mux` | sans-IO in-flight tables: our ids to waiters, theirs to handlers | `message` |
+//! | `mcp` | MCP's vocabulary, no I/O: types, `_meta`, scanning, headers, annotations, the client's era decisions | `message` |
+//! | `peer::incoming`, `peer::error` | what a peer hands its handlers, and why a request fails | `mcp` |
+//! | `peer::core` | the connection's state machine, sans-IO: `handle_*` in, `poll_*` out | `mux`, `peer::incoming`, `peer::error` |
+//! | `peer` | the tokio peer: its handle, the handler trait, one task per connection | `peer::core`, `codec` |
+//! | `http` | Streamable HTTP server and client transport, on hyper | `peer`, `framing` |
+//! | `transport` | child stdio, TCP, Unix sockets, in-process pairs; [`transport::Target`] names any of them or HTTP | `http` |
+//! | `client` | the client role: era negotiation over a peer, the typed [`client::Client`] | `transport` |
+//! | `server` | the server role: the typed [`server::Server`] | `transport` |
+//!
+//! The `mcpwire` tool (load, serve, inspect) is the workspace's `cli/` crate, on the public API.
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 

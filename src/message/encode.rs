@@ -10,6 +10,7 @@ use std::fmt::{self, Write as _};
 use bytes::{BufMut, BytesMut};
 use serde::Serialize;
 
+use super::escape::escape;
 use super::{Id, Message, RawJson};
 use crate::error::{Error, ErrorCode};
 
@@ -253,11 +254,6 @@ pub(crate) fn write_one_line(dst: &mut BytesMut, bytes: &[u8]) {
     dst.put_slice(&bytes[from..]);
 }
 
-/// Bytes that cannot appear raw in a JSON string: `"`, `\` and the control characters.
-const fn needs_escape(b: u8) -> bool {
-    b < 0x20 || b == b'"' || b == b'\\'
-}
-
 /// Appends `s` as a quoted JSON string.
 pub(crate) fn write_str(dst: &mut BytesMut, s: &str) {
     dst.reserve(s.len() + 2);
@@ -268,38 +264,6 @@ pub(crate) fn write_str(dst: &mut BytesMut, s: &str) {
 
 fn write_escaped(dst: &mut BytesMut, s: &str) {
     escape(s, |chunk| dst.put_slice(chunk.as_bytes()));
-}
-
-/// Feeds `s` to `out` as the body of a JSON string: runs of plain text as they are, and an escape
-/// sequence for each byte that needs one.
-pub(crate) fn escape(s: &str, mut out: impl FnMut(&str)) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bytes = s.as_bytes();
-    let mut run = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        if !needs_escape(b) {
-            continue;
-        }
-        // `b` is ASCII, so `run..i` and `i + 1..` fall on character boundaries.
-        out(&s[run..i]);
-        run = i + 1;
-        let unicode;
-        out(match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            _ => {
-                unicode =
-                    [b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]];
-                std::str::from_utf8(&unicode).unwrap_or_default()
-            }
-        });
-    }
-    out(&s[run..]);
 }
 
 /// Formats straight into a JSON string's body, escaping as it goes.

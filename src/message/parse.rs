@@ -1,8 +1,8 @@
-//! simd-json parse of one frame into an [`MessageIndex`] per message, with no heap allocation once
+//! [`FrameParser`], and the simd-json parse of one frame into a [`MessageIndex`] per message, with no heap allocation once
 //! the parser's buffers are warm.
 //!
 //! Two phases, because the tape borrows the bytes it was parsed from:
-//! 1. `walk` reads only the tape. It classifies each message and records where its strings and
+//! 1. `walk` ([`super::walk`]) reads only the tape. It classifies each message and records where its strings and
 //!    members start, as offsets from the frame start. Member value spans stay *pending*: a span
 //!    holds the offset of the member's key and of the next key ([`LAST`] for the last member).
 //! 2. `resolve` runs once the tape is released, with the frame's bytes readable again. It turns
@@ -19,10 +19,13 @@
 //! never modified: they stay the exact bytes received, for forwarding and logging, and
 //! `params`/`result` are their exact JSON text.
 
-use simd_json::{Buffers, INPUT_PADDING, Node, StaticNode, Tape, fill_tape_padded};
+use bytes::Bytes;
+use simd_json::{Buffers, INPUT_PADDING, Tape, fill_tape_padded};
 
-use super::{ErrorRepr, FrameIndex, IdRepr, Kind, MessageIndex, Problem, Span, Text, Unescaped};
-use crate::error::{DecodeError, Member};
+use super::index::{FrameIndex, IdRepr, MessageIndex, Span, Text, Unescaped};
+use super::walk::{LAST, walk};
+use super::{Frame, Kind};
+use crate::error::DecodeError;
 use crate::limits::Limits;
 
 /// What the caller learnt of backslashes in a frame while finding where it ends.
@@ -35,9 +38,6 @@ pub(crate) enum Backslash {
     /// Not looked for: the parser looks.
     Unknown,
 }
-
-/// A pending span's end when the member is the last of its object.
-const LAST: u32 = u32::MAX;
 
 /// Scratch placement keeps the copy at the frame's address modulo this.
 const SCRATCH_ALIGN: usize = 64;
@@ -226,253 +226,6 @@ fn refine(problem: DecodeError, frame: &[u8]) -> DecodeError {
     }
 }
 
-/// Nodes a value occupies on the tape, itself included.
-fn size(node: &Node<'_>) -> usize {
-    match node {
-        Node::Object { count, .. } | Node::Array { count, .. } => 1 + count,
-        _ => 1,
-    }
-}
-
-/// Offset of a tape string from the start of the parsed input.
-fn offset(s: &str, base: usize) -> u32 {
-    (s.as_ptr() as usize - base) as u32
-}
-
-fn text(s: &str, base: usize) -> Text {
-    Text { at: offset(s, base), len: s.len() as u32, unescaped: false }
-}
-
-/// Classifies the root value into `index`; `Err` when the frame is not a message or a batch
-/// of messages at all.
-fn walk(
-    nodes: &[Node<'_>],
-    base: usize,
-    limits: &Limits,
-    index: &mut FrameIndex,
-) -> Result<(), DecodeError> {
-    match nodes[0] {
-        Node::Object { .. } => {
-            let FrameIndex::One(env) = index else {
-                unreachable!("the caller passes a blank index")
-            };
-            fill_envelope(nodes, 0, base, env);
-            Ok(())
-        }
-        Node::Array { len, .. } => {
-            if !limits.accepts_batches() {
-                return Err(DecodeError::BatchesRefused);
-            } else if len == 0 {
-                return Err(DecodeError::EmptyBatch);
-            } else if len > limits.batch_len() {
-                return Err(DecodeError::BatchTooLong { len, limit: limits.batch_len() });
-            }
-            let mut envs = Vec::with_capacity(len);
-            let mut i = 1;
-            for _ in 0..len {
-                match nodes[i] {
-                    Node::Object { .. } => {
-                        envs.push(MessageIndex::BLANK);
-                        fill_envelope(nodes, i, base, envs.last_mut().expect("just pushed"));
-                    }
-                    _ => envs.push(MessageIndex::invalid(Problem::NotAnObject)),
-                }
-                i += size(&nodes[i]);
-            }
-            *index = FrameIndex::Batch(envs);
-            Ok(())
-        }
-        Node::String(_) | Node::Static(_) => Err(DecodeError::NotAnObject),
-    }
-}
-
-fn member(key: &str) -> Option<Member> {
-    Some(match key {
-        "jsonrpc" => Member::Jsonrpc,
-        "id" => Member::Id,
-        "method" => Member::Method,
-        "params" => Member::Params,
-        "result" => Member::Result,
-        "error" => Member::Error,
-        _ => return None,
-    })
-}
-
-fn bit(m: Member) -> u16 {
-    1 << (m as u16)
-}
-
-/// Records the first problem found; later ones do not replace it.
-fn note(slot: &mut Option<Problem>, problem: Problem) {
-    slot.get_or_insert(problem);
-}
-
-fn integer(node: &Node<'_>) -> Option<i64> {
-    match *node {
-        Node::Static(StaticNode::I64(n)) => Some(n),
-        Node::Static(StaticNode::U64(n)) => i64::try_from(n).ok(),
-        _ => None,
-    }
-}
-
-/// Iterates an object's members as (key, value index, pending value span).
-fn members<'t, 'i>(
-    nodes: &'t [Node<'i>],
-    object: usize,
-    base: usize,
-) -> impl Iterator<Item = (&'i str, usize, Span)> + 't {
-    let len = match nodes[object] {
-        Node::Object { len, .. } => len,
-        _ => 0,
-    };
-    let mut i = object + 1;
-    (0..len).map(move |m| {
-        let Node::String(key) = nodes[i] else { unreachable!("simd-json object keys are strings") };
-        let value = i + 1;
-        i = value + size(&nodes[value]);
-        let next_key = match nodes.get(i) {
-            Some(Node::String(k)) if m + 1 < len => offset(k, base),
-            _ => LAST,
-        };
-        (key, value, Span { start: offset(key, base), end: next_key })
-    })
-}
-
-/// Phase 1 for one message object at `nodes[object]`: its envelope, filled into `env` (blank).
-fn fill_envelope(nodes: &[Node<'_>], object: usize, base: usize, env: &mut MessageIndex) {
-    let mut problem = None;
-    let mut id = IdRepr::Absent;
-    let mut payload = None;
-    let mut seen = 0u16;
-    let mut error = None;
-    for (key, value, pending) in members(nodes, object, base) {
-        let Some(m) = member(key) else {
-            note(&mut problem, Problem::UnknownMember);
-            continue;
-        };
-        if seen & bit(m) != 0 {
-            note(&mut problem, Problem::DuplicateMember(m));
-            if m == Member::Id {
-                id = IdRepr::Unreadable;
-            }
-            continue;
-        }
-        seen |= bit(m);
-        let node = &nodes[value];
-        match m {
-            // JSON-RPC 2.0: "jsonrpc ... MUST be exactly "2.0"".
-            Member::Jsonrpc => {
-                if !matches!(node, Node::String("2.0")) {
-                    note(&mut problem, Problem::WrongVersion);
-                }
-            }
-            Member::Id => {
-                id = match *node {
-                    Node::String(s) => IdRepr::Str(text(s, base)),
-                    Node::Static(StaticNode::Null) => IdRepr::Null,
-                    _ => integer(node).map_or(IdRepr::Unreadable, IdRepr::Num),
-                }
-            }
-            Member::Method => match *node {
-                Node::String(s) => env.set_method(text(s, base)),
-                _ => note(&mut problem, Problem::MethodNotString),
-            },
-            // "params ... MUST be a Structured value": an object or an array.
-            Member::Params => match node {
-                Node::Object { .. } | Node::Array { .. } => payload = Some(pending),
-                _ => note(&mut problem, Problem::ParamsNotStructured),
-            },
-            Member::Result => payload = Some(pending),
-            Member::Error => {
-                payload = Some(pending);
-                error = Some(error_object(nodes, value, base));
-            }
-            _ => unreachable!("only top-level members are matched"),
-        }
-    }
-    let has = |m| seen & bit(m) != 0;
-    let (kind, problem) = if let Some(p) = problem {
-        (Kind::Invalid, Some(p))
-    } else if !has(Member::Jsonrpc) {
-        (Kind::Invalid, Some(Problem::MissingVersion))
-    } else if has(Member::Method) {
-        if has(Member::Result) || has(Member::Error) {
-            (Kind::Invalid, Some(Problem::MethodWithOutcome))
-        } else {
-            match id {
-                IdRepr::Absent => (Kind::Notification, None),
-                IdRepr::Num(_) | IdRepr::Str(_) => (Kind::Request, None),
-                IdRepr::Null => (Kind::Invalid, Some(Problem::NullId)),
-                IdRepr::Unreadable => (Kind::Invalid, Some(Problem::InvalidId)),
-            }
-        }
-    } else if has(Member::Result) && has(Member::Error) {
-        (Kind::Invalid, Some(Problem::ResultAndError))
-    } else if (has(Member::Result) || has(Member::Error)) && has(Member::Params) {
-        // Also keeps the one payload slot for the result or error: no valid message has two.
-        (Kind::Invalid, Some(Problem::ParamsOnResponse))
-    } else if has(Member::Result) || has(Member::Error) {
-        match (id, error) {
-            (IdRepr::Absent, _) => (Kind::Invalid, Some(Problem::ResponseWithoutId)),
-            (IdRepr::Unreadable, _) => (Kind::Invalid, Some(Problem::InvalidId)),
-            (IdRepr::Null, None) => (Kind::Invalid, Some(Problem::NullId)),
-            (_, None) => (Kind::Response, None),
-            (_, Some(Err(p))) => (Kind::Invalid, Some(p)),
-            (_, Some(Ok(e))) => {
-                env.set_error(e);
-                (Kind::Error, None)
-            }
-        }
-    } else {
-        (Kind::Invalid, Some(Problem::NoMethodOrOutcome))
-    };
-    env.set_id(id);
-    env.set_payload(payload);
-    env.kind = kind;
-    env.problem = problem;
-    env.set_response_shaped((has(Member::Result) || has(Member::Error)) && !has(Member::Method));
-}
-
-/// Phase 1 for the `error` member of an error response.
-fn error_object(nodes: &[Node<'_>], object: usize, base: usize) -> Result<ErrorRepr, Problem> {
-    if !matches!(nodes[object], Node::Object { .. }) {
-        return Err(Problem::ErrorNotObject);
-    }
-    let (mut code, mut message, mut data) = (None, None, None);
-    let mut problem = None;
-    let mut seen = 0u16;
-    for (key, value, pending) in members(nodes, object, base) {
-        let m = match key {
-            "code" => Member::ErrorCode,
-            "message" => Member::ErrorMessage,
-            "data" => Member::ErrorData,
-            // Unknown members of the error object are ignored: the specification lists them
-            // without forbidding others, and they cannot change how the message is routed.
-            _ => continue,
-        };
-        if seen & bit(m) != 0 {
-            note(&mut problem, Problem::DuplicateMember(m));
-            continue;
-        }
-        seen |= bit(m);
-        match m {
-            Member::ErrorCode => code = integer(&nodes[value]),
-            Member::ErrorMessage => {
-                if let Node::String(s) = nodes[value] {
-                    message = Some(text(s, base));
-                }
-            }
-            _ => data = Some(pending),
-        }
-    }
-    match (problem, code, message) {
-        (Some(p), _, _) => Err(p),
-        (None, None, _) => Err(Problem::ErrorCodeNotInteger),
-        (None, _, None) => Err(Problem::ErrorMessageNotString),
-        (None, Some(code), Some(message)) => Ok(ErrorRepr { code, message, data }),
-    }
-}
-
 pub(crate) fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
@@ -587,4 +340,185 @@ fn value_span(pending: Span, close: usize, orig: &[u8]) -> Span {
         trim_back(orig, comma)
     };
     Span { start: start as u32, end: end as u32 }
+}
+
+/// The longest body [`FrameParser::parse_bytes_with`] parses with the parser its thread keeps
+/// (whose buffers grow to the longest body it parsed, and stay).
+const KEPT_PARSER_BYTES: usize = 64 * 1024;
+
+/// Parses message bodies that arrive already delimited (an HTTP request body, a test vector),
+/// with the same rules and limits as [`JsonRpcCodec`](crate::JsonRpcCodec).
+///
+/// Unlike an NDJSON line, a body may contain raw line breaks (JSON whitespace, as in
+/// pretty-printed JSON). Whitespace around the value and a leading byte order mark are dropped.
+///
+/// # Examples
+///
+/// ```
+/// use bytes::BytesMut;
+/// use mcpwire::{FrameParser, Kind, Limits};
+///
+/// let mut parser = FrameParser::new(Limits::default());
+/// let frame = parser.parse(BytesMut::from("{\n  \"jsonrpc\": \"2.0\",\n  \"method\": \"ping\"\n}\n"));
+/// assert_eq!(frame.kind(), Kind::Notification);
+/// ```
+#[derive(Debug)]
+pub struct FrameParser {
+    inner: Parser,
+}
+
+impl FrameParser {
+    /// A parser enforcing `limits` (the frame size bound applies to the body).
+    #[must_use]
+    pub fn new(limits: crate::Limits) -> Self {
+        Self { inner: Parser::new(limits) }
+    }
+
+    /// The limits in effect.
+    #[must_use]
+    pub fn limits(&self) -> crate::Limits {
+        self.inner.limits()
+    }
+
+    /// Parses one body into a frame that owns it.
+    pub fn parse(&mut self, mut body: bytes::BytesMut) -> Frame {
+        use bytes::Buf;
+        if body.starts_with(b"\xEF\xBB\xBF") {
+            body.advance(3);
+        }
+        let start = body.iter().position(|&b| !is_ws(b)).unwrap_or(body.len());
+        body.advance(start);
+        let end = trim_back(&body, body.len());
+        let limit = self.limits().frame_bytes();
+        if end > limit {
+            return Frame::from_error(Bytes::new(), DecodeError::FrameTooLarge { limit });
+        }
+        body.truncate(end);
+        // The body is ours whole: it becomes the frame's bytes as it is, with no split (a split
+        // and the drop of the empty remainder each touch the buffer's shared reference count).
+        let mut frame = Frame::empty();
+        self.inner.parse(
+            &mut body,
+            end,
+            Backslash::Unknown,
+            &mut frame.index,
+            &mut frame.unescaped,
+        );
+        frame.bytes = body.freeze();
+        frame
+    }
+
+    /// Parses one body shared with others (an HTTP body as the HTTP library hands it over)
+    /// into a frame that keeps it: the body itself is never written and the frame holds it, not
+    /// a copy; the parse reads the parser's own scratch copy of it (the one a body without
+    /// padding room needs anyway).
+    pub fn parse_bytes(&mut self, body: Bytes) -> Frame {
+        let mut start = usize::from(body.starts_with(b"\xEF\xBB\xBF")) * 3;
+        start += body[start..].iter().position(|&b| !is_ws(b)).unwrap_or(body.len() - start);
+        let end = start + trim_back(&body[start..], body.len() - start);
+        let limit = self.limits().frame_bytes();
+        if end - start > limit {
+            return Frame::from_error(Bytes::new(), DecodeError::FrameTooLarge { limit });
+        }
+        let body = body.slice(start..end);
+        let mut frame = Frame::empty();
+        self.inner.parse_shared(&body, &mut frame.index, &mut frame.unescaped);
+        frame.bytes = body;
+        frame
+    }
+
+    /// [`parse_bytes`](Self::parse_bytes) with a parser this thread keeps from call to call, for
+    /// a caller with no parser of its own: a fresh parser allocates its buffers on every use.
+    /// A thread keeps one parser for each of the last two `limits` it was asked with. A body
+    /// longer than 64 KiB gets a parser of its own, dropped after, so what a thread keeps is
+    /// bounded by a small body's buffers, whatever the largest body it saw.
+    pub fn parse_bytes_with(limits: crate::Limits, body: Bytes) -> Frame {
+        thread_local! {
+            static PARSERS: std::cell::RefCell<[Option<FrameParser>; 2]> =
+                const { std::cell::RefCell::new([None, None]) };
+        }
+        if body.len() > KEPT_PARSER_BYTES {
+            return Self::new(limits).parse_bytes(body);
+        }
+        PARSERS.with(|cell| {
+            let Ok(mut slots) = cell.try_borrow_mut() else {
+                // Only if a parse ever re-entered this one on the same thread.
+                return Self::new(limits).parse_bytes(body);
+            };
+            let kept = slots.iter().position(|p| p.as_ref().is_some_and(|p| p.limits() == limits));
+            let parser = match kept {
+                Some(i) => &mut slots[i],
+                None => {
+                    // The older of the two goes.
+                    slots[1] = slots[0].take();
+                    &mut slots[0]
+                }
+            };
+            parser.get_or_insert_with(|| Self::new(limits)).parse_bytes(body)
+        })
+    }
+
+    /// Parses `buf[start..end]` (what follows `end` may serve as parse padding) and splits it off
+    /// `buf` as the frame's bytes: on return `buf` starts with what followed `end`. The caller
+    /// has already held the body to the frame size limit (the codec's framer does), and says
+    /// what its own scan learnt of backslashes in the body, so the parser need not look again.
+    #[inline]
+    pub(crate) fn parse_in(
+        &mut self,
+        buf: &mut bytes::BytesMut,
+        start: usize,
+        end: usize,
+        backslash: Backslash,
+    ) -> Frame {
+        use bytes::Buf;
+        debug_assert!(end - start <= self.limits().frame_bytes());
+        let mut frame = Frame::empty();
+        self.inner.parse(
+            &mut buf[start..],
+            end - start,
+            backslash,
+            &mut frame.index,
+            &mut frame.unescaped,
+        );
+        buf.advance(start);
+        frame.bytes = buf.split_to(end - start).freeze();
+        frame
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+
+    use super::*;
+
+    #[test]
+    fn the_kept_parser_reads_bodies_at_and_past_its_size_and_under_two_limits_at_once() {
+        let body = |len: usize| {
+            let head = r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":""#;
+            let tail = r#""}}"#;
+            let pad = "x".repeat(len - head.len() - tail.len());
+            Bytes::from(format!("{head}{pad}{tail}"))
+        };
+        let wide = crate::Limits::default();
+        let deep = crate::Limits::default().max_depth(3);
+        for len in [100, KEPT_PARSER_BYTES, KEPT_PARSER_BYTES + 1, 3 * KEPT_PARSER_BYTES] {
+            // Alternating limits: each is served by a parser made for it.
+            for limits in [wide, deep, wide] {
+                let b = body(len);
+                let frame = FrameParser::parse_bytes_with(limits, b.clone());
+                assert_eq!(frame.kind(), Kind::Request, "{len}");
+                assert_eq!(frame.as_bytes(), &b[..]);
+                let params = &b[b.len() - frame.params().map_or(0, |p| p.get().len()) - 1..];
+                assert!(params.starts_with(br#"{"s":"xxx"#) && params.ends_with(b"\"}}"), "{len}");
+                assert_eq!(frame.params().map(|p| p.get().len()), Some(len - 47), "{len}");
+            }
+            // Depth 3 is past what the deep limits allow: the limits in force are the call's.
+            let nested = Bytes::from_static(
+                br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":{"b":{"c":{}}}}}"#,
+            );
+            assert_eq!(FrameParser::parse_bytes_with(wide, nested.clone()).kind(), Kind::Request);
+            assert_ne!(FrameParser::parse_bytes_with(deep, nested).kind(), Kind::Request);
+        }
+    }
 }

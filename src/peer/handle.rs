@@ -12,6 +12,7 @@ use smallvec::SmallVec;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use super::core::Timeout;
 use super::core::{Config, Core, PeerStats};
 use super::error::{CloseReason, RequestError};
 use super::incoming::{Incoming, RpcError};
@@ -19,42 +20,6 @@ use crate::{OwnedId, Payload};
 
 /// An MCP progress token: a string or an integer.
 pub type ProgressToken = OwnedId;
-
-/// How long one request waits for its answer.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Timeout {
-    /// The peer's request timeout ([`PeerBuilder::request_timeout`](super::PeerBuilder::request_timeout)).
-    #[default]
-    PeerDefault,
-    /// No bound: the request waits until it is answered or the connection ends.
-    Never,
-    /// This long.
-    After(Duration),
-}
-
-impl Timeout {
-    /// `Never` for `None`, `After(d)` for `Some(d)`.
-    #[must_use]
-    pub fn from_option(timeout: Option<Duration>) -> Self {
-        timeout.map_or(Self::Never, Self::After)
-    }
-
-    /// The bound this choice gives on a peer whose own request timeout is `peer`.
-    #[must_use]
-    pub fn resolve(self, peer: Option<Duration>) -> Option<Duration> {
-        match self {
-            Self::PeerDefault => peer,
-            Self::Never => None,
-            Self::After(d) => Some(d),
-        }
-    }
-
-    /// This choice, or `fallback` where this one leaves it to the peer.
-    #[must_use]
-    pub fn or(self, fallback: Self) -> Self {
-        if self == Self::PeerDefault { fallback } else { self }
-    }
-}
 
 /// Options for one request.
 #[derive(Clone, Debug, Default)]

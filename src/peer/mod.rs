@@ -48,8 +48,9 @@ mod incoming;
 pub use builder::{DEFAULT_REQUEST_TIMEOUT, DEFAULT_UNADDRESSED_REPLIES_PER_SECOND, PeerBuilder};
 pub use connection::Connection;
 pub use core::PeerStats;
+pub use core::Timeout;
 pub use error::{CloseReason, RequestError};
-pub use handle::{PeerHandle, ProgressToken, RequestOptions, Timeout};
+pub use handle::{PeerHandle, ProgressToken, RequestOptions};
 pub use handler::{Context, Handler, NoHandler};
 pub use incoming::{Incoming, Reply, RpcError};
 

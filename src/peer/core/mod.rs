@@ -48,10 +48,10 @@ use received_notifications::ReceivedNotifications;
 pub(crate) use received_requests::Ticket;
 use received_requests::{Admit, Owed, ReceivedRequests, write_outcome};
 use sent_requests::SentRequests;
+pub use sent_requests::Timeout;
 use transmit::{Lane, PushError, Route, Sent, Transmit};
 
 use super::error::{CloseReason, RequestError};
-use super::handle::Timeout;
 use super::incoming::{Incoming, Reply, RpcError};
 use crate::limits::CLOSE_GRACE;
 use crate::message::owned::{cancelled_request, progress_token};

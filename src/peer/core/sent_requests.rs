@@ -14,6 +14,42 @@ use crate::peer::error::{CloseReason, RequestError};
 use crate::peer::incoming::Incoming;
 use crate::{Id, OwnedId};
 
+/// How long one request waits for its answer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Timeout {
+    /// The peer's request timeout ([`PeerBuilder::request_timeout`](crate::peer::PeerBuilder::request_timeout)).
+    #[default]
+    PeerDefault,
+    /// No bound: the request waits until it is answered or the connection ends.
+    Never,
+    /// This long.
+    After(Duration),
+}
+
+impl Timeout {
+    /// `Never` for `None`, `After(d)` for `Some(d)`.
+    #[must_use]
+    pub fn from_option(timeout: Option<Duration>) -> Self {
+        timeout.map_or(Self::Never, Self::After)
+    }
+
+    /// The bound this choice gives on a peer whose own request timeout is `peer`.
+    #[must_use]
+    pub fn resolve(self, peer: Option<Duration>) -> Option<Duration> {
+        match self {
+            Self::PeerDefault => peer,
+            Self::Never => None,
+            Self::After(d) => Some(d),
+        }
+    }
+
+    /// This choice, or `fallback` where this one leaves it to the peer.
+    #[must_use]
+    pub fn or(self, fallback: Self) -> Self {
+        if self == Self::PeerDefault { fallback } else { self }
+    }
+}
+
 /// Where one request of ours stands: the task to wake, then what it gets.
 #[derive(Default)]
 pub(crate) struct Waiter {
