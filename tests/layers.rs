@@ -25,8 +25,13 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-/// Every `.rs` file under `src/` but the binaries', with its module path.
+/// Every `.rs` file of the library, with its module path.
 fn files() -> BTreeMap<PathBuf, File> {
+    files_in(&root())
+}
+
+/// Every `.rs` file under the crate source folder `root`, with its module path.
+fn files_in(root: &Path) -> BTreeMap<PathBuf, File> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for e in fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
@@ -38,15 +43,15 @@ fn files() -> BTreeMap<PathBuf, File> {
         }
     }
     let mut paths = Vec::new();
-    walk(&root(), &mut paths);
+    walk(root, &mut paths);
     let mut out = BTreeMap::new();
     for p in paths {
-        let rel = p.strip_prefix(root()).unwrap();
+        let rel = p.strip_prefix(root).unwrap();
         let mut module: Vec<String> =
             rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
         let last = module.pop().unwrap();
         match last.as_str() {
-            "lib.rs" | "mod.rs" => {}
+            "lib.rs" | "main.rs" | "mod.rs" => {}
             name => module.push(name.trim_end_matches(".rs").to_owned()),
         }
         // Unit tests may reach anything; they are not part of the map.
@@ -519,7 +524,7 @@ fn graph(files: &BTreeMap<PathBuf, File>) -> BTreeMap<PathBuf, BTreeSet<PathBuf>
     let mut g = BTreeMap::new();
     for (path, file) in files {
         let mut to = BTreeSet::new();
-        let front_door = path.ends_with("mod.rs") || path == Path::new("lib.rs");
+        let front_door = path.ends_with("mod.rs") || file.module.is_empty();
         for p in paths(file, &children(&file.module, files)) {
             let Some(f) = resolve(&p, &mods, files, 0) else { continue };
             // A folder's front door (its mod.rs) composes the files below it: its edges down
@@ -622,6 +627,15 @@ fn no_file_depends_on_itself_through_others() {
         })
         .collect();
     assert!(c.is_empty(), "file cycles:\n{}", shown.join("\n"));
+}
+
+#[test]
+fn no_file_of_the_tool_depends_on_itself_through_others() {
+    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("cli/src");
+    let g = graph(&files_in(&tool));
+    assert!(g.len() > 10, "cli/src/ has {} files", g.len());
+    let c = cycles(&g);
+    assert!(c.is_empty(), "file cycles in cli/src/: {c:?}");
 }
 
 /// The checks themselves: a back edge and a cycle, written into a copy of real files, are found.

@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::drive::{Ctx, Interrupt, Measured, Sinks, window};
 use super::model::Shape;
 use super::report::{OpTally, error_rate};
+use super::request::Ctx;
+use super::window::{Interrupt, Measured, Sinks, window};
 use super::{Capacity, DEFAULT_MAX_IN_FLIGHT, Model};
 
 /// Open-loop steps at rising rates, `--duration` each (the first after `--warmup`), until one

@@ -19,6 +19,7 @@
 //! passes its operation's check (`scenario::Operation::check`).
 
 mod capacity;
+mod closed;
 pub mod cpu;
 mod drive;
 pub mod hdr_log;
@@ -27,7 +28,9 @@ mod init;
 pub mod model;
 mod open;
 pub mod report;
+mod request;
 pub mod scenario;
+mod window;
 
 use std::path::PathBuf;
 use std::time::Duration;

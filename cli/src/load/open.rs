@@ -9,8 +9,8 @@ use futures_util::StreamExt as _;
 use futures_util::stream::FuturesUnordered;
 use tokio::time::Instant;
 
-use super::drive::{Ctx, LATE_AFTER, Window, one};
 use super::model::{Schedule, Shape};
+use super::request::{Ctx, LATE_AFTER, Window, one};
 
 /// Of `unsent` requests a lane had due at the window's close, those the run still owed: all of
 /// them without `--requests`; with `--requests N`, only those that claim one of the `N` (lanes

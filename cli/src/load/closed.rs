@@ -1,0 +1,54 @@
+//! The closed loop: workers with one request in flight each, as many as the concurrency (through
+//! its stages) asks.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::model::Shape;
+use super::request::{Ctx, Window, one};
+
+/// One closed-loop worker: number `index` works while the concurrency (through stages) is
+/// above it.
+pub(super) async fn worker(ctx: Arc<Ctx>, win: Arc<Window>, index: usize, shape: Shape) {
+    let requests = ctx.plan.requests;
+    while !win.stop.is_cancelled() {
+        if let Shape::Stages(_) = shape
+            && (index as f64) >= shape.at(win.started.elapsed()).round()
+        {
+            tokio::select! {
+                () = win.stop.cancelled() => break,
+                // Idle until the stages reach this worker: checked 20 times a second.
+                () = tokio::time::sleep(Duration::from_millis(50)) => continue,
+            }
+        }
+        let measuring = win.measuring.load(Ordering::Relaxed);
+        if measuring
+            && let Some(total) = requests
+            && win.claimed.fetch_add(1, Ordering::Relaxed) >= total
+        {
+            break;
+        }
+        let seq = win.seq.fetch_add(1, Ordering::Relaxed);
+        let op = ctx.plan.mix.pick(seq);
+        let now = win.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        win.peak.fetch_max(now, Ordering::Relaxed);
+        let started = Instant::now();
+        // A stop drops the request in flight (which sends notifications/cancelled); it is
+        // neither a success nor an error.
+        let outcome = tokio::select! {
+            biased;
+            () = win.stop.cancelled() => None,
+            outcome = one(&ctx, op, seq) => Some(outcome),
+        };
+        let took = started.elapsed();
+        win.in_flight.fetch_sub(1, Ordering::Relaxed);
+        let Some((outcome, sent, got)) = outcome else { break };
+        if measuring {
+            ctx.shards.record(index, op, took, outcome, sent, got);
+            win.count_done(requests);
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! What every driver of a window shares: the run's context ([`Ctx`]), the window's counters
+//! ([`Window`]), and one request sent and its answer checked ([`one`]).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use mcpwire::Json;
+use mcpwire::RawJson;
+use mcpwire::client::Negotiated;
+use mcpwire::peer::{PeerHandle, RequestError, RequestOptions};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::report::Shards;
+use super::{Plan, message};
+
+/// A request sent more than this after its intended start is counted `late` (it waited for an
+/// in-flight slot, or the generator fell behind); its latency runs from the intended start all
+/// the same.
+pub const LATE_AFTER: Duration = Duration::from_millis(10);
+
+/// The parts of a run every driver shares.
+pub(super) struct Ctx {
+    pub(super) peer: PeerHandle,
+    pub(super) agreed: Negotiated,
+    pub(super) plan: Plan,
+    /// Each operation's params, encoded once (`None` for the generated echo and no params).
+    pub(super) params: Vec<Option<String>>,
+    pub(super) shards: Shards,
+    /// The open loop's lanes: one per runtime thread.
+    pub(super) lanes: usize,
+}
+
+/// Counters of one window, shared by its drivers and the main task.
+pub(super) struct Window {
+    /// Requests claimed by closed-loop workers; with `--requests`, no claim past the total.
+    pub(super) claimed: AtomicU64,
+    /// Picks the operation of each request in turn.
+    pub(super) seq: AtomicU64,
+    pub(super) done: AtomicU64,
+    pub(super) in_flight: AtomicUsize,
+    pub(super) peak: AtomicUsize,
+    pub(super) late: AtomicU64,
+    pub(super) dropped: AtomicU64,
+    pub(super) stop: CancellationToken,
+    /// Whether results count yet (false during warm-up).
+    pub(super) measuring: AtomicBool,
+    /// When the window opened, in nanoseconds since `started` (`u64::MAX` until then): the
+    /// open loop measures the requests *due* from then on, so a backlog from the warm-up sent
+    /// after it does not count.
+    pub(super) opened_at: AtomicU64,
+    /// Open loop: measured requests sent, answered or not.
+    pub(super) sent: AtomicU64,
+    /// Wakes the main task when the last of `--requests` is done.
+    pub(super) finished: Notify,
+    pub(super) started: Instant,
+    /// When the window closed, in nanoseconds since `started` (set before `stop`): requests
+    /// due before it and never sent are `dropped`.
+    pub(super) closed_at: AtomicU64,
+}
+
+impl Window {
+    pub(super) fn new(measuring: bool) -> Self {
+        Self {
+            claimed: AtomicU64::new(0),
+            seq: AtomicU64::new(0),
+            done: AtomicU64::new(0),
+            in_flight: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+            late: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            stop: CancellationToken::new(),
+            measuring: AtomicBool::new(measuring),
+            opened_at: AtomicU64::new(if measuring { 0 } else { u64::MAX }),
+            sent: AtomicU64::new(0),
+            finished: Notify::new(),
+            started: Instant::now(),
+            closed_at: AtomicU64::new(u64::MAX),
+        }
+    }
+
+    pub(super) fn count_done(&self, requests: Option<u64>) {
+        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        if requests == Some(done) {
+            self.finished.notify_one();
+        }
+    }
+}
+
+/// Sends one request of operation `op` and checks its answer: the outcome (`Err` names the
+/// kind of failure) and the payload bytes each way.
+pub(super) async fn one(ctx: &Ctx, op: usize, seq: u64) -> (Result<(), String>, usize, usize) {
+    let operation = &ctx.plan.mix.ops[op];
+    let method = operation.method.name();
+    let (reply, echo, sent) = if operation.generated_echo() {
+        #[derive(serde::Serialize)]
+        struct Args<'a> {
+            message: &'a str,
+        }
+        #[derive(serde::Serialize)]
+        struct Call<'a> {
+            name: &'a str,
+            arguments: Args<'a>,
+        }
+        let msg = message(seq, ctx.plan.payload_bytes, &ctx.plan.filler);
+        let params = Call { name: "echo", arguments: Args { message: &msg } };
+        let r =
+            ctx.agreed.request(&ctx.peer, method, Some(Json(&params)), RequestOptions::new()).await;
+        let sent = msg.len() + 36;
+        (r, Some(msg), sent)
+    } else {
+        let params = ctx.params[op].as_deref();
+        let r = ctx
+            .agreed
+            .request(&ctx.peer, method, params.map(RawJson::new), RequestOptions::new())
+            .await;
+        (r, None, params.map_or(0, str::len))
+    };
+    match reply {
+        Err(e) => (Err(kind(&e)), sent, 0),
+        Ok(r) => match r.result() {
+            Some(result) => {
+                let got = result.get().len();
+                (operation.check(result.get(), echo.as_deref()), sent, got)
+            }
+            None => (Err("bad_result".into()), sent, 0),
+        },
+    }
+}
+
+fn kind(e: &RequestError) -> String {
+    match e {
+        RequestError::Rpc(e) => format!("rpc_error_{}", e.code.get()),
+        RequestError::Timeout => "timeout".into(),
+        RequestError::Closed(_) => "connection_closed".into(),
+        RequestError::Encode(_) => "encode".into(),
+        _ => "other".into(),
+    }
+}
