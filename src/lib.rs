@@ -121,6 +121,11 @@ pub mod server;
 #[cfg(feature = "peer")]
 pub mod transport;
 
+/// The README's examples, compiled as doctests so that they stay true.
+#[cfg(all(doctest, feature = "mcp", feature = "http"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub use codec::{Framing, JsonRpcCodec, SseDecoder, SseEvent};
 pub use error::{DecodeError, Error, ErrorCode, Member, PayloadError};
 pub use limits::Limits;

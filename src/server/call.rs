@@ -166,7 +166,7 @@ pub struct Call {
     pub(crate) answers: Vec<(String, Answer)>,
     /// `params`' top-level members, found by one scan the first time one is asked for: the
     /// dispatcher's reads (`requestState`, the name) and the handler's (`arguments`,
-    /// `inputResponses`, `_meta`) then share it, where each used to scan `params` (a modern
+    /// `inputResponses`, `_meta`) then share it, so no reader scans `params` (a modern
     /// request's whole `_meta` envelope included) again.
     pub(crate) members: std::sync::OnceLock<Result<Members, Rejection>>,
 }

@@ -1,9 +1,9 @@
 //! The connection table: how many TCP connections are served at once, and which one makes room
 //! when the table is full.
 //!
-//! A full table used to stop the accept loop until a connection closed, so an attacker holding
+//! A table that stopped the accept loop until a connection closed would let an attacker holding
 //! `max_connections` idle connections (or dribbling a header line every few seconds, slowloris)
-//! kept every new client waiting for the read timeout. Now a new connection past the cap sheds
+//! keep every new client waiting for the read timeout. So a new connection past the cap sheds
 //! the **oldest connection with no request in progress**: one sitting idle between requests, or
 //! one still sending a request's headers. A connection whose request is being answered (a
 //! handler running, a response or event stream being written) is never shed; only when every
