@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
 use crate::mcp::negotiation::{
-    Answer, DEFAULT_PROBE_TIMEOUT, DISCOVER, Decision, RequestMeta, VersionChoice, decide,
+    DEFAULT_PROBE_TIMEOUT, DISCOVER, Decision, ProbeAnswer, RequestMeta, VersionChoice, decide,
     retry_version,
 };
 use crate::mcp::{Era, LEGACY_VERSIONS};
@@ -240,18 +240,20 @@ pub async fn negotiate(
             let answer = peer.request_with(DISCOVER, Some(probe.params(NO_PARAMS)), opts).await;
             let decision = match &answer {
                 Ok(r) => decide(
-                    r.result().map_or(Answer::NoAnswer, Answer::Result),
+                    r.result().map_or(ProbeAnswer::NoAnswer, ProbeAnswer::Result),
                     &modern,
                     &legacy,
                     preferred,
                 ),
                 Err(RequestError::Rpc(e)) => decide(
-                    Answer::Error { code: e.code, data: e.data() },
+                    ProbeAnswer::Error { code: e.code, data: e.data() },
                     &modern,
                     &legacy,
                     preferred,
                 ),
-                Err(RequestError::Timeout) => decide(Answer::NoAnswer, &modern, &legacy, preferred),
+                Err(RequestError::Timeout) => {
+                    decide(ProbeAnswer::NoAnswer, &modern, &legacy, preferred)
+                }
                 Err(e) => {
                     return Err(NegotiateError::Request { method: DISCOVER, source: e.clone() });
                 }

@@ -96,7 +96,7 @@ pub struct Malformed(pub String);
 
 /// One request of an `InputRequiredResult`'s `inputRequests`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InputRequest<'a> {
+pub struct RoundRequest<'a> {
     /// The server's key for it, which its response carries back.
     pub key: Cow<'a, str>,
     /// Its method (`elicitation/create`, `sampling/createMessage`, `roots/list`).
@@ -107,9 +107,9 @@ pub struct InputRequest<'a> {
 
 /// What an `InputRequiredResult` asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InputRequired<'a> {
+pub struct InputRound<'a> {
     /// The input requests, in the order the server wrote them.
-    pub requests: Vec<InputRequest<'a>>,
+    pub requests: Vec<RoundRequest<'a>>,
     /// The `requestState` to send back: the JSON string exactly as the server wrote it
     /// (quotes and escapes included), never decoded.
     pub request_state: Option<RawJson<'a>>,
@@ -121,7 +121,7 @@ pub enum Outcome<'a> {
     /// The call is done (`resultType` `"complete"`, or none).
     Complete,
     /// The server needs input first.
-    InputRequired(InputRequired<'a>),
+    InputRequired(InputRound<'a>),
 }
 
 /// The members of a JSON object, borrowed and in their order.
@@ -196,7 +196,7 @@ pub fn outcome(result: RawJson<'_>) -> Result<Outcome<'_>, Malformed> {
             }
             let w: Wire<'_> = serde_json::from_str(request.get())
                 .map_err(|e| bad(format!("input request {key:?}: {e}")))?;
-            out.push(InputRequest {
+            out.push(RoundRequest {
                 key,
                 method: w.method,
                 params: w.params.map(|p| RawJson::new(p.get())),
@@ -206,7 +206,7 @@ pub fn outcome(result: RawJson<'_>) -> Result<Outcome<'_>, Malformed> {
     if requests.is_none() && state.is_none() {
         return Err(bad("neither inputRequests nor requestState".into()));
     }
-    Ok(Outcome::InputRequired(InputRequired { requests: out, request_state: state }))
+    Ok(Outcome::InputRequired(InputRound { requests: out, request_state: state }))
 }
 
 /// The params of a retry: the caller's `original` params (an object; none is `{}`) with

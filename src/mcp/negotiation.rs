@@ -6,13 +6,13 @@
 //!
 //! ```
 //! use mcpwire::RawJson;
-//! use mcpwire::mcp::negotiation::{Answer, Decision, decide};
+//! use mcpwire::mcp::negotiation::{Decision, ProbeAnswer, decide};
 //!
 //! let discovered = RawJson::new(r#"{"supportedVersions":["2026-07-28"],"capabilities":{}}"#);
-//! let d = decide(Answer::Result(discovered), &["2026-07-28"], &["2025-11-25"], "2026-07-28");
+//! let d = decide(ProbeAnswer::Result(discovered), &["2026-07-28"], &["2025-11-25"], "2026-07-28");
 //! assert_eq!(d, Decision::Modern { version: "2026-07-28".into() });
 //!
-//! let legacy = Answer::Error { code: mcpwire::ErrorCode::METHOD_NOT_FOUND, data: None };
+//! let legacy = ProbeAnswer::Error { code: mcpwire::ErrorCode::METHOD_NOT_FOUND, data: None };
 //! assert!(matches!(decide(legacy, &["2026-07-28"], &["2025-11-25"], "2026-07-28"),
 //!     Decision::Legacy { .. }));
 //! ```
@@ -308,7 +308,7 @@ fn object_members<'a>(
 
 /// An answer to a request, as the era decision reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Answer<'a> {
+pub enum ProbeAnswer<'a> {
     /// A result.
     Result(RawJson<'a>),
     /// An error response (over HTTP: the JSON-RPC error a 4xx's body carried).
@@ -404,17 +404,17 @@ pub fn is_modern_error(code: ErrorCode) -> bool {
 /// legacy version offered (a fixed modern version), a legacy answer is
 /// [`Decision::NotModern`].
 #[must_use]
-pub fn decide(answer: Answer<'_>, modern: &[&str], legacy: &[&str], tried: &str) -> Decision {
+pub fn decide(answer: ProbeAnswer<'_>, modern: &[&str], legacy: &[&str], tried: &str) -> Decision {
     let fallback = |reason: String| match legacy.first() {
         Some(v) => Decision::Legacy { version: (*v).to_owned(), reason },
         None => Decision::NotModern { reason },
     };
     match answer {
-        Answer::Result(r) => match versions_in(r, "supportedVersions") {
+        ProbeAnswer::Result(r) => match versions_in(r, "supportedVersions") {
             Some(supported) => choose(supported, modern, legacy, "the server is modern"),
             None => fallback(format!("the answer to {DISCOVER} is not a DiscoverResult")),
         },
-        Answer::Error { code: ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, data } => {
+        ProbeAnswer::Error { code: ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, data } => {
             match data.and_then(|d| versions_in(d, "supported")) {
                 Some(supported) => choose(
                     supported,
@@ -427,13 +427,13 @@ pub fn decide(answer: Answer<'_>, modern: &[&str], legacy: &[&str], tried: &str)
                 )),
             }
         }
-        Answer::Error { code, .. } if is_modern_error(code) => {
+        ProbeAnswer::Error { code, .. } if is_modern_error(code) => {
             Decision::Modern { version: tried.to_owned() }
         }
-        Answer::Error { code, .. } => {
+        ProbeAnswer::Error { code, .. } => {
             fallback(format!("{DISCOVER} was answered with error {}", code.get()))
         }
-        Answer::NoAnswer => fallback(format!("{DISCOVER} got no answer")),
+        ProbeAnswer::NoAnswer => fallback(format!("{DISCOVER} got no answer")),
     }
 }
 

@@ -3,7 +3,7 @@
 mod pure {
     use crate::mcp::mrtr::*;
 
-    fn needed(json: &str) -> InputRequired<'_> {
+    fn needed(json: &str) -> InputRound<'_> {
         match outcome(RawJson::new(json)).unwrap() {
             Outcome::InputRequired(n) => n,
             Outcome::Complete => panic!("complete: {json}"),

@@ -4,7 +4,7 @@ const MODERN: [&str; 1] = ["2026-07-28"];
 const LEGACY: [&str; 2] = ["2025-11-25", "2025-06-18"];
 const TRIED: &str = "2026-07-28";
 
-fn decide_(answer: Answer<'_>) -> Decision {
+fn decide_(answer: ProbeAnswer<'_>) -> Decision {
     decide(answer, &MODERN, &LEGACY, TRIED)
 }
 
@@ -15,8 +15,8 @@ fn legacy_at(d: &Decision) -> &str {
     }
 }
 
-fn err(code: ErrorCode, data: Option<&str>) -> Answer<'_> {
-    Answer::Error { code, data: data.map(RawJson::new) }
+fn err(code: ErrorCode, data: Option<&str>) -> ProbeAnswer<'_> {
+    ProbeAnswer::Error { code, data: data.map(RawJson::new) }
 }
 
 #[test]
@@ -24,11 +24,11 @@ fn a_discover_result_is_modern_at_the_newest_mutual_version() {
     let r = RawJson::new(
         r#"{"resultType":"complete","supportedVersions":["2027-01-01","2026-07-28"],"capabilities":{}}"#,
     );
-    assert_eq!(decide_(Answer::Result(r)), Decision::Modern { version: "2026-07-28".into() });
+    assert_eq!(decide_(ProbeAnswer::Result(r)), Decision::Modern { version: "2026-07-28".into() });
     // Two modern versions offered: the newer mutual one wins, whatever the server's order.
     let r = RawJson::new(r#"{"supportedVersions":["2026-07-28","2027-01-01"]}"#);
     assert_eq!(
-        decide(Answer::Result(r), &["2027-01-01", "2026-07-28"], &LEGACY, TRIED),
+        decide(ProbeAnswer::Result(r), &["2027-01-01", "2026-07-28"], &LEGACY, TRIED),
         Decision::Modern { version: "2027-01-01".into() }
     );
 }
@@ -36,10 +36,10 @@ fn a_discover_result_is_modern_at_the_newest_mutual_version() {
 #[test]
 fn a_discover_result_with_only_a_legacy_version_in_common_is_spoken_to_in_legacy() {
     let r = RawJson::new(r#"{"supportedVersions":["2027-01-01","2025-06-18"]}"#);
-    assert_eq!(legacy_at(&decide_(Answer::Result(r))), "2025-06-18");
+    assert_eq!(legacy_at(&decide_(ProbeAnswer::Result(r))), "2025-06-18");
     let r = RawJson::new(r#"{"supportedVersions":["2027-01-01"]}"#);
     assert_eq!(
-        decide_(Answer::Result(r)),
+        decide_(ProbeAnswer::Result(r)),
         Decision::NoMutualVersion { supported: vec!["2027-01-01".into()] }
     );
 }
@@ -53,7 +53,7 @@ fn a_result_that_is_not_a_discover_result_is_legacy() {
         r#"{"supportedVersions":"2026-07-28"}"#,
         r#"{"supportedVersions":[1]}"#,
     ] {
-        assert_eq!(legacy_at(&decide_(Answer::Result(RawJson::new(r)))), "2025-11-25", "{r}");
+        assert_eq!(legacy_at(&decide_(ProbeAnswer::Result(RawJson::new(r)))), "2025-11-25", "{r}");
     }
 }
 
@@ -120,9 +120,9 @@ fn a_4xx_with_a_body_that_is_not_json_rpc_is_legacy() {
 
 #[test]
 fn no_answer_is_legacy_and_without_a_legacy_offer_not_modern() {
-    assert_eq!(legacy_at(&decide_(Answer::NoAnswer)), "2025-11-25");
+    assert_eq!(legacy_at(&decide_(ProbeAnswer::NoAnswer)), "2025-11-25");
     assert!(matches!(
-        decide(Answer::NoAnswer, &MODERN, &[], TRIED),
+        decide(ProbeAnswer::NoAnswer, &MODERN, &[], TRIED),
         Decision::NotModern { reason } if reason.contains("no answer")
     ));
     let e = err(ErrorCode::METHOD_NOT_FOUND, None);
