@@ -12,7 +12,7 @@ use tokio_util::codec::{Decoder, Encoder};
 
 mod common;
 
-use common::{cut_by, through_duplex};
+use common::{cut_by, drawn_from, run_of, through_duplex};
 
 const MAX: usize = 256;
 
@@ -479,11 +479,10 @@ async fn lsp_style_stream_through_a_duplex_and_framed_read() {
 
 fn piece() -> impl Strategy<Value = Vec<u8>> {
     let (stream, _) = varied();
-    let len = stream.len();
     let hard = b"Content-Length: 12\r\n\r\n{}[]\":\xEF\xBB\xBF9x".to_vec();
     prop_oneof![
-        3 => (0..len, 1..200usize).prop_map(move |(at, n)| stream[at..(at + n).min(len)].to_vec()),
-        2 => proptest::collection::vec(proptest::sample::select(hard), 0..40),
+        3 => run_of(stream, 200),
+        2 => drawn_from(hard),
         1 => proptest::collection::vec(any::<u8>(), 0..40),
         2 => proptest::sample::select(vec![msg(PING), msg(PRETTY), msg(NOTE)]),
     ]

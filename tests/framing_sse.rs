@@ -9,7 +9,7 @@ use tokio_util::codec::Decoder;
 
 mod common;
 
-use common::{cut_by, through_duplex};
+use common::{cut_by, drawn_from, run_of, through_duplex};
 
 const MAX: usize = 128;
 
@@ -306,11 +306,10 @@ async fn event_stream_through_a_duplex_and_framed_read() {
 
 fn piece() -> impl Strategy<Value = Vec<u8>> {
     let (stream, _) = varied();
-    let len = stream.len();
     let hard = b"data: {}\r\n:event id retry 12\0\xEF\xBB\xBF x".to_vec();
     prop_oneof![
-        3 => (0..len, 1..120usize).prop_map(move |(at, n)| stream[at..(at + n).min(len)].to_vec()),
-        3 => proptest::collection::vec(proptest::sample::select(hard), 0..40),
+        3 => run_of(stream, 120),
+        3 => drawn_from(hard),
         1 => proptest::collection::vec(any::<u8>(), 0..40),
         1 => Just(vec![b'd'; 150]),
     ]

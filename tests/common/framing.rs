@@ -5,6 +5,7 @@ use std::fmt::Debug;
 
 use bytes::BytesMut;
 use futures::StreamExt;
+use proptest::prelude::*;
 use tokio::io::AsyncWriteExt;
 use tokio_util::codec::{Decoder, FramedRead};
 
@@ -45,6 +46,18 @@ pub fn cut_by<'a>(input: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
     }
     chunks.push(&input[at..]);
     chunks
+}
+
+/// A run of 1 to `max` bytes of `stream`, from anywhere in it: pieces of a stream a decoder
+/// must read, for proptests that put them together anew.
+pub fn run_of(stream: Vec<u8>, max: usize) -> impl Strategy<Value = Vec<u8>> {
+    let len = stream.len();
+    (0..len, 1..max).prop_map(move |(at, n)| stream[at..(at + n).min(len)].to_vec())
+}
+
+/// Up to 40 bytes, each one of `bytes`: the bytes that matter to a framing, in any order.
+pub fn drawn_from(bytes: Vec<u8>) -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec(proptest::sample::select(bytes), 0..40)
 }
 
 /// Writes `stream` in writes of `chunk` bytes into a duplex pipe of `pipe` bytes and shuts it

@@ -156,9 +156,15 @@ fn options() -> ClientOptions {
     ClientOptions::new("http-client-test", "1").probe_timeout(Duration::from_secs(5))
 }
 
-async fn modern_client(fake: &Fixed) -> (PeerHandle, Connection, Negotiated) {
-    let (peer, conn) = client_of(&fake);
+/// A client of `fake`, and what `negotiate` with [`options`] made of the server.
+async fn negotiated(fake: &Fixed) -> (PeerHandle, Connection, Negotiated) {
+    let (peer, conn) = client_of(fake);
     let agreed = within(negotiate(&peer, &options(), None)).await.unwrap();
+    (peer, conn, agreed)
+}
+
+async fn modern_client(fake: &Fixed) -> (PeerHandle, Connection, Negotiated) {
+    let (peer, conn, agreed) = negotiated(fake).await;
     assert_eq!(agreed.era(), Era::Modern);
     assert_eq!(agreed.version(), "2026-07-28");
     (peer, conn, agreed)
@@ -270,8 +276,7 @@ async fn auto_falls_back_to_initialize_on_a_4xx_without_a_modern_error() {
         }
     }
     let fake = Fixed::start(legacy).await;
-    let (peer, _conn) = client_of(&fake);
-    let agreed = within(negotiate(&peer, &options(), None)).await.unwrap();
+    let (peer, _conn, agreed) = negotiated(&fake).await;
     assert_eq!(agreed.era(), Era::Legacy);
     assert_eq!(agreed.version(), "2025-11-25");
     let r = within(agreed.request(&peer, "tools/list", NO_PARAMS, RequestOptions::new())).await;
@@ -296,8 +301,7 @@ async fn auto_falls_back_on_a_result_that_is_not_a_discover_result() {
         }
     }
     let fake = Fixed::start(legacy).await;
-    let (peer, _conn) = client_of(&fake);
-    let agreed = within(negotiate(&peer, &options(), None)).await.unwrap();
+    let (_peer, _conn, agreed) = negotiated(&fake).await;
     assert_eq!(agreed.era(), Era::Legacy);
 }
 
@@ -321,8 +325,7 @@ async fn unsupported_version_to_the_probe_is_a_modern_server() {
         }
     }
     let fake = Fixed::start(only_legacy).await;
-    let (peer, _conn) = client_of(&fake);
-    let agreed = within(negotiate(&peer, &options(), None)).await.unwrap();
+    let (_peer, _conn, agreed) = negotiated(&fake).await;
     assert_eq!((agreed.era(), agreed.version().as_str()), (Era::Legacy, "2025-06-18"));
     let init = fake.seen().into_iter().find(|(_, b)| b["method"] == "initialize").unwrap().1;
     assert_eq!(init["params"]["protocolVersion"], "2025-06-18", "{init}");
