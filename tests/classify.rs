@@ -5,6 +5,10 @@ use bytes::BytesMut;
 use mcpwire::{DecodeError, ErrorCode, Frame, Id, JsonRpcCodec, Kind, Limits, Member};
 use tokio_util::codec::Decoder;
 
+mod common;
+
+use common::nested_arrays;
+
 /// Decodes `line` both ways, checks both agree, returns one.
 fn decode_with(limits: Limits, line: &str) -> Frame {
     let mut codec = JsonRpcCodec::with_limits(limits);
@@ -233,13 +237,7 @@ fn batch_limits_and_refusal() {
 
 #[test]
 fn depth_at_and_past_the_limit() {
-    let nest = |d: usize| {
-        format!(
-            r#"{{"jsonrpc":"2.0","method":"m","params":{}1{}}}"#,
-            "[".repeat(d - 1),
-            "]".repeat(d - 1)
-        )
-    };
+    let nest = nested_arrays;
     let limits = Limits::default().max_depth(8);
     assert_eq!(decode_with(limits, &nest(8)).kind(), Kind::Notification);
     assert_eq!(

@@ -3,14 +3,16 @@
 //! and an LSP-style exchange through a real `FramedRead`.
 
 use bytes::BytesMut;
-use futures::StreamExt;
 use mcpwire::framing::content_length::MAX_HEADER_BYTES;
 use mcpwire::{
     DecodeError, ErrorCode, Frame, Framing, Id, JsonRpcCodec, Kind, Limits, Outgoing, RawJson,
 };
 use proptest::prelude::*;
-use tokio::io::AsyncWriteExt;
-use tokio_util::codec::{Decoder, Encoder, FramedRead};
+use tokio_util::codec::{Decoder, Encoder};
+
+mod common;
+
+use common::{cut_by, drawn_from, run_of, through_duplex};
 
 const MAX: usize = 256;
 
@@ -30,20 +32,8 @@ fn decode_chunks<'a>(
     limits: Limits,
     chunks: impl IntoIterator<Item = &'a [u8]>,
 ) -> Vec<View> {
-    let mut codec = JsonRpcCodec::with_framing(limits, framing);
-    let mut buf = BytesMut::new();
-    let mut out = Vec::new();
-    for chunk in chunks {
-        buf.extend_from_slice(chunk);
-        while let Some(f) = codec.decode(&mut buf).unwrap() {
-            out.push(view(&f));
-        }
-    }
-    while let Some(f) = codec.decode_eof(&mut buf).unwrap() {
-        out.push(view(&f));
-    }
-    assert!(buf.is_empty(), "bytes left at end of input: {:?}", String::from_utf8_lossy(&buf));
-    out
+    let codec = JsonRpcCodec::with_framing(limits, framing);
+    common::decode_chunks(codec, chunks).iter().map(view).collect()
 }
 
 fn decode(input: &[u8]) -> Vec<View> {
@@ -480,17 +470,8 @@ fn detect_answers_in_the_framing_it_detected() {
 #[tokio::test]
 async fn lsp_style_stream_through_a_duplex_and_framed_read() {
     let (stream, want) = varied();
-    let (mut tx, rx) = tokio::io::duplex(11);
-    let writer = async move {
-        for chunk in stream.chunks(17) {
-            tx.write_all(chunk).await.unwrap();
-        }
-        tx.shutdown().await.unwrap();
-    };
-    let reader = FramedRead::new(rx, JsonRpcCodec::with_framing(limits(), Framing::Detect))
-        .map(|r| view(&r.expect("no stream error")))
-        .collect::<Vec<View>>();
-    let ((), got) = tokio::join!(writer, reader);
+    let codec = JsonRpcCodec::with_framing(limits(), Framing::Detect);
+    let got: Vec<View> = through_duplex(stream, 11, 17, codec).await.iter().map(view).collect();
     assert_eq!(got, want);
 }
 
@@ -498,11 +479,10 @@ async fn lsp_style_stream_through_a_duplex_and_framed_read() {
 
 fn piece() -> impl Strategy<Value = Vec<u8>> {
     let (stream, _) = varied();
-    let len = stream.len();
     let hard = b"Content-Length: 12\r\n\r\n{}[]\":\xEF\xBB\xBF9x".to_vec();
     prop_oneof![
-        3 => (0..len, 1..200usize).prop_map(move |(at, n)| stream[at..(at + n).min(len)].to_vec()),
-        2 => proptest::collection::vec(proptest::sample::select(hard), 0..40),
+        3 => run_of(stream, 200),
+        2 => drawn_from(hard),
         1 => proptest::collection::vec(any::<u8>(), 0..40),
         2 => proptest::sample::select(vec![msg(PING), msg(PRETTY), msg(NOTE)]),
     ]
@@ -521,16 +501,8 @@ proptest! {
         let input = pieces.concat();
         for framing in [Framing::ContentLength, Framing::Detect] {
             let whole = decode_chunks(framing, limits(), [&input[..]]);
-            let mut chunks = Vec::new();
-            let mut at = 0;
             // Zero cuts are empty reads; the rest goes in one last read should they all be zero.
-            for &c in cuts.iter().cycle().take(2 * input.len() + cuts.len()) {
-                let end = (at + c).min(input.len());
-                chunks.push(&input[at..end]);
-                at = end;
-            }
-            chunks.push(&input[at..]);
-            prop_assert_eq!(decode_chunks(framing, limits(), chunks), whole);
+            prop_assert_eq!(decode_chunks(framing, limits(), cut_by(&input, &cuts)), whole);
         }
     }
 }

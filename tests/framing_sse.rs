@@ -3,11 +3,13 @@
 //! zero-copy path, `Outgoing::write_sse`, and a real `FramedRead`.
 
 use bytes::BytesMut;
-use futures::StreamExt;
 use mcpwire::{DecodeError, Error, Id, Kind, Limits, Outgoing, RawJson, SseDecoder, SseEvent};
 use proptest::prelude::*;
-use tokio::io::AsyncWriteExt;
-use tokio_util::codec::{Decoder, FramedRead};
+use tokio_util::codec::Decoder;
+
+mod common;
+
+use common::{cut_by, drawn_from, run_of, through_duplex};
 
 const MAX: usize = 128;
 
@@ -38,20 +40,7 @@ fn view(e: &SseEvent) -> View {
 }
 
 fn decode_chunks<'a>(limits: Limits, chunks: impl IntoIterator<Item = &'a [u8]>) -> Vec<View> {
-    let mut dec = SseDecoder::new(limits);
-    let mut buf = BytesMut::new();
-    let mut out = Vec::new();
-    for chunk in chunks {
-        buf.extend_from_slice(chunk);
-        while let Some(e) = dec.decode(&mut buf).unwrap() {
-            out.push(view(&e));
-        }
-    }
-    while let Some(e) = dec.decode_eof(&mut buf).unwrap() {
-        out.push(view(&e));
-    }
-    assert!(buf.is_empty(), "bytes left at end of input");
-    out
+    common::decode_chunks(SseDecoder::new(limits), chunks).iter().map(view).collect()
 }
 
 fn decode(input: &[u8]) -> Vec<View> {
@@ -308,17 +297,8 @@ fn write_sse_round_trips_through_the_decoder() {
 #[tokio::test]
 async fn event_stream_through_a_duplex_and_framed_read() {
     let (stream, want) = varied();
-    let (mut tx, rx) = tokio::io::duplex(5);
-    let writer = async move {
-        for chunk in stream.chunks(9) {
-            tx.write_all(chunk).await.unwrap();
-        }
-        tx.shutdown().await.unwrap();
-    };
-    let reader = FramedRead::new(rx, SseDecoder::new(limits()))
-        .map(|r| view(&r.expect("no stream error")))
-        .collect::<Vec<View>>();
-    let ((), got) = tokio::join!(writer, reader);
+    let events = through_duplex(stream, 5, 9, SseDecoder::new(limits())).await;
+    let got: Vec<View> = events.iter().map(view).collect();
     assert_eq!(got, want);
 }
 
@@ -326,11 +306,10 @@ async fn event_stream_through_a_duplex_and_framed_read() {
 
 fn piece() -> impl Strategy<Value = Vec<u8>> {
     let (stream, _) = varied();
-    let len = stream.len();
     let hard = b"data: {}\r\n:event id retry 12\0\xEF\xBB\xBF x".to_vec();
     prop_oneof![
-        3 => (0..len, 1..120usize).prop_map(move |(at, n)| stream[at..(at + n).min(len)].to_vec()),
-        3 => proptest::collection::vec(proptest::sample::select(hard), 0..40),
+        3 => run_of(stream, 120),
+        3 => drawn_from(hard),
         1 => proptest::collection::vec(any::<u8>(), 0..40),
         1 => Just(vec![b'd'; 150]),
     ]
@@ -347,16 +326,8 @@ proptest! {
     ) {
         let input = pieces.concat();
         let whole = decode_chunks(limits(), [&input[..]]);
-        let mut chunks = Vec::new();
-        let mut at = 0;
         // Zero cuts are empty reads; the rest goes in one last read should they all be zero.
-        for &c in cuts.iter().cycle().take(2 * input.len() + cuts.len()) {
-            let end = (at + c).min(input.len());
-            chunks.push(&input[at..end]);
-            at = end;
-        }
-        chunks.push(&input[at..]);
-        prop_assert_eq!(decode_chunks(limits(), chunks), whole);
+        prop_assert_eq!(decode_chunks(limits(), cut_by(&input, &cuts)), whole);
     }
 }
 

@@ -29,7 +29,8 @@ use std::path::{Path, PathBuf};
 
 use bytes::{Bytes, BytesMut};
 use mcpwire::{ErrorCode, Frame, FrameParser, JsonRpcCodec, Kind, Limits};
-use tokio_util::codec::Decoder;
+
+mod common;
 
 const SUITE_DIR: &str =
     concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/JSONTestSuite/test_parsing");
@@ -53,20 +54,12 @@ fn suite_files() -> Vec<PathBuf> {
 /// Decodes `bytes` as a stream (every decodable frame, then end of input), catching panics.
 fn decode_all(bytes: &[u8]) -> Result<Vec<Frame>, String> {
     let bytes = bytes.to_vec();
-    std::panic::catch_unwind(move || {
-        let mut codec = JsonRpcCodec::new();
-        let mut buf = BytesMut::from(&bytes[..]);
-        let mut frames = Vec::new();
-        while let Some(f) = codec.decode(&mut buf).expect("decode never fails") {
-            frames.push(f);
-        }
-        while let Some(f) = codec.decode_eof(&mut buf).expect("decode_eof never fails") {
-            frames.push(f);
-        }
-        assert!(buf.is_empty(), "bytes left over after end of input");
-        frames
-    })
-    .map_err(|p| {
+    catching(move || common::decode_chunks(JsonRpcCodec::new(), [&bytes[..]]))
+}
+
+/// What `f` returns, or the message of its panic.
+fn catching<T>(f: impl FnOnce() -> T + std::panic::UnwindSafe) -> Result<T, String> {
+    std::panic::catch_unwind(f).map_err(|p| {
         p.downcast_ref::<String>()
             .cloned()
             .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
@@ -92,15 +85,7 @@ fn describe(frames: &[Frame]) -> String {
 /// Parses `bytes` as one delimited body, catching panics.
 fn parse_body(bytes: &[u8]) -> Result<Frame, String> {
     let bytes = bytes.to_vec();
-    std::panic::catch_unwind(move || {
-        FrameParser::new(Limits::default()).parse(BytesMut::from(&bytes[..]))
-    })
-    .map_err(|p| {
-        p.downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "a panic".into())
-    })
+    catching(move || FrameParser::new(Limits::default()).parse(BytesMut::from(&bytes[..])))
 }
 
 /// Checks one file's frames against its prefix; `strict` when the file is known to be one line.

@@ -13,21 +13,18 @@ use mcpwire::mcp::Era;
 use mcpwire::mcp::negotiation::VersionChoice;
 use mcpwire::mcp::types::{
     CallToolResult, CompleteRef, CompleteResult, Content, CreateMessageParams, CreateMessageResult,
-    ElicitAction, ElicitParams, ElicitResult, GetPromptResult, InputRequest, LoggingLevel, Prompt,
-    PromptMessage, Raw, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
-    Root, Tool,
+    ElicitAction, ElicitResult, GetPromptResult, InputRequest, LoggingLevel, Prompt, PromptMessage,
+    Raw, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, Root, Tool,
 };
 use mcpwire::peer::{Context, Handler, Incoming, PeerBuilder, Reply, RpcError};
 use mcpwire::server::{Error, Server};
 use mcpwire::transport::Target;
-use mcpwire::transport::serve_tcp;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-const LEGACY: &str = "2025-11-25";
-const MODERN: &str = "2026-07-28";
-const FORM: &str =
-    r#"{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}"#;
+mod common;
+
+use common::{LEGACY, MODERN, ask_name, eventually, greet, peer_on_pipe, serve_tcp};
 
 /// Counts the handler futures dropped before they finished.
 struct Dropped(Arc<AtomicUsize>, bool);
@@ -43,22 +40,9 @@ impl Drop for Dropped {
 fn server(cancelled: Arc<AtomicUsize>) -> Server {
     Server::builder("client-test-server", "1.2.3")
         .instructions("be nice")
-        .tool(Tool::new("greet").description("says hello"), |call| async move {
-            #[derive(serde::Deserialize)]
-            struct Args<'a> {
-                #[serde(borrow)]
-                who: Cow<'a, str>,
-            }
-            let a: Args<'_> = call.arguments()?;
-            Ok(CallToolResult::text(format!("hello {}", a.who)))
-        })
+        .tool(Tool::new("greet").description("says hello"), greet)
         .tool(Tool::new("fail"), |_call| async move { Err(Error::tool("boom")) })
-        .tool(Tool::new("ask_name"), |call| async move {
-            let a =
-                call.ask("name", InputRequest::elicit(&ElicitParams::form("Name?", FORM))).await?;
-            let a: ElicitResult<'_> = a.decode()?;
-            Ok(CallToolResult::text(format!("hi {}", a.text("name")?.unwrap_or_default())))
-        })
+        .tool(Tool::new("ask_name"), ask_name)
         .tool(Tool::new("sample"), |call| async move {
             let asked = InputRequest::sample(&CreateMessageParams::user("2+2?", 10));
             let a = call.ask("model", asked).await?;
@@ -301,7 +285,7 @@ async fn progress_timeout_and_cancellation() {
         let options = CallOptions::new().timeout(Some(Duration::from_millis(200)));
         let e = c.call_tool_with("slow", NO_ARGUMENTS, &options).await.unwrap_err();
         assert!(matches!(e, ClientError::Timeout), "{version}: {e:?}");
-        wait_for(|| cancelled.load(Ordering::SeqCst) == before + 1, "timeout cancels").await;
+        eventually("timeout cancels", || cancelled.load(Ordering::SeqCst) == before + 1).await;
 
         let token = CancellationToken::new();
         let options = CallOptions::new().cancel_on(token.clone());
@@ -312,24 +296,14 @@ async fn progress_timeout_and_cancellation() {
         });
         let e = c.call_tool_with("slow", NO_ARGUMENTS, &options).await.unwrap_err();
         assert!(matches!(e, ClientError::Cancelled), "{version}: {e:?}");
-        wait_for(|| cancelled.load(Ordering::SeqCst) == before + 2, "the token cancels").await;
+        eventually("the token cancels", || cancelled.load(Ordering::SeqCst) == before + 2).await;
 
         // Dropping the call's future cancels it on the server too.
         let dropped =
             tokio::time::timeout(Duration::from_millis(100), c.call_tool("slow", NO_ARGUMENTS));
         assert!(dropped.await.is_err());
-        wait_for(|| cancelled.load(Ordering::SeqCst) == before + 3, "a drop cancels").await;
+        eventually("a drop cancels", || cancelled.load(Ordering::SeqCst) == before + 3).await;
     }
-}
-
-async fn wait_for(mut done: impl FnMut() -> bool, what: &str) {
-    for _ in 0..500 {
-        if done() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("{what}: not within 5 s");
 }
 
 #[tokio::test]
@@ -397,10 +371,8 @@ impl Handler for Paged {
 }
 
 async fn paged_server(pages: usize, stuck: bool) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let handler = Paged { pages, stuck };
-    tokio::spawn(serve_tcp(listener, PeerBuilder::new(), move || handler.clone()));
+    let (addr, _accepting) = serve_tcp(move || handler.clone()).await;
     format!("tcp:{addr}")
 }
 
@@ -474,7 +446,7 @@ async fn a_calls_own_meta_and_the_log_level_reach_the_server() {
                 .await
                 .unwrap();
             c.call_tool("chatty", NO_ARGUMENTS).await.unwrap();
-            wait_for(|| seen.lock().unwrap().len() >= want.len(), "log messages").await;
+            eventually("log messages", || seen.lock().unwrap().len() >= want.len()).await;
             tokio::time::sleep(Duration::from_millis(50)).await;
             assert_eq!(*seen.lock().unwrap(), want, "{version} at {level:?}");
         }
@@ -484,8 +456,7 @@ async fn a_calls_own_meta_and_the_log_level_reach_the_server() {
 #[tokio::test]
 async fn a_client_over_a_stream_of_the_hosts_own() {
     let server = server(Arc::default());
-    let (a, b) = tokio::io::duplex(64 * 1024);
-    let (_peer, _conn) = PeerBuilder::new().connect(a, server.handler());
+    let (_peer, _conn, b) = peer_on_pipe(&PeerBuilder::new(), 64 * 1024, server.handler());
     let c = Client::builder().connect_stream(b).await.unwrap();
     assert_eq!(c.era(), Era::Modern);
     let r = c.call_tool("greet", json!({ "who": "Io" })).await.unwrap();
@@ -523,9 +494,7 @@ impl Handler for Strict {
 
 #[tokio::test]
 async fn no_arguments_go_out_as_an_empty_object() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(serve_tcp(listener, PeerBuilder::new(), || Strict));
+    let (addr, _accepting) = serve_tcp(|| Strict).await;
     let c = Client::connect(format!("tcp:{addr}")).await.unwrap();
     let r = c.call_tool("t", NO_ARGUMENTS).await.unwrap();
     assert_eq!(text(r.get()), r#"{"name":"t","arguments":{}}"#);

@@ -2,7 +2,6 @@
 //! protocol the server speaks around a host's handlers, what it refuses, and each of its bounds
 //! at and just past the limit.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -20,9 +19,9 @@ use mcpwire::{Json, RawJson};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-const FORM: &str =
-    r#"{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}"#;
-const MODERN: &str = "2026-07-28";
+mod common;
+
+use common::{FORM, MODERN, ask_name, greet, pair_over};
 
 fn server() -> Server {
     Server::builder("test-server", "0.0.1")
@@ -30,22 +29,9 @@ fn server() -> Server {
             Tool::new("greet").input_schema(
                 r#"{"type":"object","properties":{"who":{"type":"string"}},"required":["who"]}"#,
             ),
-            |call| async move {
-                #[derive(serde::Deserialize)]
-                struct Args<'a> {
-                    #[serde(borrow)]
-                    who: Cow<'a, str>,
-                }
-                let a: Args<'_> = call.arguments()?;
-                Ok(CallToolResult::text(format!("hello {}", a.who)))
-            },
+            greet,
         )
-        .tool(Tool::new("ask_name"), |call| async move {
-            let a =
-                call.ask("name", InputRequest::elicit(&ElicitParams::form("Name?", FORM))).await?;
-            let a: ElicitResult<'_> = a.decode()?;
-            Ok(CallToolResult::text(format!("hi {}", a.text("name")?.unwrap_or_default())))
-        })
+        .tool(Tool::new("ask_name"), ask_name)
         .tool(Tool::new("two_rounds"), |call| async move {
             match (call.state(), call.answer("second")?) {
                 (Some("round-2"), Some(_)) => Ok(CallToolResult::text("done in two")),
@@ -146,29 +132,28 @@ impl Handler for ClientSide {
     }
 }
 
+/// The server's peer and a [`ClientSide`] peer, with what the client side records.
 struct Pair {
-    client: PeerHandle,
-    /// Both ends' connections: dropping one closes it.
-    _connections: (mcpwire::peer::Connection, mcpwire::peer::Connection),
+    peers: common::Pair,
     asked: Arc<AtomicUsize>,
     notes: mpsc::UnboundedReceiver<Value>,
 }
 
 fn pair(server: &Server) -> Pair {
-    let (a, b) = tokio::io::duplex(1 << 20);
-    let (ar, aw) = tokio::io::split(a);
-    let (br, bw) = tokio::io::split(b);
-    let (_server_peer, sc) = PeerBuilder::new().spawn(ar, aw, server.handler());
     let asked = Arc::new(AtomicUsize::new(0));
     let (tx, notes) = mpsc::unbounded_channel();
-    let (client, cc) =
-        PeerBuilder::new().spawn(br, bw, ClientSide { asked: asked.clone(), notes: tx });
-    Pair { client, _connections: (sc, cc), asked, notes }
+    let client = ClientSide { asked: asked.clone(), notes: tx };
+    let peers = pair_over(&PeerBuilder::new(), 1 << 20, client, server.handler());
+    Pair { peers, asked, notes }
 }
 
 impl Pair {
+    fn client(&self) -> &PeerHandle {
+        &self.peers.client
+    }
+
     async fn call(&self, method: &str, params: Value) -> Result<Value, RpcError> {
-        match self.client.request(method, Some(Json(&params))).await {
+        match self.client().request(method, Some(Json(&params))).await {
             Ok(r) => Ok(serde_json::from_str(r.result().unwrap().get()).unwrap()),
             Err(mcpwire::peer::RequestError::Rpc(e)) => Err(e),
             Err(e) => panic!("{method}: {e}"),
@@ -180,7 +165,7 @@ impl Pair {
         let init = json!({"protocolVersion": "2025-11-25", "capabilities": caps, "clientInfo": {"name": "t", "version": "1"}});
         let r = p.call("initialize", init).await.unwrap();
         assert_eq!(r["protocolVersion"], "2025-11-25");
-        p.client.notify("notifications/initialized", None::<RawJson<'_>>).await.unwrap();
+        p.client().notify("notifications/initialized", None::<RawJson<'_>>).await.unwrap();
         p
     }
 }
@@ -498,7 +483,7 @@ async fn listen_streams_get_tagged_changes_and_are_bounded_per_connection() {
     );
     let mut streams = Vec::new();
     for _ in 0..MAX_LISTEN_STREAMS {
-        let c = p.client.clone();
+        let c = p.client().clone();
         let params = listen.clone();
         streams.push(tokio::spawn(async move {
             c.request("subscriptions/listen", Some(Json(&params))).await
@@ -530,7 +515,7 @@ async fn listen_streams_get_tagged_changes_and_are_bounded_per_connection() {
     // Cancelling one frees its place.
     streams.pop().unwrap().abort();
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let c = p.client.clone();
+    let c = p.client().clone();
     let again =
         tokio::spawn(async move { c.request("subscriptions/listen", Some(Json(&listen))).await });
     let n = tokio::time::timeout(Duration::from_secs(5), p.notes.recv()).await.unwrap().unwrap();
@@ -611,7 +596,7 @@ async fn a_listen_stream_that_falls_behind_is_told_what_may_have_changed() {
     let s = server();
     let mut p = pair(&s);
     let listen = modern(json!({"notifications": {"toolsListChanged": true}}), json!({}));
-    let c = p.client.clone();
+    let c = p.client().clone();
     let stream =
         tokio::spawn(async move { c.request("subscriptions/listen", Some(Json(&listen))).await });
     let ack = tokio::time::timeout(Duration::from_secs(5), p.notes.recv()).await.unwrap().unwrap();
@@ -634,7 +619,7 @@ async fn params_members_are_read_as_written_from_one_scan() {
     let s = server();
     let p = Pair::legacy(&s, json!({})).await;
     let raw = |text: &'static str| {
-        let client = p.client.clone();
+        let client = p.client().clone();
         async move {
             match client.request("tools/call", Some(RawJson::new(text))).await {
                 Ok(r) => Ok(serde_json::from_str::<Value>(r.result().unwrap().get()).unwrap()),

@@ -12,21 +12,20 @@ use futures::StreamExt;
 use mcpwire::peer::{
     CloseReason, NO_PARAMS, NoHandler, PeerBuilder, ProgressToken, RequestError, RequestOptions,
 };
-use mcpwire::transport;
 use mcpwire::{ErrorCode, Id, Kind, Limits, RawJson};
 use serde_json::{Value, json};
 
 mod common;
 
-use common::{Worker, with_raw};
+use common::{Pair, Worker, pair, with_raw};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_concurrent_requests_each_reach_their_own_waiter() {
     let limits = Limits::default().max_in_flight(10_000).max_handlers(10_000);
     let b = PeerBuilder::new().limits(limits);
     let worker = Worker::default();
-    let ((client, _c1), (_server, _c2)) =
-        transport::in_process(&b, 1 << 16, NoHandler, worker.clone());
+    let p = pair(&b, NoHandler, worker.clone());
+    let client = &p.client;
     let calls = (0..10_000u64).map(|n| {
         let client = client.clone();
         tokio::spawn(async move {
@@ -144,8 +143,8 @@ async fn an_inbound_cancellation_stops_the_handler_and_nothing_is_answered() {
 async fn a_request_times_out_on_the_paused_clock_and_is_cancelled() {
     let b = PeerBuilder::new().request_timeout(Some(Duration::from_secs(2)));
     let worker = Worker::default();
-    let ((client, _c1), (server, _c2)) =
-        transport::in_process(&b, 1 << 16, NoHandler, worker.clone());
+    let p = pair(&b, NoHandler, worker.clone());
+    let (client, server) = (&p.client, &p.server);
     let started = tokio::time::Instant::now();
     let r = client.request("hang", NO_PARAMS).await;
     assert!(matches!(r, Err(RequestError::Timeout)), "{r:?}");
@@ -165,8 +164,8 @@ async fn a_request_times_out_on_the_paused_clock_and_is_cancelled() {
 #[tokio::test(start_paused = true)]
 async fn progress_resets_the_timeout_up_to_the_total_cap() {
     let b = PeerBuilder::new().request_timeout(Some(Duration::from_secs(1)));
-    let ((client, _c1), (_server, _c2)) =
-        transport::in_process(&b, 1 << 16, NoHandler, Worker::default());
+    let p = pair(&b, NoHandler, Worker::default());
+    let client = &p.client;
     let params = json!({"_meta": {"progressToken": "p1"}});
     // Progress every 500 ms for 3 s keeps a 1 s timeout alive.
     let opts = RequestOptions::new().reset_on_progress(ProgressToken::Str("p1".into()), None);
@@ -188,8 +187,8 @@ async fn progress_resets_the_timeout_up_to_the_total_cap() {
 
 #[tokio::test]
 async fn a_panicking_handler_is_answered_internal_error_and_the_peer_survives() {
-    let ((client, _c1), (server, _c2)) =
-        transport::in_process(&PeerBuilder::new(), 1 << 16, NoHandler, Worker::default());
+    let p = pair(&PeerBuilder::new(), NoHandler, Worker::default());
+    let (client, server) = (&p.client, &p.server);
     match client.request("panic", NO_PARAMS).await {
         Err(RequestError::Rpc(e)) => assert_eq!(e.code, ErrorCode::INTERNAL_ERROR),
         other => panic!("{other:?}"),
@@ -206,8 +205,8 @@ async fn a_panicking_handler_is_answered_internal_error_and_the_peer_survives() 
 async fn a_disconnect_fails_a_thousand_pending_requests_at_once() {
     let b = PeerBuilder::new().limits(Limits::default().max_handlers(2000));
     let worker = Worker::default();
-    let ((client, _c1), (server, server_conn)) =
-        transport::in_process(&b, 1 << 16, NoHandler, worker.clone());
+    let Pair { client, server, client_conn: _c1, server_conn } =
+        pair(&b, NoHandler, worker.clone());
     let calls: Vec<_> = (0..1000)
         .map(|_| {
             let client = client.clone();
@@ -376,8 +375,8 @@ async fn a_graceful_close_flushes_what_was_queued() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sequential_requests_leave_the_table_at_its_steady_size() {
-    let ((client, _c1), (_server, _c2)) =
-        transport::in_process(&PeerBuilder::new(), 1 << 16, NoHandler, Worker::default());
+    let p = pair(&PeerBuilder::new(), NoHandler, Worker::default());
+    let client = &p.client;
     client.request("ping", NO_PARAMS).await.unwrap();
     let steady = client.stats().outbound_table_bytes;
     for _ in 0..sequential_count() {
@@ -459,8 +458,8 @@ impl mcpwire::peer::Handler for Order {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_is_handled_after_the_notifications_read_before_it() {
     let order = Order::default();
-    let ((client, _c1), (_server, _c2)) =
-        transport::in_process(&PeerBuilder::new(), 1 << 16, NoHandler, order.clone());
+    let p = pair(&PeerBuilder::new(), NoHandler, order.clone());
+    let client = &p.client;
     for round in 0..500 {
         client.notify("first", NO_PARAMS).await.unwrap();
         client.request("then", NO_PARAMS).await.unwrap();
@@ -492,8 +491,8 @@ impl mcpwire::peer::Handler for Gate {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_notification_handler_waiting_for_a_request_does_not_hold_it_back() {
-    let ((client, _c1), (_server, _c2)) =
-        transport::in_process(&PeerBuilder::new(), 1 << 16, NoHandler, Gate::default());
+    let p = pair(&PeerBuilder::new(), NoHandler, Gate::default());
+    let client = &p.client;
     // `other` cannot begin before `wait` ends, and `wait` ends only once `release` has run.
     client.notify("wait", NO_PARAMS).await.unwrap();
     client.notify("other", NO_PARAMS).await.unwrap();

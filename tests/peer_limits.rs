@@ -6,7 +6,7 @@ mod common;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use common::{Raw, Worker, with_raw};
+use common::{Raw, Worker, with_raw, write_lines};
 use futures::StreamExt;
 use mcpwire::Id;
 use mcpwire::Limits;
@@ -16,6 +16,10 @@ use tokio::io::AsyncWriteExt;
 
 fn hang(id: usize) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"hang"}}"#)
+}
+
+fn ping(id: usize) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#)
 }
 
 // On the paused clock, a sleep ends only once every task is idle: "nothing more will happen".
@@ -95,15 +99,9 @@ async fn a_client_that_does_not_read_is_held_back_and_then_gets_every_answer() {
         .max_queued_requests(64)
         .max_write_queue_bytes(WRITE_QUEUE);
     let (server, _conn, raw) = with_raw(&PeerBuilder::new().limits(limits), Worker::default());
-    let Raw { mut frames, mut out } = raw;
+    let Raw { mut frames, out } = raw;
     const N: usize = 20_000;
-    let writer = tokio::spawn(async move {
-        for i in 0..N {
-            let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"ping\"}}\n");
-            out.write_all(line.as_bytes()).await.unwrap();
-        }
-        out
-    });
+    let writer = write_lines(out, N, ping);
     // Not reading: the server fills the pipe and its write queue, its handlers wait for room,
     // the queue of held requests fills, and it stops reading: the sender stalls long before
     // all requests are sent.
@@ -130,15 +128,9 @@ async fn a_client_that_does_not_read_is_held_back_and_then_gets_every_answer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_reads_while_it_pipelines_gets_every_result() {
     let (_server, _conn, raw) = with_raw(&PeerBuilder::new(), Worker::default());
-    let Raw { mut frames, mut out } = raw;
+    let Raw { mut frames, out } = raw;
     const N: usize = 50_000;
-    let writer = tokio::spawn(async move {
-        for i in 0..N {
-            let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"ping\"}}\n");
-            out.write_all(line.as_bytes()).await.unwrap();
-        }
-        out
-    });
+    let writer = write_lines(out, N, ping);
     for _ in 0..N {
         let f = frames.next().await.unwrap().unwrap();
         assert_eq!(f.result().map(|r| r.get()), Some("{}"), "{f:?}");
@@ -151,15 +143,9 @@ async fn batches_from_a_client_that_does_not_read_are_held_back_too() {
     let limits =
         Limits::default().max_handlers(16).max_queued_requests(64).max_write_queue_bytes(4096);
     let (server, _conn, raw) = with_raw(&PeerBuilder::new().limits(limits), Worker::default());
-    let Raw { mut frames, mut out } = raw;
+    let Raw { mut frames, out } = raw;
     const N: usize = 20_000;
-    let writer = tokio::spawn(async move {
-        for i in 0..N {
-            let line = format!("[{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"ping\"}}]\n");
-            out.write_all(line.as_bytes()).await.unwrap();
-        }
-        out
-    });
+    let writer = write_lines(out, N, |i| format!("[{}]", ping(i)));
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(!writer.is_finished(), "batches got around backpressure");
     let s = server.stats().inbound;

@@ -8,13 +8,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::with_raw;
+use common::{Pair, Raw, pair, pair_over, with_raw, with_raw_over};
 use futures::StreamExt;
 use mcpwire::peer::{
     Context, Handler, Incoming, NO_PARAMS, NoHandler, PeerBuilder, ProgressToken, Reply,
     RequestError, RequestOptions, RpcError,
 };
-use mcpwire::transport;
 use mcpwire::{ErrorCode, Limits, RawJson};
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
@@ -47,8 +46,8 @@ impl Handler for Roots {
 #[tokio::test(start_paused = true)]
 async fn a_notification_handler_can_send_a_request_and_get_its_response() {
     let asks = AsksRoots::default();
-    let ((server, _c1), (client, _c2)) =
-        transport::in_process(&PeerBuilder::new(), 1 << 16, asks.clone(), Roots);
+    let p = pair(&PeerBuilder::new(), Roots, asks.clone());
+    let (client, server) = (&p.client, &p.server);
     client.notify("notifications/initialized", NO_PARAMS).await.unwrap();
     let started = tokio::time::Instant::now();
     // Answered -32601 by the server's handler; what matters is that it is read at once.
@@ -63,8 +62,8 @@ async fn a_notification_handler_can_send_a_request_and_get_its_response() {
 #[tokio::test(start_paused = true)]
 async fn a_notification_handler_awaiting_a_response_behind_many_notifications_gets_it() {
     let asks = AsksRoots::default();
-    let ((_server, _c1), (client, _c2)) =
-        transport::in_process(&PeerBuilder::new(), 1 << 16, asks.clone(), Roots);
+    let p = pair(&PeerBuilder::new(), Roots, asks.clone());
+    let client = &p.client;
     let started = tokio::time::Instant::now();
     client.notify("notifications/initialized", NO_PARAMS).await.unwrap();
     // Queued behind the handler that waits for roots/list's response.
@@ -82,10 +81,9 @@ async fn a_notification_handler_awaiting_a_response_behind_many_notifications_ge
 }
 
 /// A peer whose other side never reads, with a tiny write queue already full.
-async fn stuck_writer() -> (mcpwire::peer::PeerHandle, mcpwire::peer::Connection, common::Raw) {
+async fn stuck_writer() -> (mcpwire::peer::PeerHandle, mcpwire::peer::Connection, Raw) {
     let b = PeerBuilder::new().limits(Limits::default().max_write_queue_bytes(64));
-    let (a, x) = tokio::io::duplex(64);
-    let (client, conn) = b.connect(a, NoHandler);
+    let (client, conn, raw) = with_raw_over(&b, 64, NoHandler);
     let big = format!("[\"{}\"]", "x".repeat(4096));
     let c = client.clone();
     tokio::spawn(async move {
@@ -99,7 +97,7 @@ async fn stuck_writer() -> (mcpwire::peer::PeerHandle, mcpwire::peer::Connection
     });
     tokio::task::yield_now().await;
     assert!(client.queued_bytes() > 0);
-    (client, conn, common::Raw::new(x))
+    (client, conn, raw)
 }
 
 #[tokio::test(start_paused = true)]
@@ -249,10 +247,11 @@ async fn flood_both_ways(tight: bool, per_side: usize) {
         b = b.limits(Limits::default().max_handlers(1).max_write_queue_bytes(1024));
         pipe = 1024;
     }
-    let ((a, _c1), (z, _c2)) = transport::in_process(&b, pipe, Echo, Echo);
+    let Pair { client, server, client_conn: _c1, server_conn: _c2 } =
+        pair_over(&b, pipe, Echo, Echo);
     let body = format!("[\"{}\"]", "y".repeat(16 * 1024));
     let mut calls = Vec::new();
-    for p in [a, z] {
+    for p in [client, server] {
         for _ in 0..per_side {
             let (p, body) = (p.clone(), body.clone());
             calls.push(tokio::spawn(
@@ -296,9 +295,7 @@ async fn replies_waiting_for_room_after_end_of_stream_are_all_written() {
     // Replies larger than the pipe and the write queue: they wait for the client to read, which
     // it does only after it has closed its end.
     let b = PeerBuilder::new().limits(Limits::default().max_write_queue_bytes(1024));
-    let (a, x) = tokio::io::duplex(1024);
-    let (_p, mut conn) = b.connect(a, Echo);
-    let mut raw = common::Raw::new(x);
+    let (_p, mut conn, mut raw) = with_raw_over(&b, 1024, Echo);
     let body = format!("[\"{}\"]", "z".repeat(64 * 1024));
     for i in 0..8 {
         raw.send(&format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"echo","params":{body}}}"#)).await;

@@ -13,12 +13,15 @@ use mcpwire::{
     DecodeError, ErrorCode, Frame, FrameParser, Id, JsonRpcCodec, Kind, Limits, Message,
 };
 use proptest::prelude::*;
-use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio_util::codec::{Decoder, FramedRead};
 
 #[allow(dead_code, reason = "shared with the fuzz targets, which use more of it")]
 #[path = "../fuzz/src/checks.rs"]
 mod checks;
+mod common;
+
+use common::{nested_arrays, nested_objects, through_duplex};
 
 /// The frame limit of the varied stream: small, so an over-long frame is cheap to build.
 const MAX: usize = 512;
@@ -74,20 +77,7 @@ fn view(f: &Frame) -> FrameView {
 /// Feeds `chunks` in order, draining `decode` after each, then drains `decode_eof`; checks the
 /// buffer is empty at the end.
 fn decode_chunks<'a>(limits: Limits, chunks: impl IntoIterator<Item = &'a [u8]>) -> Vec<Frame> {
-    let mut codec = JsonRpcCodec::with_limits(limits);
-    let mut buf = BytesMut::new();
-    let mut out = Vec::new();
-    for chunk in chunks {
-        buf.extend_from_slice(chunk);
-        while let Some(f) = codec.decode(&mut buf).expect("decode never fails") {
-            out.push(f);
-        }
-    }
-    while let Some(f) = codec.decode_eof(&mut buf).expect("decode_eof never fails") {
-        out.push(f);
-    }
-    assert!(buf.is_empty(), "bytes left in the buffer at end of input");
-    out
+    common::decode_chunks(JsonRpcCodec::with_limits(limits), chunks)
 }
 
 fn decode_whole(limits: Limits, stream: &[u8]) -> Vec<Frame> {
@@ -399,18 +389,8 @@ async fn framed_read_with_one_byte_reads_and_pending_polls_yields_every_frame() 
 #[tokio::test]
 async fn framed_read_over_a_duplex_pipe_goes_on_after_invalid_frames() {
     let (stream, wants) = varied_stream();
-    let (mut tx, rx) = tokio::io::duplex(7);
-    let writer = async move {
-        // Odd-sized writes through a 7-byte pipe: reads come in small, uneven pieces.
-        for chunk in stream.chunks(13) {
-            tx.write_all(chunk).await.unwrap();
-        }
-        tx.shutdown().await.unwrap();
-    };
-    let reader = FramedRead::new(rx, JsonRpcCodec::with_limits(limits()))
-        .map(|r| r.expect("no stream error"))
-        .collect::<Vec<Frame>>();
-    let ((), got) = tokio::join!(writer, reader);
+    // Odd-sized writes through a 7-byte pipe: reads come in small, uneven pieces.
+    let got = through_duplex(stream, 7, 13, JsonRpcCodec::with_limits(limits())).await;
     check_wants(&got, &wants);
 }
 
@@ -524,33 +504,13 @@ fn over_long_frame_followed_by_good_frames_in_the_same_read() {
 
 #[test]
 fn depth_at_and_one_past_max_depth_through_the_codec() {
-    let nest_arrays = |d: usize| {
-        format!(
-            r#"{{"jsonrpc":"2.0","method":"m","params":{}1{}}}"#,
-            "[".repeat(d - 1),
-            "]".repeat(d - 1)
-        )
-    };
-    let nest_objects = |d: usize| {
-        format!(
-            r#"{{"jsonrpc":"2.0","method":"m","params":{}1{}}}"#,
-            "{\"k\":".repeat(d - 1),
-            "}".repeat(d - 1)
-        )
-    };
     // In a batch the array is level 1 and each message level 2.
-    let nest_batch = |d: usize| {
-        format!(
-            r#"[{{"jsonrpc":"2.0","method":"m","params":{}1{}}}]"#,
-            "[".repeat(d - 2),
-            "]".repeat(d - 2)
-        )
-    };
+    let nest_batch = |d: usize| format!("[{}]", nested_arrays(d - 1));
     for limit in [3, 16, 128] {
         let limits = Limits::default().max_depth(limit);
         for (name, nest) in [
-            ("arrays", &nest_arrays as &dyn Fn(usize) -> String),
-            ("objects", &nest_objects),
+            ("arrays", &nested_arrays as &dyn Fn(usize) -> String),
+            ("objects", &nested_objects),
             ("batch", &nest_batch),
         ] {
             let at = decode_one(limits, nest(limit).as_bytes());
@@ -565,7 +525,7 @@ fn depth_at_and_one_past_max_depth_through_the_codec() {
         }
     }
     // The default.
-    let f = decode_one(Limits::default(), nest_arrays(129).as_bytes());
+    let f = decode_one(Limits::default(), nested_arrays(129).as_bytes());
     assert_eq!(f.decode_error(), Some(DecodeError::TooDeep { limit: 128 }));
 }
 

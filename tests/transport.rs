@@ -13,6 +13,10 @@ use mcpwire::transport::{self, ChildStderr};
 use mcpwire::{ErrorCode, Json};
 use serde_json::{Value, json};
 
+mod common;
+
+use common::{pair, serve_tcp};
+
 struct Echo;
 
 impl Handler for Echo {
@@ -47,9 +51,7 @@ async fn exchange(client: &PeerHandle) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tcp_client_and_accept_loop() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = tokio::spawn(transport::serve_tcp(listener, PeerBuilder::new(), || Echo));
+    let (addr, server) = serve_tcp(|| Echo).await;
     // Two clients at once, each its own connection.
     let b = PeerBuilder::new();
     let (c1, _k1) = transport::connect_tcp(&b, addr, NoHandler).await.unwrap();
@@ -76,19 +78,20 @@ async fn unix_socket_client_and_accept_loop() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_process_duplex() {
-    let ((client, _c1), (_server, _c2)) =
-        transport::in_process(&PeerBuilder::new(), 1 << 16, NoHandler, Echo);
-    exchange(&client).await;
+    let p = pair(&PeerBuilder::new(), NoHandler, Echo);
+    exchange(&p.client).await;
 }
 
-/// The `stdio_echo` example, built on demand when the test runs alone.
+/// The `stdio_echo` example, built on demand when the test runs alone, into the target folder
+/// this test runs from (wherever `CARGO_TARGET_DIR` or `--target-dir` put it).
 fn example(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|deps| deps.parent()).unwrap().join("examples");
-    let path = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    // <target>/<profile>/deps/<this test>
+    let profile = exe.parent().and_then(|deps| deps.parent()).unwrap();
+    let path = profile.join("examples").join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     if !path.exists() {
         let mut cargo = std::process::Command::new(env!("CARGO"));
-        cargo.args(["build", "--example", name]);
+        cargo.args(["build", "--example", name]).arg("--target-dir").arg(profile.parent().unwrap());
         if !cfg!(debug_assertions) {
             cargo.arg("--release");
         }
@@ -176,9 +179,7 @@ async fn a_child_that_exits_fails_pending_requests_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_accept_loop_closes_the_connections_it_accepted() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = tokio::spawn(transport::serve_tcp(listener, PeerBuilder::new(), || Echo));
+    let (addr, server) = serve_tcp(|| Echo).await;
     let (client, _conn) =
         transport::connect_tcp(&PeerBuilder::new(), addr, NoHandler).await.unwrap();
     exchange(&client).await;

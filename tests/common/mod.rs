@@ -1,126 +1,39 @@
-//! What the peer tests share: the other side of a duplex played by hand with the codec, and a
-//! handler that counts what it runs.
+//! What the library's tests share, as quinn-proto's `tests/util.rs` is for its tests: the one
+//! place where two sides are set up and driven.
+//!
+//! - [`pair`]: two peers joined by an in-process pipe ([`Pair`]), a peer facing a side played by
+//!   hand with the codec ([`with_raw`], [`Raw`]), accept loops on a loopback port, and the
+//!   handler the peer tests share ([`Worker`]);
+//! - [`http`]: an `HttpServer` on a loopback port, and an accept loop for servers made by hand;
+//! - [`mcp`]: the tools the typed client's and server's tests both register;
+//! - [`framing`]: a decoder fed in chunks, streams cut anywhere, and a real `FramedRead` over a
+//!   duplex pipe;
+//! - [`wait`]: bounded waits, so that a bug fails a test instead of hanging it.
+//!
+//! A test binary takes it with `mod common;` (`#[path = "../common/mod.rs"] mod common;` from a
+//! folder of its own) and uses what it needs; each part needs the library features its code
+//! does.
 
 #![allow(
     dead_code,
+    unused_imports,
     reason = "each test binary that includes this module uses only some of its helpers"
 )]
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+pub mod framing;
+#[cfg(feature = "http")]
+pub mod http;
+#[cfg(feature = "mcp")]
+pub mod mcp;
+#[cfg(feature = "peer")]
+pub mod pair;
+pub mod wait;
 
-use futures::StreamExt;
-use mcpwire::peer::{Context, Handler, Incoming, PeerBuilder, Reply, RpcError};
-use mcpwire::{Frame, JsonRpcCodec};
-use serde_json::{Value, json};
-use tokio::io::{AsyncWriteExt, DuplexStream, ReadHalf, WriteHalf};
-use tokio_util::codec::FramedRead;
-
-/// The other side of a duplex, played by hand.
-pub struct Raw {
-    pub frames: FramedRead<ReadHalf<DuplexStream>, JsonRpcCodec>,
-    pub out: WriteHalf<DuplexStream>,
-}
-
-impl Raw {
-    pub fn new(io: DuplexStream) -> Self {
-        let (r, w) = tokio::io::split(io);
-        Self { frames: FramedRead::new(r, JsonRpcCodec::new()), out: w }
-    }
-
-    pub async fn send(&mut self, line: &str) {
-        self.out.write_all(line.as_bytes()).await.unwrap();
-        self.out.write_all(b"\n").await.unwrap();
-    }
-
-    pub async fn next(&mut self) -> Frame {
-        tokio::time::timeout(Duration::from_secs(20), self.frames.next())
-            .await
-            .expect("a frame within 20 s")
-            .expect("a frame before EOF")
-            .unwrap()
-    }
-
-    pub async fn next_json(&mut self) -> Value {
-        serde_json::from_slice(self.next().await.as_bytes()).unwrap()
-    }
-}
-
-/// A peer under test on one end of a duplex, the hand-played side on the other.
-pub fn with_raw<H: Handler>(
-    builder: &PeerBuilder,
-    handler: H,
-) -> (mcpwire::peer::PeerHandle, mcpwire::peer::Connection, Raw) {
-    let (a, b) = tokio::io::duplex(1 << 16);
-    let (peer, conn) = builder.connect(a, handler);
-    (peer, conn, Raw::new(b))
-}
-
-/// Deterministic pseudo-random numbers for delays and orders.
-pub fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
-/// Answers `{"n": k}` with `k * 2` after a delay derived from `k`; `ping` with `{}`; `hang`
-/// never; `panic` by panicking; counts how many run at once.
-#[derive(Clone, Default)]
-pub struct Worker {
-    pub running: Arc<AtomicUsize>,
-    pub peak: Arc<AtomicUsize>,
-    pub ended: Arc<AtomicUsize>,
-}
-
-/// Counts a handler out when it ends, whether it returned or was dropped.
-struct Running(Arc<AtomicUsize>, Arc<AtomicUsize>);
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-        self.1.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-impl Handler for Worker {
-    async fn request(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
-        let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
-        self.peak.fetch_max(now, Ordering::SeqCst);
-        let _running = Running(self.running.clone(), self.ended.clone());
-        match req.method() {
-            "ping" => Ok(Reply::empty()),
-            "work" => {
-                #[derive(serde::Deserialize)]
-                struct P {
-                    n: u64,
-                }
-                let p: P = req.params_as().map_err(RpcError::invalid_params)?;
-                tokio::time::sleep(Duration::from_micros(mix(p.n) % 3000)).await;
-                Reply::json(&json!({ "twice": p.n * 2 }))
-            }
-            "hang" => {
-                tokio::time::sleep(Duration::from_secs(3600)).await;
-                Ok(Reply::empty())
-            }
-            "progress" => {
-                // Reports progress every 500 ms for 3 s, then answers.
-                let token: Value =
-                    req.params_as::<Value>().unwrap()["_meta"]["progressToken"].clone();
-                for i in 0..6 {
-                    tokio::time::sleep(Duration::from_millis(500)).await;
-                    let _ = cx
-                        .peer()
-                        .notify(
-                            "notifications/progress",
-                            Some(mcpwire::Json(&json!({"progressToken": token, "progress": i}))),
-                        )
-                        .await;
-                }
-                Ok(Reply::raw("\"finished\""))
-            }
-            "panic" => panic!("asked to panic"),
-            m => Err(RpcError::method_not_found(m)),
-        }
-    }
-}
+pub use framing::*;
+#[cfg(feature = "http")]
+pub use http::*;
+#[cfg(feature = "mcp")]
+pub use mcp::*;
+#[cfg(feature = "peer")]
+pub use pair::*;
+pub use wait::*;

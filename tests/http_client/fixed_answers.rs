@@ -1,6 +1,6 @@
 //! Against a hand-made HTTP/1.1 server that answers with fixed responses.
 
-use crate::common::*;
+use crate::harness::*;
 
 // ---------------------------------------------------------------------------------------------
 // A hand-made server with fixed answers.
@@ -26,34 +26,21 @@ use crate::common::*;
 /// GET is answered 405 (and counted), DELETE 200. Every POST is kept (its head, lower-cased, and
 /// its body), in the order they came.
 struct Fake {
-    url: String,
+    server: ByHand,
     posts: Arc<Mutex<Vec<(String, Value)>>>,
     gets: Arc<AtomicUsize>,
-    task: JoinHandle<()>,
-}
-
-impl Drop for Fake {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
 }
 
 impl Fake {
     async fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let posts = Arc::new(Mutex::new(Vec::new()));
         let gets = Arc::new(AtomicUsize::new(0));
-        let task = tokio::spawn({
+        let server = ByHand::start({
             let (posts, gets) = (posts.clone(), gets.clone());
-            async move {
-                loop {
-                    let Ok((sock, _)) = listener.accept().await else { return };
-                    tokio::spawn(fake_exchange(sock, posts.clone(), gets.clone()));
-                }
-            }
-        });
-        Self { url, posts, gets, task }
+            move |sock| fake_exchange(sock, posts.clone(), gets.clone())
+        })
+        .await;
+        Self { server, posts, gets }
     }
 
     fn bodies(&self) -> Vec<Value> {
@@ -65,49 +52,13 @@ impl Fake {
     }
 }
 
-/// Reads one request: its head (request line and headers) and its body (by `Content-Length`).
-pub(crate) async fn read_request(sock: &mut TcpStream) -> Option<(String, Vec<u8>)> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 8192];
-    let head_end = loop {
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        let n = sock.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let len = head
-        .lines()
-        .filter_map(|l| l.split_once(':'))
-        .find(|(k, _)| k.trim().eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.trim().parse::<usize>().ok())
-        .unwrap_or(0);
-    while buf.len() < head_end + len {
-        let n = sock.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    Some((head, buf[head_end..head_end + len].to_vec()))
-}
-
 async fn fake_exchange(
     mut sock: TcpStream,
     posts: Arc<Mutex<Vec<(String, Value)>>>,
     gets: Arc<AtomicUsize>,
 ) {
     let Some((head, body)) = read_request(&mut sock).await else { return };
-    let fixed = |status: &str, kind: &str, extra: &str, body: &str| {
-        format!(
-            "HTTP/1.1 {status}\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n{extra}\r\n{body}",
-            body.len()
-        )
-    };
+    let fixed = closing_answer;
     let answer = if head.starts_with("GET ") {
         gets.fetch_add(1, Ordering::SeqCst);
         fixed("405 Method Not Allowed", "text/plain", "allow: POST, DELETE\r\n", "")
@@ -134,9 +85,7 @@ async fn fake_exchange(
             Some("badjson") => fixed("200 OK", "application/json", "", "this is {not json"),
             Some("sse_no_response") => {
                 let note = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}"#;
-                format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\nevent: message\ndata: {note}\n\n"
-                )
+                format!("{SSE_HEAD}event: message\ndata: {note}\n\n")
             }
             Some("hangup") => return,
             Some("never") => return hold_open(sock).await,
@@ -144,9 +93,7 @@ async fn fake_exchange(
                 let reply = format!(
                     r#"{{"jsonrpc":"2.0","id":{id},"result":{{"method":"sse_kept_open"}}}}"#
                 );
-                let answer = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\nevent: message\ndata: {reply}\n\n"
-                );
+                let answer = format!("{SSE_HEAD}event: message\ndata: {reply}\n\n");
                 if sock.write_all(answer.as_bytes()).await.is_ok() {
                     hold_open(sock).await;
                 }
@@ -168,16 +115,10 @@ async fn fake_exchange(
     let _ = sock.shutdown().await;
 }
 
-/// Keeps the connection open, sending nothing more, until the client closes it.
-async fn hold_open(mut sock: TcpStream) {
-    let mut sink = [0u8; 1024];
-    while matches!(sock.read(&mut sink).await, Ok(n) if n > 0) {}
-}
-
 /// A client of the fake server, past the handshake.
 async fn fake_client() -> (Fake, PeerHandle, Connection) {
     let fake = Fake::start().await;
-    let (peer, conn) = connect(&PeerBuilder::new(), &fake.url, NoHandler).unwrap();
+    let (peer, conn) = connect(&PeerBuilder::new(), &fake.server.url, NoHandler).unwrap();
     handshake(&peer).await;
     (fake, peer, conn)
 }
@@ -274,20 +215,13 @@ async fn every_failure_in_turn_leaves_the_peer_working() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_closes_every_connection_at_once_fails_each_request() {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let accepting = tokio::spawn(async move {
-        while let Ok((sock, _)) = listener.accept().await {
-            drop(sock);
-        }
-    });
-    let (peer, _conn) = connect(&PeerBuilder::new(), &url, NoHandler).unwrap();
+    let closing = ByHand::start(|sock| async move { drop(sock) }).await;
+    let (peer, _conn) = connect(&PeerBuilder::new(), &closing.url, NoHandler).unwrap();
     let init = within(peer.request("initialize", Some(RawJson::new(INIT_PARAMS)))).await;
     transport_error(init, "HTTP request failed");
     for _ in 0..3 {
         transport_error(within(peer.request("ping", NO_PARAMS)).await, "HTTP request failed");
     }
-    accepting.abort();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -335,7 +269,7 @@ async fn posts_the_server_never_answers_free_their_slots_when_their_requests_tim
     let fake = Fake::start().await;
     let builder = PeerBuilder::new().request_timeout(Some(Duration::from_millis(200)));
     let client = HttpClient::new(builder).max_concurrent_posts(2);
-    let (peer, _conn) = client.connect(&fake.url, NoHandler).unwrap();
+    let (peer, _conn) = client.connect(&fake.server.url, NoHandler).unwrap();
     handshake(&peer).await;
     for i in 0..5 {
         let r = within(peer.request("never", Some(Json(&json!({ "i": i }))))).await;
@@ -361,7 +295,7 @@ async fn posts_the_server_never_answers_free_their_slots_when_their_requests_tim
 async fn an_event_stream_kept_open_after_the_response_does_not_keep_its_post() {
     let fake = Fake::start().await;
     let client = HttpClient::new(PeerBuilder::new()).max_concurrent_posts(1);
-    let (peer, _conn) = client.connect(&fake.url, NoHandler).unwrap();
+    let (peer, _conn) = client.connect(&fake.server.url, NoHandler).unwrap();
     handshake(&peer).await;
     let options = RequestOptions::new().timeout(Some(Duration::from_secs(5)));
     for round in 0..3 {
@@ -403,8 +337,9 @@ async fn after_a_404_to_the_session_the_next_initialize_starts_a_new_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_host_header_is_sent_once_the_callers_own_in_place_of_the_urls() {
     let fake = Fake::start().await;
-    let port = fake.url.split(':').nth(2).and_then(|p| p.split('/').next()).unwrap().to_owned();
-    let (peer, _conn) = connect(&PeerBuilder::new(), &fake.url, NoHandler).unwrap();
+    let port =
+        fake.server.url.split(':').nth(2).and_then(|p| p.split('/').next()).unwrap().to_owned();
+    let (peer, _conn) = connect(&PeerBuilder::new(), &fake.server.url, NoHandler).unwrap();
     handshake(&peer).await;
     still_works(&peer).await;
     let named = |heads: &[String], host: &str| {
@@ -419,7 +354,7 @@ async fn the_host_header_is_sent_once_the_callers_own_in_place_of_the_urls() {
     let (peer, _conn) = HttpClient::new(PeerBuilder::new())
         .header(http::header::HOST, http::HeaderValue::from_static("mcp.example"))
         .header(http::HeaderName::from_static("x-tenant"), http::HeaderValue::from_static("blue"))
-        .connect(&fake.url, NoHandler)
+        .connect(&fake.server.url, NoHandler)
         .unwrap();
     handshake(&peer).await;
     still_works(&peer).await;

@@ -7,8 +7,10 @@
 //! Every await on the network is bounded (`within`, `eventually`): a client bug must fail a
 //! test, never hang it.
 
+#[path = "../common/mod.rs"]
 mod common;
 mod fixed_answers;
+mod harness;
 mod modern;
 mod real_server;
 mod resume;

@@ -5,8 +5,7 @@ use mcpwire::client::{ClientOptions, NegotiateError, Negotiated, negotiate};
 use mcpwire::mcp::Era;
 use mcpwire::mcp::negotiation::VersionChoice;
 
-use crate::common::*;
-use crate::fixed_answers::read_request;
+use crate::harness::*;
 
 /// What a fixed-answer server says to one POST: status line, content type, body.
 type Answer = (&'static str, &'static str, String);
@@ -14,57 +13,20 @@ type Answer = (&'static str, &'static str, String);
 /// An HTTP/1.1 server that answers each POST with `answer(method, body)`, one request per
 /// connection, and keeps every request's head (lower-cased) and body.
 struct Fixed {
-    url: String,
+    server: ByHand,
     seen: Arc<Mutex<Vec<(String, Value)>>>,
-    task: JoinHandle<()>,
-}
-
-impl Drop for Fixed {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
 }
 
 impl Fixed {
     async fn start(answer: fn(&str, &Value) -> Answer) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let task = tokio::spawn({
-            let seen = seen.clone();
-            async move {
-                loop {
-                    let Ok((mut sock, _)) = listener.accept().await else { return };
-                    let seen = seen.clone();
-                    tokio::spawn(async move {
-                        let Some((head, body)) = read_request(&mut sock).await else { return };
-                        let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                        seen.lock().unwrap().push((head.to_ascii_lowercase(), msg.clone()));
-                        if msg["method"] == "never" {
-                            // No answer; the connection kept until the client ends it.
-                            let mut sink = [0u8; 1024];
-                            while matches!(sock.read(&mut sink).await, Ok(n) if n > 0) {}
-                            return;
-                        }
-                        let (status, kind, body) = if head.starts_with("POST ") {
-                            match msg["method"].as_str() {
-                                Some(m) if !msg["id"].is_null() => answer(m, &msg),
-                                _ => ("202 Accepted", "text/plain", String::new()),
-                            }
-                        } else {
-                            ("405 Method Not Allowed", "text/plain", String::new())
-                        };
-                        let reply = format!(
-                            "HTTP/1.1 {status}\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                            body.len()
-                        );
-                        let _ = sock.write_all(reply.as_bytes()).await;
-                        let _ = sock.shutdown().await;
-                    });
-                }
-            }
-        });
-        Self { url, seen, task }
+        let kept = seen.clone();
+        let server = ByHand::start(move |sock| exchange(sock, answer, kept.clone())).await;
+        Self { server, seen }
+    }
+
+    fn url(&self) -> &str {
+        &self.server.url
     }
 
     fn seen(&self) -> Vec<(String, Value)> {
@@ -78,6 +40,31 @@ impl Fixed {
             || panic!("no {method} among {:?}", seen.iter().map(|(_, b)| b).collect::<Vec<_>>()),
         )
     }
+}
+
+/// One connection of [`Fixed`]: the request, kept, and its answer.
+async fn exchange(
+    mut sock: TcpStream,
+    answer: fn(&str, &Value) -> Answer,
+    seen: Arc<Mutex<Vec<(String, Value)>>>,
+) {
+    let Some((head, body)) = read_request(&mut sock).await else { return };
+    let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    seen.lock().unwrap().push((head.to_ascii_lowercase(), msg.clone()));
+    if msg["method"] == "never" {
+        // No answer; the connection kept until the client ends it.
+        return hold_open(sock).await;
+    }
+    let (status, kind, body) = if head.starts_with("POST ") {
+        match msg["method"].as_str() {
+            Some(m) if !msg["id"].is_null() => answer(m, &msg),
+            _ => ("202 Accepted", "text/plain", String::new()),
+        }
+    } else {
+        ("405 Method Not Allowed", "text/plain", String::new())
+    };
+    let _ = sock.write_all(closing_answer(status, kind, "", &body).as_bytes()).await;
+    let _ = sock.shutdown().await;
 }
 
 fn result(msg: &Value, result: &Value) -> String {
@@ -94,6 +81,28 @@ fn error(id: &Value, code: i64, message: &str, data: Option<Value>) -> String {
 
 const OK: &str = "200 OK";
 const JSON: &str = "application/json";
+
+/// 200 with the legacy `initialize` result.
+fn initialized(msg: &Value) -> Answer {
+    (OK, JSON, format!(r#"{{"jsonrpc":"2.0","id":{},"result":{INIT_RESULT}}}"#, msg["id"]))
+}
+
+/// 200 with `{"method": m}` as the result: what these servers say to any other request.
+fn named(msg: &Value, m: &str) -> Answer {
+    (OK, JSON, result(msg, &json!({ "method": m })))
+}
+
+/// 400 with -32022: the server supports none of the versions the request asked for, only
+/// `supported`.
+fn unsupported(id: &Value, supported: &[&str]) -> Answer {
+    let data = json!({"supported": supported, "requested": "2026-07-28"});
+    ("400 Bad Request", JSON, error(id, -32022, "Unsupported protocol version", Some(data)))
+}
+
+/// A client of `fake`, not yet past any handshake.
+fn client_of(fake: &Fixed) -> (PeerHandle, Connection) {
+    connect(&PeerBuilder::new(), fake.url(), NoHandler).unwrap()
+}
 
 /// A modern server: `server/discover`, a `tools/list` with one tool whose annotation is
 /// invalid, `tools/call`, and errors as a modern server sends them.
@@ -138,16 +147,7 @@ fn modern(method: &str, msg: &Value) -> Answer {
             JSON,
             error(&Value::Null, -32020, "Header mismatch: Mcp-Name is required", None),
         ),
-        "unsupported" => (
-            "400 Bad Request",
-            JSON,
-            error(
-                id,
-                -32022,
-                "Unsupported protocol version",
-                Some(json!({"supported": ["2026-07-28"], "requested": "2026-07-28"})),
-            ),
-        ),
+        "unsupported" => unsupported(id, &["2026-07-28"]),
         _ => ("404 Not Found", JSON, error(id, -32601, "Method not found", None)),
     }
 }
@@ -156,9 +156,15 @@ fn options() -> ClientOptions {
     ClientOptions::new("http-client-test", "1").probe_timeout(Duration::from_secs(5))
 }
 
-async fn modern_client(fake: &Fixed) -> (PeerHandle, Connection, Negotiated) {
-    let (peer, conn) = connect(&PeerBuilder::new(), &fake.url, NoHandler).unwrap();
+/// A client of `fake`, and what `negotiate` with [`options`] made of the server.
+async fn negotiated(fake: &Fixed) -> (PeerHandle, Connection, Negotiated) {
+    let (peer, conn) = client_of(fake);
     let agreed = within(negotiate(&peer, &options(), None)).await.unwrap();
+    (peer, conn, agreed)
+}
+
+async fn modern_client(fake: &Fixed) -> (PeerHandle, Connection, Negotiated) {
+    let (peer, conn, agreed) = negotiated(fake).await;
     assert_eq!(agreed.era(), Era::Modern);
     assert_eq!(agreed.version(), "2026-07-28");
     (peer, conn, agreed)
@@ -265,17 +271,12 @@ async fn auto_falls_back_to_initialize_on_a_4xx_without_a_modern_error() {
             "server/discover" => {
                 ("400 Bad Request", "text/plain", "Bad Request: no session".into())
             }
-            "initialize" => (
-                OK,
-                JSON,
-                format!(r#"{{"jsonrpc":"2.0","id":{},"result":{INIT_RESULT}}}"#, msg["id"]),
-            ),
-            m => (OK, JSON, result(msg, &json!({ "method": m }))),
+            "initialize" => initialized(msg),
+            m => named(msg, m),
         }
     }
     let fake = Fixed::start(legacy).await;
-    let (peer, _conn) = connect(&PeerBuilder::new(), &fake.url, NoHandler).unwrap();
-    let agreed = within(negotiate(&peer, &options(), None)).await.unwrap();
+    let (peer, _conn, agreed) = negotiated(&fake).await;
     assert_eq!(agreed.era(), Era::Legacy);
     assert_eq!(agreed.version(), "2025-11-25");
     let r = within(agreed.request(&peer, "tools/list", NO_PARAMS, RequestOptions::new())).await;
@@ -295,17 +296,12 @@ async fn auto_falls_back_to_initialize_on_a_4xx_without_a_modern_error() {
 async fn auto_falls_back_on_a_result_that_is_not_a_discover_result() {
     fn legacy(method: &str, msg: &Value) -> Answer {
         match method {
-            "initialize" => (
-                OK,
-                JSON,
-                format!(r#"{{"jsonrpc":"2.0","id":{},"result":{INIT_RESULT}}}"#, msg["id"]),
-            ),
-            m => (OK, JSON, result(msg, &json!({ "method": m }))),
+            "initialize" => initialized(msg),
+            m => named(msg, m),
         }
     }
     let fake = Fixed::start(legacy).await;
-    let (peer, _conn) = connect(&PeerBuilder::new(), &fake.url, NoHandler).unwrap();
-    let agreed = within(negotiate(&peer, &options(), None)).await.unwrap();
+    let (_peer, _conn, agreed) = negotiated(&fake).await;
     assert_eq!(agreed.era(), Era::Legacy);
 }
 
@@ -315,18 +311,7 @@ async fn auto_falls_back_on_a_result_that_is_not_a_discover_result() {
 async fn unsupported_version_to_the_probe_is_a_modern_server() {
     fn only_legacy(method: &str, msg: &Value) -> Answer {
         match method {
-            "server/discover" => (
-                "400 Bad Request",
-                JSON,
-                error(
-                    &msg["id"],
-                    -32022,
-                    "Unsupported protocol version",
-                    Some(
-                        json!({"supported": ["2099-01-01", "2025-06-18"], "requested": "2026-07-28"}),
-                    ),
-                ),
-            ),
+            "server/discover" => unsupported(&msg["id"], &["2099-01-01", "2025-06-18"]),
             "initialize" => (
                 OK,
                 JSON,
@@ -336,30 +321,20 @@ async fn unsupported_version_to_the_probe_is_a_modern_server() {
                 "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}),
                 ),
             ),
-            m => (OK, JSON, result(msg, &json!({ "method": m }))),
+            m => named(msg, m),
         }
     }
     let fake = Fixed::start(only_legacy).await;
-    let (peer, _conn) = connect(&PeerBuilder::new(), &fake.url, NoHandler).unwrap();
-    let agreed = within(negotiate(&peer, &options(), None)).await.unwrap();
+    let (_peer, _conn, agreed) = negotiated(&fake).await;
     assert_eq!((agreed.era(), agreed.version().as_str()), (Era::Legacy, "2025-06-18"));
     let init = fake.seen().into_iter().find(|(_, b)| b["method"] == "initialize").unwrap().1;
     assert_eq!(init["params"]["protocolVersion"], "2025-06-18", "{init}");
 
     fn none(_: &str, msg: &Value) -> Answer {
-        (
-            "400 Bad Request",
-            JSON,
-            error(
-                &msg["id"],
-                -32022,
-                "Unsupported protocol version",
-                Some(json!({"supported": ["2099-01-01"], "requested": "2026-07-28"})),
-            ),
-        )
+        unsupported(&msg["id"], &["2099-01-01"])
     }
     let fake = Fixed::start(none).await;
-    let (peer, _conn) = connect(&PeerBuilder::new(), &fake.url, NoHandler).unwrap();
+    let (peer, _conn) = client_of(&fake);
     match within(negotiate(&peer, &options(), None)).await {
         Err(NegotiateError::NoMutualVersion { supported, .. }) => {
             assert_eq!(supported, ["2099-01-01"])
@@ -374,18 +349,18 @@ async fn unsupported_version_to_the_probe_is_a_modern_server() {
 async fn a_fixed_version_is_not_cached_and_auto_is_cached_per_target() {
     let fake = Fixed::start(modern).await;
     let probes = || fake.seen().iter().filter(|(_, b)| b["method"] == "server/discover").count();
-    let (peer, _conn) = connect(&PeerBuilder::new(), &fake.url, NoHandler).unwrap();
+    let (peer, _conn) = client_of(&fake);
     let fixed = options().version("2026-07-28".parse::<VersionChoice>().unwrap());
     for round in 1..=2 {
-        let agreed = within(negotiate(&peer, &fixed, Some(&fake.url))).await.unwrap();
+        let agreed = within(negotiate(&peer, &fixed, Some(fake.url()))).await.unwrap();
         assert_eq!(agreed.era(), Era::Modern);
         assert!(!agreed.from_cache());
         assert_eq!(probes(), round);
     }
-    let first = within(negotiate(&peer, &options(), Some(&fake.url))).await.unwrap();
+    let first = within(negotiate(&peer, &options(), Some(fake.url()))).await.unwrap();
     assert!(!first.from_cache());
     assert!(first.server().unwrap().contains("supportedVersions"));
-    let again = within(negotiate(&peer, &options(), Some(&fake.url))).await.unwrap();
+    let again = within(negotiate(&peer, &options(), Some(fake.url()))).await.unwrap();
     assert!(again.from_cache());
     assert_eq!(again.era(), Era::Modern);
     assert_eq!(probes(), 3);
@@ -401,11 +376,11 @@ async fn a_fixed_modern_version_fails_against_a_legacy_server() {
                 JSON,
                 error(&Value::Null, -32000, "Bad Request: No valid session ID provided", None),
             ),
-            m => (OK, JSON, result(msg, &json!({ "method": m }))),
+            m => named(msg, m),
         }
     }
     let fake = Fixed::start(legacy).await;
-    let (peer, _conn) = connect(&PeerBuilder::new(), &fake.url, NoHandler).unwrap();
+    let (peer, _conn) = client_of(&fake);
     let fixed = options().version("2026-07-28".parse::<VersionChoice>().unwrap());
     match within(negotiate(&peer, &fixed, None)).await {
         Err(NegotiateError::NotModern(why)) => assert!(why.contains("-32000"), "{why}"),
@@ -463,7 +438,7 @@ async fn an_argument_that_cannot_be_mirrored_fails_before_it_is_sent() {
 async fn a_modern_cancellation_ends_the_post_and_sends_no_notification() {
     let fake = Fixed::start(modern).await;
     let client = HttpClient::new(PeerBuilder::new()).max_concurrent_posts(1);
-    let (peer, _conn) = client.connect(&fake.url, NoHandler).unwrap();
+    let (peer, _conn) = client.connect(fake.url(), NoHandler).unwrap();
     let agreed = within(negotiate(&peer, &options(), None)).await.unwrap();
     let short = RequestOptions::new().timeout(Some(Duration::from_millis(200)));
     for _ in 0..3 {

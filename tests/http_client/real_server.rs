@@ -1,6 +1,6 @@
 //! Against `HttpServer` served in-process with the tests' own handler.
 
-use crate::common::*;
+use crate::harness::*;
 
 // ---------------------------------------------------------------------------------------------
 // The real server.
@@ -86,7 +86,7 @@ struct Served {
     url: String,
     server: HttpServer,
     host: Host,
-    task: JoinHandle<std::io::Result<()>>,
+    serving: ServedHttp,
 }
 
 impl Served {
@@ -95,16 +95,13 @@ impl Served {
     }
 
     async fn with(server: HttpServer) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let host = Host::default();
-        let task = tokio::spawn({
-            let (server, host) = (server.clone(), host.clone());
-            async move {
-                server.serve(listener, move || host.clone(), std::future::pending::<()>()).await
-            }
-        });
-        Self { url, server, host, task }
+        let serving = serve_http(server.clone(), {
+            let host = host.clone();
+            move || host.clone()
+        })
+        .await;
+        Self { url: serving.url(), server, host, serving }
     }
 
     fn sessions(&self) -> usize {
@@ -114,7 +111,7 @@ impl Served {
 
 impl Drop for Served {
     fn drop(&mut self) {
-        self.task.abort();
+        self.serving.task.abort();
     }
 }
 

@@ -6,8 +6,7 @@
 
 use std::time::Instant;
 
-use crate::common::*;
-use crate::fixed_answers::read_request;
+use crate::harness::*;
 
 // ---------------------------------------------------------------------------------------------
 // Against the real server.
@@ -54,19 +53,10 @@ impl Handler for Log {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_whose_stream_the_server_closes_completes_on_the_resumed_stream() {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let server = HttpServer::new(PeerBuilder::new()).sse_retry(Duration::from_millis(50));
-    let running = server.clone();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let stop = async {
-            let _ = stopped.await;
-        };
-        running.serve(listener, || Poller, stop).await.unwrap();
-    });
+    let served = serve_http(server.clone(), || Poller).await;
     let log = Log::default();
-    let (peer, _conn) = connect(&PeerBuilder::new(), &url, log.clone()).unwrap();
+    let (peer, _conn) = connect(&PeerBuilder::new(), &served.url(), log.clone()).unwrap();
     handshake(&peer).await;
     for id in 0..3 {
         let params = json!({"_meta": {"progressToken": format!("t{id}")}});
@@ -83,7 +73,7 @@ async fn a_request_whose_stream_the_server_closes_completes_on_the_resumed_strea
         [json!(1), json!(2), json!(1), json!(2), json!(1), json!(2)]
     );
     assert_eq!(server.stats().messages_dropped, 0);
-    drop(stop);
+    drop(served);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -106,104 +96,91 @@ enum Get {
 /// next answer of `gets` (the last one repeats; `{id}` in its events is the `call`'s id),
 /// recorded with its head and when it came.
 struct Scripted {
-    url: String,
-    gets: Arc<Mutex<Vec<(Instant, String)>>>,
-    /// When the `call` POST's stream ended.
-    ended: Arc<Mutex<Option<Instant>>>,
-    task: JoinHandle<()>,
+    server: ByHand,
+    script: Arc<Script>,
 }
 
-impl Drop for Scripted {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+/// What the scripted server answers, and what it records.
+struct Script {
+    posted: String,
+    gets: Mutex<Vec<Get>>,
+    /// The `call`'s id, as JSON.
+    call_id: Mutex<String>,
+    seen: Mutex<Vec<(Instant, String)>>,
+    /// When the `call` POST's stream ended.
+    ended: Mutex<Option<Instant>>,
 }
 
 impl Scripted {
     async fn start(posted: &str, gets: Vec<Get>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let ended = Arc::new(Mutex::new(None));
-        let posted = posted.to_owned();
-        let script = Arc::new(Mutex::new(gets));
-        let call_id = Arc::new(Mutex::new(String::new()));
-        let task = tokio::spawn({
-            let (seen, ended) = (seen.clone(), ended.clone());
-            async move {
-                loop {
-                    let Ok((mut sock, _)) = listener.accept().await else { return };
-                    let (seen, ended, script) = (seen.clone(), ended.clone(), script.clone());
-                    let call_id = call_id.clone();
-                    let posted = posted.clone();
-                    tokio::spawn(async move {
-                        let Some((head, body)) = read_request(&mut sock).await else { return };
-                        let answer = if head.starts_with("GET ") {
-                            seen.lock().unwrap().push((Instant::now(), head.to_ascii_lowercase()));
-                            let next = {
-                                let mut s = script.lock().unwrap();
-                                if s.len() > 1 { s.remove(0) } else { s[0].clone() }
-                            };
-                            match next {
-                                Get::Events(ev) => {
-                                    sse(&ev.replace("{id}", &call_id.lock().unwrap()))
-                                }
-                                Get::Status(code, msg) => {
-                                    let body = format!(
-                                        r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32000,"message":"{msg}"}}}}"#
-                                    );
-                                    format!(
-                                        "HTTP/1.1 {code} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                                        body.len()
-                                    )
-                                }
-                                Get::Hangup => return,
-                            }
-                        } else if head.starts_with("DELETE ") {
-                            "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-                                .into()
-                        } else {
-                            let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                            match msg["method"].as_str() {
-                                Some("initialize") => {
-                                    let reply = format!(
-                                        r#"{{"jsonrpc":"2.0","id":{},"result":{INIT_RESULT}}}"#,
-                                        msg["id"]
-                                    );
-                                    format!(
-                                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: s1\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
-                                        reply.len()
-                                    )
-                                }
-                                Some("call") => {
-                                    *call_id.lock().unwrap() = msg["id"].to_string();
-                                    let _ = sock.write_all(sse(&posted).as_bytes()).await;
-                                    let _ = sock.shutdown().await;
-                                    *ended.lock().unwrap() = Some(Instant::now());
-                                    return;
-                                }
-                                _ => "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
-                            }
-                        };
-                        let _ = sock.write_all(answer.as_bytes()).await;
-                        let _ = sock.shutdown().await;
-                    });
-                }
-            }
+        let script = Arc::new(Script {
+            posted: posted.to_owned(),
+            gets: Mutex::new(gets),
+            call_id: Mutex::new(String::new()),
+            seen: Mutex::new(Vec::new()),
+            ended: Mutex::new(None),
         });
-        Self { url, gets: seen, ended, task }
+        let played = script.clone();
+        let server = ByHand::start(move |sock| scripted_exchange(sock, played.clone())).await;
+        Self { server, script }
     }
 
     fn gets(&self) -> Vec<(Instant, String)> {
-        self.gets.lock().unwrap().clone()
+        self.script.seen.lock().unwrap().clone()
     }
+
+    /// When the `call` POST's stream ended.
+    fn ended(&self) -> Option<Instant> {
+        *self.script.ended.lock().unwrap()
+    }
+}
+
+/// One connection of [`Scripted`].
+async fn scripted_exchange(mut sock: TcpStream, script: Arc<Script>) {
+    let Some((head, body)) = read_request(&mut sock).await else { return };
+    let answer = if head.starts_with("GET ") {
+        script.seen.lock().unwrap().push((Instant::now(), head.to_ascii_lowercase()));
+        let next = {
+            let mut s = script.gets.lock().unwrap();
+            if s.len() > 1 { s.remove(0) } else { s[0].clone() }
+        };
+        match next {
+            Get::Events(ev) => sse(&ev.replace("{id}", &script.call_id.lock().unwrap())),
+            Get::Status(code, msg) => {
+                let body = format!(
+                    r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32000,"message":"{msg}"}}}}"#
+                );
+                closing_answer(&format!("{code} X"), "application/json", "", &body)
+            }
+            Get::Hangup => return,
+        }
+    } else if head.starts_with("DELETE ") {
+        "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into()
+    } else {
+        let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        match msg["method"].as_str() {
+            Some("initialize") => {
+                let reply =
+                    format!(r#"{{"jsonrpc":"2.0","id":{},"result":{INIT_RESULT}}}"#, msg["id"]);
+                closing_answer("200 OK", "application/json", "mcp-session-id: s1\r\n", &reply)
+            }
+            Some("call") => {
+                *script.call_id.lock().unwrap() = msg["id"].to_string();
+                let _ = sock.write_all(sse(&script.posted).as_bytes()).await;
+                let _ = sock.shutdown().await;
+                *script.ended.lock().unwrap() = Some(Instant::now());
+                return;
+            }
+            _ => "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
+        }
+    };
+    let _ = sock.write_all(answer.as_bytes()).await;
+    let _ = sock.shutdown().await;
 }
 
 /// A 200 event stream of `events` that the server then ends (`Connection: close`).
 fn sse(events: &str) -> String {
-    format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{events}"
-    )
+    format!("{SSE_HEAD}{events}")
 }
 
 const RESPONSE: &str = r#"{"jsonrpc":"2.0","id":{id},"result":{"resumed":true}}"#;
@@ -213,7 +190,7 @@ async fn client_of(s: &Scripted) -> (PeerHandle, Connection) {
 }
 
 async fn client_with(s: &Scripted, client: HttpClient) -> (PeerHandle, Connection) {
-    let (peer, conn) = client.get_stream(false).connect(&s.url, NoHandler).unwrap();
+    let (peer, conn) = client.get_stream(false).connect(&s.server.url, NoHandler).unwrap();
     handshake(&peer).await;
     (peer, conn)
 }
@@ -237,7 +214,7 @@ async fn the_retry_time_is_waited_and_the_last_event_id_sent() {
     assert_eq!(gets.len(), 1, "{gets:?}");
     assert_eq!(last_event_id(&gets[0].1), Some("e-0"), "{gets:?}");
     assert!(gets[0].1.contains("mcp-session-id: s1"), "{gets:?}");
-    let ended = s.ended.lock().unwrap().unwrap();
+    let ended = s.ended().unwrap();
     let waited = gets[0].0.duration_since(ended);
     assert!(waited >= Duration::from_millis(290), "resumed after {waited:?}, retry is 300 ms");
 }
@@ -318,7 +295,7 @@ async fn a_huge_retry_is_capped() {
     // Within the exchange bound (20 s), not the hour the server asked for.
     let r = within(peer.request("call", NO_PARAMS)).await.unwrap();
     assert_eq!(r.result_as::<Value>().unwrap(), json!({"resumed": true}));
-    let ended = s.ended.lock().unwrap().unwrap();
+    let ended = s.ended().unwrap();
     assert!(s.gets()[0].0.duration_since(ended) >= Duration::from_millis(95));
 }
 

@@ -19,9 +19,11 @@ pub(crate) use mcpwire::peer::{
 pub(crate) use mcpwire::{Json, Limits};
 pub(crate) use serde_json::{Value, json};
 pub(crate) use tokio::io::{AsyncReadExt, AsyncWriteExt};
-pub(crate) use tokio::net::{TcpListener, TcpStream};
+pub(crate) use tokio::net::TcpStream;
 pub(crate) use tokio::sync::{Semaphore, oneshot};
 pub(crate) use tokio::time::timeout;
+
+pub(crate) use crate::common::{ServedHttp, serve_http};
 
 /// Bound for anything that should happen promptly; only a broken server reaches it.
 pub(crate) const WAIT: Duration = Duration::from_secs(5);
@@ -206,7 +208,7 @@ pub(crate) struct Served {
     pub(crate) addr: SocketAddr,
     pub(crate) server: HttpServer,
     pub(crate) probe: Probe,
-    pub(crate) _stop: oneshot::Sender<()>,
+    pub(crate) _serving: ServedHttp,
 }
 
 pub(crate) async fn serve(server: HttpServer) -> Served {
@@ -219,22 +221,13 @@ where
     H: Handler,
     F: Fn(Probe) -> H + Send + Sync + 'static,
 {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let probe = Probe::new();
-    let (stop, stopped) = oneshot::channel::<()>();
     let make = {
         let probe = probe.clone();
         move || make(probe.clone())
     };
-    let running = server.clone();
-    tokio::spawn(async move {
-        let stop = async {
-            let _ = stopped.await;
-        };
-        running.serve(listener, make, stop).await.expect("the server fails only to accept");
-    });
-    Served { addr, server, probe, _stop: stop }
+    let serving = serve_http(server.clone(), make).await;
+    Served { addr: serving.addr, server, probe, _serving: serving }
 }
 
 /// The process's resident memory, in KiB (Linux); panics where it cannot be read, so that no

@@ -602,21 +602,13 @@ async fn reset_limits_at_their_bound_leave_the_connection_serving_and_one_past_e
 /// still gets its answer, the connection closes and `serve` returns.
 #[tokio::test]
 async fn after_serve_stops_an_h2_connection_finishes_its_stream_and_is_told_to_go() {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let probe = Probe::new();
-    let (stop, stopped) = oneshot::channel::<()>();
-    let server = HttpServer::new(PeerBuilder::new());
     let make = {
         let probe = probe.clone();
         move || probe.clone()
     };
-    let serving = tokio::spawn(async move {
-        let stop = async {
-            let _ = stopped.await;
-        };
-        server.serve(listener, make, stop).await
-    });
+    let ServedHttp { addr, stop, task: serving } =
+        serve_http(HttpServer::new(PeerBuilder::new()), make).await;
     let mut raw = Raw::connect(addr).await;
     open_hold(&mut raw, 1, &addr.to_string()).await;
     probe.held().await;

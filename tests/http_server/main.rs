@@ -9,6 +9,8 @@
 //! hyper's HTTP/2 connection, the `h2` crate's, and frames written by hand (`h2_frames.rs`).
 
 mod abuse;
+#[path = "../common/mod.rs"]
+mod common;
 mod connections;
 mod corpus;
 mod h2_frames;

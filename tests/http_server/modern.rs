@@ -296,15 +296,13 @@ async fn a_quiet_stream_carries_keep_alive_comments_until_it_ends() {
 async fn answered_requests_leave_their_peer_for_the_next_and_closed_ones_end_it() {
     let made = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let probe = Probe::new();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = HttpServer::new(PeerBuilder::new());
     let (m, p) = (made.clone(), probe.clone());
     let make = move || {
         m.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         p.clone()
     };
-    tokio::spawn(async move { server.serve(listener, make, std::future::pending()).await });
+    let served = serve_http(HttpServer::new(PeerBuilder::new()), make).await;
+    let addr = served.addr;
     let mut c = Client::connect(addr).await;
     for i in 0..20 {
         let params = json!({"i": i, "_meta": meta()});
@@ -350,16 +348,9 @@ async fn a_handler_that_keeps_its_handle_never_speaks_into_another_request() {
 #[tokio::test]
 async fn stopping_the_server_ends_stateless_requests_too() {
     let probe = Probe::new();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = oneshot::channel::<()>();
     let p = probe.clone();
-    let server = tokio::spawn(async move {
-        let stop = async {
-            let _ = stopped.await;
-        };
-        HttpServer::new(PeerBuilder::new()).serve(listener, move || p.clone(), stop).await
-    });
+    let ServedHttp { addr, stop, task: server } =
+        serve_http(HttpServer::new(PeerBuilder::new()), move || p.clone()).await;
     // One peer left idle, one request answering.
     let mut c = Client::connect(addr).await;
     let a = c.call(post(&c, body(1, "echo", &json!({"_meta": meta()})), &mirrored("echo"))).await;

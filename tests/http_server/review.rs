@@ -87,19 +87,11 @@ async fn a_body_that_never_arrives_gets_408_and_unfinished_headers_close_the_con
 /// and returns; the same server served again takes sessions again.
 #[tokio::test]
 async fn after_serve_stops_its_connections_finish_and_close_and_its_sessions_end() {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let server = HttpServer::new(PeerBuilder::new());
     let probe = Probe::new();
-    let (stop, stopped) = oneshot::channel::<()>();
-    let running = tokio::spawn({
-        let server = server.clone();
-        let probe = probe.clone();
-        let stop = async {
-            let _ = stopped.await;
-        };
-        async move { server.serve(listener, move || probe.clone(), stop).await }
-    });
+    let p = probe.clone();
+    let ServedHttp { addr, stop, task: running } =
+        serve_http(server.clone(), move || p.clone()).await;
     let c = Client::session(addr, NO_BATCHES).await;
     let held = c.hold(&probe, 1, BOTH).await;
     // A kept-alive connection, idle at the stop.

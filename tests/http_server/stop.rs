@@ -51,16 +51,8 @@ async fn start() -> Running {
 async fn serve_stoppable<H: Handler + Clone>(
     handler: H,
 ) -> (SocketAddr, oneshot::Sender<()>, tokio::task::JoinHandle<std::io::Result<()>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = oneshot::channel::<()>();
-    let serving = tokio::spawn(async move {
-        let stop = async {
-            let _ = stopped.await;
-        };
-        HttpServer::new(PeerBuilder::new()).serve(listener, move || handler.clone(), stop).await
-    });
-    (addr, stop, serving)
+    let s = serve_http(HttpServer::new(PeerBuilder::new()), move || handler.clone()).await;
+    (s.addr, s.stop, s.task)
 }
 
 /// The stateless `tools/call` of `park`, id 7.

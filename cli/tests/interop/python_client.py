@@ -43,271 +43,30 @@ import argparse
 import json
 import sys
 import time
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from dataclasses import dataclass, field
+from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
-import httpx2
-import mcp_types as types
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
-from mcp.shared.message import SessionMessage
+from mcp import ClientSession
 
-# Pieces mixed into every echo message: non-ASCII (2-, 3- and 4-byte UTF-8, astral
-# characters that JSON escapes as surrogate pairs), JSON's mandatory escapes (quote,
-# backslash, control characters including NUL), and JavaScript's line terminators.
-PIECES = [
-    "héllo",
-    "naïve café",
-    "日本語テキスト",
-    "Ω≈ç√∫",
-    "✓ done",
-    "😀🎉",
-    "𝄞 clef",
-    '"quoted"',
-    "back\\slash",
-    "new\nline",
-    "tab\there",
-    "cr\rlf",
-    "nul\u0000byte",
-    "bell\u0007",
-    "esc\u001b[0m",
-    "del\u007f",
-    "ls\u2028ps\u2029",
-    "</script>",
-    "{\"json\": [1, 2]}",
-    "'single'",
-]
-
-
-def echo_message(i: int) -> str:
-    """A distinct message for call i; every message carries several hard pieces."""
-    n = len(PIECES)
-    return f"#{i}: " + " | ".join(PIECES[(i + k * 7) % n] for k in range(4)) + f" /{i}"
-
-
-@dataclass
-class WireTap:
-    """Every JSON-RPC message that crossed the transport, with a monotonic timestamp."""
-
-    sent: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
-    received: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
-    stream_errors: list[Exception] = field(default_factory=list)
-    # Streamable HTTP only: the HTTP exchanges, tapped below the SDK.
-    http: HttpTap | None = None
-
-
-def as_wire(message: Any) -> dict[str, Any]:
-    return message.model_dump(by_alias=True, mode="json", exclude_unset=True)
-
-
-@dataclass
-class HttpExchange:
-    """One HTTP request the SDK sent and what came back, as far as the SDK read it."""
-
-    t: float
-    method: str
-    request_headers: dict[str, str]
-    request_body: Any  # the parsed JSON of a POST, None otherwise
-    status: int | None = None
-    http_version: str | None = None  # as httpx2 reports it: "HTTP/1.1", "HTTP/2"
-    response_headers: dict[str, str] = field(default_factory=dict)
-    body: bytearray = field(default_factory=bytearray)
-    closed: bool = False
-    error: str | None = None
-
-    @property
-    def content_type(self) -> str:
-        return self.response_headers.get("content-type", "").partition(";")[0].strip().lower()
-
-    def posted(self) -> list[dict[str, Any]]:
-        """The JSON-RPC messages this POST carried."""
-        body = self.request_body
-        if isinstance(body, list):
-            return [m for m in body if isinstance(m, dict)]
-        return [body] if isinstance(body, dict) else []
-
-
-@dataclass
-class SseEvent:
-    event: str
-    data: str
-    id: str | None
-    retry: str | None
-
-
-def parse_sse(raw: bytes) -> tuple[list[SseEvent], int, bool]:
-    """Events of a text/event-stream body (per the WHATWG rules), the number of comment
-    lines, and whether the body ends inside an unterminated event."""
-    text = raw.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-    events: list[SseEvent] = []
-    comments = 0
-    event, data, eid, retry, pending = "", [], None, None, False
-    lines = text.split("\n")
-    trailing = lines.pop()  # the text after the last newline: an unterminated line
-    for line in lines:
-        if line == "":
-            if pending:
-                events.append(SseEvent(event or "message", "\n".join(data), eid, retry))
-            event, data, retry, pending = "", [], None, False
-            continue
-        if line.startswith(":"):
-            comments += 1
-            continue
-        name, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        pending = True
-        if name == "event":
-            event = value
-        elif name == "data":
-            data.append(value)
-        elif name == "id":
-            eid = value
-        elif name == "retry":
-            retry = value
-    return events, comments, pending or trailing != ""
-
-
-@dataclass
-class HttpTap:
-    exchanges: list[HttpExchange] = field(default_factory=list)
-
-    def server_messages(self, ex: HttpExchange) -> tuple[list[Any], list[str]]:
-        """The JSON-RPC messages in one response body (as much as was read), and problems."""
-        problems: list[str] = []
-        messages: list[Any] = []
-        if not ex.body:
-            return messages, problems
-        if ex.response_headers.get("content-encoding", "identity") != "identity":
-            return messages, [f"body is {ex.response_headers['content-encoding']}-encoded; not parsed"]
-        if ex.content_type == "application/json":
-            try:
-                parsed = json.loads(bytes(ex.body))
-            except ValueError as exc:
-                text = bytes(ex.body).decode(errors="replace")
-                return messages, [f"application/json body is not JSON ({exc}): {short(text)}"]
-            messages = parsed if isinstance(parsed, list) else [parsed]
-        elif ex.content_type == "text/event-stream":
-            events, _, _ = parse_sse(bytes(ex.body))
-            for e in events:
-                if not e.data.strip():
-                    continue  # e.g. a priming event (id only, empty data)
-                if e.event != "message":
-                    problems.append(
-                        f"SSE event of type {e.event!r} (the SDK ignores all but 'message'): {short(e.data)}"
-                    )
-                try:
-                    messages.append(json.loads(e.data))
-                except ValueError as exc:
-                    problems.append(f"SSE data is not JSON ({exc}): {short(e.data)}")
-        return messages, problems
-
-    def answers_for(self, request_id: Any) -> list[dict[str, Any]]:
-        """Every response with this id the server put on the wire, on any stream."""
-        found = []
-        for ex in self.exchanges:
-            for m in self.server_messages(ex)[0]:
-                if isinstance(m, dict) and "method" not in m and m.get("id") == request_id:
-                    found.append(m)
-        return found
-
-
-class _TeeStream(httpx2.AsyncByteStream):
-    def __init__(self, inner: httpx2.AsyncByteStream, ex: HttpExchange) -> None:
-        self._inner = inner
-        self._ex = ex
-
-    async def __aiter__(self):  # type: ignore[override]
-        try:
-            async for chunk in self._inner:
-                self._ex.body += chunk
-                yield chunk
-        except Exception as exc:
-            self._ex.error = f"{type(exc).__name__}: {exc}"
-            raise
-
-    async def aclose(self) -> None:
-        self._ex.closed = True
-        await self._inner.aclose()
-
-
-class TapTransport(httpx2.AsyncBaseTransport):
-    """An httpx2 transport that records every exchange and tees every response body."""
-
-    def __init__(self, inner: httpx2.AsyncBaseTransport, tap: HttpTap) -> None:
-        self._inner = inner
-        self._tap = tap
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        body: Any = None
-        if request.method == "POST":
-            try:
-                body = json.loads(request.content)
-            except ValueError:
-                body = request.content.decode(errors="replace")
-        ex = HttpExchange(
-            t=time.monotonic(),
-            method=request.method,
-            request_headers={k.lower(): v for k, v in request.headers.items()},
-            request_body=body,
-        )
-        self._tap.exchanges.append(ex)
-        try:
-            response = await self._inner.handle_async_request(request)
-        except Exception as exc:
-            ex.error = f"{type(exc).__name__}: {exc}"
-            raise
-        ex.status = response.status_code
-        ex.http_version = response.extensions.get("http_version", b"").decode() or None
-        ex.response_headers = {k.lower(): v for k, v in response.headers.items()}
-        response.stream = _TeeStream(response.stream, ex)  # type: ignore[arg-type]
-        return response
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-def http_transport(http2: bool) -> httpx2.AsyncHTTPTransport:
-    """httpx2's transport: HTTP/1.1, or with `http2` HTTP/2 alone, which over http:// is
-    cleartext with prior knowledge (the connection opens with the HTTP/2 preface); it needs
-    the `h2` package (tests/interop/install.sh pins it)."""
-    if http2:
-        return httpx2.AsyncHTTPTransport(http1=False, http2=True)
-    return httpx2.AsyncHTTPTransport()
-
-
-def check_http_version(http: HttpTap, http2: bool, label: str, checks: Checks) -> None:
-    """With `http2`, every exchange that got an answer was carried by HTTP/2."""
-    if not http2:
-        return
-    answered = [ex for ex in http.exchanges if ex.status is not None]
-    versions = sorted({str(ex.http_version) for ex in answered})
-    print(f"  {label}: {len(answered)} answered exchanges, HTTP versions {versions}", flush=True)
-    other = sorted({str(ex.http_version) for ex in answered if ex.http_version != "HTTP/2"})
-    checks.check(bool(answered) and not other, f"{label}: answers not over HTTP/2: {other} of {len(answered)}")
-
-
-class Checks:
-    def __init__(self) -> None:
-        self.failures: list[str] = []
-
-    def check(self, ok: bool, what: str) -> bool:
-        if not ok:
-            self.failures.append(what)
-            print(f"FAIL: {what}", flush=True)
-        return ok
-
-
-def short(value: Any, limit: int = 200) -> str:
-    text = json.dumps(value, ensure_ascii=True) if not isinstance(value, str) else ascii(value)
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def result_text(result: types.CallToolResult) -> str | None:
-    texts = [block.text for block in result.content if isinstance(block, types.TextContent)]
-    return texts[0] if len(texts) == 1 else None
+from mcp_client_common import (
+    Checks,
+    HttpTap,
+    WireTap,
+    add_server_arguments,
+    check_echo_schema,
+    check_http_version,
+    check_sleep_progress,
+    echo_problem,
+    parse_server_arguments,
+    parse_sse,
+    result_text,
+    run_main,
+    sdk_transport,
+    short,
+    tapped,
+    tapped_http_client,
+)
 
 
 async def run(args: argparse.Namespace, checks: Checks) -> dict[str, Any]:
@@ -316,45 +75,16 @@ async def run(args: argparse.Namespace, checks: Checks) -> dict[str, Any]:
     t_start = time.monotonic()
 
     async with AsyncExitStack() as stack:
+        http_client = None
         if args.url:
             tap.http = HttpTap()
-            # The SDK's default client (create_mcp_http_client) with the tap underneath;
-            # trust_env off so a proxy from the environment cannot sit in between.
-            http_client = httpx2.AsyncClient(
-                transport=TapTransport(http_transport(args.http2), tap.http),
-                timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
-                trust_env=False,
-            )
-            await stack.enter_async_context(http_client)
-            transport: AbstractAsyncContextManager[Any] = streamable_http_client(args.url, http_client=http_client)
-        else:
-            transport = stdio_client(StdioServerParameters(command=args.server[0], args=args.server[1:]))
-        read_stream, write_stream = await stack.enter_async_context(transport)
-        # Relay tasks between the SDK's session and the transport, recording both ways.
-        to_session_send, to_session_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        from_session_send, from_session_recv = anyio.create_memory_object_stream[SessionMessage](0)
-
-        async def downstream() -> None:
-            async with to_session_send:
-                async for item in read_stream:
-                    if isinstance(item, Exception):
-                        tap.stream_errors.append(item)
-                    else:
-                        tap.received.append((time.monotonic(), as_wire(item.message)))
-                    await to_session_send.send(item)
-
-        async def upstream() -> None:
-            async with from_session_recv:
-                async for item in from_session_recv:
-                    tap.sent.append((time.monotonic(), as_wire(item.message)))
-                    await write_stream.send(item)
-
-        async with anyio.create_task_group() as relays:
-            relays.start_soon(downstream)
-            relays.start_soon(upstream)
-            async with ClientSession(to_session_recv, from_session_send) as session:
-                await exercise(session, args, checks, tap, timings, t_start)
-            relays.cancel_scope.cancel()
+            http_client = await stack.enter_async_context(tapped_http_client(args.http2, tap.http))
+        # Between the SDK's session and the transport, recording both ways.
+        read_stream, write_stream = await stack.enter_async_context(
+            tapped(sdk_transport(args, http_client), tap)
+        )
+        async with ClientSession(read_stream, write_stream) as session:
+            await exercise(session, args, checks, tap, timings, t_start)
         t_close = time.monotonic()
     if args.url:
         # Leaving streamable_http_client sent DELETE (when the server gave a session id) and
@@ -439,33 +169,16 @@ async def exercise(
                 tools[name].input_schema.get("type") == "object",
                 f"tool {name!r} inputSchema is not an object schema: {short(tools[name].input_schema)}",
             )
-    if "echo" in tools:
-        schema = tools["echo"].input_schema
-        checks.check(
-            "message" in (schema.get("required") or [])
-            and (schema.get("properties") or {}).get("message", {}).get("type") == "string",
-            f"echo inputSchema does not require a string 'message': {short(schema)}",
-        )
+    check_echo_schema(tools, checks)
 
     # 3. concurrent echo calls
     mismatches: list[str] = []
     latencies: list[float] = []
 
     async def one_echo(i: int) -> None:
-        message = echo_message(i)
-        t0 = time.monotonic()
-        try:
-            result = await session.call_tool("echo", {"message": message})
-        except Exception as exc:  # an MCPError or a validation error from the SDK
-            mismatches.append(f"echo #{i}: raised {type(exc).__name__}: {exc}")
-            return
-        latencies.append(time.monotonic() - t0)
-        text = result_text(result)
-        expected = args.echo_prefix + message
-        if result.is_error:
-            mismatches.append(f"echo #{i}: isError result: {short(text)}")
-        elif text != expected:
-            mismatches.append(f"echo #{i}: sent {short(expected)} got {short(text)}")
+        problem = await echo_problem(session.call_tool, i, args.echo_prefix, latencies)
+        if problem is not None:
+            mismatches.append(problem)
 
     t = time.monotonic()
     async with anyio.create_task_group() as tg:
@@ -495,15 +208,7 @@ async def exercise(
     # 5. progress: mcpwire's `sleep` reports progress for a progressToken (over Streamable HTTP
     # the response then comes as an event stream, the progress events first)
     if args.expect_server_name == "mcpwire":
-        seen: list[tuple[float, float | None]] = []
-
-        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            seen.append((progress, total))
-
-        slept = await session.call_tool("sleep", {"ms": 50}, progress_callback=on_progress)
-        timings["progress_seen"] = seen
-        checks.check(result_text(slept) == "slept 50", f"sleep with progress answered {short(result_text(slept))}")
-        checks.check(seen == [(0, 50), (50, 50)], f"progress for sleep 50 ms: {seen}, expected [(0, 50), (50, 50)]")
+        timings["progress_seen"] = await check_sleep_progress(session.call_tool, checks)
 
     # 6. the session still works
     t = time.monotonic()
@@ -742,49 +447,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         default=1.5,
         help="bound for the server's exit after stdin EOF (stdio), or for closing the session (HTTP)",
     )
-    p.add_argument("--timeout-s", type=float, default=60.0, help="bound for the whole run")
-    p.add_argument(
-        "--url", default="", help="Streamable HTTP endpoint of a running server, e.g. http://127.0.0.1:PORT/mcp"
-    )
-    p.add_argument(
-        "--http2", action="store_true", help="with --url: speak HTTP/2 alone (cleartext, prior knowledge)"
-    )
-    p.add_argument("server", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...] starting the server on stdio")
-    args = p.parse_args(argv)
-    if args.server and args.server[0] == "--":
-        args.server = args.server[1:]
-    if args.url and args.server:
-        p.error("give either --url or a server command after --, not both")
-    if not args.url and not args.server:
-        p.error("give the server command after --, or --url")
-    return args
+    add_server_arguments(p)
+    return parse_server_arguments(p, argv)
 
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    checks = Checks()
-    t = time.monotonic()
-
-    async def bounded() -> dict[str, Any] | None:
-        with anyio.move_on_after(args.timeout_s) as scope:
-            return await run(args, checks)
-        if scope.cancelled_caught:
-            checks.check(False, f"run did not finish within {args.timeout_s} s")
-        return None
-
-    try:
-        report = anyio.run(bounded)
-    except BaseException as exc:  # noqa: BLE001 - report anything, including exception groups
-        checks.check(False, f"run raised {type(exc).__name__}: {exc!r}")
-        report = None
-    if report is not None:
-        report["total_s"] = round(time.monotonic() - t, 3)
-        print(json.dumps(report, ensure_ascii=False, indent=1), flush=True)
-    if checks.failures:
-        print(f"python_client: {len(checks.failures)} check(s) failed", flush=True)
-        return 1
-    print("python_client: all checks passed", flush=True)
-    return 0
+    return run_main("python_client", args.timeout_s, lambda checks: run(args, checks))
 
 
 if __name__ == "__main__":

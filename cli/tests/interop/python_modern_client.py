@@ -42,33 +42,33 @@ Exit status 0 when every check passed; 1 with one line per failed check otherwis
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
+from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
-import httpx2
 import mcp_types as types
-from mcp import Client, StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
-from mcp.shared.message import SessionMessage
+from mcp import Client
 
-# The legacy script beside this one holds the HTTP tap and the message helpers.
-from python_client import (
+from mcp_client_common import (
     Checks,
     HttpTap,
-    TapTransport,
+    WireTap,
+    add_server_arguments,
     as_wire,
+    check_echo_schema,
     check_http_version,
-    echo_message,
-    http_transport,
+    check_sleep_progress,
+    describe,
+    echo_problem,
+    parse_server_arguments,
     result_text,
+    run_main,
+    sdk_transport,
     short,
+    tapped,
+    tapped_http_client,
 )
 
 MODERN = "2026-07-28"
@@ -78,81 +78,22 @@ CLIENT_INFO = types.Implementation(name="mcpwire-interop-modern", version="1.0.0
 HEADER_VALUE = " région ✓ 東京 "
 
 
-@dataclass
-class MessageTap:
-    """Every JSON-RPC message that crossed one client's transport, in order."""
-
-    sent: list[dict[str, Any]] = field(default_factory=list)
-    received: list[dict[str, Any]] = field(default_factory=list)
-    stream_errors: list[Exception] = field(default_factory=list)
-    http: HttpTap | None = None
-    # Requests the client abandoned: they may go unanswered.
-    cancelled: set[Any] = field(default_factory=set)
-
-
-@asynccontextmanager
-async def tapped(inner: Any, tap: MessageTap) -> AsyncIterator[tuple[Any, Any]]:
-    """A Transport (an async context manager of the two streams) that relays `inner`'s
-    streams and records every message both ways."""
-    async with inner as (read_stream, write_stream):
-        to_client_send, to_client_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        from_client_send, from_client_recv = anyio.create_memory_object_stream[SessionMessage](0)
-
-        async def downstream() -> None:
-            async with to_client_send:
-                async for item in read_stream:
-                    if isinstance(item, Exception):
-                        tap.stream_errors.append(item)
-                    else:
-                        tap.received.append(as_wire(item.message))
-                    await to_client_send.send(item)
-
-        async def upstream() -> None:
-            async with from_client_recv:
-                async for item in from_client_recv:
-                    tap.sent.append(as_wire(item.message))
-                    await write_stream.send(item)
-
-        async with anyio.create_task_group() as relays:
-            relays.start_soon(downstream)
-            relays.start_soon(upstream)
-            try:
-                yield to_client_recv, from_client_send
-            finally:
-                relays.cancel_scope.cancel()
-
-
-def transport_for(args: argparse.Namespace, tap: MessageTap, stack: AsyncExitStack) -> Any:
+def transport_for(args: argparse.Namespace, tap: WireTap, stack: AsyncExitStack) -> Any:
+    http_client = None
     if args.url:
         tap.http = HttpTap()
-        http_client = httpx2.AsyncClient(
-            transport=TapTransport(http_transport(args.http2), tap.http),
-            timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
-            trust_env=False,
-        )
+        http_client = tapped_http_client(args.http2, tap.http)
         stack.push_async_callback(http_client.aclose)
-        return tapped(streamable_http_client(args.url, http_client=http_client), tap)
-    return tapped(stdio_client(StdioServerParameters(command=args.server[0], args=args.server[1:])), tap)
+    return tapped(sdk_transport(args, http_client), tap)
 
 
 async def echo_calls(client: Client, first: int, count: int, label: str, problems: list[str]) -> None:
     """`count` concurrent echo calls; a line in `problems` for each that did not come back intact."""
 
     async def one(i: int) -> None:
-        message = echo_message(i)
-        try:
-            result = await client.call_tool("echo", {"message": message})
-        except Exception as exc:  # an MCPError, or a validation error from the SDK
-            problems.append(f"{label} echo #{i}: raised {type(exc).__name__}: {exc}")
-            return
-        if not isinstance(result, types.CallToolResult):
-            problems.append(f"{label} echo #{i}: answered {type(result).__name__}")
-            return
-        text = result_text(result)
-        if result.is_error:
-            problems.append(f"{label} echo #{i}: isError result: {short(text)}")
-        elif text != message:
-            problems.append(f"{label} echo #{i}: sent {short(message)} got {short(text)}")
+        problem = await echo_problem(client.call_tool, i)
+        if problem is not None:
+            problems.append(f"{label} {problem}")
 
     async with anyio.create_task_group() as tg:
         for i in range(first, first + count):
@@ -177,7 +118,7 @@ def header_tool(tools: dict[str, types.Tool]) -> tuple[str, str, str, dict[str, 
     return None
 
 
-async def cancel_one(client: Client, label: str, checks: Checks, tap: MessageTap, report: dict[str, Any]) -> None:
+async def cancel_one(client: Client, label: str, checks: Checks, tap: WireTap, report: dict[str, Any]) -> None:
     """Starts `sleep 10000`, abandons it after 200 ms, and checks the server stops it: over
     stdio the SDK sends notifications/cancelled and no answer may follow; over HTTP the SDK
     closes the request's response stream, which is the cancellation. Either way the server
@@ -196,16 +137,16 @@ async def cancel_one(client: Client, label: str, checks: Checks, tap: MessageTap
             scope.cancel()
     report["cancel_returned_ms"] = round(1000 * (time.monotonic() - t_cancel), 1)
     checks.check("result" not in outcome, f"{label}: sleep 10000 finished before it was cancelled at 200 ms")
-    call = next((m for m in tap.sent[sent_before:] if m.get("method") == "tools/call"), None)
+    call = next((m for m in tap.sent_messages(sent_before) if m.get("method") == "tools/call"), None)
     if not checks.check(call is not None, f"{label}: no tools/call for the cancelled sleep was sent"):
         return
     tap.cancelled.add(call["id"])
     if tap.http is None:
-        cancelled = [m for m in tap.sent[sent_before:] if m.get("method") == "notifications/cancelled"]
+        cancelled = [m for m in tap.sent_messages(sent_before) if m.get("method") == "notifications/cancelled"]
         report["cancel_notification"] = cancelled[0] if cancelled else None
     # Give a server that ignores the cancellation time to show it.
     await anyio.sleep(1.0)
-    late = [m for m in tap.received if "method" not in m and m.get("id") == call["id"]]
+    late = [m for m in tap.received_messages() if "method" not in m and m.get("id") == call["id"]]
     checks.check(not late, f"{label}: the server answered the cancelled sleep anyway: {short(late)}")
     t = time.monotonic()
     after = await client.call_tool("echo", {"message": "after cancel ✓"})
@@ -214,16 +155,17 @@ async def cancel_one(client: Client, label: str, checks: Checks, tap: MessageTap
     checks.check(report["followup_echo_ms"] <= 2000, f"{label}: echo after the cancel took {report['followup_echo_ms']} ms")
 
 
-def wire_checks(tap: MessageTap, label: str, checks: Checks) -> dict[str, Any]:
+def wire_checks(tap: WireTap, label: str, checks: Checks) -> dict[str, Any]:
     """Checks on the tapped JSON-RPC messages of one client; returns what the report shows."""
-    sent_methods = [m.get("method") for m in tap.sent if "method" in m]
+    sent, received = tap.sent_messages(), tap.received_messages()
+    sent_methods = [m.get("method") for m in sent if "method" in m]
     for forbidden in ("initialize", "notifications/initialized", "ping"):
         checks.check(forbidden not in sent_methods, f"{label}: the client sent {forbidden} in the modern era")
     checks.check(not tap.stream_errors, f"{label}: transport reported unparsable input: {tap.stream_errors!r}")
-    requests = {m["id"]: m.get("method") for m in tap.sent if "method" in m and "id" in m}
+    requests = {m["id"]: m.get("method") for m in sent if "method" in m and "id" in m}
     answers: dict[Any, int] = {}
     bad: list[str] = []
-    for m in tap.received:
+    for m in received:
         if "method" in m:
             if "id" in m:
                 bad.append(f"server sent a request in the modern era: {short(m)}")
@@ -295,7 +237,7 @@ async def modern_run(
 ) -> dict[str, Any]:
     label = f"mode={mode}"
     report: dict[str, Any] = {}
-    tap = MessageTap()
+    tap = WireTap()
     t0 = time.monotonic()
     try:
         await modern_steps(args, mode, label, checks, legacy, legacy_first, tap, report)
@@ -313,13 +255,6 @@ async def modern_run(
     return report
 
 
-def describe(exc: BaseException) -> str:
-    """An exception, with groups of one unwrapped."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return f"{type(exc).__name__}: {exc}"
-
-
 async def modern_steps(
     args: argparse.Namespace,
     mode: str,
@@ -327,7 +262,7 @@ async def modern_steps(
     checks: Checks,
     legacy: Client | None,
     legacy_first: int,
-    tap: MessageTap,
+    tap: WireTap,
     report: dict[str, Any],
 ) -> None:
     t0 = time.monotonic()
@@ -347,7 +282,7 @@ async def modern_steps(
                     f"{label}: server/discover lists {discover.supported_versions}, not {MODERN}",
                 )
                 checks.check(discover.capabilities.tools is not None, f"{label}: server/discover declares no tools capability")
-            first = tap.sent[0].get("method") if tap.sent else None
+            first = tap.sent[0][1].get("method") if tap.sent else None
             checks.check(first == "server/discover", f"{label}: first message sent was {first!r}, expected server/discover")
             info = client.server_info
             report["server_info"] = info and f"{info.name} {info.version}"
@@ -362,13 +297,7 @@ async def modern_steps(
         report["tools"] = sorted(tools)
         for name in args.expect_tools:
             checks.check(name in tools, f"{label}: tools/list lacks {name!r} (has {sorted(tools)})")
-        if "echo" in tools:
-            schema = tools["echo"].input_schema
-            checks.check(
-                "message" in (schema.get("required") or [])
-                and (schema.get("properties") or {}).get("message", {}).get("type") == "string",
-                f"{label}: echo inputSchema does not require a string 'message': {short(schema)}",
-            )
+        check_echo_schema(tools, checks, f"{label}: ")
 
         problems: list[str] = []
         t = time.monotonic()
@@ -403,15 +332,7 @@ async def modern_steps(
                     )
 
         # Progress: serve's `sleep` reports progress for a progressToken, before its result.
-        seen: list[tuple[float, float | None]] = []
-
-        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            seen.append((progress, total))
-
-        slept = await client.call_tool("sleep", {"ms": 50}, progress_callback=on_progress)
-        report["progress_seen"] = seen
-        checks.check(result_text(slept) == "slept 50", f"{label}: sleep 50 answered {short(result_text(slept))}")
-        checks.check(seen == [(0, 50), (50, 50)], f"{label}: progress for sleep 50 ms: {seen}, expected [(0, 50), (50, 50)]")
+        report["progress_seen"] = await check_sleep_progress(client.call_tool, checks, f"{label}: ")
 
         await cancel_one(client, label, checks, tap, report)
 
@@ -420,7 +341,7 @@ async def run(args: argparse.Namespace, checks: Checks) -> dict[str, Any]:
     report: dict[str, Any] = {}
     async with AsyncExitStack() as stack:
         legacy: Client | None = None
-        legacy_tap = MessageTap()
+        legacy_tap = WireTap()
         if args.with_legacy:
             legacy = await stack.enter_async_context(
                 Client(transport_for(args, legacy_tap, stack), mode="legacy", client_info=CLIENT_INFO)
@@ -478,19 +399,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="require a tool with an x-mcp-header string property and call it with a non-ASCII value",
     )
     p.add_argument("--with-legacy", action="store_true", help="keep a legacy-era client busy alongside (HTTP only)")
-    p.add_argument("--timeout-s", type=float, default=60.0, help="bound for the whole run")
-    p.add_argument("--url", default="", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:PORT/mcp")
-    p.add_argument(
-        "--http2", action="store_true", help="with --url: speak HTTP/2 alone (cleartext, prior knowledge)"
-    )
-    p.add_argument("server", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...] starting the server on stdio")
-    args = p.parse_args(argv)
-    if args.server and args.server[0] == "--":
-        args.server = args.server[1:]
-    if args.url and args.server:
-        p.error("give either --url or a server command after --, not both")
-    if not args.url and not args.server:
-        p.error("give the server command after --, or --url")
+    add_server_arguments(p)
+    args = parse_server_arguments(p, argv)
     if args.with_legacy and not args.url:
         p.error("--with-legacy needs --url")
     for mode in args.modes:
@@ -501,27 +411,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    checks = Checks()
-
-    async def bounded() -> dict[str, Any] | None:
-        with anyio.move_on_after(args.timeout_s) as scope:
-            return await run(args, checks)
-        if scope.cancelled_caught:
-            checks.check(False, f"run did not finish within {args.timeout_s} s")
-        return None
-
-    try:
-        report = anyio.run(bounded)
-    except BaseException as exc:  # noqa: BLE001 - report anything, including exception groups
-        checks.check(False, f"run raised {describe(exc)}")
-        report = None
-    if report is not None:
-        print(json.dumps(report, ensure_ascii=False, indent=1), flush=True)
-    if checks.failures:
-        print(f"python_modern_client: {len(checks.failures)} check(s) failed", flush=True)
-        return 1
-    print("python_modern_client: all checks passed", flush=True)
-    return 0
+    return run_main("python_modern_client", args.timeout_s, lambda checks: run(args, checks))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs a program from Debian's package of the same name when it is missing, for a test that
+# needs it (load_html/install.sh, scale/install.sh):
+#
+#     apt_install.sh WHO PROGRAM [--also PATH] [-- APT-GET INSTALL OPTIONS...]
+#
+# WHO names the caller in what it prints. The program counts as installed when `command -v`
+# finds it, or when PATH (given with --also) is executable. Idempotent; fails loudly when it
+# cannot install (no apt-get, or not root).
+set -euo pipefail
+who="$1"
+program="$2"
+shift 2
+also=""
+if [ "${1:-}" = --also ]; then
+    also="$2"
+    shift 2
+fi
+[ "${1:-}" = -- ] && shift
+options=("$@")
+
+installed() {
+    command -v "${program}" >/dev/null 2>&1 || { [ -n "${also}" ] && [ -x "${also}" ]; }
+}
+
+if installed; then
+    exit 0
+fi
+command -v apt-get >/dev/null 2>&1 || {
+    echo "${who}/install.sh: error: ${program} is missing and there is no apt-get to install it" >&2
+    exit 1
+}
+if [ "$(id -u)" != 0 ]; then
+    echo "${who}/install.sh: error: ${program} is missing; install it as root: apt-get install ${program}" >&2
+    exit 1
+fi
+echo "${who}: installing ${program} (Debian package)"
+apt() {
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q ${options[@]+"${options[@]}"} "${program}" >/dev/null
+}
+apt || { apt-get update -q >/dev/null && apt; }
+installed || {
+    echo "${who}/install.sh: error: apt-get finished but ${program} is not installed" >&2
+    exit 1
+}
