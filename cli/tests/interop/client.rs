@@ -159,11 +159,16 @@ fn everything() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let out = Command::new(env!("CARGO"))
-                .current_dir(root())
-                .args(["build", "--quiet", "--example", "everything"])
-                .output()
-                .expect("run cargo build");
+            // Into the target folder and profile this test's binary was built in.
+            let profile_dir = PathBuf::from(BIN).parent().unwrap().to_owned();
+            let mut cargo = Command::new(env!("CARGO"));
+            cargo.current_dir(root()).args(["build", "--quiet", "-p", "mcpwire"]);
+            cargo.args(["--example", "everything", "--target-dir"]);
+            cargo.arg(profile_dir.parent().unwrap());
+            if !cfg!(debug_assertions) {
+                cargo.arg("--release");
+            }
+            let out = cargo.output().expect("run cargo build");
             assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
             let exe = PathBuf::from(BIN).parent().unwrap().join("examples/everything");
             assert!(exe.exists(), "{} is not there", exe.display());

@@ -414,6 +414,9 @@ fn conformance_client() -> String {
             "--example",
             "conformance_client",
         ]);
+        // Into the target folder this test was built in (target/PROFILE/deps/…).
+        let target = dir.parent().and_then(Path::parent).ok_or("no target dir")?;
+        cargo.arg("--target-dir").arg(target);
         if !cfg!(debug_assertions) {
             cargo.arg("--release");
         }

@@ -34,9 +34,6 @@ mod received_requests;
 mod sent_requests;
 pub(crate) mod transmit;
 
-#[cfg(test)]
-mod tests;
-
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::task::{Poll, Waker};
@@ -864,3 +861,6 @@ impl Limiter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
