@@ -1,9 +1,9 @@
-//! Regression: a stateless (2026-07-28) request held in its handler when `serve` stops is ended
-//! by the stop (its POST gets -32603 with the request's id, 200 as for any error the table does
-//! not map) and `serve` returns without waiting out its grace, over HTTP/1.1 and HTTP/2, on a
-//! peer started for it (no idle peer left by an earlier request); and one whose body was still
-//! arriving at the stop, which used to start a peer the stop never reached and park in it. And
-//! a connection whose client stops reading its answer, which used to outlive `serve`.
+//! The stop: a stateless (2026-07-28) request held in its handler when `serve` stops is ended by
+//! the stop (its POST gets -32603 with the request's id, 200 as for any error the table does not
+//! map) and `serve` returns without waiting out its grace, over HTTP/1.1 and HTTP/2, on a peer
+//! started for it (no idle peer left by an earlier request); so is one whose body is still
+//! arriving at the stop (no peer starts that the stop never reaches); and a connection whose
+//! client stops reading its answer does not outlive `serve`.
 
 use hyper_util::rt::TokioExecutor;
 
