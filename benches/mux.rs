@@ -3,11 +3,12 @@
 //! measured in the same run.
 //!
 //! Each table is first filled with `N` live requests. One iteration then registers a new request
-//! and completes the oldest live one (FIFO), so the table stays at `N` entries and slots churn as
-//! they do under steady traffic. Every variant does the same waiter work inside the timing: it
-//! makes a `tokio::sync::oneshot` channel, drops the receiver at once (as if the caller gave up;
-//! this keeps no receivers alive, the same for every variant), and sends on the completed sender,
-//! which fails because its receiver is gone. The ids of live requests are kept in a `VecDeque`,
+//! and matches the oldest live one (FIFO) and frees its slot, so the table stays at `N` entries
+//! and slots churn as they do under steady traffic. For `Outbound` that is `answer` then
+//! `collect`, the table's one way to match and free a request. Every oneshot variant does the
+//! same waiter work inside the timing: it makes a `tokio::sync::oneshot` channel, drops the
+//! receiver at once (as if the caller gave up; this keeps no receivers alive, the same for every
+//! variant), and sends on the matched sender, which fails because its receiver is gone. The ids of live requests are kept in a `VecDeque`,
 //! one push and one pop per iteration, also the same for every variant. `floor_waiter_only` does
 //! that waiter and queue work with no table at all (its queue holds the senders themselves): the
 //! floor under every variant, so a variant's time minus the floor is its table's own cost.
@@ -68,7 +69,7 @@ struct OutboundState {
 
 impl OutboundState {
     fn new(n: usize, deadline: Option<Instant>) -> Self {
-        // Room for the one extra request between register and complete.
+        // Room for the one extra request between register and answer.
         let mut table = Outbound::new(n + 1);
         let ids = (0..n).map(|_| table.register(waiter(), deadline).unwrap()).collect();
         Self { table, ids, deadline }
@@ -78,7 +79,8 @@ impl OutboundState {
         let id = self.table.register(waiter(), self.deadline).unwrap();
         self.ids.push_back(id);
         let oldest = self.ids.pop_front().unwrap();
-        let tx = self.table.complete(Id::Num(oldest as i64)).unwrap();
+        self.table.answer(Id::Num(oldest as i64)).unwrap();
+        let tx = self.table.collect(oldest).unwrap();
         let _ = black_box(tx.send(1));
     }
 }

@@ -1,5 +1,7 @@
-//! The in-flight tables against a model: random sequences of `Outbound` register, complete
-//! (live, late, crafted, random, string and null ids), cancel, set_deadline, expire and drain, and
+//! The in-flight tables against a model: random sequences of `Outbound` register, answer (live,
+//! answered, late, crafted, random, string and null ids) with the outcome written in place,
+//! collect (at once, later, or with an id not answered), cancel, set_deadline, expire and
+//! drain_in_place, and
 //! `Inbound` begin (fresh, duplicate, null, string ids, up to a full table), finish (right, stale
 //! and wrong tokens), cancel and drain, checked step by step. The model is the `mux` fuzz target's
 //! own, `fuzz/src/mux_model.rs`, included by path: this proptest and the fuzzer check the same
@@ -37,13 +39,15 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         5 => deadline.clone().prop_map(Op::Register),
         1 => (100..=250u8, deadline.clone()).prop_map(|(n, d)| Op::Burst(n, d)),
-        3 => any::<usize>().prop_map(Op::CompleteLive),
-        2 => any::<usize>().prop_map(Op::CompleteIssued),
-        1 => (0..6u8, any::<u8>()).prop_map(|(generation, slot)| Op::CompleteCrafted { generation, slot }),
-        1 => number.prop_map(Op::CompleteNumber),
-        1 => any::<usize>().prop_map(Op::CompleteString),
-        1 => Just(Op::CompleteNull),
-        1 => (0..8usize).prop_map(Op::CompleteMost),
+        2 => any::<usize>().prop_map(Op::Respond),
+        1 => any::<usize>().prop_map(Op::AnswerLive),
+        1 => any::<usize>().prop_map(Op::AnswerIssued),
+        1 => any::<usize>().prop_map(Op::Collect),
+        1 => (0..6u8, any::<u8>()).prop_map(|(generation, slot)| Op::AnswerCrafted { generation, slot }),
+        1 => number.prop_map(Op::AnswerNumber),
+        1 => any::<usize>().prop_map(Op::AnswerString),
+        1 => Just(Op::AnswerNull),
+        1 => (0..8usize).prop_map(Op::RespondMost),
         2 => any::<usize>().prop_map(Op::Cancel),
         1 => (any::<usize>(), deadline).prop_map(|(i, d)| Op::SetDeadline(i, d)),
         2 => (0..1500u16).prop_map(Op::Advance),
@@ -89,12 +93,18 @@ fn secs(n: u64) -> Duration {
     Duration::from_secs(n)
 }
 
+/// A response whose caller collects it at once: `answer`, then `collect`.
+fn respond(out: &mut Outbound<u64>, id: u64) -> Result<u64, Unmatched> {
+    out.answer(num(id))?;
+    Ok(out.collect(id).expect("an answered request is collected"))
+}
+
 #[test]
-fn register_and_complete_in_scattered_order() {
+fn register_and_respond_in_scattered_order() {
     let mut out = Outbound::new(1000);
     let ids: Vec<u64> = (0..1000).map(|w| out.register(w, None).unwrap()).collect();
-    for w in scattered(1000) {
-        assert_eq!(out.complete(num(ids[w])), Ok(w));
+    for i in scattered(1000) {
+        assert_eq!(respond(&mut out, ids[i]), Ok(i as u64));
     }
     assert!(out.is_empty());
     assert_eq!(out.stats().completed, 1000);
@@ -114,7 +124,7 @@ fn timer_heap_stays_bounded_under_churn() {
             assert!(out.set_deadline(moved, Some(t + secs(200_000 - i))));
         }
         if window.len() > 10 {
-            out.complete(num(window.pop_front().unwrap())).unwrap();
+            respond(&mut out, window.pop_front().unwrap()).unwrap();
         }
         assert!(out.timers_len() <= 2 * out.len() + 64, "{} timers", out.timers_len());
     }
@@ -126,19 +136,19 @@ fn sequential_requests_reuse_one_slot_and_memory() {
     let t = Instant::now();
     let mut out = Outbound::new(1024);
     let id = out.register(0, Some(t)).unwrap();
-    out.complete(num(id)).unwrap();
+    respond(&mut out, id).unwrap();
     let memory = out.memory_bytes();
     for i in 0..1_000_000 {
         let deadline = (i % 2 == 0).then(|| t + secs(i));
         let id = out.register(i, deadline).unwrap();
-        assert_eq!(out.complete(num(id)), Ok(i));
+        assert_eq!(respond(&mut out, id), Ok(i));
     }
     assert_eq!((out.slots_allocated(), out.memory_bytes()), (1, memory));
     assert_eq!(out.timers_len(), 0);
 }
 
 #[test]
-fn burst_then_completion_gives_memory_back() {
+fn burst_then_responses_give_memory_back() {
     let t = Instant::now();
     let small = 64 * 2 * (Outbound::<u64>::entry_bytes() + 4 + size_of::<(Instant, u64)>());
     for order in ["ascending", "descending", "scattered"] {
@@ -152,7 +162,7 @@ fn burst_then_completion_gives_memory_back() {
             _ => Box::new(scattered(10_000)),
         };
         for i in indices {
-            out.complete(num(ids[i])).unwrap();
+            respond(&mut out, ids[i]).unwrap();
         }
         assert!(out.slots_allocated() <= 64, "{} slots", out.slots_allocated());
         assert!(out.memory_bytes() <= small, "{order}: {} bytes > {small}", out.memory_bytes());
@@ -160,14 +170,25 @@ fn burst_then_completion_gives_memory_back() {
 }
 
 #[test]
-fn drain_takes_every_request_and_answers_are_late() {
+fn drain_answers_every_request_and_collecting_gives_memory_back() {
     let t = Instant::now();
+    let small = 64 * 2 * (Outbound::<u64>::entry_bytes() + 4 + size_of::<(Instant, u64)>());
     let mut out = Outbound::new(1000);
     let ids: Vec<u64> = (0..500).map(|i| out.register(i, Some(t)).unwrap()).collect();
-    let drained: Vec<(u64, u64)> = out.drain().collect();
+    let mut drained = Vec::new();
+    out.drain_in_place(|id, w| {
+        drained.push((id, *w));
+        *w += 1000;
+    });
     assert_eq!(drained, ids.iter().copied().zip(0..).collect::<Vec<_>>());
     assert_eq!((out.len(), out.timers_len(), out.next_deadline()), (0, 0, None));
-    assert_eq!(out.complete(num(ids[7])), Err(Unmatched::Late));
+    assert_eq!(out.answer(num(ids[7])).err(), Some(Unmatched::Late));
     assert_eq!(out.stats().drained, 500);
+    for (w, &id) in (0..).zip(&ids) {
+        assert_eq!(out.collect(id), Some(w + 1000));
+    }
+    assert_eq!(out.answer(num(ids[7])).err(), Some(Unmatched::Late));
+    assert!(out.slots_allocated() <= 64, "{} slots", out.slots_allocated());
+    assert!(out.memory_bytes() <= small, "{} bytes > {small}", out.memory_bytes());
     assert!(!ids.contains(&out.register(0, None).unwrap()));
 }

@@ -1,13 +1,18 @@
 //! The in-flight tables of `mcpwire::mux` against a simple model, step by step.
 //!
-//! [`Outbound`] is checked against a `BTreeMap` of the requests in flight and the set of every id
-//! ever issued: register (with or without a deadline, alone or in bursts up to the table's
-//! maximum), complete with a live id, a late one, a crafted, random, string or `null` id, cancel,
-//! move a deadline, advance the clock and poll the expired requests, drain. [`Inbound`] is checked
+//! [`Outbound`] is checked against a `BTreeMap` of the requests in flight, one of the requests
+//! answered and not yet collected, and the set of every id ever issued: register (with or without
+//! a deadline, alone or in bursts up to the table's maximum), answer with a live id, an answered
+//! or late one, a crafted, random, string or `null` id, write the outcome into the waiter in
+//! place, collect it at once or later, cancel, move a deadline, advance the clock and expire the
+//! requests due, drain in place. A second response to an answered request is late, `len` does
+//! not count it, and its slot stays taken (a table whose slots are all taken refuses a request)
+//! until it is collected. [`Inbound`] is checked
 //! against a `BTreeMap` from id to token: begin with fresh, duplicate, `null` and string ids until
 //! the table is full, finish with the right token, a stale one (the request finished, was
 //! cancelled, or its id was reused) or a wrong one, cancel, drain. After every step the lengths,
-//! the earliest deadline, the timer heap's bound and every counter are compared.
+//! every waiter (in flight or answered), the earliest deadline, the timer heap's bound and every
+//! counter are compared.
 //!
 //! Shared by the `mux` fuzz target, which decodes operations from its input with [`ops`], and by
 //! `tests/mux_model.rs` and `tests/fuzz_regressions.rs` in the main crate, which include this file
@@ -25,6 +30,14 @@ use mcpwire::mux::{Inbound, MAX_ID, Outbound, Refused, Unmatched};
 pub const OUT_MAX: usize = 256;
 /// The slot bits an [`Outbound`] table of [`OUT_MAX`] uses.
 pub const SLOT_BITS: u32 = 8;
+/// The slots an [`Outbound`] table of [`OUT_MAX`] may hold, in flight or answered: 2^SLOT_BITS.
+const OUT_SLOTS: usize = 1 << SLOT_BITS;
+
+/// What the model writes into a waiter (its tag) when its request is answered, times out or is
+/// drained, so collecting it shows which one it got.
+const ANSWERED: u64 = 1 << 62;
+const TIMED_OUT: u64 = 1 << 61;
+const DRAINED: u64 = 1 << 60;
 /// `max` of the [`Inbound`] table under test: small, so sequences fill it.
 pub const IN_MAX: usize = 16;
 /// The most operations [`ops`] decodes from one input.
@@ -73,32 +86,40 @@ pub enum Op {
     Register(Option<u16>),
     /// That many registrations with the same deadline.
     Burst(u8, Option<u16>),
-    /// `Outbound::complete` with the id of a request in flight (1 when none is).
-    CompleteLive(usize),
-    /// `Outbound::complete` with any id ever issued: live, or late.
-    CompleteIssued(usize),
-    /// `Outbound::complete` with `generation << SLOT_BITS | slot`, issued or not.
-    CompleteCrafted {
+    /// `Outbound::answer` with the id of a request in flight (1 when none is), then
+    /// `Outbound::collect` at once: a response whose caller is waiting.
+    Respond(usize),
+    /// `Outbound::answer` with the id of a request in flight (1 when none is), its waiter left
+    /// answered for a later `Outbound::collect`.
+    AnswerLive(usize),
+    /// `Outbound::answer` with any id ever issued: live, answered, or late.
+    AnswerIssued(usize),
+    /// `Outbound::collect`: `i % 4` 0 or 2 every answered request, 1 one answered request, 3
+    /// any id ever issued (in flight, answered, or gone).
+    Collect(usize),
+    /// `Outbound::answer` with `generation << SLOT_BITS | slot`, issued or not.
+    AnswerCrafted {
         /// The high bits.
         generation: u8,
         /// The low bits.
         slot: u8,
     },
-    /// `Outbound::complete` with any number.
-    CompleteNumber(i64),
-    /// `Outbound::complete` with a live id written as a string: never ours.
-    CompleteString(usize),
-    /// `Outbound::complete(Id::Null)`.
-    CompleteNull,
-    /// Completes every request in flight but this many, in a scattered order.
-    CompleteMost(usize),
+    /// `Outbound::answer` with any number.
+    AnswerNumber(i64),
+    /// `Outbound::answer` with a live id written as a string: never ours.
+    AnswerString(usize),
+    /// `Outbound::answer(Id::Null)`.
+    AnswerNull,
+    /// Responds to (answers and collects) every request in flight but this many, in a
+    /// scattered order.
+    RespondMost(usize),
     /// `Outbound::cancel` with a live id (even argument) or any id ever issued (odd).
     Cancel(usize),
     /// `Outbound::set_deadline` on a live id.
     SetDeadline(usize, Option<u16>),
-    /// Moves the clock on this many milliseconds and takes every expired request.
+    /// Moves the clock on this many milliseconds and expires every request due, in place.
     Advance(u16),
-    /// `Outbound::drain`.
+    /// `Outbound::drain_in_place`.
     Drain,
     /// `Inbound::begin`.
     Begin(PeerId),
@@ -126,25 +147,25 @@ fn index(u: &mut Unstructured<'_>) -> Result<usize> {
 
 impl Op {
     /// One tag byte, `t % 32`, picks the operation; its arguments follow. Register and the
-    /// completions take most tags. A deadline is a flag byte (odd: present) then a `u16` in
+    /// answers take most tags. A deadline is a flag byte (odd: present) then a `u16` in
     /// 0..=1999 ms; an index is a `u16`; numbers and tokens are 8 little-endian bytes.
     pub fn decode(u: &mut Unstructured<'_>) -> Result<Self> {
         Ok(match u.arbitrary::<u8>()? % 32 {
             0..=4 => Self::Register(deadline(u)?),
             5 => Self::Burst(u.int_in_range(100..=250)?, deadline(u)?),
-            6..=8 => Self::CompleteLive(index(u)?),
-            9..=10 => Self::CompleteIssued(index(u)?),
-            11 => {
-                Self::CompleteCrafted { generation: u.int_in_range(0..=5)?, slot: u.arbitrary()? }
-            }
-            12 => Self::CompleteNumber(match u.arbitrary::<u8>()? % 3 {
+            6..=7 => Self::Respond(index(u)?),
+            8 => Self::AnswerLive(index(u)?),
+            9 => Self::AnswerIssued(index(u)?),
+            10 => Self::Collect(index(u)?),
+            11 => Self::AnswerCrafted { generation: u.int_in_range(0..=5)?, slot: u.arbitrary()? },
+            12 => Self::AnswerNumber(match u.arbitrary::<u8>()? % 3 {
                 0 => u.arbitrary()?,
                 1 => u.int_in_range(-5..=5000)?,
                 _ => MAX_ID as i64 + u.int_in_range(-3..=3)?,
             }),
-            13 => Self::CompleteString(index(u)?),
-            14 => Self::CompleteNull,
-            15 => Self::CompleteMost(u.int_in_range(0..=7)?),
+            13 => Self::AnswerString(index(u)?),
+            14 => Self::AnswerNull,
+            15 => Self::RespondMost(u.int_in_range(0..=7)?),
             16..=17 => Self::Cancel(index(u)?),
             18 => Self::SetDeadline(index(u)?, deadline(u)?),
             19..=20 => Self::Advance(u.int_in_range(0..=1499)?),
@@ -215,8 +236,10 @@ struct InCounts {
 /// Both tables and what they should hold.
 pub struct Model {
     out: Outbound<u64>,
-    /// Id to (waiter tag, deadline).
+    /// Id to (waiter tag, deadline): the requests in flight.
     live: BTreeMap<u64, (u64, Option<Instant>)>,
+    /// Id to the waiter's value: requests answered, timed out or drained, not yet collected.
+    answered: BTreeMap<u64, u64>,
     issued: HashSet<u64>,
     issued_order: Vec<u64>,
     out_counts: OutCounts,
@@ -251,6 +274,7 @@ impl Model {
         Self {
             out: Outbound::new(OUT_MAX),
             live: BTreeMap::new(),
+            answered: BTreeMap::new(),
             issued: HashSet::new(),
             issued_order: Vec::new(),
             out_counts: OutCounts::default(),
@@ -286,6 +310,7 @@ impl Model {
         match self.out.register(tag, deadline) {
             Ok(id) => {
                 assert!(self.live.len() < OUT_MAX, "registered past max_in_flight");
+                assert!(self.live.len() + self.answered.len() < OUT_SLOTS, "registered past slots");
                 assert!((1..=MAX_ID).contains(&id), "id {id} out of range");
                 assert!(self.issued.insert(id), "id {id} issued twice");
                 self.issued_order.push(id);
@@ -293,15 +318,26 @@ impl Model {
                 self.out_counts.registered += 1;
             }
             Err(full) => {
-                assert_eq!(self.live.len(), OUT_MAX, "refused below max_in_flight");
+                assert!(
+                    self.live.len() == OUT_MAX
+                        || self.live.len() + self.answered.len() == OUT_SLOTS,
+                    "refused with {} in flight and {} answered",
+                    self.live.len(),
+                    self.answered.len()
+                );
                 assert_eq!(full.into_inner(), tag);
                 self.out_counts.refused += 1;
             }
         }
     }
 
-    fn complete(&mut self, id: Id<'_>) {
-        let got = self.out.complete(id);
+    /// `Outbound::answer`; a matched waiter gets its outcome written in. Returns the id matched.
+    fn answer(&mut self, id: Id<'_>) -> Option<u64> {
+        let got = self.out.answer(id).map(|w| {
+            let tag = *w;
+            *w = tag | ANSWERED;
+            tag
+        });
         let number = match id {
             Id::Num(n) => u64::try_from(n).ok().filter(|&n| n != 0),
             _ => None,
@@ -310,7 +346,9 @@ impl Model {
             Some(n) if self.live.contains_key(&n) => {
                 let (tag, _) = self.live.remove(&n).expect("live");
                 assert_eq!(got, Ok(tag), "{id}");
+                self.answered.insert(n, tag | ANSWERED);
                 self.out_counts.completed += 1;
+                return Some(n);
             }
             Some(n) if self.issued.contains(&n) => {
                 assert_eq!(got, Err(Unmatched::Late), "{id}");
@@ -321,6 +359,24 @@ impl Model {
                 assert_eq!(got, Err(Unmatched::Unknown), "{id}");
                 self.out_counts.unknown += 1;
             }
+        }
+        None
+    }
+
+    /// `Outbound::collect`: the waiter of an answered request, with what was written into it.
+    fn collect(&mut self, id: u64) {
+        let live = self.live.get(&id).map(|&(tag, _)| tag);
+        let want = live.or_else(|| self.answered.get(&id).copied());
+        assert_eq!(self.out.waiter_mut(id).copied(), want, "waiter of {id}");
+        let expected = self.answered.remove(&id);
+        assert_eq!(self.out.collect(id), expected, "collect {id}");
+        assert_eq!(self.out.collect(id), None, "collect {id} twice");
+    }
+
+    /// A response whose caller is waiting: answered, then collected at once.
+    fn respond(&mut self, id: Id<'_>) {
+        if let Some(n) = self.answer(id) {
+            self.collect(n);
         }
     }
 
@@ -333,18 +389,38 @@ impl Model {
     fn advance(&mut self, by: Duration) {
         self.now += by;
         let mut last = self.start;
-        while let Some((id, tag)) = self.out.poll_expired(self.now) {
+        while let Some((id, w)) = self.out.expire(self.now) {
+            let tag = *w;
+            *w = tag | TIMED_OUT;
             let (want, deadline) = self.live.remove(&id).expect("expired an id not in flight");
             let deadline = deadline.expect("expired a request without a deadline");
             assert_eq!(tag, want);
             assert!(deadline <= self.now && deadline >= last, "expired out of order");
             last = deadline;
+            self.answered.insert(id, tag | TIMED_OUT);
             self.out_counts.timed_out += 1;
         }
         assert!(
             self.live.values().all(|&(_, d)| d.is_none_or(|d| d > self.now)),
             "a request past its deadline was not expired"
         );
+    }
+
+    fn drain(&mut self) {
+        let mut drained = Vec::new();
+        self.out.drain_in_place(|id, w| {
+            drained.push((id, *w));
+            *w |= DRAINED;
+        });
+        let want: Vec<(u64, u64)> = self.live.iter().map(|(&i, &(t, _))| (i, t)).collect();
+        let mut sorted = drained.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, want, "drained");
+        let slot = |id: u64| id & ((1 << SLOT_BITS) - 1);
+        assert!(drained.windows(2).all(|p| slot(p[0].0) < slot(p[1].0)), "drained in slot order");
+        self.answered.extend(want.iter().map(|&(id, tag)| (id, tag | DRAINED)));
+        self.out_counts.drained += want.len() as u64;
+        self.live.clear();
     }
 
     fn begin(&mut self, id: PeerId) {
@@ -407,23 +483,42 @@ impl Model {
         match op {
             Op::Register(d) => self.register(self.deadline(d)),
             Op::Burst(n, d) => (0..n).for_each(|_| self.register(self.deadline(d))),
-            Op::CompleteLive(i) => self.complete(num(self.nth_live(i).unwrap_or(1))),
-            Op::CompleteIssued(i) if !self.issued_order.is_empty() => {
-                self.complete(num(self.issued_order[i % self.issued_order.len()]));
+            Op::Respond(i) => self.respond(num(self.nth_live(i).unwrap_or(1))),
+            Op::AnswerLive(i) => {
+                self.answer(num(self.nth_live(i).unwrap_or(1)));
             }
-            Op::CompleteIssued(_) | Op::CompleteNull => self.complete(Id::Null),
-            Op::CompleteCrafted { generation, slot } => {
-                self.complete(num(u64::from(generation) << SLOT_BITS | u64::from(slot)));
+            Op::AnswerIssued(i) if !self.issued_order.is_empty() => {
+                self.answer(num(self.issued_order[i % self.issued_order.len()]));
             }
-            Op::CompleteNumber(n) => self.complete(Id::Num(n)),
-            Op::CompleteString(i) => {
+            Op::AnswerIssued(_) | Op::AnswerNull => {
+                self.answer(Id::Null);
+            }
+            Op::Collect(i) => match i % 4 {
+                0 | 2 => {
+                    let ids: Vec<u64> = self.answered.keys().copied().collect();
+                    (0..ids.len()).for_each(|k| self.collect(ids[k * 7919 % ids.len()]));
+                }
+                1 => {
+                    let id = self.answered.keys().nth(i / 4 % self.answered.len().max(1));
+                    self.collect(id.copied().unwrap_or(1));
+                }
+                _ if self.issued_order.is_empty() => self.collect(1),
+                _ => self.collect(self.issued_order[i / 4 % self.issued_order.len()]),
+            },
+            Op::AnswerCrafted { generation, slot } => {
+                self.answer(num(u64::from(generation) << SLOT_BITS | u64::from(slot)));
+            }
+            Op::AnswerNumber(n) => {
+                self.answer(Id::Num(n));
+            }
+            Op::AnswerString(i) => {
                 let id = self.nth_live(i).unwrap_or(1).to_string();
-                self.complete(Id::Str(&id));
+                self.answer(Id::Str(&id));
             }
-            Op::CompleteMost(keep) => {
+            Op::RespondMost(keep) => {
                 let ids: Vec<u64> = self.live.keys().copied().collect();
                 let n = ids.len().saturating_sub(keep);
-                (0..n).for_each(|k| self.complete(num(ids[k * 7919 % ids.len()])));
+                (0..n).for_each(|k| self.respond(num(ids[k * 7919 % ids.len()])));
             }
             Op::Cancel(i) if i % 2 == 0 || self.issued_order.is_empty() => {
                 self.cancel(self.nth_live(i).unwrap_or(1));
@@ -439,14 +534,7 @@ impl Model {
                 }
             }
             Op::Advance(by) => self.advance(ms(by.into())),
-            Op::Drain => {
-                let drained: BTreeMap<u64, u64> = self.out.drain().collect();
-                let want: BTreeMap<u64, u64> =
-                    self.live.iter().map(|(&i, &(t, _))| (i, t)).collect();
-                assert_eq!(drained, want, "drained");
-                self.out_counts.drained += want.len() as u64;
-                self.live.clear();
-            }
+            Op::Drain => self.drain(),
             Op::Begin(id) => self.begin(id),
             Op::BeginFill => loop {
                 self.next_fill += 1;
@@ -487,9 +575,18 @@ impl Model {
     }
 
     fn check(&mut self) {
+        for (&id, &(tag, _)) in &self.live {
+            assert!(self.out.contains(id), "{id} in flight");
+            assert_eq!(self.out.waiter_mut(id).copied(), Some(tag), "waiter of {id}");
+        }
+        for (&id, &value) in &self.answered {
+            assert!(!self.out.contains(id), "{id} answered");
+            assert_eq!(self.out.waiter_mut(id).copied(), Some(value), "waiter of {id}");
+        }
         let t = &self.out;
         assert_eq!(t.len(), self.live.len());
         assert_eq!(t.is_empty(), self.live.is_empty());
+        assert!(t.slots_allocated() >= self.live.len() + self.answered.len(), "slots");
         let earliest = self.live.values().filter_map(|&(_, d)| d).min();
         assert_eq!(t.next_deadline(), earliest, "next deadline");
         assert!(t.timers_len() <= 2 * t.len() + 64, "{} timers for {}", t.timers_len(), t.len());

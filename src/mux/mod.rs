@@ -2,8 +2,10 @@
 //!
 //! ```text
 //!  we send ──► Outbound::register ──► id ──► peer
-//!  peer ──► response(id) ──► Outbound::complete ──► waiter        (or Late / Unknown)
-//!  now ──► Outbound::poll_expired ──► timed-out waiters
+//!  peer ──► response(id) ──► Outbound::answer ──► waiter, in place   (or Late / Unknown)
+//!  now ──► Outbound::expire ──► timed-out waiters, in place
+//!  closed ──► Outbound::drain_in_place ──► every waiter in flight, in place
+//!  caller ──► Outbound::collect ──► its waiter, with the outcome written in; slot freed
 //!
 //!  peer ──► request(id) ──► Inbound::begin ──► token ──► handler
 //!  handler done ──► Inbound::finish(id, token) ──► send the response (or not: cancelled)
@@ -11,7 +13,7 @@
 //! ```
 //!
 //! Neither table reads a clock or does I/O: deadlines are `Instant`s the caller picks and
-//! [`Outbound::poll_expired`] takes `now`. Both are bounded (`max_in_flight`, `max`) and give
+//! [`Outbound::expire`] takes `now`. Both are bounded (`max_in_flight`, `max`) and give
 //! memory back after a burst.
 
 mod inbound;

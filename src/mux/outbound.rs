@@ -1,5 +1,11 @@
 //! Requests we sent, awaiting their responses: ids, deadlines, late and unknown answers.
 //!
+//! A request's waiter lives in its slot from [`Outbound::register`] until
+//! [`Outbound::collect`]. A response ([`Outbound::answer`]), its deadline ([`Outbound::expire`])
+//! or the connection's end ([`Outbound::drain_in_place`]) answers it in place: the caller writes
+//! the outcome into the waiter, and the slot stays taken, no longer in flight, until the outcome
+//! is collected. [`Outbound::cancel`] frees the slot of a request still in flight.
+//!
 //! Invariants, kept by every method:
 //! - A slot's `generation` is that of the last id issued from it, in `1..=max_generation`. A
 //!   pushed slot starts at `floor + 1`, so it never repeats an id of an earlier slot at its index.
@@ -7,11 +13,10 @@
 //!   (`generation == max_generation`); indices at or past `slots.len()` belong to trimmed slots
 //!   and are skipped when popped. `free` holds no index twice: a slot is pushed only when `free`
 //!   is empty.
-//! - A live slot is waiting for its response or answered in place ([`Outbound::answer`],
-//!   [`Outbound::expire`], [`Outbound::drain_in_place`]); an answered slot is neither counted in
-//!   `len` nor matched by any id until [`Outbound::collect`] frees it.
-//! - The earliest entry of `timers`, if any, is current: its slot is live with exactly that id
-//!   and deadline. Other entries may be stale, and `timers.len() <= 2 * len + 64` after every
+//! - A live slot is in flight or answered; an answered slot is neither counted in `len` nor
+//!   matched by any id until `collect` frees it.
+//! - The earliest entry of `timers`, if any, is current: its slot is in flight with exactly that
+//!   id and deadline. Other entries may be stale, and `timers.len() <= 2 * len + 64` after every
 //!   call.
 
 use std::fmt;
@@ -38,12 +43,12 @@ struct Live<W> {
 }
 
 /// Where a live request stands. Answered requests keep their slot (and waiter) until
-/// [`Outbound::collect`], so a waiter can be a cell the response is written into.
+/// [`Outbound::collect`], so a waiter can be a cell the outcome is written into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Flight {
     /// Awaiting its response, until the deadline if there is one.
     Waiting(Option<Instant>),
-    /// Answered (or timed out, or drained) in place; its id no longer matches a response.
+    /// Answered, timed out or drained; its id no longer matches a response.
     Answered,
 }
 
@@ -65,23 +70,28 @@ struct Slot<W> {
 /// waiter registered for it.
 ///
 /// An id is `(generation << slot_bits) | slot`: the low bits index a slab slot, the high bits
-/// count that slot's uses. Completing a response decodes its id, with no hashing and no search,
-/// and tells a response that is late (its request was answered, cancelled or timed out) from one
-/// whose id was never issued. Ids never exceed [`MAX_ID`] and are never issued twice.
+/// count that slot's uses. Answering a response decodes its id, with no hashing and no search,
+/// and tells a response that is late (its request was answered, cancelled, timed out or drained)
+/// from one whose id was never issued. Ids never exceed [`MAX_ID`] and are never issued twice.
 ///
-/// Time is passed in: deadlines are `Instant`s the caller chooses, and [`poll_expired`] takes
-/// `now`. The table does no I/O and reads no clock.
+/// A request's waiter stays in its slot until [`collect`]: [`answer`], [`expire`] and
+/// [`drain_in_place`] hand it to the caller in place, to write the outcome into (the peer's
+/// waiter is a cell holding the caller's waker, then its outcome), and the request is no longer
+/// in flight. [`cancel`] gives up on a request still in flight and frees its slot.
+///
+/// Time is passed in: deadlines are `Instant`s the caller chooses, and [`expire`] takes `now`.
+/// The table does no I/O and reads no clock.
 ///
 /// # Costs
 ///
-/// [`register`], [`complete`] and [`cancel`] are O(1), no hashing. Deadlines that arrive in
-/// order (the same timeout for every request) cost O(1) more; one earlier than the last
+/// [`register`], [`answer`], [`collect`] and [`cancel`] are O(1), no hashing. Deadlines that
+/// arrive in order (the same timeout for every request) cost O(1) more; one earlier than the last
 /// registered (a shorter timeout, a progress reset) goes to a heap, O(log n). Stale deadlines are
 /// dropped lazily, amortised over the entries pushed. One slot costs [`entry_bytes`]: 32 bytes
 /// for a pointer-sized `W` on 64-bit targets, plus 4 bytes of free list and 24 bytes of timer
 /// per entry with a deadline. After a burst the table trims trailing free slots and shrinks its
-/// vectors (never below 64 slots), amortised over the removals; a single long-lived request in a
-/// high slot keeps the slots below it allocated until it completes.
+/// vectors (never below 64 slots), amortised over the slots freed; a single long-lived request in
+/// a high slot keeps the slots below it allocated until it is collected or cancelled.
 ///
 /// # Id exhaustion
 ///
@@ -92,9 +102,11 @@ struct Slot<W> {
 /// when the table can issue no new id, [`register`] returns [`Full`] as at `max_in_flight`.
 ///
 /// [`register`]: Outbound::register
-/// [`complete`]: Outbound::complete
+/// [`answer`]: Outbound::answer
+/// [`expire`]: Outbound::expire
+/// [`drain_in_place`]: Outbound::drain_in_place
+/// [`collect`]: Outbound::collect
 /// [`cancel`]: Outbound::cancel
-/// [`poll_expired`]: Outbound::poll_expired
 /// [`entry_bytes`]: Outbound::entry_bytes
 ///
 /// # Examples
@@ -104,22 +116,29 @@ struct Slot<W> {
 /// use mcpwire::Id;
 /// use mcpwire::mux::{Outbound, Unmatched};
 ///
-/// let mut out = Outbound::new(64);
+/// // Each waiter is a cell for its request's outcome.
+/// let mut out: Outbound<Option<&str>> = Outbound::new(64);
 /// let now = Instant::now();
-/// let list = out.register("tools/list", None).unwrap();
-/// let call = out.register("tools/call", Some(now + Duration::from_secs(30))).unwrap();
+/// let list = out.register(None, None).unwrap();
+/// let call = out.register(None, Some(now + Duration::from_secs(30))).unwrap();
 /// assert_ne!(list, call);
 ///
-/// // The response's id is the number we sent.
-/// assert_eq!(out.complete(Id::Num(list as i64)), Ok("tools/list"));
-/// assert_eq!(out.complete(Id::Num(list as i64)), Err(Unmatched::Late));
-/// assert_eq!(out.complete(Id::Str("1")), Err(Unmatched::Unknown));
+/// // The response's id is the number we sent: its outcome goes into the waiter, in place.
+/// *out.answer(Id::Num(list as i64)).unwrap() = Some("the tools");
+/// assert_eq!(out.answer(Id::Num(list as i64)).err(), Some(Unmatched::Late));
+/// assert_eq!(out.answer(Id::Str("1")).err(), Some(Unmatched::Unknown));
+/// // Answered, the request is no longer in flight; collecting its outcome frees the slot.
+/// assert_eq!(out.len(), 1);
+/// assert_eq!(out.collect(list), Some(Some("the tools")));
 ///
-/// // Nothing answers the call: once its deadline passes, poll_expired hands it back.
+/// // Nothing answers the call: once its deadline passes, expire hands over its waiter.
 /// assert_eq!(out.next_deadline(), Some(now + Duration::from_secs(30)));
-/// assert_eq!(out.poll_expired(now), None);
-/// assert_eq!(out.poll_expired(now + Duration::from_secs(30)), Some((call, "tools/call")));
+/// assert!(out.expire(now).is_none());
+/// let (id, waiter) = out.expire(now + Duration::from_secs(30)).unwrap();
+/// *waiter = Some("timed out");
+/// assert_eq!(id, call);
 /// assert!(out.is_empty());
+/// assert_eq!(out.collect(call), Some(Some("timed out")));
 /// assert_eq!(out.stats().timed_out, 1);
 /// ```
 pub struct Outbound<W> {
@@ -141,7 +160,7 @@ pub struct Outbound<W> {
     stats: OutboundStats,
 }
 
-/// Why [`Outbound::complete`] found no request for a response.
+/// Why [`Outbound::answer`] found no request for a response.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Unmatched {
@@ -149,9 +168,9 @@ pub enum Unmatched {
     /// [`MAX_ID`], a slot never allocated, or a generation the slot has not reached. The peer
     /// answered a request we did not send.
     Unknown,
-    /// The id was issued but its request is no longer in flight: answered already, cancelled, or
-    /// timed out. Once the table has trimmed slots, an id on a trimmed or regrown slot that may
-    /// have been issued before the trim also counts as late.
+    /// The id was issued but its request is no longer in flight: answered already (collected or
+    /// not), cancelled, timed out or drained. Once the table has trimmed slots, an id on a
+    /// trimmed or regrown slot that may have been issued before the trim also counts as late.
     Late,
 }
 
@@ -166,8 +185,9 @@ impl fmt::Display for Unmatched {
 
 impl std::error::Error for Unmatched {}
 
-/// [`Outbound::register`] refused a request: `max_in_flight` requests are in flight, or the table
-/// has no id left to issue. The waiter is handed back.
+/// [`Outbound::register`] refused a request: `max_in_flight` requests are in flight, every slot is
+/// taken (in flight, or answered and not yet collected), or the table has no id left to issue.
+/// The waiter is handed back.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Full<W>(pub W);
 
@@ -195,7 +215,9 @@ impl<W> std::error::Error for Full<W> {}
 
 /// Counters of an [`Outbound`] table since it was made.
 ///
-/// `registered == completed + cancelled + timed_out + drained + len()`.
+/// `registered == completed + cancelled + timed_out + drained + len()`: a request leaves the
+/// count of those in flight once, when it is answered, timed out, drained or cancelled;
+/// [`Outbound::collect`] counts nothing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct OutboundStats {
@@ -203,7 +225,7 @@ pub struct OutboundStats {
     pub registered: u64,
     /// Registrations refused with [`Full`].
     pub refused: u64,
-    /// Responses matched to their request.
+    /// Responses matched to their request by [`Outbound::answer`].
     pub completed: u64,
     /// Responses whose id was never issued ([`Unmatched::Unknown`]).
     pub unknown: u64,
@@ -211,9 +233,9 @@ pub struct OutboundStats {
     pub late: u64,
     /// Requests removed by [`Outbound::cancel`].
     pub cancelled: u64,
-    /// Requests removed by [`Outbound::poll_expired`].
+    /// Requests whose deadline passed, answered by [`Outbound::expire`].
     pub timed_out: u64,
-    /// Requests removed by [`Outbound::drain`].
+    /// Requests answered by [`Outbound::drain_in_place`].
     pub drained: u64,
 }
 
@@ -252,7 +274,7 @@ impl<W> Outbound<W> {
         self.max_in_flight
     }
 
-    /// Requests in flight.
+    /// Requests in flight: registered and not yet answered, timed out, drained or cancelled.
     #[must_use]
     pub fn len(&self) -> usize {
         self.len
@@ -271,12 +293,13 @@ impl<W> Outbound<W> {
     }
 
     /// Adds a request and returns the id to send it with: in `1..=`[`MAX_ID`], never issued
-    /// before by this table. With a deadline, [`poll_expired`](Self::poll_expired) hands the
-    /// waiter back once `now >= deadline`.
+    /// before by this table. With a deadline, [`expire`](Self::expire) answers it once
+    /// `now >= deadline`.
     ///
     /// # Errors
     ///
-    /// [`Full`], with the waiter, when `max_in_flight` requests are in flight or no id is left.
+    /// [`Full`], with the waiter, when `max_in_flight` requests are in flight, every slot is
+    /// taken (answered slots count until collected), or no id is left.
     pub fn register(&mut self, waiter: W, deadline: Option<Instant>) -> Result<u64, Full<W>> {
         if self.len >= self.max_in_flight {
             self.stats.refused += 1;
@@ -310,38 +333,9 @@ impl<W> Outbound<W> {
         Ok(id)
     }
 
-    /// Matches a response's id to its request, removing it and returning its waiter.
-    ///
-    /// Ids compare by type and value: `Id::Str("7")` never matches request 7.
-    ///
-    /// # Errors
-    ///
-    /// [`Unmatched::Unknown`] for an id this table never issued, [`Unmatched::Late`] for a request
-    /// no longer in flight. Both are counted in [`stats`](Self::stats).
-    pub fn complete(&mut self, id: Id<'_>) -> Result<W, Unmatched> {
-        let found = match id {
-            Id::Num(n) => {
-                u64::try_from(n).map_err(|_| Unmatched::Unknown).and_then(|n| self.find(n))
-            }
-            Id::Str(_) | Id::Null => Err(Unmatched::Unknown),
-        };
-        match found.and_then(|i| self.take(i).ok_or(Unmatched::Late)) {
-            Ok(waiter) => {
-                self.stats.completed += 1;
-                Ok(waiter)
-            }
-            Err(e) => {
-                match e {
-                    Unmatched::Unknown => self.stats.unknown += 1,
-                    Unmatched::Late => self.stats.late += 1,
-                }
-                Err(e)
-            }
-        }
-    }
-
-    /// Removes a request in flight (we gave up on it) and returns its waiter; `None` if `id` is
-    /// not in flight. A response to it later is [`Unmatched::Late`].
+    /// Removes a request in flight (we gave up on it), freeing its slot, and returns its waiter;
+    /// `None` if `id` is not in flight (an answered request is collected instead). A response to
+    /// it later is [`Unmatched::Late`].
     pub fn cancel(&mut self, id: u64) -> Option<W> {
         let waiter = self.find(id).ok().and_then(|i| self.take(i))?;
         self.stats.cancelled += 1;
@@ -367,54 +361,24 @@ impl<W> Outbound<W> {
         true
     }
 
-    /// The earliest deadline of any request in flight: when to call
-    /// [`poll_expired`](Self::poll_expired) next.
+    /// The earliest deadline of any request in flight: when to call [`expire`](Self::expire)
+    /// next.
     #[must_use]
     pub fn next_deadline(&self) -> Option<Instant> {
         self.timers.peek().map(|(at, _)| at)
     }
 
-    /// Removes and returns one request whose deadline is `<= now`, earliest first; call it until
-    /// `None`. Each is counted as timed out.
-    pub fn poll_expired(&mut self, now: Instant) -> Option<(u64, W)> {
-        let (at, id) = self.timers.peek()?;
-        if at > now {
-            return None;
-        }
-        self.timers.pop();
-        let waiter = self.take(self.slot_of(id))?;
-        self.stats.timed_out += 1;
-        Some((id, waiter))
-    }
-
-    /// Removes every request in flight, in slot order (for a closed connection: every waiter
-    /// learns at once), and returns the table to its small size.
-    pub fn drain(&mut self) -> impl ExactSizeIterator<Item = (u64, W)> + use<W> {
-        let mut out = Vec::with_capacity(self.len);
-        for (i, slot) in self.slots.iter_mut().enumerate() {
-            if slot.live.as_ref().is_some_and(|l| l.flight != Flight::Answered)
-                && let Some(live) = slot.live.take()
-            {
-                out.push(((slot.generation << self.slot_bits) | i as u64, live.waiter));
-            }
-        }
-        self.len = 0;
-        self.stats.drained += out.len() as u64;
-        self.timers.clear();
-        self.trim();
-        self.rebuild();
-        out.into_iter()
-    }
-
-    /// Matches a response's id to its request as [`complete`](Self::complete) does, but leaves
-    /// the waiter in its slot, answered, for the caller to fill in; [`collect`](Self::collect)
-    /// frees the slot later. From here on the request is no longer in flight: it is not counted
-    /// in [`len`](Self::len), its deadline is gone, and a second response to it is
-    /// [`Unmatched::Late`].
+    /// Matches a response's id to its request and returns its waiter, left in its slot for the
+    /// caller to write the outcome into; [`collect`](Self::collect) frees the slot later. From
+    /// here on the request is no longer in flight: it is not counted in [`len`](Self::len), its
+    /// deadline is gone, and a second response to it is [`Unmatched::Late`].
+    ///
+    /// Ids compare by type and value: `Id::Str("7")` never matches request 7.
     ///
     /// # Errors
     ///
-    /// As [`complete`](Self::complete), counted the same way.
+    /// [`Unmatched::Unknown`] for an id this table never issued, [`Unmatched::Late`] for a request
+    /// no longer in flight. Both are counted in [`stats`](Self::stats).
     pub fn answer(&mut self, id: Id<'_>) -> Result<&mut W, Unmatched> {
         let found = match id {
             Id::Num(n) => {
@@ -437,9 +401,9 @@ impl<W> Outbound<W> {
         }
     }
 
-    /// [`poll_expired`](Self::poll_expired), in place: the request whose deadline passed is
-    /// answered (counted as timed out) and its waiter left in the slot for
-    /// [`collect`](Self::collect).
+    /// One request whose deadline is `<= now`, earliest first, answered as timed out (and
+    /// counted so); call it until `None`. Its waiter stays in its slot, for the caller to write
+    /// the outcome into, until [`collect`](Self::collect).
     pub fn expire(&mut self, now: Instant) -> Option<(u64, &mut W)> {
         loop {
             let (at, id) = self.timers.peek()?;
@@ -458,9 +422,10 @@ impl<W> Outbound<W> {
         }
     }
 
-    /// [`drain`](Self::drain), in place: every request in flight is answered (counted as
-    /// drained) and handed to `f` with its id, its waiter staying in its slot for
-    /// [`collect`](Self::collect).
+    /// Answers every request in flight, in slot order (for a closed connection: every waiter
+    /// learns at once), counting each as drained: `f` gets each one's id and waiter to write the
+    /// outcome into. The waiters stay in their slots until [`collect`](Self::collect); once they
+    /// are collected the table is back to its small size.
     pub fn drain_in_place(&mut self, mut f: impl FnMut(u64, &mut W)) {
         let bits = self.slot_bits;
         let mut drained = 0;
@@ -488,9 +453,9 @@ impl<W> Outbound<W> {
         slot.live.as_mut().map(|l| &mut l.waiter)
     }
 
-    /// Frees the slot of an answered request and returns its waiter; `None` if `id` is not an
-    /// answered request waiting to be collected (use [`cancel`](Self::cancel) for one in
-    /// flight).
+    /// Frees the slot of an answered, timed-out or drained request and returns its waiter;
+    /// `None` if `id` is not such a request waiting to be collected (use
+    /// [`cancel`](Self::cancel) for one in flight).
     pub fn collect(&mut self, id: u64) -> Option<W> {
         let i = self.slot_of(id);
         let slot = self.slots.get(i)?;
@@ -707,25 +672,33 @@ mod tests {
         (0..n).map(move |k| k * 7919 % n)
     }
 
+    /// A response whose caller collects it at once: [`Outbound::answer`], then
+    /// [`Outbound::collect`].
+    fn respond<W>(out: &mut Outbound<W>, id: u64) -> Result<W, Unmatched> {
+        out.answer(num(id))?;
+        Ok(out.collect(id).expect("an answered request is collected"))
+    }
+
     #[test]
     fn string_id_never_matches_the_same_number() {
         let mut out = Outbound::new(8);
         let id = out.register((), None).unwrap();
-        assert_eq!(out.complete(Id::Str(&id.to_string())), Err(Unmatched::Unknown));
-        assert_eq!(out.complete(Id::Null), Err(Unmatched::Unknown));
-        assert_eq!(out.complete(num(id)), Ok(()));
+        assert_eq!(out.answer(Id::Str(&id.to_string())).copied(), Err(Unmatched::Unknown));
+        assert_eq!(out.answer(Id::Null).copied(), Err(Unmatched::Unknown));
+        assert_eq!(out.answer(num(id)).copied(), Ok(()));
         assert_eq!(out.stats().unknown, 2);
     }
 
     #[test]
-    fn second_response_is_late() {
+    fn second_response_is_late_before_and_after_collect() {
         let mut out = Outbound::new(8);
         let id = out.register((), None).unwrap();
-        assert_eq!(out.complete(num(id)), Ok(()));
-        assert_eq!(out.complete(num(id)), Err(Unmatched::Late));
+        assert_eq!(out.answer(num(id)).copied(), Ok(()));
+        assert_eq!(out.answer(num(id)).copied(), Err(Unmatched::Late));
+        assert_eq!(out.collect(id), Some(()));
         let reused = out.register((), None).unwrap();
         assert_ne!(reused, id);
-        assert_eq!(out.complete(num(id)), Err(Unmatched::Late));
+        assert_eq!(out.answer(num(id)).copied(), Err(Unmatched::Late));
         assert_eq!(out.stats().late, 2);
     }
 
@@ -734,8 +707,8 @@ mod tests {
         let mut out = Outbound::new(8);
         let id = out.register(1, None).unwrap();
         assert_eq!(out.cancel(id), Some(1));
-        assert_eq!(out.cancel(id), None);
-        assert_eq!(out.complete(num(id)), Err(Unmatched::Late));
+        assert_eq!((out.cancel(id), out.collect(id), out.waiter_mut(id)), (None, None, None));
+        assert_eq!(out.answer(num(id)).copied(), Err(Unmatched::Late));
         assert_eq!((out.stats().cancelled, out.stats().late), (1, 1));
     }
 
@@ -744,9 +717,11 @@ mod tests {
         let t = Instant::now();
         let mut out = Outbound::new(8);
         let id = out.register(1, Some(t)).unwrap();
-        assert_eq!(out.poll_expired(t), Some((id, 1)));
-        assert_eq!(out.complete(num(id)), Err(Unmatched::Late));
-        assert_eq!((out.stats().timed_out, out.stats().late), (1, 1));
+        assert_eq!(out.expire(t).map(|(id, w)| (id, *w)), Some((id, 1)));
+        assert_eq!(out.answer(num(id)).copied(), Err(Unmatched::Late));
+        assert_eq!(out.collect(id), Some(1));
+        assert_eq!(out.answer(num(id)).copied(), Err(Unmatched::Late));
+        assert_eq!((out.stats().timed_out, out.stats().late), (1, 2));
     }
 
     #[test]
@@ -754,19 +729,19 @@ mod tests {
         let mut out = Outbound::new(8); // 3 slot bits
         let id = out.register((), None).unwrap();
         assert_eq!(id, 1 << 3);
-        assert_eq!(out.complete(num(2 << 3)), Err(Unmatched::Unknown));
-        assert_eq!(out.complete(num(0)), Err(Unmatched::Unknown));
-        assert_eq!(out.complete(num(id)), Ok(()));
+        assert_eq!(out.answer(num(2 << 3)).copied(), Err(Unmatched::Unknown));
+        assert_eq!(out.answer(num(0)).copied(), Err(Unmatched::Unknown));
+        assert_eq!(respond(&mut out, id), Ok(()));
         assert_eq!(out.register((), None), Ok(2 << 3));
-        assert_eq!(out.complete(num(3 << 3)), Err(Unmatched::Unknown));
-        assert_eq!(out.complete(num(2 << 3)), Ok(()));
+        assert_eq!(out.answer(num(3 << 3)).copied(), Err(Unmatched::Unknown));
+        assert_eq!(out.answer(num(2 << 3)).copied(), Ok(()));
     }
 
     #[test]
     fn slot_never_allocated_is_unknown() {
         let mut out = Outbound::new(8);
         out.register((), None).unwrap();
-        assert_eq!(out.complete(num((1 << 3) | 5)), Err(Unmatched::Unknown));
+        assert_eq!(out.answer(num((1 << 3) | 5)).copied(), Err(Unmatched::Unknown));
     }
 
     #[test]
@@ -774,7 +749,7 @@ mod tests {
         let mut out = Outbound::new(8);
         out.register((), None).unwrap();
         for n in [-1, -(1 << 3), i64::MIN, 1 << 53, i64::MAX] {
-            assert_eq!(out.complete(Id::Num(n)), Err(Unmatched::Unknown), "{n}");
+            assert_eq!(out.answer(Id::Num(n)).copied(), Err(Unmatched::Unknown), "{n}");
         }
         assert_eq!(out.stats().unknown, 5);
         assert_eq!(out.len(), 1);
@@ -808,10 +783,10 @@ mod tests {
         for w in 0..300 {
             let id = out.register(w, None).unwrap();
             assert!(id <= MAX_ID && seen.insert(id), "{id:#x} reissued");
-            assert_eq!(out.complete(num(id)), Ok(w));
+            assert_eq!(respond(&mut out, id), Ok(w));
         }
-        assert_eq!(out.complete(num(1 << 51)), Err(Unmatched::Late));
-        assert_eq!(out.complete(num(4 << 51)), Err(Unmatched::Unknown));
+        assert_eq!(out.answer(num(1 << 51)).copied(), Err(Unmatched::Late));
+        assert_eq!(out.answer(num(4 << 51)).copied(), Err(Unmatched::Unknown));
     }
 
     #[test]
@@ -822,21 +797,35 @@ mod tests {
         for _ in 0..6 {
             let id = out.register((), None).unwrap();
             assert!(seen.insert(id));
-            out.complete(num(id)).unwrap();
+            respond(&mut out, id).unwrap();
         }
         assert!(out.register((), None).is_err());
         assert_eq!(out.stats().refused, 1);
     }
 
     #[test]
-    fn full_at_max_in_flight_and_free_after_one_completes() {
-        let mut out = Outbound::new(3);
+    fn full_at_max_in_flight_and_free_after_one_is_answered() {
+        let mut out = Outbound::new(3); // 4 slots
         let ids: Vec<u64> = (0..3).map(|w| out.register(w, None).unwrap()).collect();
         let refused = out.register(3, None).unwrap_err();
         assert_eq!(refused.into_inner(), 3);
-        assert_eq!(out.complete(num(ids[1])), Ok(1));
+        assert_eq!(out.answer(num(ids[1])).copied(), Ok(1));
         assert!(out.register(4, None).is_ok());
         assert_eq!(out.len(), 3);
+        assert_eq!(out.stats().refused, 1);
+    }
+
+    #[test]
+    fn answered_slots_stay_taken_until_collected() {
+        let mut out = Outbound::new(4); // 4 slots
+        let ids: Vec<u64> = (0..4).map(|w| out.register(w, None).unwrap()).collect();
+        assert_eq!(out.answer(num(ids[2])).copied(), Ok(2));
+        assert_eq!(out.len(), 3);
+        // Below max_in_flight, but the answered request still holds the fourth slot.
+        assert_eq!(out.register(4, None).unwrap_err().into_inner(), 4);
+        assert_eq!(out.collect(ids[2]), Some(2));
+        let id = out.register(5, None).unwrap();
+        assert_eq!(out.slot_of(id), out.slot_of(ids[2]));
         assert_eq!(out.stats().refused, 1);
     }
 
@@ -846,15 +835,17 @@ mod tests {
         let mut out = Outbound::new(8);
         let c = out.register('c', Some(t + secs(3))).unwrap();
         let a = out.register('a', Some(t + secs(1))).unwrap();
-        out.register('n', None).unwrap();
+        let n = out.register('n', None).unwrap();
         let b = out.register('b', Some(t + secs(2))).unwrap();
         assert_eq!(out.next_deadline(), Some(t + secs(1)));
-        assert_eq!(out.poll_expired(t), None);
-        assert_eq!(out.poll_expired(t + secs(5)), Some((a, 'a')));
-        assert_eq!(out.poll_expired(t + secs(5)), Some((b, 'b')));
-        assert_eq!(out.poll_expired(t + secs(5)), Some((c, 'c')));
-        assert_eq!(out.poll_expired(t + secs(5)), None);
+        let mut expire = |now| out.expire(now).map(|(id, w)| (id, *w));
+        assert_eq!(expire(t), None);
+        assert_eq!(expire(t + secs(5)), Some((a, 'a')));
+        assert_eq!(expire(t + secs(5)), Some((b, 'b')));
+        assert_eq!(expire(t + secs(5)), Some((c, 'c')));
+        assert_eq!(expire(t + secs(5)), None);
         assert_eq!((out.len(), out.next_deadline()), (1, None));
+        assert!(out.contains(n) && !out.contains(a));
     }
 
     #[test]
@@ -864,14 +855,14 @@ mod tests {
         let id = out.register((), Some(t + secs(1))).unwrap();
         assert!(out.set_deadline(id, Some(t + secs(5))));
         assert_eq!(out.next_deadline(), Some(t + secs(5)));
-        assert_eq!(out.poll_expired(t + secs(2)), None);
+        assert!(out.expire(t + secs(2)).is_none());
         assert!(out.set_deadline(id, Some(t)));
         assert_eq!(out.next_deadline(), Some(t));
         assert!(out.set_deadline(id, None));
-        assert_eq!((out.next_deadline(), out.poll_expired(t + secs(9))), (None, None));
+        assert_eq!((out.next_deadline(), out.expire(t + secs(9)).is_none()), (None, true));
         assert!(out.set_deadline(id, Some(t)));
-        assert_eq!(out.poll_expired(t), Some((id, ())));
-        assert!(!out.set_deadline(id, Some(t)));
+        assert_eq!(out.expire(t).map(|(id, w)| (id, *w)), Some((id, ())));
+        assert!(!out.set_deadline(id, Some(t)), "a timed-out request has no deadline to move");
         assert_eq!(out.timers_len(), 0);
     }
 
@@ -884,18 +875,18 @@ mod tests {
             let ids: Vec<u64> = (0..1000).map(|i| out.register(i, None).unwrap()).collect();
             assert!(ids.iter().all(|&id| seen.insert(id)), "round {round} reissued an id");
             for i in scattered(1000) {
-                assert_eq!(out.complete(num(ids[i])), Ok(i));
+                assert_eq!(respond(&mut out, ids[i]), Ok(i));
             }
             assert!(out.slots_allocated() <= MIN_SLOTS);
             old.extend(ids);
         }
         assert!(out.floor > 0, "the bursts were trimmed");
         for &id in &old {
-            assert_eq!(out.complete(num(id)), Err(Unmatched::Late));
+            assert_eq!(out.answer(num(id)).copied(), Err(Unmatched::Late));
         }
         // A trimmed slot above the floor was never issued there.
         let above = ((out.floor + 1) << out.slot_bits) | 999;
-        assert_eq!(out.complete(num(above)), Err(Unmatched::Unknown));
+        assert_eq!(out.answer(num(above)).copied(), Err(Unmatched::Unknown));
     }
 
     #[test]
@@ -906,16 +897,17 @@ mod tests {
         *out.answer(num(id)).unwrap() = 7;
         assert_eq!((out.len(), out.next_deadline()), (0, None), "no longer in flight");
         assert_eq!(out.answer(num(id)).err(), Some(Unmatched::Late));
-        assert_eq!(out.complete(num(id)).err(), Some(Unmatched::Late));
         assert_eq!(out.cancel(id), None, "an answered request is collected, not cancelled");
+        assert!(!out.contains(id) && !out.set_deadline(id, Some(t)));
         assert_eq!(out.waiter_mut(id).copied(), Some(7));
         // Its slot is not reused while the answer waits.
         let other = out.register(0, None).unwrap();
         assert_ne!(out.slot_of(other), out.slot_of(id));
+        assert_eq!(out.collect(other), None, "a request in flight is cancelled, not collected");
         assert_eq!(out.collect(id), Some(7));
         assert_eq!((out.collect(id), out.waiter_mut(id)), (None, None));
         let s = out.stats();
-        assert_eq!((s.completed, s.late, s.cancelled), (1, 2, 0));
+        assert_eq!((s.completed, s.late, s.cancelled), (1, 1, 0));
     }
 
     #[test]
@@ -931,11 +923,28 @@ mod tests {
         out.drain_in_place(|id, w| drained.push((id, *w)));
         assert_eq!(drained, [(b, "b"), (c, "c")]);
         assert!(out.is_empty() && out.next_deadline().is_none());
+        out.drain_in_place(|_, _| panic!("nothing is in flight"));
         for id in [a, b, c] {
+            assert_eq!(out.answer(num(id)).err(), Some(Unmatched::Late));
             assert!(out.collect(id).is_some());
         }
         let s = out.stats();
-        assert_eq!((s.timed_out, s.drained), (1, 2));
+        assert_eq!((s.timed_out, s.drained, s.late), (1, 2, 3));
         assert_eq!(s.registered, s.completed + s.cancelled + s.timed_out + s.drained);
+    }
+
+    #[test]
+    fn a_drained_burst_gives_its_memory_back_once_collected() {
+        let t = Instant::now();
+        let mut out = Outbound::new(4096);
+        let ids: Vec<u64> =
+            (0..1000).map(|i| out.register(i, Some(t + secs(i))).unwrap()).collect();
+        out.drain_in_place(|_, w| *w += 1);
+        assert_eq!((out.len(), out.timers_len()), (0, 0));
+        for (i, &id) in ids.iter().enumerate() {
+            assert_eq!(out.collect(id), Some(i as u64 + 1));
+        }
+        assert!(out.slots_allocated() <= MIN_SLOTS, "{} slots", out.slots_allocated());
+        assert!(!ids.contains(&out.register(0, None).unwrap()));
     }
 }
