@@ -638,6 +638,27 @@ fn no_file_of_the_tool_depends_on_itself_through_others() {
     assert!(c.is_empty(), "file cycles in cli/src/: {c:?}");
 }
 
+/// One layout for unit tests: a module's sit in `tests.rs` beside it (`foo.rs` and
+/// `foo/tests.rs`), never inline.
+#[test]
+fn unit_tests_sit_beside_their_module() {
+    let mut inline = Vec::new();
+    for dir in ["src", "cli/src"] {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        for (path, file) in files_in(&root) {
+            let _ = file;
+            let text = fs::read_to_string(root.join(&path)).unwrap();
+            if strip(&text).lines().any(|l| {
+                let l = l.trim_start();
+                l.starts_with("mod ") && l.ends_with('{') && l.contains("tests")
+            }) {
+                inline.push(format!("{dir}/{}", path.display()));
+            }
+        }
+    }
+    assert!(inline.is_empty(), "inline test modules: {inline:?}");
+}
+
 /// The checks themselves: a back edge and a cycle, written into a copy of real files, are found.
 #[test]
 fn a_back_edge_and_a_cycle_are_caught() {
