@@ -654,3 +654,116 @@ async fn params_members_are_read_as_written_from_one_scan() {
     let r = raw(r#"{"name":"greet","arguments":null}"#).await.unwrap();
     assert!(text_of(&r).starts_with("invalid arguments: missing field `who`"), "{r}");
 }
+
+/// A tool registered for one era is listed and called in that era only; to the other era's
+/// requests it is an unknown tool. The list the HTTP server reads annotations from has both.
+#[tokio::test]
+async fn a_tool_of_one_era_is_unknown_to_the_other() {
+    use mcpwire::mcp::Era;
+    let s = Server::builder("eras", "1")
+        .tool(Tool::new("both"), |_| async { Ok(CallToolResult::text("both")) })
+        .tool_in(Era::Legacy, Tool::new("old"), |_| async { Ok(CallToolResult::text("old")) })
+        .tool_in(Era::Modern, Tool::new("new"), |_| async { Ok(CallToolResult::text("new")) })
+        .build();
+    let names = |list: &Value| -> Vec<String> {
+        list["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().into())
+            .collect()
+    };
+    let all: Value = serde_json::from_str(s.tools_list_json()).unwrap();
+    assert_eq!(names(&all), ["both", "old", "new"]);
+
+    let legacy = Pair::legacy(&s, json!({})).await;
+    assert_eq!(names(&legacy.call("tools/list", json!({})).await.unwrap()), ["both", "old"]);
+    let r = legacy.call("tools/call", json!({"name": "old"})).await.unwrap();
+    assert_eq!(text_of(&r), "old");
+    let e = legacy.call("tools/call", json!({"name": "new"})).await.unwrap_err();
+    assert_eq!((e.code.get(), e.message.as_ref()), (-32602, "Unknown tool: new"));
+
+    let m = pair(&s);
+    let list = m.call("tools/list", modern(json!({}), json!({}))).await.unwrap();
+    assert_eq!(names(&list), ["both", "new"]);
+    let r = m.call("tools/call", modern(json!({"name": "new"}), json!({}))).await.unwrap();
+    assert_eq!(text_of(&r), "new");
+    let e = m.call("tools/call", modern(json!({"name": "old"}), json!({}))).await.unwrap_err();
+    assert_eq!((e.code.get(), e.message.as_ref()), (-32602, "Unknown tool: old"));
+    // Registering a name again replaces the tool, whatever era either was for.
+    let s = Server::builder("eras", "1")
+        .tool_in(Era::Legacy, Tool::new("t"), |_| async { Ok(CallToolResult::text("old")) })
+        .tool(Tool::new("t"), |_| async { Ok(CallToolResult::text("any")) })
+        .build();
+    let m = pair(&s);
+    let r = m.call("tools/call", modern(json!({"name": "t"}), json!({}))).await.unwrap();
+    assert_eq!(text_of(&r), "any");
+}
+
+/// `lists_change(false)`: no `listChanged` is declared and list changes are not announced;
+/// resource updates still are.
+#[tokio::test]
+async fn fixed_lists_declare_no_list_changed_and_announce_none() {
+    let s = Server::builder("fixed", "1")
+        .lists_change(false)
+        .tool(Tool::new("t"), |_| async { Ok(CallToolResult::text("t")) })
+        .resource(Resource::new("test://a", "a"), |_| async {
+            Ok(ReadResourceResult::new(ResourceContents::text("test://a", "text/plain", "A")))
+        })
+        .build();
+    let mut p = Pair::legacy(&s, json!({})).await;
+    let init = p
+        .call("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}}))
+        .await
+        .unwrap();
+    assert_eq!(
+        init["capabilities"],
+        json!({"tools": {}, "resources": {"subscribe": true}, "logging": {}})
+    );
+    let d = pair(&s).call("server/discover", modern(json!({}), json!({}))).await.unwrap();
+    assert_eq!(d["capabilities"], init["capabilities"]);
+    p.call("resources/subscribe", json!({"uri": "test://a"})).await.unwrap();
+    s.tools_changed();
+    s.prompts_changed();
+    s.resources_changed();
+    s.resource_updated("test://a");
+    let got = drain(&mut p.notes).await;
+    let methods: Vec<_> = got.iter().map(|n| n["method"].as_str().unwrap()).collect();
+    assert_eq!(methods, ["notifications/resources/updated"], "{got:?}");
+}
+
+/// Methods of a capability the server does not declare are unknown (-32601) in both eras, as
+/// any method it does not serve.
+#[tokio::test]
+async fn methods_of_undeclared_capabilities_are_unknown() {
+    let tools_only = Server::builder("tools", "1")
+        .tool(Tool::new("t"), |_| async { Ok(CallToolResult::text("t")) })
+        .build();
+    let undeclared = [
+        ("prompts/list", json!({})),
+        ("prompts/get", json!({"name": "p"})),
+        ("resources/list", json!({})),
+        ("resources/templates/list", json!({})),
+        ("resources/read", json!({"uri": "test://a"})),
+    ];
+    let legacy = Pair::legacy(&tools_only, json!({})).await;
+    let m = pair(&tools_only);
+    for (method, params) in &undeclared {
+        let e = legacy.call(method, params.clone()).await.unwrap_err();
+        assert_eq!(e.code.get(), -32601, "legacy {method}");
+        let e = m.call(method, modern(params.clone(), json!({}))).await.unwrap_err();
+        assert_eq!(e.code.get(), -32601, "modern {method}");
+    }
+    for method in ["resources/subscribe", "resources/unsubscribe"] {
+        let e = legacy.call(method, json!({"uri": "test://a"})).await.unwrap_err();
+        assert_eq!(e.code.get(), -32601, "{method}");
+    }
+    // What it declares is served.
+    assert!(legacy.call("tools/list", json!({})).await.is_ok());
+    let nothing = Server::builder("nothing", "1").build();
+    let legacy = Pair::legacy(&nothing, json!({})).await;
+    let e = legacy.call("tools/list", json!({})).await.unwrap_err();
+    assert_eq!(e.code.get(), -32601);
+    let e = pair(&nothing).call("tools/call", modern(json!({"name": "t"}), json!({}))).await;
+    assert_eq!(e.unwrap_err().code.get(), -32601);
+}

@@ -13,7 +13,6 @@
 //!
 //! Without a subcommand it runs `load` with its defaults: the embedded target.
 
-mod handler;
 mod inspect;
 mod load;
 mod merge;
@@ -42,7 +41,7 @@ pub(crate) const EXIT_IO: u8 = 2;
 #[derive(Debug, Parser)]
 #[command(name = "mcpwire", version, about = "JSON-RPC 2.0 / MCP wire tools and load harness")]
 #[command(after_help = "Without a subcommand, runs `load` with its defaults: the embedded \
-                        target (the `serve` handler in process, over a tokio duplex).")]
+                        target (the `serve` server in process, over a tokio duplex).")]
 struct Cli {
     /// Log at debug level (logs go to standard error).
     #[arg(long, global = true)]
@@ -494,16 +493,17 @@ fn run_init(
 }
 
 fn run_serve(args: &ServeArgs) -> ExitCode {
+    let mcp = serve::server();
     let listen = match (&args.listen.tcp, &args.listen.unix, &args.listen.http) {
         (Some(addr), _, _) => serve::Listen::Tcp(addr.clone()),
         (_, Some(path), _) => serve::Listen::Unix(path.clone()),
         (_, _, Some(addr)) => {
-            serve::Listen::Http(addr.clone(), args.http.server(args.limits.builder()))
+            serve::Listen::Http(addr.clone(), args.http.server(args.limits.builder(), &mcp))
         }
         _ => serve::Listen::Stdio,
     };
     let rt = runtime();
-    let outcome = rt.block_on(serve::run(listen, args.limits.builder()));
+    let outcome = rt.block_on(serve::run(listen, args.limits.builder(), mcp));
     // Standard input is read on a blocking thread that only EOF would end; do not wait for it.
     rt.shutdown_background();
     match outcome {

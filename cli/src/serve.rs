@@ -1,5 +1,7 @@
-//! `mcpwire serve`: the server of `handler.rs` on stdio, TCP, a Unix socket or Streamable HTTP,
+//! `mcpwire serve`: the server of `tools.rs` on stdio, TCP, a Unix socket or Streamable HTTP,
 //! with every limit a flag.
+
+mod tools;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,10 +14,11 @@ use mcpwire::limits::{
     MAX_FRAME_BYTES_CEILING,
 };
 use mcpwire::peer::{DEFAULT_UNADDRESSED_REPLIES_PER_SECOND, PeerBuilder};
+use mcpwire::server::Server;
 use mcpwire::transport;
 use mcpwire::{Limits, ReplyDetail};
 
-pub use crate::handler::{McpServer, PROTOCOL_VERSIONS, TOOLS_LIST};
+pub use tools::server;
 
 /// The bounds `serve` holds each connection to (`mcpwire serve --help` lists them under
 /// "Limits"); every one defaults to the library's default.
@@ -150,13 +153,14 @@ pub struct HttpArgs {
 }
 
 impl HttpArgs {
-    /// A server with these settings, its sessions made by `builder`.
-    pub fn server(&self, builder: PeerBuilder) -> HttpServer {
+    /// An HTTP server with these settings for `mcp`'s tools, its sessions made by `builder`.
+    pub fn server(&self, builder: PeerBuilder, mcp: &Server) -> HttpServer {
         let idle = (self.session_idle_timeout > 0.0)
             .then(|| Duration::try_from_secs_f64(self.session_idle_timeout).ok())
             .flatten();
-        let (tools, _) = mcpwire::mcp::annotations::ToolHeaders::from_tools_list(TOOLS_LIST)
-            .expect("the tool list is fixed and valid");
+        let (tools, _) =
+            mcpwire::mcp::annotations::ToolHeaders::from_tools_list(mcp.tools_list_json())
+                .expect("the tool list is fixed and valid");
         let mut server = HttpServer::new(builder)
             .tool_headers(tools)
             .path(self.http_path.clone())
@@ -184,9 +188,9 @@ impl HttpArgs {
     }
 }
 
-/// Runs the server, each connection a peer made by `builder`, until its input ends, or SIGINT /
-/// SIGTERM; either way what was queued is written before it returns.
-pub async fn run(listen: Listen, builder: PeerBuilder) -> std::io::Result<()> {
+/// Runs `mcp`, each connection a peer made by `builder` with a handler of its own, until its
+/// input ends, or SIGINT / SIGTERM; either way what was queued is written before it returns.
+pub async fn run(listen: Listen, builder: PeerBuilder, mcp: Server) -> std::io::Result<()> {
     // The handlers are installed now, before anything is served or announced: a signal that
     // arrives at any later point ends the server cleanly instead of killing it.
     let signals = shutdown_signals()?;
@@ -197,7 +201,7 @@ pub async fn run(listen: Listen, builder: PeerBuilder) -> std::io::Result<()> {
     match listen {
         Listen::Stdio => {
             let (peer, mut conn) =
-                builder.spawn(tokio::io::stdin(), tokio::io::stdout(), McpServer::new());
+                builder.spawn(tokio::io::stdin(), tokio::io::stdout(), mcp.handler());
             tokio::select! {
                 reason = conn.closed() => tracing::info!(%reason, "stdio connection ended"),
                 () = signal => {
@@ -211,13 +215,13 @@ pub async fn run(listen: Listen, builder: PeerBuilder) -> std::io::Result<()> {
             let listener = tokio::net::TcpListener::bind(&addr).await?;
             // The bound address (a port of 0 picks one), for whoever started us.
             eprintln!("mcpwire: serving MCP on tcp:{}", listener.local_addr()?);
-            transport::serve_tcp_until(listener, builder, McpServer::new, signal).await
+            transport::serve_tcp_until(listener, builder, move || mcp.handler(), signal).await
         }
         Listen::Unix(path) => {
             let listener = bind_unix(&path)?;
             let _unlink = Unlink(path.clone());
             eprintln!("mcpwire: serving MCP on unix:{}", path.display());
-            transport::serve_unix_until(listener, builder, McpServer::new, signal).await
+            transport::serve_unix_until(listener, builder, move || mcp.handler(), signal).await
         }
         Listen::Http(addr, server) => {
             let listener = mcpwire::http::server::bind(&addr).await?;
@@ -226,7 +230,7 @@ pub async fn run(listen: Listen, builder: PeerBuilder) -> std::io::Result<()> {
                 listener.local_addr()?,
                 server.endpoint()
             );
-            server.serve(listener, McpServer::new, signal).await
+            server.serve(listener, move || mcp.handler(), signal).await
         }
     }
 }

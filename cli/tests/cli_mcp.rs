@@ -102,7 +102,8 @@ fn serve_answers_a_scripted_mcp_session_over_stdio() {
     );
     assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
     assert_eq!(init["result"]["serverInfo"]["name"], "mcpwire");
-    assert_eq!(init["result"]["capabilities"], json!({"tools":{}}));
+    // Fixed tools (no listChanged), and log levels (`logging/setLevel`).
+    assert_eq!(init["result"]["capabilities"], json!({"tools":{},"logging":{}}));
     s.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
     assert_eq!(s.call(2, "ping", json!({}))["result"], json!({}));
 
@@ -156,6 +157,10 @@ fn serve_answers_a_scripted_mcp_session_over_stdio() {
     assert_eq!(r["error"]["code"], -32602, "{r}");
     assert_eq!(s.call(15, "resources/list", json!({}))["error"]["code"], -32601);
     assert_eq!(s.call(16, "tools/call", json!({"arguments":{}}))["error"]["code"], -32602);
+    assert_eq!(s.call(18, "logging/setLevel", json!({"level":"error"}))["result"], json!({}));
+    // confirm asks the client in a legacy session: one that cannot elicit is refused.
+    let r = s.call(19, "tools/call", json!({"name":"confirm","arguments":{"question":"?"}}));
+    assert_eq!(r["error"]["code"], -32021, "{r}");
     // A version it does not know: the latest.
     let r = s.call(17, "initialize", json!({"protocolVersion":"1999-01-01","capabilities":{}}));
     assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
@@ -462,6 +467,12 @@ fn serve_speaks_the_stateless_era_over_stdio() {
     assert!(t["result"]["ttlMs"].as_u64().is_some(), "{t}");
     let route = &t["result"]["tools"][2];
     assert_eq!(route["inputSchema"]["properties"]["region"]["x-mcp-header"], "Region");
+    // test_reconnection belongs to legacy sessions: unlisted and unknown here.
+    let names: Vec<_> =
+        t["result"]["tools"].as_array().unwrap().iter().map(|t| &t["name"]).collect();
+    assert_eq!(names, ["echo", "sleep", "route", "confirm"]);
+    let r = s.call(20, "tools/call", json!({"name": "test_reconnection", "_meta": meta}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
     let r = s.call(3, "tools/call", json!({"name": "route", "arguments": {"region": "eu", "shard": 3, "message": "m"}, "_meta": meta}));
     assert_eq!(r["result"]["content"][0]["text"], "eu/3: m", "{r}");
     assert_eq!(r["result"]["resultType"], "complete");
@@ -523,6 +534,30 @@ fn serve_speaks_the_stateless_era_over_stdio() {
     );
     // Neither era yet: a request with no envelope, before any initialize, is malformed.
     assert_eq!(s.call(13, "tools/list", json!({}))["error"]["code"], -32602);
+    assert!(s.finish(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn serve_confirm_asks_the_client_in_a_legacy_session() {
+    let mut s = Server::start();
+    let init = json!({"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}});
+    assert!(s.call(1, "initialize", init)["result"].is_object());
+    s.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    for (id, answer, text) in [
+        (2, json!({"action":"accept","content":{"confirmed":true}}), "confirmed"),
+        (3, json!({"action":"decline"}), "declined"),
+    ] {
+        s.send(&json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"confirm","arguments":{"question":"ship it?"}}}));
+        // The server's own request to the client, then our answer, then the tool's result.
+        let ask = s.recv();
+        assert_eq!(ask["method"], "elicitation/create", "{ask}");
+        assert_eq!(ask["params"]["message"], "ship it?");
+        assert_eq!(ask["params"]["mode"], "form");
+        s.send(&json!({"jsonrpc":"2.0","id":ask["id"],"result":answer}));
+        let done = s.recv();
+        assert_eq!(done["id"], id, "{done}");
+        assert_eq!(tool_text(&done), (text, false));
+    }
     assert!(s.finish(Duration::from_secs(10)).success());
 }
 

@@ -63,6 +63,9 @@ impl Connection {
 
     async fn modern(&self, req: &Incoming, cx: &Context, env: Envelope) -> Result<Reply, RpcError> {
         let lists = &self.core().lists;
+        if !self.core().declares(req.method()) {
+            return Err(RpcError::method_not_found(req.method()));
+        }
         match req.method() {
             "server/discover" => Ok(Reply::raw(&lists.discover)),
             "tools/list" => list(req, &lists.tools[1]),
@@ -92,6 +95,9 @@ impl Connection {
                     mcp::PROTOCOL_VERSION_KEY,
                     mcp::CLIENT_CAPABILITIES_KEY
                 )));
+            }
+            method if !self.core().declares(method) => {
+                return Err(RpcError::method_not_found(method));
             }
             _ => {}
         }
@@ -350,12 +356,14 @@ impl Connection {
         match kind {
             Kind::Tool => {
                 let name = call.name();
-                match core.tool_index.get(name.as_ref()) {
-                    Some(&i) => Ok(Route::Tool(&core.tools[i].1)),
-                    None if name.is_empty() => Err(RpcError::invalid_params(
+                let found = core.tool_index.get(name.as_ref()).map(|&i| &core.tools[i]);
+                match found {
+                    // A tool of one era is unknown to the other's requests.
+                    Some((_, only, f)) if only.is_none_or(|e| e == call.era) => Ok(Route::Tool(f)),
+                    _ if name.is_empty() => Err(RpcError::invalid_params(
                         "params.name must be a string naming the tool",
                     )),
-                    None => Err(RpcError::new(
+                    _ => Err(RpcError::new(
                         ErrorCode::INVALID_PARAMS,
                         format!("Unknown tool: {name}"),
                     )),
@@ -399,6 +407,24 @@ impl Connection {
                 Some(f) => Ok(Route::Complete(f)),
                 None => Err(RpcError::method_not_found("completion/complete")),
             },
+        }
+    }
+}
+
+impl Core {
+    /// Whether `method` belongs to what the server declares: `tools/…`, `prompts/…` and
+    /// `resources/…` are unknown methods (-32601) to a server without tools, prompts or
+    /// resources, as any method it does not serve.
+    fn declares(&self, method: &str) -> bool {
+        let caps = &self.capabilities;
+        if method.starts_with("tools/") {
+            caps.tools.is_some()
+        } else if method.starts_with("resources/") {
+            caps.resources.is_some()
+        } else if method.starts_with("prompts/") {
+            caps.prompts.is_some()
+        } else {
+            true
         }
     }
 }

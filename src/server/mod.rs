@@ -70,6 +70,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 
+use crate::mcp::Era;
 use crate::transport::{BadTarget, IntoTarget, Target};
 
 pub use call::{Answer, Call, Error, InputRequired, MAX_INPUT_ROUNDS};
@@ -106,16 +107,21 @@ pub const DEFAULT_LIST_TTL: Duration = Duration::ZERO;
 /// make the server hold every change forever.
 pub const CHANGE_BACKLOG: usize = 64;
 
+/// A tool as registered: its definition, the one era it is served in (`None`: both) and its
+/// handler.
+type ToolEntry = (Tool<'static>, Option<Era>, HandlerFn<CallToolResult<'static>>);
+
 /// Builds a [`Server`].
 pub struct ServerBuilder {
     info: Implementation<'static>,
     instructions: Option<String>,
-    tools: Vec<(Tool<'static>, HandlerFn<CallToolResult<'static>>)>,
+    tools: Vec<ToolEntry>,
     resources: Vec<(Resource<'static>, HandlerFn<ReadResourceResult<'static>>)>,
     templates: Vec<(ResourceTemplate<'static>, HandlerFn<ReadResourceResult<'static>>)>,
     prompts: Vec<(Prompt<'static>, HandlerFn<GetPromptResult<'static>>)>,
     completion: Option<HandlerFn<CompleteResult<'static>>>,
     list_ttl: Duration,
+    lists_change: bool,
     key: Option<StateKey>,
 }
 
@@ -133,15 +139,32 @@ impl ServerBuilder {
         self
     }
 
-    /// A tool and its handler. A tool of the same name replaces the earlier one.
+    /// A tool and its handler, served in both eras. A tool of the same name replaces the
+    /// earlier one.
     #[must_use]
     pub fn tool<F, Fut>(mut self, tool: Tool<'static>, handler: F) -> Self
     where
         F: Fn(Call) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<CallToolResult<'static>, Error>> + Send + 'static,
     {
-        self.tools.retain(|(t, _)| t.name != tool.name);
-        self.tools.push((tool, boxed(handler)));
+        self.tools.retain(|(t, _, _)| t.name != tool.name);
+        self.tools.push((tool, None, boxed(handler)));
+        self
+    }
+
+    /// A tool served in one era only: that era's `tools/list` lists it and its requests call
+    /// it; to the other era's requests it does not exist (`tools/call` answers -32602, "Unknown
+    /// tool", as for any name the server does not know). For a tool whose job belongs to one
+    /// era, such as one that works the event streams of a legacy Streamable HTTP session. A
+    /// tool of the same name replaces the earlier one.
+    #[must_use]
+    pub fn tool_in<F, Fut>(mut self, era: Era, tool: Tool<'static>, handler: F) -> Self
+    where
+        F: Fn(Call) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult<'static>, Error>> + Send + 'static,
+    {
+        self.tools.retain(|(t, _, _)| t.name != tool.name);
+        self.tools.push((tool, Some(era), boxed(handler)));
         self
     }
 
@@ -199,6 +222,18 @@ impl ServerBuilder {
         self
     }
 
+    /// Whether the tool, prompt and resource lists may change while the server runs (by
+    /// default they may): declared as `listChanged` in the capabilities. A server whose lists
+    /// are fixed says `false`, so clients know no `notifications/*/list_changed` will come;
+    /// [`Server::tools_changed`], [`Server::prompts_changed`] and
+    /// [`Server::resources_changed`] then send nothing. Resource updates
+    /// ([`Server::resource_updated`]) are not affected.
+    #[must_use]
+    pub fn lists_change(mut self, change: bool) -> Self {
+        self.lists_change = change;
+        self
+    }
+
     /// The key `requestState` is sealed with. By default each server makes a random one; give
     /// every instance behind a load balancer the same key, so any of them can open a state
     /// another one sealed.
@@ -211,11 +246,12 @@ impl ServerBuilder {
     /// The server.
     #[must_use]
     pub fn build(self) -> Server {
+        let list_changed = self.lists_change.then_some(true);
         let capabilities = ServerCapabilities {
-            tools: (!self.tools.is_empty()).then_some(ListChanged { list_changed: Some(true) }),
+            tools: (!self.tools.is_empty()).then_some(ListChanged { list_changed }),
             resources: (!self.resources.is_empty() || !self.templates.is_empty())
-                .then_some(ResourcesCapability { subscribe: Some(true), list_changed: Some(true) }),
-            prompts: (!self.prompts.is_empty()).then_some(ListChanged { list_changed: Some(true) }),
+                .then_some(ResourcesCapability { subscribe: Some(true), list_changed }),
+            prompts: (!self.prompts.is_empty()).then_some(ListChanged { list_changed }),
             logging: Some(Empty {}),
             completions: self.completion.is_some().then_some(Empty {}),
             experimental: None,
@@ -230,7 +266,7 @@ impl ServerBuilder {
                 .tools
                 .iter()
                 .enumerate()
-                .map(|(i, (t, _))| (t.name.to_string(), i))
+                .map(|(i, (t, _, _))| (t.name.to_string(), i))
                 .collect(),
             prompt_index: self
                 .prompts
@@ -265,6 +301,9 @@ struct ServerMeta<'a> {
 /// The list results, encoded once, for each era.
 struct Lists {
     tools: [String; 2],
+    /// The `tools/list` result of every tool, whatever its era: what
+    /// [`Server::tools_list_json`] gives.
+    all_tools: String,
     resources: [String; 2],
     templates: [String; 2],
     prompts: [String; 2],
@@ -282,10 +321,21 @@ impl Lists {
             *r = Some(ttl);
             *s = Some(CacheScope::Public);
         };
-        let mut tools = ListToolsResult {
-            tools: b.tools.iter().map(|(t, _)| t.clone()).collect(),
+        let in_era = |era: Era| ListToolsResult {
+            tools: b
+                .tools
+                .iter()
+                .filter(|(_, only, _)| only.is_none_or(|e| e == era))
+                .map(|(t, _, _)| t.clone())
+                .collect(),
             ..Default::default()
         };
+        let all_tools = json(&ListToolsResult {
+            tools: b.tools.iter().map(|(t, _, _)| t.clone()).collect(),
+            ..Default::default()
+        });
+        let legacy_tools = json(&in_era(Era::Legacy));
+        let mut tools = in_era(Era::Modern);
         let mut resources = ListResourcesResult {
             resources: b.resources.iter().map(|(r, _)| r.clone()).collect(),
             ..Default::default()
@@ -298,7 +348,7 @@ impl Lists {
             prompts: b.prompts.iter().map(|(p, _)| p.clone()).collect(),
             ..Default::default()
         };
-        let legacy = [json(&tools), json(&resources), json(&templates), json(&prompts)];
+        let legacy = [legacy_tools, json(&resources), json(&templates), json(&prompts)];
         hints(&mut tools.ttl_ms, &mut tools.cache_scope);
         hints(&mut resources.ttl_ms, &mut resources.cache_scope);
         hints(&mut templates.ttl_ms, &mut templates.cache_scope);
@@ -313,6 +363,7 @@ impl Lists {
         let [t, r, rt, p] = legacy;
         Self {
             tools: [t, modern_json(&tools, "complete", meta)],
+            all_tools,
             resources: [r, modern_json(&resources, "complete", meta)],
             templates: [rt, modern_json(&templates, "complete", meta)],
             prompts: [p, modern_json(&prompts, "complete", meta)],
@@ -346,7 +397,7 @@ pub(crate) struct Core {
     capabilities: ServerCapabilities<'static>,
     /// `{"io.modelcontextprotocol/serverInfo": …}`.
     meta: Box<RawValue>,
-    tools: Vec<(Tool<'static>, HandlerFn<CallToolResult<'static>>)>,
+    tools: Vec<ToolEntry>,
     tool_index: HashMap<String, usize>,
     resources: Vec<(Resource<'static>, HandlerFn<ReadResourceResult<'static>>)>,
     templates: Vec<(ResourceTemplate<'static>, HandlerFn<ReadResourceResult<'static>>)>,
@@ -405,6 +456,7 @@ impl Server {
             prompts: Vec::new(),
             completion: None,
             list_ttl: DEFAULT_LIST_TTL,
+            lists_change: true,
             key: None,
         }
     }
@@ -416,11 +468,12 @@ impl Server {
         Connection { server: self.clone(), session: Arc::new(Session::default()) }
     }
 
-    /// The legacy `tools/list` result as JSON: what the HTTP server reads the tools'
-    /// `x-mcp-header` annotations from (`ToolHeaders::from_tools_list`).
+    /// A `tools/list` result of every tool (those of one era only included) as JSON: what the
+    /// HTTP server reads the tools' `x-mcp-header` annotations from
+    /// (`ToolHeaders::from_tools_list`).
     #[must_use]
     pub fn tools_list_json(&self) -> &str {
-        &self.0.lists.tools[0]
+        &self.0.lists.all_tools
     }
 
     /// What the server declares.
@@ -431,18 +484,25 @@ impl Server {
 
     /// Tells listeners the tool list changed (`notifications/tools/list_changed`: legacy
     /// sessions, and modern `subscriptions/listen` streams that asked for it).
+    /// Nothing when the server was built with `lists_change(false)`.
     pub fn tools_changed(&self) {
-        let _ = self.0.changes.send(Change::Tools);
+        if self.0.capabilities.tools.is_some_and(|c| c.list_changed == Some(true)) {
+            let _ = self.0.changes.send(Change::Tools);
+        }
     }
 
-    /// Tells listeners the prompt list changed.
+    /// Tells listeners the prompt list changed (nothing with `lists_change(false)`).
     pub fn prompts_changed(&self) {
-        let _ = self.0.changes.send(Change::Prompts);
+        if self.0.capabilities.prompts.is_some_and(|c| c.list_changed == Some(true)) {
+            let _ = self.0.changes.send(Change::Prompts);
+        }
     }
 
-    /// Tells listeners the resource list changed.
+    /// Tells listeners the resource list changed (nothing with `lists_change(false)`).
     pub fn resources_changed(&self) {
-        let _ = self.0.changes.send(Change::Resources);
+        if self.0.capabilities.resources.is_some_and(|c| c.list_changed == Some(true)) {
+            let _ = self.0.changes.send(Change::Resources);
+        }
     }
 
     /// Tells the clients subscribed to `uri` that it changed

@@ -43,16 +43,11 @@ use mcpwire::peer::{Connection, NoHandler, PeerBuilder, PeerHandle, RequestOptio
 use mcpwire::transport::{self, ConnectOptions, Target};
 use serde::Deserialize;
 
-use crate::serve::{McpServer, PROTOCOL_VERSIONS};
-
 pub use drive::run;
 pub use init::init;
 pub use model::Shape;
 pub use report::Report;
 pub use scenario::{Method, Mix, Operation};
-
-// `auto` offers the embedded server the legacy versions it speaks, newest first.
-const _: () = assert!(PROTOCOL_VERSIONS.len() == mcpwire::mcp::LEGACY_VERSIONS.len());
 
 /// The server `load` drives when no target is named: `serve`'s server in this process, over an
 /// in-memory pipe, shown as `embedded`.
@@ -61,7 +56,10 @@ pub fn embedded() -> Target {
     // As many handlers as the generator can have requests in flight, up to a bound.
     let limits =
         Limits::default().max_handlers(mcpwire::limits::DEFAULT_MAX_HANDLERS * EMBEDDED_HANDLERS);
-    Target::in_process_handler("embedded", PeerBuilder::new().limits(limits), McpServer::new)
+    let server = crate::serve::server();
+    Target::in_process_handler("embedded", PeerBuilder::new().limits(limits), move || {
+        server.handler()
+    })
 }
 
 /// How many times the default number of handlers the embedded server runs at once.
