@@ -612,8 +612,9 @@ async fn a_listen_stream_that_falls_behind_is_told_what_may_have_changed() {
     stream.abort();
 }
 
-/// `params` is scanned once per request and every read (the name, `requestState`, `arguments`)
-/// shares the scan: each must still read a member exactly as a scan of its own would.
+/// `params` is read once per request for the members most reads want (the name, `arguments`,
+/// `_meta`), and scanned whole only for another member whose key may be in it (`requestState`,
+/// `inputResponses`): each read must still find a member exactly as a scan of its own would.
 #[tokio::test]
 async fn params_members_are_read_as_written_from_one_scan() {
     let s = server();
@@ -633,23 +634,27 @@ async fn params_members_are_read_as_written_from_one_scan() {
     assert_eq!(text_of(&r), "hello Ada");
     let r = raw(r#"{"name":"greet","\u0061rguments":{"who":"Bo"}}"#).await.unwrap();
     assert_eq!(text_of(&r), "hello Bo");
-    // A member named twice is refused, whichever read finds it first (a name given twice
-    // names no tool).
+    // A member named twice is refused, whichever read finds it first.
     for (text, why) in [
         (
             r#"{"name":"greet","arguments":{"who":"A"},"arguments":{"who":"B"}}"#,
             "names arguments twice",
         ),
-        (
-            r#"{"name":"greet","name":"greet","arguments":{"who":"A"}}"#,
-            "params.name must be a string",
-        ),
+        (r#"{"name":"greet","name":"greet","arguments":{"who":"A"}}"#, "names name twice"),
         (r#"{"name":"greet","requestState":"a","requestState":"b"}"#, "names requestState twice"),
     ] {
         let e = raw(text).await.unwrap_err();
         assert_eq!(e.code.get(), -32602, "{text}");
         assert!(e.message.contains(why), "{text}: {}", e.message);
     }
+    // A key spelled with escapes is found however it is written, and refused when named twice.
+    let e = raw(r#"{"name":"greet","requestState":"a","requ\u0065stState":"b"}"#).await;
+    assert!(e.unwrap_err().message.contains("names requestState twice"));
+    let e = raw(r#"{"name":"greet","requ\u0065stState":"x"}"#).await.unwrap_err();
+    assert_eq!(e.message, "Invalid params: requestState integrity check failed");
+    // A value that mentions a key is not that member.
+    let r = raw(r#"{"name":"greet","arguments":{"who":"requestState"}}"#).await.unwrap();
+    assert_eq!(text_of(&r), "hello requestState");
     // `null` is no member at all: absent arguments read as `{}`.
     let r = raw(r#"{"name":"greet","arguments":null}"#).await.unwrap();
     assert!(text_of(&r).starts_with("invalid arguments: missing field `who`"), "{r}");

@@ -159,48 +159,186 @@ pub struct Call {
     /// The `logLevel` of a modern request.
     pub(crate) log_level: Option<LoggingLevel>,
     /// The client's capabilities: the envelope's (modern) or `initialize`'s (legacy).
-    pub(crate) capabilities: Option<Arc<str>>,
+    pub(crate) capabilities: Capabilities,
     /// The opened `requestState`.
     pub(crate) state: Option<String>,
     /// Legacy era: the answers gathered by the server for the handler's earlier rounds.
     pub(crate) answers: Vec<(String, Answer)>,
-    /// `params`' top-level members, found by one scan the first time one is asked for: the
-    /// dispatcher's reads (`requestState`, the name) and the handler's (`arguments`,
-    /// `inputResponses`, `_meta`) then share it, so no reader scans `params` (a modern
-    /// request's whole `_meta` envelope included) again.
-    pub(crate) members: std::sync::OnceLock<Result<Members, Rejection>>,
+    /// The members of `params` the server reads, found by one scan before any handler runs.
+    pub(crate) known: Known,
 }
 
-/// `params`' members, in order: a request's few fit inline (a `tools/call` has its name,
-/// arguments and `_meta`), with no allocation.
-pub(crate) type Members = smallvec::SmallVec<[Span; 4]>;
-
-/// Where one member of `params` lies in its text.
-#[derive(Debug)]
-pub(crate) struct Span {
-    key: std::ops::Range<usize>,
-    value: std::ops::Range<usize>,
-    escaped: bool,
+/// The client's capabilities, as a request carries them.
+#[derive(Clone, Debug)]
+pub(crate) enum Capabilities {
+    /// A legacy session's, as `initialize` declared them (if it did).
+    Session(Option<Arc<str>>),
+    /// A modern request's, in its `_meta` envelope: where they lie in the text of `params`.
+    Envelope(Slot),
 }
 
-/// The members of `text` (an object), as [`Span`]s; the error [`member`] would give for a
-/// malformed or non-object `text`.
-fn spans(text: &str) -> Result<Members, Rejection> {
-    let bad = |why: &str| Rejection::invalid(format!("Invalid params: the object {why}"));
-    let members = crate::mcp::scan::members(text).map_err(|e| match e {
-        crate::mcp::scan::ScanError::NotObject => bad("must be an object"),
-        crate::mcp::scan::ScanError::Malformed => bad("is not well-formed JSON"),
-    })?;
-    let at = |part: &str| {
-        let start = part.as_ptr() as usize - text.as_ptr() as usize;
-        start..start + part.len()
-    };
-    let mut out = Members::new();
-    for m in members {
-        let m = m.map_err(|_| bad("is not well-formed JSON"))?;
-        out.push(Span { key: at(m.key), value: at(m.value), escaped: m.escaped });
+/// A member of `params` the server reads: the four [`RequestParams`] reads (refused as soon as
+/// they are named twice, as it refuses them), then those of multi round-trip requests (refused
+/// when they are read).
+///
+/// [`RequestParams`]: crate::mcp::meta::RequestParams
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Key {
+    Name,
+    Arguments,
+    Meta,
+    Uri,
+    RequestState,
+    InputResponses,
+}
+
+impl Key {
+    /// How many there are.
+    const COUNT: usize = 6;
+
+    /// The key named `name`.
+    fn of(name: &str) -> Option<Self> {
+        Some(match name {
+            "name" => Self::Name,
+            "arguments" => Self::Arguments,
+            "_meta" => Self::Meta,
+            "uri" => Self::Uri,
+            "requestState" => Self::RequestState,
+            "inputResponses" => Self::InputResponses,
+            _ => return None,
+        })
     }
-    Ok(out)
+
+    /// Its name in `params`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Name => "name",
+            Self::Arguments => "arguments",
+            Self::Meta => "_meta",
+            Self::Uri => "uri",
+            Self::RequestState => "requestState",
+            Self::InputResponses => "inputResponses",
+        }
+    }
+
+    /// Whether `params` naming it twice is refused as soon as it is read.
+    fn checked(self) -> bool {
+        matches!(self, Self::Name | Self::Arguments | Self::Meta | Self::Uri)
+    }
+}
+
+/// Where a member's value lies in the text of `params`, bounded by the frame size (which
+/// [`crate::limits::MAX_FRAME_BYTES_CEILING`] keeps below 4 GiB).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// Not named.
+    #[default]
+    Absent,
+    /// Named, `null`: no member for its readers.
+    Null,
+    /// Its value, from the first byte to past the last.
+    At(u32, u32),
+    /// Named twice.
+    Twice,
+}
+
+impl Slot {
+    /// Where `part` (a slice of `text`) lies in `text`.
+    pub(crate) fn of(text: &str, part: &str) -> Self {
+        let start = part.as_ptr() as usize - text.as_ptr() as usize;
+        debug_assert!(start + part.len() <= text.len());
+        let at = |n: usize| u32::try_from(n).expect("a frame is shorter than 4 GiB");
+        Self::At(at(start), at(start + part.len()))
+    }
+
+    /// The value in `text`, if one is there.
+    pub(crate) fn get(self, text: &str) -> Option<&str> {
+        match self {
+            Self::At(start, end) => text.get(start as usize..end as usize),
+            _ => None,
+        }
+    }
+}
+
+/// The members of `params` the server reads (each [`Key`]), found by one scan, so neither the
+/// dispatcher nor a handler scans `params` again.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Known {
+    /// Whether `params` was read (otherwise each member is found by a scan of its own).
+    read: bool,
+    members: [Slot; Key::COUNT],
+}
+
+impl Known {
+    /// Reads `params` (absent `params` name nothing).
+    ///
+    /// # Errors
+    ///
+    /// -32602 when `params` is not an object, or names `name`, `arguments`, `_meta` or `uri`
+    /// twice (as [`RequestParams::parse`] does).
+    ///
+    /// [`RequestParams::parse`]: crate::mcp::meta::RequestParams::parse
+    pub(crate) fn read(params: Option<RawJson<'_>>) -> Result<Self, Rejection> {
+        let mut known = Self { read: true, members: [Slot::Absent; Key::COUNT] };
+        let Some(params) = params else { return Ok(known) };
+        let text = params.get();
+        let bad = |why: &str| Rejection::invalid(format!("Invalid params: params {why}"));
+        let members = crate::mcp::scan::members(text).map_err(|e| match e {
+            crate::mcp::scan::ScanError::NotObject => bad("must be an object"),
+            crate::mcp::scan::ScanError::Malformed => bad("is not well-formed JSON"),
+        })?;
+        for m in members {
+            let m = m.map_err(|_| bad("is not well-formed JSON"))?;
+            let key = if m.escaped {
+                crate::mcp::scan::unescape(m.key).and_then(|k| Key::of(&k))
+            } else {
+                Key::of(m.key)
+            };
+            let Some(key) = key else { continue };
+            let slot = &mut known.members[key as usize];
+            *slot = match *slot {
+                Slot::Absent if m.value == "null" => Slot::Null,
+                Slot::Absent => Slot::of(text, m.value),
+                _ if key.checked() => return Err(bad(&format!("names {} twice", key.name()))),
+                _ => Slot::Twice,
+            };
+        }
+        Ok(known)
+    }
+
+    /// Whether `params` was read.
+    pub(crate) fn is_read(&self) -> bool {
+        self.read
+    }
+
+    /// Member `key` of `params` (`None` when absent or `null`): found in what was read, or by a
+    /// scan of its own when `params` was not read.
+    ///
+    /// # Errors
+    ///
+    /// -32602 when `params` names `key` twice, or (scanned) is not an object.
+    pub(crate) fn get<'t>(
+        &self,
+        params: Option<RawJson<'t>>,
+        key: Key,
+    ) -> Result<Option<RawJson<'t>>, Rejection> {
+        let Some(p) = params else { return Ok(None) };
+        if !self.read {
+            return member(p, key.name());
+        }
+        match self.members[key as usize] {
+            Slot::Twice => Err(Rejection::invalid(format!(
+                "Invalid params: params names {} twice",
+                key.name()
+            ))),
+            slot => Ok(slot.get(p.get()).map(RawJson::new)),
+        }
+    }
+
+    /// `params._meta`, as read.
+    pub(crate) fn meta<'t>(&self, params: RawJson<'t>) -> Option<RawJson<'t>> {
+        self.members[Key::Meta as usize].get(params.get()).map(RawJson::new)
+    }
 }
 
 impl std::fmt::Debug for Call {
@@ -255,33 +393,14 @@ impl Call {
     }
 
     /// Member `key` of `params` (`None` when absent or `null`), as [`member`] reads it, from
-    /// the one scan of `params` this call makes.
-    pub(crate) fn params_member(&self, key: &str) -> Result<Option<RawJson<'_>>, Error> {
+    /// the one scan of `params` made before the handler ran.
+    pub(crate) fn params_member(&self, key: Key) -> Result<Option<RawJson<'_>>, Error> {
         Ok(self.member_of_params(key)?)
     }
 
     /// [`Call::params_member`], failing with the [`Rejection`] itself.
-    pub(crate) fn member_of_params(&self, key: &str) -> Result<Option<RawJson<'_>>, Rejection> {
-        let Some(p) = self.request.params() else { return Ok(None) };
-        let text = p.get();
-        let spans = self.members.get_or_init(|| spans(text)).as_ref().map_err(|e| e.clone())?;
-        let mut found = None;
-        for s in spans {
-            let k = &text[s.key.clone()];
-            let same = if s.escaped {
-                crate::mcp::scan::unescape(k).is_some_and(|k| k == key)
-            } else {
-                k == key
-            };
-            if same {
-                if found.is_some() {
-                    let why = format!("Invalid params: the object names {key} twice");
-                    return Err(Rejection::invalid(why));
-                }
-                found = Some(&text[s.value.clone()]);
-            }
-        }
-        Ok(found.filter(|v| *v != "null").map(RawJson::new))
+    pub(crate) fn member_of_params(&self, key: Key) -> Result<Option<RawJson<'_>>, Rejection> {
+        self.known.get(self.request.params(), key)
     }
 
     /// A tool's `arguments` (or a prompt's), decoded as `T`, borrowing; absent arguments read as
@@ -292,7 +411,7 @@ impl Call {
     /// For a tool, arguments that do not match `T` are a tool failure ([`Error::Tool`], the
     /// result the model sees, naming the field); -32602 when `params` is malformed.
     pub fn arguments<'a, T: Deserialize<'a>>(&'a self) -> Result<T, Error> {
-        let raw = self.params_member("arguments")?.map_or("{}", |a| a.get());
+        let raw = self.params_member(Key::Arguments)?.map_or("{}", |a| a.get());
         let raw = if raw == "null" { "{}" } else { raw };
         decode_named(raw, "arguments").map_err(|reason| Error::Tool(format!("invalid {reason}")))
     }
@@ -300,13 +419,16 @@ impl Call {
     /// The client's capabilities, as given (`{"elicitation":{},...}`).
     #[must_use]
     pub fn client_capabilities(&self) -> Option<&str> {
-        self.capabilities.as_deref()
+        match &self.capabilities {
+            Capabilities::Session(caps) => caps.as_deref(),
+            Capabilities::Envelope(at) => self.request.params().and_then(|p| at.get(p.get())),
+        }
     }
 
     /// Whether the client declared capability `name` (`elicitation`, `sampling`, `roots`).
     #[must_use]
     pub fn client_supports(&self, name: &str) -> bool {
-        self.capabilities.as_deref().is_some_and(
+        self.client_capabilities().is_some_and(
             |caps| matches!(member(RawJson::new(caps), name), Ok(Some(v)) if v.get() != "null"),
         )
     }
@@ -324,7 +446,7 @@ impl Call {
     ///
     /// -32602 when `inputResponses` is malformed.
     pub fn answer(&self, key: &str) -> Result<Option<Answer>, Error> {
-        if let Some(responses) = self.params_member("inputResponses")?
+        if let Some(responses) = self.params_member(Key::InputResponses)?
             && let Some(found) = member(responses, key)?
         {
             let text = found.get().to_owned();
@@ -339,7 +461,7 @@ impl Call {
     /// Every answer this round can see, this round's first: what the next round carries.
     pub(crate) fn all_answers(&self) -> Result<Vec<(String, Answer)>, Error> {
         let mut all: Vec<(String, Answer)> = Vec::new();
-        if let Some(responses) = self.params_member("inputResponses")? {
+        if let Some(responses) = self.params_member(Key::InputResponses)? {
             let map: std::collections::BTreeMap<String, Box<serde_json::value::RawValue>> =
                 serde_json::from_str(responses.get()).map_err(|e| {
                     Error::Protocol(RpcError::invalid_params(format_args!(
@@ -428,7 +550,7 @@ impl Call {
 
     /// The progress token the request carries, as its JSON text.
     fn progress_token(&self) -> Option<RawJson<'_>> {
-        let meta = self.params_member("_meta").ok()??;
+        let meta = self.params_member(Key::Meta).ok()??;
         member(meta, "progressToken").ok()?
     }
 
@@ -481,7 +603,7 @@ impl Call {
     /// The name a `tools/call` or `prompts/get` names.
     #[must_use]
     pub fn name(&self) -> Cow<'_, str> {
-        self.params_member("name")
+        self.params_member(Key::Name)
             .ok()
             .flatten()
             .and_then(crate::mcp::meta::str_of)

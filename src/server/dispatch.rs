@@ -1,14 +1,13 @@
 //! Routes each request to its handler, by era, and encodes what comes back.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use serde::{Deserialize, Serialize};
 
-use super::call::{Answer, MAX_INPUT_ROUNDS};
-use super::{Call, Connection, Core, Error, Finished, HandlerFn, InputRequired};
+use super::call::{Answer, Capabilities, Key, Known, MAX_INPUT_ROUNDS, Slot};
+use super::{BoxFuture, Call, Connection, Core, Error, HandlerFn, InputRequired, ToolEntry};
 use crate::ErrorCode;
-use crate::mcp::meta::{member, modern_envelope, str_of};
+use crate::mcp::meta::{Meta, Rejection, check_meta, member, str_of};
 use crate::mcp::types::{
     CacheScope, CallToolResult, InitializeResult, InputRequiredResult, LoggingLevel,
     ReadResourceResult, SetLevelParams, match_template,
@@ -28,22 +27,49 @@ enum Kind {
 struct Envelope {
     era: Era,
     log_level: Option<LoggingLevel>,
-    capabilities: Option<Arc<str>>,
+    capabilities: Capabilities,
+    /// The members of `params` read so far.
+    known: Known,
+}
+
+/// A request's era: the modern envelope of a request whose `params._meta` names a protocol
+/// version (checked as [`crate::mcp::meta::modern_envelope`] checks it), else `None` (a legacy
+/// request); and what was read of `params` on the way.
+///
+/// `_meta` is looked for before anything is read, as `modern_envelope` does: a request whose
+/// `params` cannot hold one (no `"_meta"` in them, and no key spelled with `\u` escapes) is
+/// legacy, its `params` read later if a handler needs them. One that may is read whole, once:
+/// what its handler looks up later is found in what this read found.
+fn era_of(req: &Incoming) -> Result<(Known, Option<Envelope>), Rejection> {
+    // Built once: `memmem::find` builds its searcher anew on every call.
+    static META: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"_meta\""));
+    static ESCAPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
+    let Some(params) = req.params().filter(|p| {
+        let p = p.get().as_bytes();
+        META.find(p).is_some() || ESCAPE.find(p).is_some()
+    }) else {
+        return Ok((Known::default(), None));
+    };
+    let known = Known::read(Some(params))?;
+    let Some(meta) = known.meta(params).map(Meta::parse).transpose()?.filter(Meta::is_modern)
+    else {
+        return Ok((known, None));
+    };
+    let envelope = check_meta(meta, &MODERN_VERSIONS)?;
+    let log_level =
+        envelope.log_level.and_then(|i| LoggingLevel::from_name(crate::mcp::meta::LOG_LEVELS[i]));
+    let capabilities = Capabilities::Envelope(Slot::of(params.get(), envelope.capabilities.get()));
+    Ok((known, Some(Envelope { era: Era::Modern, log_level, capabilities, known })))
 }
 
 impl Handler for Connection {
     async fn request(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
-        let modern = match modern_envelope(&req.message(), &MODERN_VERSIONS)? {
-            Some((_, envelope)) => Envelope {
-                era: Era::Modern,
-                log_level: envelope
-                    .log_level
-                    .and_then(|i| LoggingLevel::from_name(crate::mcp::meta::LOG_LEVELS[i])),
-                capabilities: Some(envelope.capabilities.get().into()),
-            },
-            None => return self.legacy(req, cx).await,
-        };
-        self.modern(req, cx, modern).await
+        match era_of(req)? {
+            (_, Some(modern)) => self.modern(req, cx, modern).await,
+            (known, None) => self.legacy(req, cx, known).await,
+        }
     }
 
     async fn notification(&self, n: &Incoming, cx: &Context) {
@@ -63,10 +89,11 @@ impl Connection {
 
     async fn modern(&self, req: &Incoming, cx: &Context, env: Envelope) -> Result<Reply, RpcError> {
         let lists = &self.core().lists;
-        if !self.core().declares(req.method()) {
-            return Err(RpcError::method_not_found(req.method()));
+        let method = req.method();
+        if !self.core().declares(method) {
+            return Err(RpcError::method_not_found(method));
         }
-        match req.method() {
+        match method {
             "server/discover" => Ok(Reply::raw(&lists.discover)),
             "tools/list" => list(req, &lists.tools[1]),
             "resources/list" => list(req, &lists.resources[1]),
@@ -83,9 +110,10 @@ impl Connection {
         }
     }
 
-    async fn legacy(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
+    async fn legacy(&self, req: &Incoming, cx: &Context, known: Known) -> Result<Reply, RpcError> {
         let s = &self.session;
-        match req.method() {
+        let method = req.method();
+        match method {
             "initialize" => return self.initialize(req),
             "ping" => return Ok(Reply::empty()),
             _ if !s.initialized.load(Ordering::Acquire) => {
@@ -105,9 +133,10 @@ impl Connection {
         let env = Envelope {
             era: Era::Legacy,
             log_level: None,
-            capabilities: s.capabilities.get().cloned(),
+            capabilities: Capabilities::Session(s.capabilities.get().cloned()),
+            known,
         };
-        match req.method() {
+        match method {
             "tools/list" => list(req, &lists.tools[0]),
             "resources/list" => list(req, &lists.resources[0]),
             "resources/templates/list" => list(req, &lists.templates[0]),
@@ -161,28 +190,38 @@ impl Connection {
         Ok(reply)
     }
 
-    /// Runs the handler of a tool, prompt, resource or completion and encodes its result for
-    /// the era; in the legacy era, asks the client what the handler needs and calls it again.
-    async fn invoke(
-        &self,
-        kind: Kind,
-        req: &Incoming,
-        cx: &Context,
-        env: Envelope,
-    ) -> Result<Reply, RpcError> {
-        let core = self.core();
-        let mut call = Call {
+    /// The [`Call`] a handler is given for `req`.
+    fn call(&self, req: &Incoming, cx: &Context, env: &Envelope) -> Call {
+        Call {
             request: req.clone(),
             cx: cx.clone(),
             server: self.server.clone(),
             session: self.session.clone(),
             era: env.era,
             log_level: env.log_level,
-            capabilities: env.capabilities,
+            capabilities: env.capabilities.clone(),
             state: None,
             answers: Vec::new(),
-            members: std::sync::OnceLock::new(),
-        };
+            known: env.known,
+        }
+    }
+
+    /// Runs the handler of a tool, prompt, resource or completion and encodes its result for
+    /// the era; when the handler needs the client's input first, goes on in [`Self::rounds`].
+    async fn invoke(
+        &self,
+        kind: Kind,
+        req: &Incoming,
+        cx: &Context,
+        mut env: Envelope,
+    ) -> Result<Reply, RpcError> {
+        let core = self.core();
+        // One read of `params` finds what the dispatcher and most handlers look up (a modern
+        // request's was read with its envelope).
+        if !env.known.is_read() {
+            env.known = Known::read(req.params())?;
+        }
+        let mut call = self.call(req, cx, &env);
         // The state is opened only on the request it was sealed for. The binding is written
         // out only when a state is opened or sealed (a resource's is checked at once: a read
         // without a `uri` is refused before any handler runs).
@@ -190,8 +229,8 @@ impl Connection {
             binding(&kind, &call)?;
         }
         // `"requestState": null` is no state at all.
-        let sealed = call.member_of_params("requestState")?;
-        if let Some(sealed) = sealed.filter(|s| s.get() != "null") {
+        let params = req.params();
+        if let Some(sealed) = env.known.get(params, Key::RequestState)? {
             let binding = binding(&kind, &call)?;
             let opened = str_of(sealed).and_then(|s| core.key.open(&binding, &s));
             match opened.as_deref().map(Carried::decode) {
@@ -208,86 +247,102 @@ impl Connection {
                 }
             }
         }
-        let handler = self.route(&kind, &call)?;
+        let name = match kind {
+            Kind::Tool | Kind::Prompt => env.known.get(params, Key::Name)?.and_then(str_of),
+            Kind::Resource | Kind::Complete => None,
+        };
+        let handler = self.route(&kind, &call, name.as_deref().unwrap_or_default())?;
+        // The answers of earlier rounds, for the next one should this one ask for more (none,
+        // and nothing to copy, in the common case).
+        let earlier = call.answers.clone();
+        match self.settle(&kind, env.era, handler.start(call).outcome().await) {
+            Round::Done(reply) => reply,
+            // Boxed: the rounds are rare, and the future of every request stays small.
+            Round::Needs(needed) => {
+                Box::pin(self.rounds(kind, req, cx, &env, &handler, earlier, needed)).await
+            }
+        }
+    }
+
+    /// What one round of a handler came to: the reply, or what the handler needs first.
+    fn settle(&self, kind: &Kind, era: Era, outcome: Result<Encoded, Error>) -> Round {
+        let meta = &self.core().meta;
+        Round::Done(match outcome {
+            Ok(result) => result.reply(era, meta),
+            Err(Error::Protocol(e)) => Err(e),
+            Err(Error::Tool(reason)) => match kind {
+                Kind::Tool => Encoded::Tool(CallToolResult::error(reason)).reply(era, meta),
+                _ => Err(RpcError::internal(reason)),
+            },
+            // Neither a request nor a state: no retry could ever get further (and a modern
+            // InputRequiredResult must carry one of them).
+            Err(Error::InputRequired(needed))
+                if needed.requests.is_empty() && needed.state.is_none() =>
+            {
+                Err(RpcError::internal(
+                    "the handler asked for input but named no input request and no state",
+                ))
+            }
+            Err(Error::InputRequired(needed)) => return Round::Needs(needed),
+        })
+    }
+
+    /// A handler needs the client's input (`needed`), having seen the answers `earlier`: in
+    /// the modern era, the `input_required` result; in the legacy era, asks the client and
+    /// calls the handler again, as long as it needs more.
+    #[allow(clippy::too_many_arguments)]
+    async fn rounds(
+        &self,
+        kind: Kind,
+        req: &Incoming,
+        cx: &Context,
+        env: &Envelope,
+        handler: &Route<'_>,
+        mut earlier: Vec<(String, Answer)>,
+        mut needed: InputRequired,
+    ) -> Result<Reply, RpcError> {
         let mut rounds = 0;
         loop {
-            // What the next round carries: this round's answers and the earlier ones.
-            let answers = match call.all_answers() {
+            // The request again (the handler took the last one): what the next round carries
+            // is this round's answers and the earlier ones.
+            let mut again = self.call(req, cx, env);
+            again.answers = earlier;
+            let answers = match again.all_answers() {
                 Ok(a) => a,
                 Err(Error::Protocol(e)) => return Err(e),
                 Err(other) => return Err(RpcError::internal(other.to_string())),
             };
-            let next = Call {
-                request: call.request.clone(),
-                cx: call.cx.clone(),
-                server: call.server.clone(),
-                session: call.session.clone(),
-                era: call.era,
-                log_level: call.log_level,
-                capabilities: call.capabilities.clone(),
-                state: call.state.take(),
-                answers: std::mem::take(&mut call.answers),
-                // The scan of `params` the dispatcher made serves the handler too (`call` scans
-                // again if it ever needs to).
-                members: std::mem::take(&mut call.members),
-            };
-            let outcome = match &handler {
-                Route::Tool(f) => f(next).await.map(Encoded::Tool),
-                Route::Prompt(f) => f(next).await.map(Encoded::Prompt),
-                Route::Resource(f) => f(next).await.map(Encoded::Read),
-                Route::Complete(f) => f(next).await.map(Encoded::Complete),
-            };
-            match outcome {
-                Ok(result) => return result.reply(env.era, &core.meta),
-                Err(Error::Protocol(e)) => return Err(e),
-                Err(Error::Tool(reason)) => {
-                    return match kind {
-                        Kind::Tool => {
-                            Encoded::Tool(CallToolResult::error(reason)).reply(env.era, &core.meta)
-                        }
-                        _ => Err(RpcError::internal(reason)),
-                    };
-                }
-                // Neither a request nor a state: no retry could ever get further (and a
-                // modern InputRequiredResult must carry one of them).
-                Err(Error::InputRequired(needed))
-                    if needed.requests.is_empty() && needed.state.is_none() =>
-                {
-                    return Err(RpcError::internal(
-                        "the handler asked for input but named no input request and no state",
-                    ));
-                }
-                Err(Error::InputRequired(needed)) => match env.era {
-                    Era::Modern => {
-                        // What the client did not declare is never asked (-32021), whether the
-                        // handler went through `ask` or returned its requests itself.
-                        for request in needed.requests.values() {
-                            match call.require(request) {
-                                Ok(()) => {}
-                                Err(Error::Protocol(e)) => return Err(e),
-                                Err(other) => return Err(RpcError::internal(other.to_string())),
-                            }
-                        }
-                        return self.input_required(&binding(&kind, &call)?, needed, answers);
+            if env.era == Era::Modern {
+                // What the client did not declare is never asked (-32021), whether the handler
+                // went through `ask` or returned its requests itself.
+                for request in needed.requests.values() {
+                    match again.require(request) {
+                        Ok(()) => {}
+                        Err(Error::Protocol(e)) => return Err(e),
+                        Err(other) => return Err(RpcError::internal(other.to_string())),
                     }
-                    Era::Legacy => {
-                        rounds += 1;
-                        if rounds > MAX_INPUT_ROUNDS {
-                            return Err(RpcError::internal(format!(
-                                "the handler asked for input more than {MAX_INPUT_ROUNDS} times"
-                            )));
-                        }
-                        call.state = needed.state;
-                        let mut gathered = self.gather(&call, needed.requests).await?;
-                        for (k, a) in answers {
-                            if !gathered.iter().any(|(seen, _)| *seen == k) {
-                                gathered.push((k, a));
-                            }
-                        }
-                        call.answers = gathered;
-                    }
-                },
+                }
+                return self.input_required(&binding(&kind, &again)?, needed, answers);
             }
+            rounds += 1;
+            if rounds > MAX_INPUT_ROUNDS {
+                return Err(RpcError::internal(format!(
+                    "the handler asked for input more than {MAX_INPUT_ROUNDS} times"
+                )));
+            }
+            again.state = needed.state;
+            let mut gathered = self.gather(&again, needed.requests).await?;
+            for (k, a) in answers {
+                if !gathered.iter().any(|(seen, _)| *seen == k) {
+                    gathered.push((k, a));
+                }
+            }
+            again.answers = gathered;
+            earlier = again.answers.clone();
+            needed = match self.settle(&kind, env.era, handler.start(again).outcome().await) {
+                Round::Done(reply) => return reply,
+                Round::Needs(needed) => needed,
+            };
         }
     }
 
@@ -348,16 +403,15 @@ impl Connection {
             input_requests: needed.requests.into_iter().map(|(k, v)| (k.into(), v)).collect(),
             request_state: sealed.map(Into::into),
         };
-        Reply::json(&Finished { result: &result, result_type: "input_required", meta: &core.meta })
+        modern_reply(&result, "input_required", &core.meta)
     }
 
-    fn route(&self, kind: &Kind, call: &Call) -> Result<Route<'_>, RpcError> {
+    /// The handler of a request of `kind` naming `name` (a tool's or prompt's).
+    fn route(&self, kind: &Kind, call: &Call, name: &str) -> Result<Route<'_>, RpcError> {
         let core = self.core();
         match kind {
             Kind::Tool => {
-                let name = call.name();
-                let found = core.tool_index.get(name.as_ref()).map(|&i| &core.tools[i]);
-                match found {
+                match core.tool(name) {
                     // A tool of one era is unknown to the other's requests.
                     Some((_, only, f)) if only.is_none_or(|e| e == call.era) => Ok(Route::Tool(f)),
                     _ if name.is_empty() => Err(RpcError::invalid_params(
@@ -369,16 +423,12 @@ impl Connection {
                     )),
                 }
             }
-            Kind::Prompt => {
-                let name = call.name();
-                match core.prompt_index.get(name.as_ref()) {
-                    Some(&i) => Ok(Route::Prompt(&core.prompts[i].1)),
-                    None => Err(RpcError::new(
-                        ErrorCode::INVALID_PARAMS,
-                        format!("Unknown prompt: {name}"),
-                    )),
+            Kind::Prompt => match core.prompt_index.get(name) {
+                Some(&i) => Ok(Route::Prompt(&core.prompts[i].1)),
+                None => {
+                    Err(RpcError::new(ErrorCode::INVALID_PARAMS, format!("Unknown prompt: {name}")))
                 }
-            }
+            },
             Kind::Resource => {
                 let uri = req_uri(call)?;
                 if let Some((_, f)) = core.resources.iter().find(|(r, _)| r.uri == uri) {
@@ -412,6 +462,15 @@ impl Connection {
 }
 
 impl Core {
+    /// The tool named `name`.
+    fn tool(&self, name: &str) -> Option<&ToolEntry> {
+        // A few names are compared faster than one is hashed.
+        if self.tools.len() <= 8 {
+            return self.tools.iter().find(|(t, _, _)| t.name == name);
+        }
+        self.tool_index.get(name).map(|&i| &self.tools[i])
+    }
+
     /// Whether `method` belongs to what the server declares: `tools/…`, `prompts/…` and
     /// `resources/…` are unknown methods (-32601) to a server without tools, prompts or
     /// resources, as any method it does not serve.
@@ -458,10 +517,36 @@ fn req_uri(call: &Call) -> Result<String, RpcError> {
     if call.request.params().is_none() {
         return Err(RpcError::invalid_params("params.uri is required"));
     }
-    match call.member_of_params("uri")?.and_then(str_of) {
+    match call.member_of_params(Key::Uri)?.and_then(str_of) {
         Some(uri) => Ok(uri.into_owned()),
         None => Err(RpcError::invalid_params("params.uri must be a string")),
     }
+}
+
+/// A modern result: `result`'s members, then `resultType` and the server's identity in
+/// `_meta` (as [`super::Finished`] writes them). Appended to the result's own text: serde's `flatten`
+/// would write every member through a map, at several times the cost.
+fn modern_reply<T: Serialize>(
+    result: &T,
+    result_type: &'static str,
+    meta: &serde_json::value::RawValue,
+) -> Result<Reply, RpcError> {
+    let mut json = serde_json::to_string(result)
+        .map_err(|e| RpcError::internal(format!("the result could not be serialised: {e}")))?;
+    // Every result type is a struct: an object, written without whitespace.
+    if json.pop() != Some('}') {
+        return Err(RpcError::internal("the result is not a JSON object"));
+    }
+    if json.len() > 1 {
+        json.push(',');
+    }
+    json.reserve(32 + result_type.len() + meta.get().len());
+    json.push_str(r#""resultType":""#);
+    json.push_str(result_type);
+    json.push_str(r#"","_meta":"#);
+    json.push_str(meta.get());
+    json.push('}');
+    Ok(Reply::raw_string(json))
 }
 
 /// A list result: one page, so a cursor (which this server never hands out) is refused.
@@ -481,6 +566,47 @@ enum Route<'a> {
     Complete(&'a HandlerFn<crate::mcp::types::CompleteResult<'static>>),
 }
 
+impl Route<'_> {
+    /// Starts the handler on `call`: it takes the call now, so only its boxed future is held
+    /// while it runs.
+    fn start(&self, call: Call) -> Running {
+        match self {
+            Route::Tool(f) => Running::Tool(f(call)),
+            Route::Prompt(f) => Running::Prompt(f(call)),
+            Route::Resource(f) => Running::Resource(f(call)),
+            Route::Complete(f) => Running::Complete(f(call)),
+        }
+    }
+}
+
+/// A handler running.
+enum Running {
+    Tool(BoxFuture<Result<CallToolResult<'static>, Error>>),
+    Prompt(BoxFuture<Result<crate::mcp::types::GetPromptResult<'static>, Error>>),
+    Resource(BoxFuture<Result<ReadResourceResult<'static>, Error>>),
+    Complete(BoxFuture<Result<crate::mcp::types::CompleteResult<'static>, Error>>),
+}
+
+impl Running {
+    /// What the handler returns, ready to encode.
+    async fn outcome(self) -> Result<Encoded, Error> {
+        match self {
+            Running::Tool(f) => f.await.map(Encoded::Tool),
+            Running::Prompt(f) => f.await.map(Encoded::Prompt),
+            Running::Resource(f) => f.await.map(Encoded::Read),
+            Running::Complete(f) => f.await.map(Encoded::Complete),
+        }
+    }
+}
+
+/// What one round of a handler came to.
+enum Round {
+    /// The reply (or the error) to answer with.
+    Done(Result<Reply, RpcError>),
+    /// The handler needs the client's input first.
+    Needs(InputRequired),
+}
+
 /// A handler's result, ready to encode.
 enum Encoded {
     Tool(CallToolResult<'static>),
@@ -497,8 +623,10 @@ impl Encoded {
             meta: &serde_json::value::RawValue,
         ) -> Result<Reply, RpcError> {
             match era {
-                Era::Legacy => Reply::json(result),
-                Era::Modern => Reply::json(&Finished { result, result_type: "complete", meta }),
+                Era::Legacy => serde_json::to_string(result).map(Reply::raw_string).map_err(|e| {
+                    RpcError::internal(format!("the result could not be serialised: {e}"))
+                }),
+                Era::Modern => modern_reply(result, "complete", meta),
             }
         }
         match self {

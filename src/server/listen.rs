@@ -1,7 +1,6 @@
 //! Change notifications: `subscriptions/listen` streams (2026-07-28) and, for legacy sessions,
 //! `resources/subscribe` plus a task forwarding list changes and resource updates.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
@@ -22,9 +21,9 @@ pub const MAX_LISTEN_STREAMS: usize = 16;
 pub const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1024;
 
 /// Gives a stream's place back when it ends, however it ends.
-struct Held(Arc<AtomicUsize>);
+struct Held<'a>(&'a AtomicUsize);
 
-impl Drop for Held {
+impl Drop for Held<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
     }
@@ -84,7 +83,7 @@ impl Connection {
     /// then every matching change until the client cancels the request or the connection ends.
     pub(super) async fn listen(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
         let listens = &self.session.listens;
-        let _held = Held(listens.clone());
+        let _held = Held(listens);
         if listens.fetch_add(1, Ordering::AcqRel) >= super::MAX_LISTEN_STREAMS {
             return Err(RpcError::new(
                 ErrorCode::SERVER_ERROR,

@@ -524,7 +524,7 @@ pub(crate) struct Session {
     /// Resources `resources/subscribe` named.
     subscribed: Mutex<Vec<String>>,
     /// `subscriptions/listen` streams open.
-    listens: Arc<AtomicUsize>,
+    listens: AtomicUsize,
     /// The task that forwards change notifications to a legacy session is running.
     forwarding: AtomicBool,
 }
