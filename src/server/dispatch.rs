@@ -9,7 +9,7 @@ use super::{BoxFuture, Call, Connection, Core, Error, HandlerFn, InputRequired, 
 use crate::ErrorCode;
 use crate::mcp::meta::{Meta, Rejection, check_meta, member, str_of};
 use crate::mcp::types::{
-    CacheScope, CallToolResult, InitializeResult, InputRequiredResult, LoggingLevel,
+    CacheScope, CallToolResult, Content, InitializeResult, InputRequiredResult, LoggingLevel,
     ReadResourceResult, SetLevelParams, match_template,
 };
 use crate::mcp::{self, Era, LEGACY_VERSIONS, MODERN_VERSIONS};
@@ -403,7 +403,7 @@ impl Connection {
             input_requests: needed.requests.into_iter().map(|(k, v)| (k.into(), v)).collect(),
             request_state: sealed.map(Into::into),
         };
-        modern_reply(&result, "input_required", &core.meta)
+        modern_reply(encode(&result)?, "input_required", &core.meta)
     }
 
     /// The handler of a request of `kind` naming `name` (a tool's or prompt's).
@@ -526,13 +526,11 @@ fn req_uri(call: &Call) -> Result<String, RpcError> {
 /// A modern result: `result`'s members, then `resultType` and the server's identity in
 /// `_meta` (as [`super::Finished`] writes them). Appended to the result's own text: serde's `flatten`
 /// would write every member through a map, at several times the cost.
-fn modern_reply<T: Serialize>(
-    result: &T,
+fn modern_reply(
+    mut json: String,
     result_type: &'static str,
     meta: &serde_json::value::RawValue,
 ) -> Result<Reply, RpcError> {
-    let mut json = serde_json::to_string(result)
-        .map_err(|e| RpcError::internal(format!("the result could not be serialised: {e}")))?;
     // Every result type is a struct: an object, written without whitespace.
     if json.pop() != Some('}') {
         return Err(RpcError::internal("the result is not a JSON object"));
@@ -547,6 +545,57 @@ fn modern_reply<T: Serialize>(
     json.push_str(meta.get());
     json.push('}');
     Ok(Reply::raw_string(json))
+}
+
+/// A result as JSON text.
+fn encode<T: Serialize>(result: &T) -> Result<String, RpcError> {
+    serde_json::to_string(result).map_err(cannot_encode)
+}
+
+fn cannot_encode(e: serde_json::Error) -> RpcError {
+    RpcError::internal(format!("the result could not be serialised: {e}"))
+}
+
+/// A tool's result as JSON text: the text serde writes for it (`tool_results_are_written_as_serde_writes_them`
+/// holds them equal), its text blocks (the common result) written here rather than through
+/// serde's walk of the content enum.
+fn tool_json(result: &CallToolResult<'_>) -> Result<String, RpcError> {
+    // Every field named: one added to the type cannot be left out here.
+    let CallToolResult { content, structured_content, is_error } = result;
+    let texts: usize = content
+        .iter()
+        .map(|c| match c {
+            Content::Text { text, .. } => text.len(),
+            _ => 0,
+        })
+        .sum();
+    let mut out = Vec::with_capacity(64 + texts + texts / 8);
+    out.extend_from_slice(br#"{"content":["#);
+    for (i, block) in content.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        match block {
+            Content::Text { text, annotations: None } => {
+                out.extend_from_slice(br#"{"type":"text","text":"#);
+                serde_json::to_writer(&mut out, text.as_ref()).map_err(cannot_encode)?;
+                out.push(b'}');
+            }
+            other => serde_json::to_writer(&mut out, other).map_err(cannot_encode)?,
+        }
+    }
+    out.push(b']');
+    if let Some(structured) = structured_content {
+        out.extend_from_slice(br#","structuredContent":"#);
+        serde_json::to_writer(&mut out, structured).map_err(cannot_encode)?;
+    }
+    if *is_error {
+        out.extend_from_slice(br#","isError":true"#);
+    }
+    out.push(b'}');
+    // SAFETY: serde_json writes UTF-8 (it escapes nothing into invalid sequences), and every
+    // other byte written here is ASCII.
+    Ok(unsafe { String::from_utf8_unchecked(out) })
 }
 
 /// A list result: one page, so a cursor (which this server never hands out) is refused.
@@ -617,30 +666,50 @@ enum Encoded {
 
 impl Encoded {
     fn reply(self, era: Era, meta: &serde_json::value::RawValue) -> Result<Reply, RpcError> {
-        fn finish<T: Serialize>(
-            result: &T,
-            era: Era,
-            meta: &serde_json::value::RawValue,
-        ) -> Result<Reply, RpcError> {
-            match era {
-                Era::Legacy => serde_json::to_string(result).map(Reply::raw_string).map_err(|e| {
-                    RpcError::internal(format!("the result could not be serialised: {e}"))
-                }),
-                Era::Modern => modern_reply(result, "complete", meta),
-            }
-        }
-        match self {
-            Self::Tool(r) => finish(&r, era, meta),
+        let json = match self {
+            Self::Tool(r) => tool_json(&r)?,
             Self::Read(mut r) => {
                 if era == Era::Modern {
                     // A read is cacheable: hints the handler did not give say "do not keep it".
                     r.ttl_ms.get_or_insert(0);
                     r.cache_scope.get_or_insert(CacheScope::Private);
                 }
-                finish(&r, era, meta)
+                encode(&r)?
             }
-            Self::Prompt(r) => finish(&r, era, meta),
-            Self::Complete(r) => finish(&r, era, meta),
+            Self::Prompt(r) => encode(&r)?,
+            Self::Complete(r) => encode(&r)?,
+        };
+        match era {
+            Era::Legacy => Ok(Reply::raw_string(json)),
+            Era::Modern => modern_reply(json, "complete", meta),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_results_are_written_as_serde_writes_them() {
+        let block = |json: &'static str| serde_json::from_str::<Content<'static>>(json).unwrap();
+        let structured = crate::mcp::types::Raw::owned(r#"{"a":[1,"x\u00e9"]}"#.into()).unwrap();
+        let results = [
+            CallToolResult::text("plain"),
+            CallToolResult::text("a\"b\\c\nd\te\u{0}f é 日本 😀 \u{2028}"),
+            CallToolResult::error("it broke"),
+            CallToolResult::new(vec![]),
+            CallToolResult::new(vec![
+                Content::text("one"),
+                block(r#"{"type":"text","text":"noted","annotations":{"priority":0.5}}"#),
+                block(r#"{"type":"image","data":"AA==","mimeType":"image/png"}"#),
+                Content::text("two"),
+            ]),
+            CallToolResult { structured_content: Some(structured), ..CallToolResult::text("s") },
+        ];
+        for r in &results {
+            let want = serde_json::to_string(r).unwrap();
+            assert_eq!(tool_json(r).unwrap(), want);
         }
     }
 }
