@@ -169,10 +169,10 @@ pub struct Call {
 }
 
 /// The client's capabilities, as a request carries them.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) enum Capabilities {
     /// A legacy session's, as `initialize` declared them (if it did).
-    Session(Option<Arc<str>>),
+    Session,
     /// A modern request's, in its `_meta` envelope: where they lie in the text of `params`.
     Envelope(Slot),
 }
@@ -420,7 +420,7 @@ impl Call {
     #[must_use]
     pub fn client_capabilities(&self) -> Option<&str> {
         match &self.capabilities {
-            Capabilities::Session(caps) => caps.as_deref(),
+            Capabilities::Session => self.session.capabilities.get().map(|c| &**c),
             Capabilities::Envelope(at) => self.request.params().and_then(|p| at.get(p.get())),
         }
     }

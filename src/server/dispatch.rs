@@ -23,7 +23,8 @@ enum Kind {
     Complete,
 }
 
-/// What a request carries for its handler.
+/// What a request carries for its handler. The dispatcher lends it (a request's future holds it
+/// once, however deep the calls that read it).
 struct Envelope {
     era: Era,
     log_level: Option<LoggingLevel>,
@@ -32,15 +33,15 @@ struct Envelope {
     known: Known,
 }
 
-/// A request's era: the modern envelope of a request whose `params._meta` names a protocol
-/// version (checked as [`crate::mcp::meta::modern_envelope`] checks it), else `None` (a legacy
-/// request); and what was read of `params` on the way.
+/// A request's era and what it carries: the modern envelope of a request whose `params._meta`
+/// names a protocol version (checked as [`crate::mcp::meta::modern_envelope`] checks it), else
+/// a legacy request's; and what was read of `params` on the way.
 ///
 /// `_meta` is looked for before anything is read, as `modern_envelope` does: a request whose
 /// `params` cannot hold one (no `"_meta"` in them, and no key spelled with `\u` escapes) is
 /// legacy, its `params` read later if a handler needs them. One that may is read whole, once:
 /// what its handler looks up later is found in what this read found.
-fn era_of(req: &Incoming) -> Result<(Known, Option<Envelope>), Rejection> {
+fn era_of(req: &Incoming) -> Result<Envelope, Rejection> {
     // Built once: `memmem::find` builds its searcher anew on every call.
     static META: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"_meta\""));
@@ -50,25 +51,33 @@ fn era_of(req: &Incoming) -> Result<(Known, Option<Envelope>), Rejection> {
         let p = p.get().as_bytes();
         META.find(p).is_some() || ESCAPE.find(p).is_some()
     }) else {
-        return Ok((Known::default(), None));
+        return Ok(Envelope::legacy(Known::default()));
     };
     let known = Known::read(Some(params))?;
     let Some(meta) = known.meta(params).map(Meta::parse).transpose()?.filter(Meta::is_modern)
     else {
-        return Ok((known, None));
+        return Ok(Envelope::legacy(known));
     };
     let envelope = check_meta(meta, &MODERN_VERSIONS)?;
     let log_level =
         envelope.log_level.and_then(|i| LoggingLevel::from_name(crate::mcp::meta::LOG_LEVELS[i]));
     let capabilities = Capabilities::Envelope(Slot::of(params.get(), envelope.capabilities.get()));
-    Ok((known, Some(Envelope { era: Era::Modern, log_level, capabilities, known })))
+    Ok(Envelope { era: Era::Modern, log_level, capabilities, known })
+}
+
+impl Envelope {
+    /// A legacy request's: the session's capabilities, and `known` of its `params`.
+    fn legacy(known: Known) -> Self {
+        Self { era: Era::Legacy, log_level: None, capabilities: Capabilities::Session, known }
+    }
 }
 
 impl Handler for Connection {
     async fn request(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
-        match era_of(req)? {
-            (_, Some(modern)) => self.modern(req, cx, modern).await,
-            (known, None) => self.legacy(req, cx, known).await,
+        let env = era_of(req)?;
+        match env.era {
+            Era::Modern => self.modern(req, cx, &env).await,
+            Era::Legacy => self.legacy(req, cx, &env).await,
         }
     }
 
@@ -87,7 +96,12 @@ impl Connection {
         &self.server.0
     }
 
-    async fn modern(&self, req: &Incoming, cx: &Context, env: Envelope) -> Result<Reply, RpcError> {
+    async fn modern(
+        &self,
+        req: &Incoming,
+        cx: &Context,
+        env: &Envelope,
+    ) -> Result<Reply, RpcError> {
         let lists = &self.core().lists;
         let method = req.method();
         if !self.core().declares(method) {
@@ -99,7 +113,9 @@ impl Connection {
             "resources/list" => list(req, &lists.resources[1]),
             "resources/templates/list" => list(req, &lists.templates[1]),
             "prompts/list" => list(req, &lists.prompts[1]),
-            "subscriptions/listen" => self.listen(req, cx).await,
+            // Boxed: a stream's future is large and lives long, and every other request's
+            // future stays small.
+            "subscriptions/listen" => Box::pin(self.listen(req, cx)).await,
             "tools/call" => self.invoke(Kind::Tool, req, cx, env).await,
             "prompts/get" => self.invoke(Kind::Prompt, req, cx, env).await,
             "resources/read" => self.invoke(Kind::Resource, req, cx, env).await,
@@ -110,7 +126,12 @@ impl Connection {
         }
     }
 
-    async fn legacy(&self, req: &Incoming, cx: &Context, known: Known) -> Result<Reply, RpcError> {
+    async fn legacy(
+        &self,
+        req: &Incoming,
+        cx: &Context,
+        env: &Envelope,
+    ) -> Result<Reply, RpcError> {
         let s = &self.session;
         let method = req.method();
         match method {
@@ -130,12 +151,6 @@ impl Connection {
             _ => {}
         }
         let lists = &self.core().lists;
-        let env = Envelope {
-            era: Era::Legacy,
-            log_level: None,
-            capabilities: Capabilities::Session(s.capabilities.get().cloned()),
-            known,
-        };
         match method {
             "tools/list" => list(req, &lists.tools[0]),
             "resources/list" => list(req, &lists.resources[0]),
@@ -190,8 +205,8 @@ impl Connection {
         Ok(reply)
     }
 
-    /// The [`Call`] a handler is given for `req`.
-    fn call(&self, req: &Incoming, cx: &Context, env: &Envelope) -> Call {
+    /// The [`Call`] a handler is given for `req`, `known` its `params` as read.
+    fn call(&self, req: &Incoming, cx: &Context, env: &Envelope, known: Known) -> Call {
         Call {
             request: req.clone(),
             cx: cx.clone(),
@@ -199,10 +214,10 @@ impl Connection {
             session: self.session.clone(),
             era: env.era,
             log_level: env.log_level,
-            capabilities: env.capabilities.clone(),
+            capabilities: env.capabilities,
             state: None,
             answers: Vec::new(),
-            known: env.known,
+            known,
         }
     }
 
@@ -213,55 +228,59 @@ impl Connection {
         kind: Kind,
         req: &Incoming,
         cx: &Context,
-        mut env: Envelope,
+        env: &Envelope,
     ) -> Result<Reply, RpcError> {
-        let core = self.core();
-        // One read of `params` finds what the dispatcher and most handlers look up (a modern
-        // request's was read with its envelope).
-        if !env.known.is_read() {
-            env.known = Known::read(req.params())?;
-        }
-        let mut call = self.call(req, cx, &env);
-        // The state is opened only on the request it was sealed for. The binding is written
-        // out only when a state is opened or sealed (a resource's is checked at once: a read
-        // without a `uri` is refused before any handler runs).
-        if matches!(kind, Kind::Resource) {
-            binding(&kind, &call)?;
-        }
-        // `"requestState": null` is no state at all.
-        let params = req.params();
-        if let Some(sealed) = env.known.get(params, Key::RequestState)? {
-            let binding = binding(&kind, &call)?;
-            let opened = str_of(sealed).and_then(|s| core.key.open(&binding, &s));
-            match opened.as_deref().map(Carried::decode) {
-                Some(Some(carried)) => {
-                    call.state = carried.s;
-                    call.answers = carried
-                        .a
-                        .into_iter()
-                        .map(|(k, v)| (k, Answer(crate::mcp::types::Raw::from_box(v))))
-                        .collect();
-                }
-                _ => {
-                    return Err(RpcError::invalid_params("requestState integrity check failed"));
-                }
-            }
-        }
-        let name = match kind {
-            Kind::Tool | Kind::Prompt => env.known.get(params, Key::Name)?.and_then(str_of),
-            Kind::Resource | Kind::Complete => None,
+        // What is made for the handler is moved into it here, in a scope of its own: the
+        // request's future keeps no room for it while the handler runs.
+        let (handler, running, earlier) = {
+            // One read of `params` finds what the dispatcher and most handlers look up (a
+            // modern request's was read with its envelope).
+            let known = if env.known.is_read() { env.known } else { Known::read(req.params())? };
+            let mut call = self.call(req, cx, env, known);
+            self.open_state(&kind, &mut call)?;
+            let params = req.params();
+            let name = match kind {
+                Kind::Tool | Kind::Prompt => known.get(params, Key::Name)?.and_then(str_of),
+                Kind::Resource | Kind::Complete => None,
+            };
+            let handler = self.route(&kind, &call, name.as_deref().unwrap_or_default())?;
+            // The answers of earlier rounds, for the next one should this one ask for more
+            // (none, and nothing to copy, in the common case).
+            let earlier = call.answers.clone();
+            let running = handler.start(call);
+            (handler, running, earlier)
         };
-        let handler = self.route(&kind, &call, name.as_deref().unwrap_or_default())?;
-        // The answers of earlier rounds, for the next one should this one ask for more (none,
-        // and nothing to copy, in the common case).
-        let earlier = call.answers.clone();
-        match self.settle(&kind, env.era, handler.start(call).outcome().await) {
+        match self.settle(&kind, env.era, running.outcome().await) {
             Round::Done(reply) => reply,
             // Boxed: the rounds are rare, and the future of every request stays small.
             Round::Needs(needed) => {
-                Box::pin(self.rounds(kind, req, cx, &env, &handler, earlier, needed)).await
+                Box::pin(self.rounds(kind, req, cx, env, &handler, earlier, needed)).await
             }
         }
+    }
+
+    /// Opens the `requestState` a retry carries into `call` (its state and the answers of
+    /// earlier rounds). The state is opened only on the request it was sealed for; the binding
+    /// is written out only when a state is opened or sealed (a resource's is checked at once: a
+    /// read without a `uri` is refused before any handler runs).
+    fn open_state(&self, kind: &Kind, call: &mut Call) -> Result<(), RpcError> {
+        if matches!(kind, Kind::Resource) {
+            binding(kind, call)?;
+        }
+        // `"requestState": null` is no state at all.
+        let Some(sealed) = call.member_of_params(Key::RequestState)? else { return Ok(()) };
+        let binding = binding(kind, call)?;
+        let opened = str_of(sealed).and_then(|s| self.core().key.open(&binding, &s));
+        let Some(Some(carried)) = opened.as_deref().map(Carried::decode) else {
+            return Err(RpcError::invalid_params("requestState integrity check failed"));
+        };
+        call.state = carried.s;
+        call.answers = carried
+            .a
+            .into_iter()
+            .map(|(k, v)| (k, Answer(crate::mcp::types::Raw::from_box(v))))
+            .collect();
+        Ok(())
     }
 
     /// What one round of a handler came to: the reply, or what the handler needs first.
@@ -305,7 +324,7 @@ impl Connection {
         loop {
             // The request again (the handler took the last one): what the next round carries
             // is this round's answers and the earlier ones.
-            let mut again = self.call(req, cx, env);
+            let mut again = self.call(req, cx, env, Known::read(req.params())?);
             again.answers = earlier;
             let answers = match again.all_answers() {
                 Ok(a) => a,
