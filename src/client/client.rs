@@ -28,7 +28,7 @@ pub const DEFAULT_MAX_PAGES: usize = 256;
 
 /// A connection to one MCP server, from a host.
 ///
-/// [`Client::connect`] starts the transport the [`Target`] names, settles the era (a
+/// [`Client::connect`] starts the transport the [`Target`](crate::transport::Target) names, settles the era (a
 /// `server/discover` probe, and the legacy `initialize` handshake when the server is of the
 /// legacy era; see [`negotiate`](super::negotiate)), and from then on every call carries what
 /// its era needs: the `_meta` envelope of a modern request (and over HTTP its mirrored

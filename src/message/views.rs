@@ -20,7 +20,7 @@ pub enum Kind {
     Error,
     /// A JSON array of messages.
     Batch,
-    /// Not a valid message; [`Frame::decode_error`] says why.
+    /// Not a valid message; [`Frame::decode_error`](crate::Frame::decode_error) says why.
     Invalid,
 }
 

@@ -25,7 +25,7 @@
 //! bounds the whole. A stream that gave no event id is not resumed.
 //!
 //! **Modern requests** (2026-07-28 on: `params._meta` names a protocol version, as
-//! [`crate::mcp::client`] writes them) are stateless: each POST carries the headers
+//! [`crate::client`] writes them) are stateless: each POST carries the headers
 //! [`crate::mcp::headers::mirror`] derives from its body (`MCP-Protocol-Version`, `Mcp-Method`,
 //! `Mcp-Name`, and `Mcp-Param-*` for the tool arguments annotated `x-mcp-header`), and never a
 //! session id. The annotations are learnt from the `tools/list` results the transport carries;
