@@ -94,7 +94,8 @@
 //! | `peer::incoming`, `peer::error` | what a peer hands its handlers, and why a request fails | `mcp` |
 //! | `peer::core` | the connection's state machine, sans-IO: `handle_*` in, `poll_*` out | `mux`, `peer::incoming`, `peer::error` |
 //! | `peer` | the tokio peer: its handle, the handler trait, one task per connection | `peer::core`, `codec` |
-//! | `http` | Streamable HTTP server and client transport, on hyper | `peer`, `framing` |
+//! | `tls` | TLS settings for both sides: roots, CAs and identities from PEM, the reloadable server certificate | `error`, `limits` |
+//! | `http` | Streamable HTTP server and client transport, on hyper | `peer`, `framing`, `tls` |
 //! | `transport` | child stdio, TCP, Unix sockets, in-process pairs; [`transport::Target`] names any of them or HTTP | `http` |
 //! | `client` | the client role: era negotiation over a peer, the typed [`client::Client`] | `transport` |
 //! | `server` | the server role: the typed [`server::Server`] | `transport` |
@@ -118,6 +119,8 @@ pub mod mux;
 pub mod peer;
 #[cfg(feature = "mcp")]
 pub mod server;
+#[cfg(feature = "tls")]
+pub mod tls;
 #[cfg(feature = "peer")]
 pub mod transport;
 

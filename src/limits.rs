@@ -137,6 +137,16 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
 /// body's bound since headers are small.
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Default for [`HttpServer::max_tls_handshakes`](crate::http::HttpServer::max_tls_handshakes):
+/// TLS handshakes in progress at once. A handshake costs the server a key exchange and a
+/// signature; past the bound a new connection is closed at once, so a flood of half-open TLS
+/// connections costs a closed socket each, not a handshake.
+pub const DEFAULT_MAX_TLS_HANDSHAKES: usize = 256;
+
+/// Default for [`HttpServer::tls_handshake_timeout`](crate::http::HttpServer::tls_handshake_timeout):
+/// 10 seconds from the accept to the end of the TLS handshake, as for a request's headers.
+pub const DEFAULT_TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
 // ---- HTTP/2 (cleartext, prior knowledge) on the server's port: what one connection may open. ----
 
 /// Default for [`HttpServer::http2_max_concurrent_streams`](crate::http::HttpServer::http2_max_concurrent_streams):

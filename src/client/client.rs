@@ -220,7 +220,7 @@ impl Client {
 pub struct ClientBuilder {
     callbacks: Callbacks,
     peer: PeerBuilder,
-    stderr: ChildStderr,
+    connect: ConnectOptions,
     settings: Settings,
 }
 
@@ -238,7 +238,7 @@ impl Default for ClientBuilder {
         Self {
             callbacks: Callbacks::default(),
             peer: PeerBuilder::new(),
-            stderr: ChildStderr::default(),
+            connect: ConnectOptions::default(),
             settings: Settings {
                 options: ClientOptions::new("mcpwire", env!("CARGO_PKG_VERSION")),
                 limits: InputLimits::default(),
@@ -405,7 +405,35 @@ impl ClientBuilder {
     /// Where a child server's stderr goes (`tracing` by default).
     #[must_use]
     pub fn stderr(mut self, stderr: ChildStderr) -> Self {
-        self.stderr = stderr;
+        self.connect.stderr = stderr;
+        self
+    }
+
+    /// A header sent with every HTTP request to an `http://` or `https://` target (an
+    /// `Authorization`, say); other transports have no headers.
+    #[cfg(feature = "http")]
+    #[must_use]
+    pub fn header(mut self, name: http::HeaderName, value: http::HeaderValue) -> Self {
+        self.connect.headers.push((name, value));
+        self
+    }
+
+    /// What an `https://` target is checked against and shown
+    /// ([`ClientTls::builder`](crate::tls::ClientTls::builder): extra CAs, a client
+    /// certificate); the webpki roots when not given.
+    #[cfg(feature = "tls")]
+    #[must_use]
+    pub fn tls(mut self, tls: crate::tls::ClientTls) -> Self {
+        self.connect.tls = Some(tls);
+        self
+    }
+
+    /// Speaks only HTTP/2 to an HTTP target: with prior knowledge to `http://`, by ALPN to
+    /// `https://` (by default HTTP/1.1 to `http://`, and what ALPN agrees to `https://`).
+    #[cfg(feature = "http")]
+    #[must_use]
+    pub fn http2(mut self, on: bool) -> Self {
+        self.connect.http2 = on;
         self
     }
 
@@ -424,8 +452,7 @@ impl ClientBuilder {
         let mut options = self.settings.options;
         options.capabilities = callbacks.capabilities();
         let handler = CallbackHandler(callbacks.clone());
-        let connect = ConnectOptions::default().stderr(self.stderr);
-        let (peer, connection) = target.connect(&self.peer, handler, &connect).await?;
+        let (peer, connection) = target.connect(&self.peer, handler, &self.connect).await?;
         let key = target.cache_key();
         Self::finish(
             callbacks,

@@ -245,12 +245,19 @@ pub async fn negotiate(
                     &legacy,
                     preferred,
                 ),
-                Err(RequestError::Rpc(e)) => decide(
+                Err(RequestError::Rpc(e)) => match decide(
                     ProbeAnswer::Error { code: e.code, data: e.data() },
                     &modern,
                     &legacy,
                     preferred,
-                ),
+                ) {
+                    // Why the probe failed (over HTTP, often the transport: a refused
+                    // connection, a certificate) is the host's to read.
+                    Decision::NotModern { reason } => {
+                        Decision::NotModern { reason: format!("{reason}: {}", e.message) }
+                    }
+                    decision => decision,
+                },
                 Err(RequestError::Timeout) => {
                     decide(ProbeAnswer::NoAnswer, &modern, &legacy, preferred)
                 }

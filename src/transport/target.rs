@@ -41,7 +41,8 @@ pub enum Target {
     /// A Unix socket, one message per line.
     #[cfg(unix)]
     Unix(PathBuf),
-    /// A Streamable HTTP endpoint, `http://HOST:PORT/PATH`.
+    /// A Streamable HTTP endpoint, `http://HOST:PORT/PATH` or `https://HOST:PORT/PATH` (with
+    /// the `tls` feature).
     #[cfg(feature = "http")]
     Http(String),
     /// A server in this process, over an in-memory pipe.
@@ -73,8 +74,15 @@ pub struct ConnectOptions {
     /// Runs a child in a process group of its own, so a Ctrl-C at the terminal reaches this
     /// process and not the server (which this process then stops).
     pub own_process_group: bool,
-    /// Speaks HTTP/2 with prior knowledge (h2c) to an `http://` target.
+    /// Speaks HTTP/2 with prior knowledge (h2c) to an `http://` target, and only HTTP/2 (ALPN
+    /// `h2`) to an `https://` one.
     pub http2: bool,
+    /// Headers of the caller's own on every HTTP request (an `Authorization`, say).
+    #[cfg(feature = "http")]
+    pub headers: Vec<(http::HeaderName, http::HeaderValue)>,
+    /// What an `https://` target is checked against and shown (the webpki roots when `None`).
+    #[cfg(feature = "tls")]
+    pub tls: Option<crate::tls::ClientTls>,
 }
 
 impl ConnectOptions {
@@ -92,10 +100,27 @@ impl ConnectOptions {
         self
     }
 
-    /// Whether an `http://` target is spoken to over HTTP/2 with prior knowledge.
+    /// Whether an `http://` target is spoken to over HTTP/2 with prior knowledge (and an
+    /// `https://` one over HTTP/2 only).
     #[must_use]
     pub fn http2(mut self, http2: bool) -> Self {
         self.http2 = http2;
+        self
+    }
+
+    /// A header sent with every HTTP request.
+    #[cfg(feature = "http")]
+    #[must_use]
+    pub fn header(mut self, name: http::HeaderName, value: http::HeaderValue) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    /// What an `https://` target is checked against and shown.
+    #[cfg(feature = "tls")]
+    #[must_use]
+    pub fn tls(mut self, tls: crate::tls::ClientTls) -> Self {
+        self.tls = Some(tls);
         self
     }
 }
@@ -172,9 +197,17 @@ impl Target {
             #[cfg(unix)]
             Self::Unix(path) => super::connect_unix(builder, path, handler).await?,
             #[cfg(feature = "http")]
-            Self::Http(url) => crate::http::HttpClient::new(builder.clone())
-                .http2(options.http2)
-                .connect(url, handler)?,
+            Self::Http(url) => {
+                let mut client = crate::http::HttpClient::new(builder.clone()).http2(options.http2);
+                for (name, value) in &options.headers {
+                    client = client.header(name.clone(), value.clone());
+                }
+                #[cfg(feature = "tls")]
+                if let Some(tls) = &options.tls {
+                    client = client.tls(tls.clone());
+                }
+                client.connect(url, handler)?
+            }
             Self::InProcess(server) => {
                 let (ours, theirs) = tokio::io::duplex(IN_PROCESS_BUFFER);
                 (server.serve)(theirs).detach();
@@ -233,7 +266,24 @@ impl fmt::Display for Target {
 
 /// Why a target's text was not understood.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{0}`: expected stdio:COMMAND, tcp:HOST:PORT, unix:PATH or http://HOST:PORT/PATH")]
+#[cfg_attr(
+    feature = "tls",
+    error(
+        "`{0}`: expected stdio:COMMAND, tcp:HOST:PORT, unix:PATH, http://HOST:PORT/PATH or https://HOST:PORT/PATH"
+    )
+)]
+#[cfg_attr(
+    all(feature = "http", not(feature = "tls")),
+    error(
+        "`{0}`: expected stdio:COMMAND, tcp:HOST:PORT, unix:PATH or http://HOST:PORT/PATH (https:// needs mcpwire's `tls` feature)"
+    )
+)]
+#[cfg_attr(
+    not(feature = "http"),
+    error(
+        "`{0}`: expected stdio:COMMAND, tcp:HOST:PORT or unix:PATH (http:// and https:// need mcpwire's `http` and `tls` features)"
+    )
+)]
 pub struct BadTarget(String);
 
 impl FromStr for Target {
@@ -243,7 +293,7 @@ impl FromStr for Target {
     fn from_str(s: &str) -> Result<Self, BadTarget> {
         let bad = || BadTarget(s.to_owned());
         #[cfg(feature = "http")]
-        if s.starts_with("http://") {
+        if s.starts_with("http://") || (cfg!(feature = "tls") && s.starts_with("https://")) {
             return Ok(Self::Http(s.to_owned()));
         }
         let (kind, rest) = s.split_once(':').ok_or_else(bad)?;

@@ -8,6 +8,7 @@
 //! - [`mcp`]: the tools the typed client's and server's tests both register;
 //! - [`framing`]: a decoder fed in chunks, streams cut anywhere, and a real `FramedRead` over a
 //!   duplex pipe;
+//! - [`tls`]: a CA, a server certificate and a client certificate, made by the test (rcgen);
 //! - [`wait`]: bounded waits, so that a bug fails a test instead of hanging it.
 //!
 //! A test binary takes it with `mod common;` (`#[path = "../common/mod.rs"] mod common;` from a
@@ -27,6 +28,8 @@ pub mod http;
 pub mod mcp;
 #[cfg(feature = "peer")]
 pub mod pair;
+#[cfg(feature = "tls")]
+pub mod tls;
 pub mod wait;
 
 pub use framing::*;

@@ -41,6 +41,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
+#[cfg(feature = "tls")]
+use crate::tls::ClientTls;
 use bytes::{Bytes, BytesMut};
 use http::header::{ACCEPT, CONTENT_TYPE, HOST, HeaderName, HeaderValue};
 use http::{Method, Request, StatusCode, Uri};
@@ -69,6 +71,12 @@ use send::{ordered_worker, post_request};
 
 /// How long closing waits for the server to take the session's DELETE.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What connects: TCP, and TLS for `https://` URLs when the `tls` feature is on.
+#[cfg(feature = "tls")]
+type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+#[cfg(not(feature = "tls"))]
+type Connector = HttpConnector;
 
 /// How long an idle pooled connection is kept.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(20);
@@ -102,6 +110,8 @@ pub struct HttpClient {
     http2: bool,
     resume_failures: u32,
     max_resume_delay: Duration,
+    #[cfg(feature = "tls")]
+    tls: Option<ClientTls>,
 }
 
 /// Opens a Streamable HTTP connection to `url` with the defaults of [`HttpClient`].
@@ -129,7 +139,19 @@ impl HttpClient {
             http2: false,
             resume_failures: DEFAULT_RESUME_FAILURES,
             max_resume_delay: DEFAULT_MAX_RESUME_DELAY,
+            #[cfg(feature = "tls")]
+            tls: None,
         }
+    }
+
+    /// What an `https://` URL's server is checked against, and the certificate shown to it
+    /// ([`ClientTls::builder`]'s defaults, the webpki roots, when not given). `http://` URLs
+    /// ignore it.
+    #[cfg(feature = "tls")]
+    #[must_use]
+    pub fn tls(mut self, tls: ClientTls) -> Self {
+        self.tls = Some(tls);
+        self
     }
 
     /// Failed attempts in a row (no connection, a 5xx, a broken stream) after which resuming a
@@ -189,24 +211,32 @@ impl HttpClient {
     ///
     /// # Errors
     ///
-    /// When `url` is not an `http://` URL (TLS is not built in).
+    /// When `url` is not an `http://` or `https://` URL (the latter needs the `tls` feature),
+    /// or the default TLS configuration cannot be built.
     pub fn connect<H: Handler>(
         &self,
         url: &str,
         handler: H,
     ) -> std::io::Result<(PeerHandle, Connection)> {
         let uri: Uri = url.parse().map_err(|e| invalid(format!("{url}: {e}")))?;
-        if uri.scheme_str() != Some("http") || uri.host().is_none() {
-            return Err(invalid(format!("{url}: only http://HOST[:PORT]/PATH URLs are supported")));
+        let secure = match uri.scheme_str() {
+            Some("http") => false,
+            Some("https") if cfg!(feature = "tls") => true,
+            Some("https") => {
+                return Err(invalid(format!("{url}: https:// needs mcpwire's `tls` feature")));
+            }
+            _ => None.ok_or_else(|| invalid(format!("{url}: expected http:// or https://")))?,
+        };
+        if uri.host().is_none() {
+            return Err(invalid(format!("{url}: no host")));
         }
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
         let client = Client::builder(TokioExecutor::new())
+            // Over TLS, ALPN decides (h2 only is offered when HTTP/2 is asked for).
             .http2_only(self.http2)
             .pool_max_idle_per_host(self.max_posts)
             // Under the 30 s a server such as ours keeps an idle connection.
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)
-            .build(connector);
+            .build(self.connector(secure)?);
         let (inject, rx) = mpsc::channel::<Frame>(INBOX);
         let frames = futures_util::stream::unfold(rx, |mut rx| async move {
             rx.recv().await.map(|f| (Ok(f), rx))
@@ -214,8 +244,9 @@ impl HttpClient {
         let (ordered, ordered_rx) = mpsc::channel::<Frame>(INBOX);
         let (acked, acked_rx) = watch::channel(0u64);
         let host = match (uri.host(), uri.port_u16()) {
-            // A `Host` of the caller's own (`header`) is sent instead, once.
-            _ if self.http2 || self.headers.iter().any(|(k, _)| k == HOST) => None,
+            // A `Host` of the caller's own (`header`) is sent instead, once; over TLS the HTTP
+            // client writes it (HTTP/2 carries the URL's authority instead).
+            _ if secure || self.http2 || self.headers.iter().any(|(k, _)| k == HOST) => None,
             (Some(h), Some(p)) => HeaderValue::from_str(&format!("{h}:{p}")).ok(),
             (Some(h), None) => HeaderValue::from_str(h).ok(),
             (None, _) => None,
@@ -257,12 +288,73 @@ impl HttpClient {
     }
 }
 
+impl HttpClient {
+    /// TCP with no delay, wrapped in TLS for `https://` URLs when the feature is on.
+    #[cfg_attr(not(feature = "tls"), allow(clippy::unnecessary_wraps))]
+    fn connector(&self, secure: bool) -> std::io::Result<Connector> {
+        let mut tcp = HttpConnector::new();
+        tcp.set_nodelay(true);
+        #[cfg(feature = "tls")]
+        {
+            // The TLS connector checks the scheme; TCP is told to take either.
+            tcp.enforce_http(false);
+            let mut tls = match (&self.tls, secure) {
+                (Some(tls), _) => tls.rustls_config().as_ref().clone(),
+                (None, true) => ClientTls::builder()
+                    .build()
+                    .map_err(|e| invalid(e.to_string()))?
+                    .rustls_config()
+                    .as_ref()
+                    .clone(),
+                // Never used for `http://`: any valid configuration does.
+                (None, false) => rustls::ClientConfig::builder_with_provider(Arc::new(
+                    rustls::crypto::ring::default_provider(),
+                ))
+                .with_safe_default_protocol_versions()
+                .map_err(|e| invalid(e.to_string()))?
+                .with_root_certificates(rustls::RootCertStore::empty())
+                .with_no_client_auth(),
+            };
+            // The connector writes its own ALPN list, and refuses a configuration that has one.
+            tls.alpn_protocols.clear();
+            let builder =
+                hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls).https_or_http();
+            Ok(if self.http2 {
+                builder.enable_http2().wrap_connector(tcp)
+            } else {
+                builder.enable_all_versions().wrap_connector(tcp)
+            })
+        }
+        #[cfg(not(feature = "tls"))]
+        {
+            let _ = secure;
+            Ok(tcp)
+        }
+    }
+}
+
+/// `e` and its sources, `: `-separated (hyper's errors say little without their sources:
+/// "client error (Connect)").
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(s) = next {
+        let text = s.to_string();
+        if !out.ends_with(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        next = s.source();
+    }
+    out
+}
+
 fn invalid(msg: String) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidInput, msg)
 }
 
 struct Ctx {
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<Connector, Full<Bytes>>,
     uri: Uri,
     /// The `Host` header of every HTTP/1.1 request: the URL's host and port.
     host: Option<HeaderValue>,

@@ -88,7 +88,10 @@ pub(super) async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after
     };
     let resp = match ctx.client.request(req).await {
         Ok(r) => r,
-        Err(e) => return ctx.fail(&id, &format!("the HTTP request failed: {e}")).await,
+        Err(e) => {
+            let why = super::error_chain(&e);
+            return ctx.fail(&id, &format!("the HTTP request failed: {why}")).await;
+        }
     };
     if !matches!(mode, Mode::Modern { .. }) {
         ctx.remember_session(&resp, initialize, named.as_ref());

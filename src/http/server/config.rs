@@ -23,6 +23,10 @@ pub(super) struct Config {
     pub(super) keep_alive: Duration,
     pub(super) resume: ResumeConfig,
     pub(super) h2: connection::H2Config,
+    #[cfg(feature = "tls")]
+    pub(super) tls: Option<crate::tls::ServerTls>,
+    pub(super) max_tls_handshakes: usize,
+    pub(super) tls_handshake_timeout: Duration,
 }
 
 impl HttpServer {
@@ -57,6 +61,10 @@ impl HttpServer {
                     retention: DEFAULT_STREAM_RETENTION,
                 },
                 h2: connection::H2Config::default(),
+                #[cfg(feature = "tls")]
+                tls: None,
+                max_tls_handshakes: crate::limits::DEFAULT_MAX_TLS_HANDSHAKES,
+                tls_handshake_timeout: crate::limits::DEFAULT_TLS_HANDSHAKE_TIMEOUT,
             }),
             state: Arc::new(State::default()),
         }
@@ -64,6 +72,32 @@ impl HttpServer {
 
     pub(super) fn config(&mut self) -> &mut Config {
         Arc::make_mut(&mut self.config)
+    }
+
+    /// Serves TLS on the listener [`HttpServer::serve`] is given: every connection is
+    /// `https://`, and ALPN chooses HTTP/2 or HTTP/1.1. [`ServerTls::reload`](crate::tls::ServerTls::reload)
+    /// on the value given (or a clone) changes the certificate for new connections.
+    #[cfg(feature = "tls")]
+    #[must_use]
+    pub fn tls(mut self, tls: crate::tls::ServerTls) -> Self {
+        self.config().tls = Some(tls);
+        self
+    }
+
+    /// TLS handshakes in progress at once; a connection accepted past it is closed at once.
+    /// [`DEFAULT_MAX_TLS_HANDSHAKES`] by default; 0 is taken as 1.
+    #[must_use]
+    pub fn max_tls_handshakes(mut self, n: usize) -> Self {
+        self.config().max_tls_handshakes = n.max(1);
+        self
+    }
+
+    /// How long a TLS handshake may take, from the accept; past it the connection is closed.
+    /// [`DEFAULT_TLS_HANDSHAKE_TIMEOUT`] by default.
+    #[must_use]
+    pub fn tls_handshake_timeout(mut self, t: Duration) -> Self {
+        self.config().tls_handshake_timeout = t;
+        self
     }
 
     /// The endpoint's path; `/mcp` by default.

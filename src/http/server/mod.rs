@@ -109,6 +109,8 @@ mod post;
 mod response;
 mod sessions;
 mod stateless;
+#[cfg(feature = "tls")]
+mod tls;
 
 use super::session::Session;
 use super::stream::{ResumeConfig, Unresumable, parse_event_id};
@@ -135,6 +137,7 @@ pub use crate::limits::{
     DEFAULT_HTTP2_MAX_SEND_BUFFER, DEFAULT_HTTP2_MAX_STREAMS, DEFAULT_HTTP2_PING_INTERVAL,
     DEFAULT_HTTP2_PING_TIMEOUT, DEFAULT_HTTP2_STREAM_WINDOW,
 };
+pub use crate::limits::{DEFAULT_MAX_TLS_HANDSHAKES, DEFAULT_TLS_HANDSHAKE_TIMEOUT};
 use crate::peer::{Handler, PeerBuilder};
 use crate::{ErrorCode, Frame, FrameParser, Id, Kind, OwnedId};
 use config::Config;
@@ -166,6 +169,10 @@ pub struct HttpStats {
     /// for a resumption, or the client stopped waiting), or that a connection too slow for its
     /// stream's replay buffer skipped, over the sessions open now.
     pub messages_dropped: u64,
+    /// TLS connections closed before they were served: the handshake failed or took longer
+    /// than [`HttpServer::tls_handshake_timeout`], or [`HttpServer::max_tls_handshakes`] were
+    /// already in progress, or the connection was shed for a newer one meanwhile.
+    pub tls_handshakes_failed: u64,
 }
 
 /// A Streamable HTTP server. `Clone`: the clones share one session table.
@@ -215,6 +222,8 @@ struct State {
     connections: Arc<Connections>,
     /// `serve_connection` started the task that expires idle sessions.
     sweeping: std::sync::atomic::AtomicBool,
+    /// TLS handshakes that failed, timed out, were shed, or found no slot.
+    tls_failed: AtomicU64,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -242,6 +251,7 @@ impl HttpServer {
                 .values()
                 .map(|s| s.stats.dropped.load(Ordering::Relaxed))
                 .sum(),
+            tls_handshakes_failed: self.state.tls_failed.load(Ordering::Relaxed),
         }
     }
 
@@ -281,6 +291,14 @@ impl HttpServer {
             self.config.idle_timeout.map(|idle| tokio::spawn(sweep(self.state.clone(), idle)));
         let builder: connection::Shared =
             Arc::new(connection::builder(&self.config.h2, self.config.header_timeout));
+        #[cfg(feature = "tls")]
+        let handshakes = self.config.tls.as_ref().map(|t| {
+            Arc::new(tls::Handshakes::new(
+                t,
+                self.config.max_tls_handshakes,
+                self.config.tls_handshake_timeout,
+            ))
+        });
         // Each connection's task watches this to close gracefully once the server stops.
         let (stopping, stop_seen) = tokio::sync::watch::channel(false);
         let tasks = tokio_util::task::TaskTracker::new();
@@ -309,47 +327,34 @@ impl HttpServer {
             let server = self.clone();
             let make = make.clone();
             let budget = budget.clone();
-            let idle = self.config.header_timeout;
             let builder = builder.clone();
             let stop_seen = stop_seen.clone();
+            #[cfg(feature = "tls")]
+            let handshakes = handshakes.clone();
             tasks.spawn(async move {
-                let conn = place.conn.clone();
-                let service = hyper::service::service_fn(move |req| {
-                    let server = server.clone();
-                    let make = make.clone();
-                    let budget = budget.clone();
-                    // Busy from the request's head until its response body ends.
-                    let busy = conn.busy();
-                    async move {
-                        let answer = server.handle(req, &*make, &budget).await;
-                        Ok::<_, Infallible>(answer.map(|body| Guarded::wrap(body, busy)))
+                #[cfg(feature = "tls")]
+                if let Some(handshakes) = handshakes {
+                    let shed = place.conn.clone();
+                    let accepted = tokio::select! {
+                        a = handshakes.accept(stream) => a,
+                        () = shed.shed() => Err(tls::Refused::Shed),
+                    };
+                    match accepted {
+                        Ok(io) => {
+                            serve_accepted(
+                                server, io, remote, place, make, budget, builder, stop_seen,
+                            )
+                            .await
+                        }
+                        Err(why) => {
+                            server.state.tls_failed.fetch_add(1, Ordering::Relaxed);
+                            tracing::debug!(%remote, %why, "TLS handshake refused");
+                        }
                     }
-                });
-                let served = builder.serve_connection(TokioIo::new(stream), service);
-                // Dropping the connection closes it.
-                let ended = connection::drive(
-                    served,
-                    |c| c.graceful_shutdown(),
-                    &place.conn,
-                    idle,
-                    Some(stop_seen),
-                    place.conn.shed(),
-                )
-                .await;
-                match ended {
-                    connection::Ended::Closed(Err(e)) => {
-                        tracing::debug!(%remote, error = %e, "connection ended");
-                    }
-                    connection::Ended::Closed(Ok(())) => {}
-                    connection::Ended::Idle => tracing::debug!(%remote, "idle connection dropped"),
-                    connection::Ended::Stopped => {
-                        tracing::debug!(%remote, "connection dropped after the stop's grace");
-                    }
-                    connection::Ended::Shed => {
-                        tracing::debug!(%remote, "connection shed to make room");
-                    }
+                    return;
                 }
-                drop(place);
+                serve_accepted(server, stream, remote, place, make, budget, builder, stop_seen)
+                    .await;
             });
         };
         if let Some(s) = sweeper {
@@ -546,6 +551,63 @@ impl HttpServer {
 /// `max` within the process's open-file limit (less 64 for everything else it opens), so the
 /// cap is reached before `accept` fails for want of a descriptor. Linux: read from
 /// `/proc/self/limits`; elsewhere `max` as given.
+/// Serves one accepted connection (TCP, or TLS over it) from its place in the table until it
+/// ends: closed by the client, idle past the header timeout, shed for a newer one, or past the
+/// stop's grace.
+#[allow(clippy::too_many_arguments)]
+async fn serve_accepted<I, H>(
+    server: HttpServer,
+    io: I,
+    remote: std::net::SocketAddr,
+    place: connections::Admitted,
+    make: Arc<dyn Fn() -> Arc<H> + Send + Sync>,
+    budget: Arc<Semaphore>,
+    builder: connection::Shared,
+    stop_seen: tokio::sync::watch::Receiver<bool>,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    H: Handler,
+{
+    let idle = server.config.header_timeout;
+    let conn = place.conn.clone();
+    let service = hyper::service::service_fn(move |req| {
+        let server = server.clone();
+        let make = make.clone();
+        let budget = budget.clone();
+        // Busy from the request's head until its response body ends.
+        let busy = conn.busy();
+        async move {
+            let answer = server.handle(req, &*make, &budget).await;
+            Ok::<_, Infallible>(answer.map(|body| Guarded::wrap(body, busy)))
+        }
+    });
+    let served = builder.serve_connection(TokioIo::new(io), service);
+    // Dropping the connection closes it.
+    let ended = connection::drive(
+        served,
+        |c| c.graceful_shutdown(),
+        &place.conn,
+        idle,
+        Some(stop_seen),
+        place.conn.shed(),
+    )
+    .await;
+    match ended {
+        connection::Ended::Closed(Err(e)) => {
+            tracing::debug!(%remote, error = %e, "connection ended");
+        }
+        connection::Ended::Closed(Ok(())) => {}
+        connection::Ended::Idle => tracing::debug!(%remote, "idle connection dropped"),
+        connection::Ended::Stopped => {
+            tracing::debug!(%remote, "connection dropped after the stop's grace");
+        }
+        connection::Ended::Shed => {
+            tracing::debug!(%remote, "connection shed to make room");
+        }
+    }
+    drop(place);
+}
+
 fn effective_max_connections(max: usize) -> usize {
     let limit = std::fs::read_to_string("/proc/self/limits").ok().and_then(|text| {
         let line = text.lines().find(|l| l.starts_with("Max open files"))?;
