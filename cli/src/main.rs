@@ -16,6 +16,7 @@
 mod inspect;
 mod load;
 mod merge;
+mod reach;
 mod serve;
 
 /// mimalloc serves the harness's many small, short-lived allocations (frames, tasks, replies)
@@ -51,6 +52,10 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "parsed once at start-up; boxing would only add a dereference"
+)]
 enum Command {
     /// Drive MCP requests at a server (closed or open loop) and report throughput and latency.
     #[command(args_conflicts_with_subcommands = true)]
@@ -70,8 +75,9 @@ enum Command {
 struct LoadArgs {
     #[command(subcommand)]
     init: Option<LoadCommand>,
-    /// embedded | stdio:CMD | tcp:ADDR | unix:PATH | http://HOST:PORT/PATH. `stdio:` runs CMD
-    /// with `sh -c`; `http://` speaks MCP's Streamable HTTP.
+    /// embedded | stdio:CMD | tcp:ADDR | unix:PATH | http://HOST:PORT/PATH |
+    /// https://HOST:PORT/PATH. `stdio:` runs CMD with `sh -c`; `http://` and `https://` speak
+    /// MCP's Streamable HTTP (see "HTTP and TLS" for headers and certificates).
     #[arg(long, default_value = "embedded", value_parser = load::parse_target)]
     target: mcpwire::transport::Target,
     /// Closed loop: requests in flight at once (one worker each). Measures throughput, not
@@ -155,11 +161,13 @@ struct LoadArgs {
     /// Print one JSON object instead of the text report.
     #[arg(long)]
     json: bool,
-    /// Speak HTTP/2 over cleartext with prior knowledge to an http:// target: one connection
-    /// carries every request in flight (as many at once as the server's
-    /// SETTINGS_MAX_CONCURRENT_STREAMS lets).
+    /// Speak HTTP/2 only: over cleartext with prior knowledge to an http:// target, by ALPN to
+    /// an https:// one. One connection carries every request in flight (as many at once as
+    /// the server's SETTINGS_MAX_CONCURRENT_STREAMS lets).
     #[arg(long)]
     http2: bool,
+    #[command(flatten)]
+    reach: reach::ReachArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -173,6 +181,8 @@ enum LoadCommand {
         /// The MCP protocol version to speak (as for `load`).
         #[arg(long, value_name = "VERSION", default_value = "auto")]
         protocol_version: mcpwire::mcp::negotiation::VersionChoice,
+        #[command(flatten)]
+        reach: reach::ReachArgs,
     },
 }
 
@@ -253,9 +263,9 @@ fn main() -> ExitCode {
         Some(Command::Inspect(args)) => run_inspect(&args),
         Some(Command::Serve(args)) => run_serve(&args),
         Some(Command::Load(LoadArgs {
-            init: Some(LoadCommand::Init { target, protocol_version }),
+            init: Some(LoadCommand::Init { target, protocol_version, reach }),
             ..
-        })) => run_init(target, protocol_version),
+        })) => run_init(target, protocol_version, &reach),
         Some(Command::Load(args)) => run_load(&args),
         Some(Command::Report(ReportCommand::Merge { logs, json, report })) => {
             merge::run(&logs, json, report.as_deref())
@@ -378,9 +388,16 @@ fn run_load(args: &LoadArgs) -> ExitCode {
         max_steps: load::DEFAULT_MAX_CAPACITY_STEPS,
     });
     if args.http2 && !args.target.is_http() {
-        eprintln!("mcpwire: --http2 needs an http:// target, not {}", args.target);
+        eprintln!("mcpwire: --http2 needs an http:// or https:// target, not {}", args.target);
         return ExitCode::from(EXIT_IO);
     }
+    let connect = match args.reach.apply(mcpwire::transport::ConnectOptions::default()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("mcpwire: {e}");
+            return ExitCode::from(EXIT_IO);
+        }
+    };
     let payload_bytes = usize::try_from(args.payload_bytes).unwrap_or(usize::MAX);
     let plan = load::Plan {
         target: args.target.clone(),
@@ -396,6 +413,7 @@ fn run_load(args: &LoadArgs) -> ExitCode {
         protocol_version: args.protocol_version.clone(),
         hdr_log: args.hdr_log.clone(),
         http2: args.http2,
+        connect,
     };
     let rt = runtime();
     let outcome = rt.block_on(async {
@@ -476,9 +494,17 @@ pub(crate) fn write_html(
 fn run_init(
     target: mcpwire::transport::Target,
     version: mcpwire::mcp::negotiation::VersionChoice,
+    reach: &reach::ReachArgs,
 ) -> ExitCode {
+    let connect = match reach.apply(mcpwire::transport::ConnectOptions::default()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("mcpwire: {e}");
+            return ExitCode::from(EXIT_IO);
+        }
+    };
     let rt = runtime();
-    let outcome = rt.block_on(load::init(target, version));
+    let outcome = rt.block_on(load::init(target, version, connect));
     rt.shutdown_background();
     match outcome {
         Ok(toml) => {
@@ -497,9 +523,13 @@ fn run_serve(args: &ServeArgs) -> ExitCode {
     let listen = match (&args.listen.tcp, &args.listen.unix, &args.listen.http) {
         (Some(addr), _, _) => serve::Listen::Tcp(addr.clone()),
         (_, Some(path), _) => serve::Listen::Unix(path.clone()),
-        (_, _, Some(addr)) => {
-            serve::Listen::Http(addr.clone(), args.http.server(args.limits.builder(), &mcp))
-        }
+        (_, _, Some(addr)) => match args.http.server(args.limits.builder(), &mcp) {
+            Ok((server, tls)) => serve::Listen::Http(addr.clone(), server, tls),
+            Err(e) => {
+                eprintln!("mcpwire: serve: {e}");
+                return ExitCode::from(EXIT_IO);
+            }
+        },
         _ => serve::Listen::Stdio,
     };
     let rt = runtime();

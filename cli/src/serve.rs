@@ -15,6 +15,7 @@ use mcpwire::limits::{
 };
 use mcpwire::peer::{DEFAULT_UNADDRESSED_REPLIES_PER_SECOND, PeerBuilder};
 use mcpwire::server::Server;
+use mcpwire::tls::ServerTls;
 use mcpwire::transport;
 use mcpwire::{Limits, ReplyDetail};
 
@@ -102,8 +103,9 @@ pub enum Listen {
     Tcp(String),
     /// A Unix socket path.
     Unix(PathBuf),
-    /// Streamable HTTP on an address.
-    Http(String, HttpServer),
+    /// Streamable HTTP on an address, over TLS when a certificate is given (reloaded on
+    /// SIGHUP).
+    Http(String, HttpServer, Option<ServerTls>),
 }
 
 /// How `serve --http` serves (`mcpwire serve --help` lists them under "HTTP").
@@ -150,11 +152,37 @@ pub struct HttpArgs {
     /// Take HTTP/1.1 only (by default the port also takes HTTP/2 with prior knowledge).
     #[arg(long)]
     no_http2: bool,
+    /// Serve https:// with the certificate chain in this PEM file (the leaf first); ALPN
+    /// offers h2 and http/1.1 on the one port. SIGHUP reads it and the key again.
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Require a client certificate signed by a CA in this PEM file (mutual TLS).
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    tls_client_ca: Option<PathBuf>,
+    /// TLS handshakes in progress at once; a connection past it is closed at once.
+    #[arg(long, value_name = "N", default_value_t = mcpwire::http::server::DEFAULT_MAX_TLS_HANDSHAKES,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_tls_handshakes: usize,
+    /// Seconds a TLS handshake may take from the accept.
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::http::server::DEFAULT_TLS_HANDSHAKE_TIMEOUT.as_secs_f64())]
+    tls_handshake_timeout: f64,
 }
 
 impl HttpArgs {
-    /// An HTTP server with these settings for `mcp`'s tools, its sessions made by `builder`.
-    pub fn server(&self, builder: PeerBuilder, mcp: &Server) -> HttpServer {
+    /// An HTTP server with these settings for `mcp`'s tools, its sessions made by `builder`,
+    /// and its TLS when a certificate was given.
+    ///
+    /// # Errors
+    ///
+    /// When the certificate, its key or the client CA cannot be read or do not fit.
+    pub fn server(
+        &self,
+        builder: PeerBuilder,
+        mcp: &Server,
+    ) -> Result<(HttpServer, Option<ServerTls>), mcpwire::tls::TlsError> {
         let idle = (self.session_idle_timeout > 0.0)
             .then(|| Duration::try_from_secs_f64(self.session_idle_timeout).ok())
             .flatten();
@@ -184,7 +212,21 @@ impl HttpArgs {
         for o in &self.allow_origin {
             server = server.allow_origin(o.clone());
         }
-        server
+        server = server.max_tls_handshakes(self.max_tls_handshakes);
+        if let Ok(t) = Duration::try_from_secs_f64(self.tls_handshake_timeout)
+            && !t.is_zero()
+        {
+            server = server.tls_handshake_timeout(t);
+        }
+        let tls = match (&self.tls_cert, &self.tls_key, &self.tls_client_ca) {
+            (Some(cert), Some(key), None) => Some(ServerTls::from_pem_files(cert, key)?),
+            (Some(cert), Some(key), Some(ca)) => Some(ServerTls::with_client_auth(cert, key, ca)?),
+            _ => None,
+        };
+        if let Some(tls) = &tls {
+            server = server.tls(tls.clone());
+        }
+        Ok((server, tls))
     }
 }
 
@@ -223,14 +265,33 @@ pub async fn run(listen: Listen, builder: PeerBuilder, mcp: Server) -> std::io::
             eprintln!("mcpwire: serving MCP on unix:{}", path.display());
             transport::serve_unix_until(listener, builder, move || mcp.handler(), signal).await
         }
-        Listen::Http(addr, server) => {
+        Listen::Http(addr, server, tls) => {
             let listener = mcpwire::http::server::bind(&addr).await?;
+            let scheme = if tls.is_some() { "https" } else { "http" };
             eprintln!(
-                "mcpwire: serving MCP on http://{}{}",
+                "mcpwire: serving MCP on {scheme}://{}{}",
                 listener.local_addr()?,
                 server.endpoint()
             );
-            server.serve(listener, move || mcp.handler(), signal).await
+            let reloads = tls.map(|tls| tokio::spawn(reload_on_sighup(tls)));
+            let served = server.serve(listener, move || mcp.handler(), signal).await;
+            if let Some(r) = reloads {
+                r.abort();
+            }
+            served
+        }
+    }
+}
+
+/// Reads the certificate and key again on each SIGHUP: new connections get the new one, and a
+/// pair that cannot be read or does not fit leaves the old in place (and says why).
+async fn reload_on_sighup(tls: ServerTls) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut hup) = signal(SignalKind::hangup()) else { return };
+    while hup.recv().await.is_some() {
+        match tls.reload() {
+            Ok(()) => eprintln!("mcpwire: TLS certificate reloaded"),
+            Err(e) => eprintln!("mcpwire: TLS certificate not reloaded, the old one stays: {e}"),
         }
     }
 }

@@ -3,6 +3,8 @@
 //! Python SDK's server. (Load models, budgets and logs: tests/load_cli.rs.)
 
 mod load_support;
+#[path = "../../tests/common/tls.rs"]
+mod tls;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -82,7 +84,84 @@ fn http2_with_prior_knowledge_drives_serve_in_both_eras() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--http2 needs an http:// target"), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(said.contains("--http2 needs an http:// or https:// target"), "{said}");
+}
+
+/// `https://`: `serve --http --tls-cert --tls-key` driven by `load` trusting the test's CA
+/// (`--cacert`), with a header whose value comes from the environment, in both eras, by ALPN
+/// and HTTP/2 alone; without the CA the run fails and says why; skipping verification works and
+/// says so; SIGHUP reloads the certificate.
+#[test]
+fn https_drives_serve_with_tls_in_both_eras() {
+    let pki = tls::Pki::new("load", &["localhost", "127.0.0.1"]);
+    let (cert, key, ca) =
+        (pki.cert.to_str().unwrap(), pki.key.to_str().unwrap(), pki.ca.to_str().unwrap());
+    let (http, url) = serve_on(&["--http", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key]);
+    assert!(url.starts_with("https://127.0.0.1:"), "{url}");
+    for (version, era) in [("2026-07-28", "modern"), ("2025-11-25", "legacy")] {
+        for (flag, want) in [(Some("--http2"), "2"), (None, "2|1.1 by ALPN")] {
+            let mut args = vec!["--target", url.as_str(), "--protocol-version", version];
+            args.extend([
+                "--cacert",
+                ca,
+                "--header",
+                "Authorization: Bearer ${MCPWIRE_TEST_TOKEN}",
+            ]);
+            args.extend(["--concurrency", "8", "--requests", "200", "--warmup", "0"]);
+            args.extend(flag);
+            let out = Command::new(BIN)
+                .arg("load")
+                .args(&args)
+                .arg("--json")
+                .env("MCPWIRE_TEST_TOKEN", "t0ken")
+                .output()
+                .unwrap();
+            let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+            assert_eq!(out.status.code(), Some(0), "{version} {flag:?}: {r} {}", stderr(&out));
+            assert_eq!(r["requests"], 200, "{r}");
+            assert_eq!(r["errors"], 0, "{r}");
+            assert_eq!(r["era"], era, "{r}");
+            assert_eq!(r["http_version"], want, "{r}");
+        }
+    }
+    // The webpki roots do not hold the test's CA: the run fails, and says why.
+    let (out, _) = load(&["--target", &url, "--requests", "1", "--protocol-version", "2026-07-28"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("UnknownIssuer"), "{}", stderr(&out));
+    // A variable that is not set is refused before anything is sent, its name said.
+    let (out, _) = load(&["--target", &url, "--header", "Authorization: ${MCPWIRE_NO_SUCH_VAR}"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("${MCPWIRE_NO_SUCH_VAR} is not set"), "{}", stderr(&out));
+    // Skipping verification: works, and says so.
+    let (out, r) = load(&["--target", &url, "--insecure-skip-tls-verify", "--requests", "20"]);
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    assert!(stderr(&out).contains("NOT checked"), "{}", stderr(&out));
+
+    // A renewal, read on SIGHUP: the new CA is trusted from then on.
+    pki.issue("load-2", &["localhost", "127.0.0.1"]);
+    let pid = http.0.id().to_string();
+    assert!(Command::new("kill").args(["-HUP", &pid]).status().unwrap().success());
+    let mut reloaded = false;
+    for _ in 0..100 {
+        let (out, _) = load(&[
+            "--target",
+            &url,
+            "--cacert",
+            ca,
+            "--requests",
+            "5",
+            "--protocol-version",
+            "2026-07-28",
+        ]);
+        if out.status.code() == Some(0) {
+            reloaded = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(reloaded, "the renewed certificate was not served after SIGHUP");
+    drop(http);
 }
 
 /// A weighted mix: each operation gets exactly its share of `--requests`, and its own row.

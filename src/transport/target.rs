@@ -163,6 +163,15 @@ impl Target {
         false
     }
 
+    /// Whether the target is a Streamable HTTP endpoint reached over TLS (`https://`).
+    #[must_use]
+    pub fn is_https(&self) -> bool {
+        #[cfg(feature = "http")]
+        return matches!(self, Self::Http(url) if url.starts_with("https://"));
+        #[cfg(not(feature = "http"))]
+        false
+    }
+
     /// Whether the target is a server in this process.
     #[must_use]
     pub fn is_in_process(&self) -> bool {

@@ -110,7 +110,12 @@ pub async fn run(
         .collect();
     Ok(Report {
         target,
-        http_version: plan.target.is_http().then_some(if plan.http2 { "2" } else { "1.1" }),
+        http_version: plan.target.is_http().then_some(match (plan.http2, plan.target.is_https()) {
+            (true, _) => "2",
+            // The server's ALPN choice, which the HTTP client does not report.
+            (false, true) => "2|1.1 by ALPN",
+            (false, false) => "1.1",
+        }),
         era,
         protocol_version: version,
         method: plan.method_label(),

@@ -48,7 +48,11 @@ async fn first_page(
 /// # Errors
 ///
 /// The target cannot be reached, the handshake fails, or `tools/list` fails.
-pub async fn init(target: Target, version: VersionChoice) -> Result<String, String> {
+pub async fn init(
+    target: Target,
+    version: VersionChoice,
+    reach: mcpwire::transport::ConnectOptions,
+) -> Result<String, String> {
     let plan = Plan {
         target: target.clone(),
         model: Model::Closed(Shape::Constant(1.0)),
@@ -63,6 +67,7 @@ pub async fn init(target: Target, version: VersionChoice) -> Result<String, Stri
         protocol_version: version,
         hdr_log: None,
         http2: false,
+        connect: reach,
     };
     let name = target.to_string();
     let (peer, _conn) = connect(&plan)

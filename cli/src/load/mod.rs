@@ -153,8 +153,10 @@ pub struct Plan {
     pub protocol_version: VersionChoice,
     /// Where to write the HdrHistogram interval log.
     pub hdr_log: Option<PathBuf>,
-    /// `--http2`: HTTP/2 with prior knowledge to an `http://` target.
+    /// `--http2`: HTTP/2 only (prior knowledge to `http://`, ALPN `h2` to `https://`).
     pub http2: bool,
+    /// The caller's headers and TLS settings (`--header`, `--cacert`, …).
+    pub connect: ConnectOptions,
 }
 
 impl Plan {
@@ -229,7 +231,9 @@ pub(crate) async fn connect(plan: &Plan) -> Result<(PeerHandle, Connection), std
     let builder = PeerBuilder::new().limits(limits).request_timeout(Some(plan.timeout));
     // A child runs in its own process group: a Ctrl-C at the terminal stops the run (and
     // prints the partial report), not the server under test in the middle of it.
-    let options = ConnectOptions::default()
+    let options = plan
+        .connect
+        .clone()
         .stderr(transport::ChildStderr::Tracing)
         .own_process_group(true)
         .http2(plan.http2);

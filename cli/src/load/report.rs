@@ -172,7 +172,8 @@ pub struct OpReport {
 #[derive(Debug)]
 pub struct Report {
     pub target: String,
-    /// `1.1` or `2` for an `http://` target (`None` for any other, and a merge of logs).
+    /// `1.1` or `2` for an `http://` target, `2|1.1 by ALPN` for an `https://` one without
+    /// `--http2` (`None` for any other, and a merge of logs).
     pub http_version: Option<&'static str>,
     /// `modern` or `legacy` (empty for a merge of logs).
     pub era: &'static str,
