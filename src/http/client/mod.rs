@@ -49,7 +49,6 @@ use http::{Method, Request, StatusCode, Uri};
 use http_body_util::Full;
 use hyper::body::Incoming as HyperBody;
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use tokio::sync::{Semaphore, mpsc, watch};
 use tokio::task::JoinHandle;
@@ -63,20 +62,17 @@ use crate::mcp::annotations::ToolHeaders;
 use crate::peer::{Async, AsyncOutlet, Connection, Handler, PeerBuilder, PeerHandle, Sent};
 use crate::{ErrorCode, Frame, FrameParser, Kind, Limits, Outgoing, OwnedId, RawJson};
 
+mod connector;
 mod receive;
 mod send;
 
+use connector::Connector;
+pub(crate) use connector::error_chain;
 use receive::Cursor;
 use send::{ordered_worker, post_request};
 
 /// How long closing waits for the server to take the session's DELETE.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// What connects: TCP, and TLS for `https://` URLs when the `tls` feature is on.
-#[cfg(feature = "tls")]
-type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
-#[cfg(not(feature = "tls"))]
-type Connector = HttpConnector;
 
 /// How long an idle pooled connection is kept.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(20);
@@ -286,67 +282,6 @@ impl HttpClient {
         };
         Ok(self.peer.spawn_parts(frames, Async::new(poster), Arc::new(handler)))
     }
-}
-
-impl HttpClient {
-    /// TCP with no delay, wrapped in TLS for `https://` URLs when the feature is on.
-    #[cfg_attr(not(feature = "tls"), allow(clippy::unnecessary_wraps))]
-    fn connector(&self, secure: bool) -> std::io::Result<Connector> {
-        let mut tcp = HttpConnector::new();
-        tcp.set_nodelay(true);
-        #[cfg(feature = "tls")]
-        {
-            // The TLS connector checks the scheme; TCP is told to take either.
-            tcp.enforce_http(false);
-            let mut tls = match (&self.tls, secure) {
-                (Some(tls), _) => tls.rustls_config().as_ref().clone(),
-                (None, true) => ClientTls::builder()
-                    .build()
-                    .map_err(|e| invalid(e.to_string()))?
-                    .rustls_config()
-                    .as_ref()
-                    .clone(),
-                // Never used for `http://`: any valid configuration does.
-                (None, false) => rustls::ClientConfig::builder_with_provider(Arc::new(
-                    rustls::crypto::ring::default_provider(),
-                ))
-                .with_safe_default_protocol_versions()
-                .map_err(|e| invalid(e.to_string()))?
-                .with_root_certificates(rustls::RootCertStore::empty())
-                .with_no_client_auth(),
-            };
-            // The connector writes its own ALPN list, and refuses a configuration that has one.
-            tls.alpn_protocols.clear();
-            let builder =
-                hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls).https_or_http();
-            Ok(if self.http2 {
-                builder.enable_http2().wrap_connector(tcp)
-            } else {
-                builder.enable_all_versions().wrap_connector(tcp)
-            })
-        }
-        #[cfg(not(feature = "tls"))]
-        {
-            let _ = secure;
-            Ok(tcp)
-        }
-    }
-}
-
-/// `e` and its sources, `: `-separated (hyper's errors say little without their sources:
-/// "client error (Connect)").
-pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut next = e.source();
-    while let Some(s) = next {
-        let text = s.to_string();
-        if !out.ends_with(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        next = s.source();
-    }
-    out
 }
 
 fn invalid(msg: String) -> std::io::Error {
