@@ -273,3 +273,17 @@ async fn a_certificate_is_reloaded_in_place_and_a_bad_one_leaves_the_old() {
     assert!(e.to_string().contains("server.key"), "{e}");
     assert_eq!(within(greets(&url, LEGACY, new, false)).await.unwrap(), "hello TLS");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_without_http2_offers_http_1_1_alone() {
+    let pki = Pki::new("h1", &["localhost"]);
+    let tls = ServerTls::from_pem_files(&pki.cert, &pki.key).unwrap();
+    let served = serve(HttpServer::new(PeerBuilder::new()).http2(false), tls).await;
+    let url = https(&served, "localhost");
+    // ALPN as offered: the server takes http/1.1.
+    let said = within(greets(&url, MODERN, trusting(&pki), false)).await;
+    assert_eq!(said.unwrap(), "hello TLS");
+    // h2 alone: no protocol in common, refused in the handshake.
+    let e = within(greets(&url, MODERN, trusting(&pki), true)).await.unwrap_err();
+    assert!(e.to_string().contains("NoApplicationProtocol"), "{e}");
+}

@@ -45,6 +45,7 @@ impl HttpServer {
         let handshakes = self.config.tls.as_ref().map(|t| {
             Arc::new(tls::Handshakes::new(
                 t,
+                self.config.h2.enabled,
                 self.config.max_tls_handshakes,
                 self.config.tls_handshake_timeout,
             ))

@@ -33,9 +33,18 @@ pub(super) enum Refused {
 }
 
 impl Handshakes {
-    pub(super) fn new(tls: &ServerTls, max: usize, timeout: Duration) -> Self {
+    /// `h2`: whether the server takes HTTP/2; when it does not, ALPN offers http/1.1 alone.
+    pub(super) fn new(tls: &ServerTls, h2: bool, max: usize, timeout: Duration) -> Self {
+        let config = if h2 {
+            tls.rustls_config().clone()
+        } else {
+            // The certificate resolver is shared: a reload reaches this copy too.
+            let mut config = tls.rustls_config().as_ref().clone();
+            config.alpn_protocols = vec![b"http/1.1".to_vec()];
+            Arc::new(config)
+        };
         Self {
-            acceptor: TlsAcceptor::from(tls.rustls_config().clone()),
+            acceptor: TlsAcceptor::from(config),
             slots: Arc::new(Semaphore::new(max.max(1))),
             timeout,
         }
