@@ -83,7 +83,11 @@ impl Client {
         let builder = PeerBuilder::new().request_timeout(Some(REQUEST_TIMEOUT));
         // `sse-retry` times the client's reconnection GET: a standalone GET stream opened beside
         // it could be taken for that reconnection, so that scenario runs without one.
-        let client = mcpwire::http::HttpClient::new(builder).get_stream(scenario != "sse-retry");
+        let mut client =
+            mcpwire::http::HttpClient::new(builder).get_stream(scenario != "sse-retry");
+        if scenario.starts_with("auth/") {
+            client = client.oauth(oauth()?);
+        }
         let (peer, conn) = client.connect(url, Answers)?;
         let agreed = negotiate(&peer, &options, None).await?;
         eprintln!("conformance_client: {:?} era at {}", agreed.era(), agreed.version());
@@ -168,6 +172,34 @@ async fn call_each_tool(client: &Client) -> Result<(), Error> {
     Ok(())
 }
 
+/// The metadata document URL the suite's authorization servers take as a client id where
+/// they support Client ID Metadata Documents (the suite's own fixed URL).
+const CIMD_CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// Where the suite's authorization servers send the user back (never listened on: the
+/// user-agent step reads the redirect itself).
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
+
+/// The OAuth client of the `auth/*` scenarios: the authorization step headless
+/// ([`FollowRedirect`](mcpwire::auth::FollowRedirect)), a pre-registered client where the
+/// context gives one, else the metadata document or dynamic registration.
+fn oauth() -> Result<mcpwire::auth::OAuth, Error> {
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or(Value::Null);
+    let mut b = mcpwire::auth::OAuth::builder(
+        "mcpwire-conformance-client",
+        REDIRECT_URI,
+        mcpwire::auth::FollowRedirect,
+    )
+    .metadata_url(CIMD_CLIENT_METADATA_URL);
+    if let Some(id) = context["client_id"].as_str() {
+        b = b.client(id, context["client_secret"].as_str().map(str::to_owned));
+    }
+    Ok(b.build()?)
+}
+
 /// The steps of each scenario.
 async fn run(scenario: &str, client: &Client) -> Result<(), Error> {
     match scenario {
@@ -210,6 +242,11 @@ async fn run(scenario: &str, client: &Client) -> Result<(), Error> {
                 .find(|t| t["name"] == "json_schema_2020_12_tool")
                 .ok_or("json_schema_2020_12_tool is not listed")?;
             client.call("json_schema_echo", json!({"schema": focal["inputSchema"]})).await?;
+        }
+        // Authorized (the OAuth flow ran on the first 401), then a list and a call.
+        auth if auth.starts_with("auth/") => {
+            client.tools().await?;
+            client.call("test-tool", json!({})).await?;
         }
         // A new scenario is one more arm here and its line in tests/conformance/expected.toml
         // (which is what run.sh runs).

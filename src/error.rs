@@ -382,3 +382,20 @@ pub enum Error {
 #[derive(Debug, thiserror::Error)]
 #[error("payload does not match the expected type: {0}")]
 pub struct PayloadError(#[from] serde_json::Error);
+
+/// `e` and its sources, `: `-separated (hyper's errors say little without their sources:
+/// "client error (Connect)").
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(s) = next {
+        let text = s.to_string();
+        if !out.ends_with(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        next = s.source();
+    }
+    out
+}

@@ -95,7 +95,8 @@
 //! | `peer::core` | the connection's state machine, sans-IO: `handle_*` in, `poll_*` out | `mux`, `peer::incoming`, `peer::error` |
 //! | `peer` | the tokio peer: its handle, the handler trait, one task per connection | `peer::core`, `codec` |
 //! | `tls` | TLS settings for both sides: roots, CAs and identities from PEM, the reloadable server certificate | `error`, `limits` |
-//! | `http` | Streamable HTTP server and client transport, on hyper | `peer`, `framing`, `tls` |
+//! | `auth` | the OAuth 2.1 client: discovery, registration, PKCE, tokens, refresh, step-up | `tls` |
+//! | `http` | Streamable HTTP server and client transport, on hyper | `peer`, `framing`, `tls`, `auth` |
 //! | `transport` | child stdio, TCP, Unix sockets, in-process pairs; [`transport::Target`] names any of them or HTTP | `http` |
 //! | `client` | the client role: era negotiation over a peer, the typed [`client::Client`] | `transport` |
 //! | `server` | the server role: the typed [`server::Server`] | `transport` |
@@ -104,6 +105,8 @@
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+#[cfg(feature = "oauth")]
+pub mod auth;
 #[cfg(feature = "peer")]
 pub mod client;
 mod codec;

@@ -428,6 +428,15 @@ impl ClientBuilder {
         self
     }
 
+    /// Authorizes with `oauth` (OAuth 2.1, as MCP's authorization asks) when an HTTP target
+    /// answers 401, and steps up on 403 `insufficient_scope`.
+    #[cfg(feature = "oauth")]
+    #[must_use]
+    pub fn oauth(mut self, oauth: crate::auth::OAuth) -> Self {
+        self.connect.oauth = Some(oauth);
+        self
+    }
+
     /// Speaks only HTTP/2 to an HTTP target: with prior knowledge to `http://`, by ALPN to
     /// `https://` (by default HTTP/1.1 to `http://`, and what ALPN agrees to `https://`).
     #[cfg(feature = "http")]

@@ -414,6 +414,43 @@ impl rustls::server::ResolvesServerCert for Current {
     }
 }
 
+/// `tcp` wrapped in TLS for `https://` URLs (plain for `http://`): `tls`, or the webpki roots
+/// when `None`; ALPN h2 and http/1.1, or h2 alone when `http2`.
+///
+/// # Errors
+///
+/// When the default configuration cannot be built.
+pub(crate) fn connector(
+    mut tcp: hyper_util::client::legacy::connect::HttpConnector,
+    tls: Option<&ClientTls>,
+    secure: bool,
+    http2: bool,
+) -> Result<
+    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    TlsError,
+> {
+    // The TLS connector checks the scheme; TCP is told to take either.
+    tcp.enforce_http(false);
+    let mut config = match (tls, secure) {
+        (Some(tls), _) => tls.rustls_config().as_ref().clone(),
+        (None, true) => ClientTls::builder().build()?.rustls_config().as_ref().clone(),
+        // Never used for `http://`: any valid configuration does.
+        (None, false) => rustls::ClientConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()?
+            .with_root_certificates(RootCertStore::empty())
+            .with_no_client_auth(),
+    };
+    // The connector writes its own ALPN list, and refuses a configuration that has one.
+    config.alpn_protocols.clear();
+    let builder =
+        hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(config).https_or_http();
+    Ok(if http2 {
+        builder.enable_http2().wrap_connector(tcp)
+    } else {
+        builder.enable_all_versions().wrap_connector(tcp)
+    })
+}
+
 /// The one provider both sides use.
 fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())

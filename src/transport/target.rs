@@ -83,6 +83,9 @@ pub struct ConnectOptions {
     /// What an `https://` target is checked against and shown (the webpki roots when `None`).
     #[cfg(feature = "tls")]
     pub tls: Option<crate::tls::ClientTls>,
+    /// Authorizes with OAuth when an HTTP target asks for it.
+    #[cfg(feature = "oauth")]
+    pub oauth: Option<crate::auth::OAuth>,
 }
 
 impl ConnectOptions {
@@ -121,6 +124,14 @@ impl ConnectOptions {
     #[must_use]
     pub fn tls(mut self, tls: crate::tls::ClientTls) -> Self {
         self.tls = Some(tls);
+        self
+    }
+
+    /// Authorizes with `oauth` when an HTTP target answers 401.
+    #[cfg(feature = "oauth")]
+    #[must_use]
+    pub fn oauth(mut self, oauth: crate::auth::OAuth) -> Self {
+        self.oauth = Some(oauth);
         self
     }
 }
@@ -214,6 +225,10 @@ impl Target {
                 #[cfg(feature = "tls")]
                 if let Some(tls) = &options.tls {
                     client = client.tls(tls.clone());
+                }
+                #[cfg(feature = "oauth")]
+                if let Some(oauth) = &options.oauth {
+                    client = client.oauth(oauth.clone());
                 }
                 client.connect(url, handler)?
             }

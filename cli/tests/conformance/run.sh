@@ -153,6 +153,8 @@ client_leg() {
     scenarios="$(python3 "${HERE}/score.py" --list-clients "${HERE}/expected.toml" "${version}")"
     for s in ${scenarios}; do
         local rc=0
+        # `auth/…` scenarios: their logs go one folder down, as the suite's results do.
+        mkdir -p "$(dirname "${dir}/${s}")"
         timeout "${CLIENT_TIMEOUT_S}" "${NODE}" "${js}" client --command "${CLIENT}" \
             --scenario "${s}" --timeout $(((CLIENT_TIMEOUT_S - 10) * 1000)) "$@" -o "${dir}" \
             >"${dir}/${s}.log" 2>&1 || rc=$?

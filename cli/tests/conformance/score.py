@@ -46,11 +46,10 @@ def results(leg_dir, side):
     out = {}
     if not leg_dir.is_dir():
         return out
-    for d in sorted(leg_dir.iterdir()):
-        checks = d / "checks.json"
-        if not d.is_dir() or not checks.is_file():
-            continue
-        name = STAMP.sub("", d.name)
+    # A scenario named with a slash (`auth/metadata-default`) has its folder one level down.
+    for checks in sorted(leg_dir.rglob("checks.json")):
+        d = checks.parent
+        name = STAMP.sub("", d.relative_to(leg_dir).as_posix())
         if side == "server":
             name = name.removeprefix("server-")
         try:

@@ -6,8 +6,6 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use super::HttpClient;
 #[cfg(feature = "tls")]
 use super::invalid;
-#[cfg(feature = "tls")]
-use crate::tls::ClientTls;
 
 /// What connects.
 #[cfg(feature = "tls")]
@@ -24,34 +22,8 @@ impl HttpClient {
         tcp.set_nodelay(true);
         #[cfg(feature = "tls")]
         {
-            // The TLS connector checks the scheme; TCP is told to take either.
-            tcp.enforce_http(false);
-            let mut tls = match (&self.tls, secure) {
-                (Some(tls), _) => tls.rustls_config().as_ref().clone(),
-                (None, true) => ClientTls::builder()
-                    .build()
-                    .map_err(|e| invalid(e.to_string()))?
-                    .rustls_config()
-                    .as_ref()
-                    .clone(),
-                // Never used for `http://`: any valid configuration does.
-                (None, false) => rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
-                    rustls::crypto::ring::default_provider(),
-                ))
-                .with_safe_default_protocol_versions()
-                .map_err(|e| invalid(e.to_string()))?
-                .with_root_certificates(rustls::RootCertStore::empty())
-                .with_no_client_auth(),
-            };
-            // The connector writes its own ALPN list, and refuses a configuration that has one.
-            tls.alpn_protocols.clear();
-            let builder =
-                hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls).https_or_http();
-            Ok(if self.http2 {
-                builder.enable_http2().wrap_connector(tcp)
-            } else {
-                builder.enable_all_versions().wrap_connector(tcp)
-            })
+            crate::tls::connector(tcp, self.tls.as_ref(), secure, self.http2)
+                .map_err(|e| invalid(e.to_string()))
         }
         #[cfg(not(feature = "tls"))]
         {
@@ -59,20 +31,4 @@ impl HttpClient {
             Ok(tcp)
         }
     }
-}
-
-/// `e` and its sources, `: `-separated (hyper's errors say little without their sources:
-/// "client error (Connect)").
-pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut next = e.source();
-    while let Some(s) = next {
-        let text = s.to_string();
-        if !out.ends_with(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        next = s.source();
-    }
-    out
 }

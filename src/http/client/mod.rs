@@ -67,7 +67,6 @@ mod receive;
 mod send;
 
 use connector::Connector;
-pub(crate) use connector::error_chain;
 use receive::Cursor;
 use send::{ordered_worker, post_request};
 
@@ -108,6 +107,8 @@ pub struct HttpClient {
     max_resume_delay: Duration,
     #[cfg(feature = "tls")]
     tls: Option<ClientTls>,
+    #[cfg(feature = "oauth")]
+    oauth: Option<crate::auth::OAuth>,
 }
 
 /// Opens a Streamable HTTP connection to `url` with the defaults of [`HttpClient`].
@@ -137,7 +138,18 @@ impl HttpClient {
             max_resume_delay: DEFAULT_MAX_RESUME_DELAY,
             #[cfg(feature = "tls")]
             tls: None,
+            #[cfg(feature = "oauth")]
+            oauth: None,
         }
+    }
+
+    /// Authorizes with `oauth` when the server asks (a 401, or a 403 `insufficient_scope`):
+    /// the request is sent again with the token, and every later one carries it.
+    #[cfg(feature = "oauth")]
+    #[must_use]
+    pub fn oauth(mut self, oauth: crate::auth::OAuth) -> Self {
+        self.oauth = Some(oauth);
+        self
     }
 
     /// What an `https://` URL's server is checked against, and the certificate shown to it
@@ -247,8 +259,18 @@ impl HttpClient {
             (Some(h), None) => HeaderValue::from_str(h).ok(),
             (None, _) => None,
         };
+        #[cfg(feature = "oauth")]
+        let oauth = match &self.oauth {
+            Some(o) => {
+                let url = url::Url::parse(url).map_err(|e| invalid(format!("{url}: {e}")))?;
+                Some((o.clone(), crate::auth::canonical_resource(&url), url))
+            }
+            None => None,
+        };
         let ctx = Arc::new(Ctx {
             client,
+            #[cfg(feature = "oauth")]
+            oauth,
             host,
             uri,
             headers: self.headers.clone(),
@@ -291,6 +313,9 @@ fn invalid(msg: String) -> std::io::Error {
 struct Ctx {
     client: Client<Connector, Full<Bytes>>,
     uri: Uri,
+    /// The OAuth client, and the server's canonical URI its tokens are kept under.
+    #[cfg(feature = "oauth")]
+    oauth: Option<(crate::auth::OAuth, String, url::Url)>,
     /// The `Host` header of every HTTP/1.1 request: the URL's host and port.
     host: Option<HeaderValue>,
     headers: Vec<(HeaderName, HeaderValue)>,
@@ -357,6 +382,60 @@ impl Ctx {
             b = b.header(k, v);
         }
         b.body(Full::new(body)).expect("a request of valid parts")
+    }
+
+    /// Sends `req`. With OAuth, it carries the token held for the server, and a 401 (or a 403
+    /// `insufficient_scope`) is authorized and the request sent again, as often as the OAuth
+    /// client's bounds let. The error is the failure's whole chain of causes.
+    async fn send(&self, req: Request<Full<Bytes>>) -> Result<http::Response<HyperBody>, String> {
+        #[cfg(feature = "oauth")]
+        if let Some((oauth, resource, url)) = &self.oauth {
+            return self.send_authorized(req, oauth, resource, url).await;
+        }
+        self.client.request(req).await.map_err(|e| crate::error::error_chain(&e))
+    }
+
+    #[cfg(feature = "oauth")]
+    async fn send_authorized(
+        &self,
+        req: Request<Full<Bytes>>,
+        oauth: &crate::auth::OAuth,
+        resource: &str,
+        url: &url::Url,
+    ) -> Result<http::Response<HyperBody>, String> {
+        use crate::auth::flow::Then;
+        let (parts, body) = req.into_parts();
+        let mut step_ups = 0;
+        // A 401 is authorized again at most twice in a row (a refresh, then the whole flow);
+        // step-ups are bounded by the OAuth client.
+        let mut unauthorized = 0;
+        loop {
+            let mut req = Request::new(body.clone());
+            *req.method_mut() = parts.method.clone();
+            *req.uri_mut() = parts.uri.clone();
+            *req.version_mut() = parts.version;
+            *req.headers_mut() = parts.headers.clone();
+            let sent = oauth.0.authorization(resource).await;
+            if let Some(token) = &sent {
+                req.headers_mut().insert(http::header::AUTHORIZATION, token.clone());
+            }
+            let resp = self.client.request(req).await.map_err(|e| crate::error::error_chain(&e))?;
+            let status = resp.status().as_u16();
+            if !matches!(status, 401 | 403) || (status == 401 && unauthorized == 2) {
+                return Ok(resp);
+            }
+            let www = resp
+                .headers()
+                .get(http::header::WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            match oauth.0.challenged(url, status, www.as_deref(), sent.as_ref(), step_ups).await {
+                Ok(Then::Retry) if status == 403 => step_ups += 1,
+                Ok(Then::Retry) => unauthorized += 1,
+                Ok(Then::GiveUp) => return Ok(resp),
+                Err(e) => return Err(format!("authorization failed: {e}")),
+            }
+        }
     }
 
     /// Hands a frame to the peer's connection task; `false` once it has ended.
@@ -438,7 +517,7 @@ impl Ctx {
         let task = tokio::spawn(async move {
             let mut req = ctx.request(Method::GET, Bytes::new(), false);
             req.headers_mut().insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-            match ctx.client.request(req).await {
+            match ctx.send(req).await {
                 Ok(resp) if resp.status() == StatusCode::OK => {
                     let mut cursor = Cursor::default();
                     if let Err(e) = ctx.take_answer(resp, None, Mode::Legacy, &mut cursor).await {
@@ -568,7 +647,7 @@ impl AsyncOutlet for Poster {
         let session = self.ctx.session.read().unwrap_or_else(PoisonError::into_inner).clone();
         if session.is_some() {
             let req = self.ctx.request(Method::DELETE, Bytes::new(), false);
-            let _ = tokio::time::timeout(DELETE_TIMEOUT, self.ctx.client.request(req)).await;
+            let _ = tokio::time::timeout(DELETE_TIMEOUT, self.ctx.send(req)).await;
         }
         Ok(())
     }

@@ -247,7 +247,7 @@ impl Ctx {
             let mut req = self.request(Method::GET, Bytes::new(), false);
             req.headers_mut().insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
             req.headers_mut().insert(LAST_EVENT_ID, last);
-            let why = match self.client.request(req).await {
+            let why = match self.send(req).await {
                 Ok(resp) if resp.status() == StatusCode::OK => {
                     match self.take_answer(resp, Some(id), mode, cursor).await {
                         Ok(true) => return Ok(true),

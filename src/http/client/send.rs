@@ -86,12 +86,9 @@ pub(super) async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after
             (req, if initialize { Mode::Initialize } else { Mode::Legacy }, named)
         }
     };
-    let resp = match ctx.client.request(req).await {
+    let resp = match ctx.send(req).await {
         Ok(r) => r,
-        Err(e) => {
-            let why = super::error_chain(&e);
-            return ctx.fail(&id, &format!("the HTTP request failed: {why}")).await;
-        }
+        Err(why) => return ctx.fail(&id, &format!("the HTTP request failed: {why}")).await,
     };
     if !matches!(mode, Mode::Modern { .. }) {
         ctx.remember_session(&resp, initialize, named.as_ref());
@@ -138,7 +135,7 @@ pub(super) async fn ordered_worker(
                 req.headers_mut().insert(crate::mcp::headers::METHOD, method);
             }
         }
-        let sent = tokio::time::timeout(ORDERED_POST_TIMEOUT, ctx.client.request(req)).await;
+        let sent = tokio::time::timeout(ORDERED_POST_TIMEOUT, ctx.send(req)).await;
         let Ok(sent) = sent else {
             tracing::warn!("a message was not taken within {ORDERED_POST_TIMEOUT:?}; going on");
             acked.send_modify(|n| *n += 1);
