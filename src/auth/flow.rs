@@ -13,7 +13,8 @@ use super::discovery::{self, Challenge, ServerMetadata};
 use super::fetch::Fetcher;
 use super::{AuthError, ClientIdentity, Credentials, TokenStore, UserAgent};
 
-/// Seconds before its expiry that a token is refreshed instead of sent.
+/// Seconds before its expiry that a token is refreshed instead of sent (at most half its life,
+/// so a short-lived token is still used before it is refreshed).
 const EXPIRY_MARGIN_S: u64 = 30;
 
 pub(crate) struct Flow {
@@ -369,7 +370,9 @@ impl Registered {
             token_endpoint_auth_method: self.method.clone(),
             access_token: Some(tokens.access_token),
             refresh_token: tokens.refresh_token,
-            expires_at: tokens.expires_in.map(|s| now().saturating_add(s)),
+            expires_at: tokens
+                .expires_in
+                .map(|s| now().saturating_add(s.saturating_sub(EXPIRY_MARGIN_S.min(s / 2)))),
             scope: tokens.scope,
             ..Credentials::default()
         }
@@ -478,8 +481,9 @@ fn bearer(c: &Credentials) -> Option<HeaderValue> {
     HeaderValue::from_str(&format!("Bearer {}", c.access_token.as_deref()?)).ok()
 }
 
+/// Whether `c`'s token is due for a refresh (its `expires_at` holds the margin already).
 fn expired(c: &Credentials) -> bool {
-    c.expires_at.is_some_and(|at| now().saturating_add(EXPIRY_MARGIN_S) >= at)
+    c.expires_at.is_some_and(|at| now() >= at)
 }
 
 fn now() -> u64 {

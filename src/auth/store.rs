@@ -30,7 +30,8 @@ pub struct Credentials {
     /// The refresh token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_token: Option<String>,
-    /// When the access token expires (seconds since the Unix epoch).
+    /// When the access token is to be refreshed (seconds since the Unix epoch): its expiry less
+    /// a margin of 30 s, or half its life when that is shorter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<u64>,
     /// The scopes granted.

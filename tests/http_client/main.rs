@@ -12,5 +12,6 @@ mod common;
 mod fixed_answers;
 mod harness;
 mod modern;
+mod oauth;
 mod real_server;
 mod resume;
