@@ -23,13 +23,15 @@ use std::time::Duration;
 
 use url::Url;
 
+mod agents;
 mod discovery;
 mod fetch;
 pub(crate) mod flow;
 mod store;
 
+pub use agents::{DEFAULT_LOOPBACK_WAIT, FollowRedirect, Loopback};
 pub use discovery::{Challenge, ResourceMetadata, ServerMetadata, canonical_resource};
-pub use store::{Credentials, MemoryStore, TokenStore};
+pub use store::{Credentials, FileStore, MemoryStore, TokenStore};
 
 use crate::tls::ClientTls;
 
@@ -110,11 +112,6 @@ pub trait UserAgent: Send + Sync + 'static {
         url: &'a Url,
     ) -> Pin<Box<dyn Future<Output = Result<Url, AuthError>> + Send + 'a>>;
 }
-
-/// A user agent for test rigs and headless runs against an authorization server that approves
-/// without a user: GETs the authorization URL, redirects off, and takes the redirect it answers.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FollowRedirect;
 
 /// What a client tells the authorization server about itself, and what it was given.
 #[derive(Clone, Debug)]
@@ -267,26 +264,5 @@ impl OAuthBuilder {
             fetch,
             self.max_step_ups,
         ))))
-    }
-}
-
-impl UserAgent for FollowRedirect {
-    fn authorize<'a>(
-        &'a self,
-        url: &'a Url,
-    ) -> Pin<Box<dyn Future<Output = Result<Url, AuthError>> + Send + 'a>> {
-        Box::pin(async move {
-            let fetch =
-                fetch::Fetcher::new(None, DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_DOCUMENT_BYTES)?;
-            let answer = fetch.get(url, "the authorization endpoint").await?;
-            let location = answer.location.ok_or_else(|| {
-                AuthError::UserAgent(format!(
-                    "the authorization endpoint answered HTTP {} without a redirect",
-                    answer.status
-                ))
-            })?;
-            url.join(&location)
-                .map_err(|e| AuthError::UserAgent(format!("a redirect to `{location}`: {e}")))
-        })
     }
 }

@@ -1,6 +1,7 @@
 //! Where credentials live between runs: a trait the host implements, and a store in memory.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
@@ -70,3 +71,76 @@ impl TokenStore for MemoryStore {
         self.0.lock().unwrap_or_else(PoisonError::into_inner).remove(resource);
     }
 }
+
+/// Credentials in a JSON file (one object, by resource), readable and writable by its owner
+/// only: each save writes the whole file aside and renames it into place. A file that cannot
+/// be read is taken as empty (and said so in the log); one that cannot be written is logged.
+#[derive(Debug)]
+pub struct FileStore {
+    path: PathBuf,
+    kept: Mutex<HashMap<String, Credentials>>,
+}
+
+impl FileStore {
+    /// The store in `path` (created on the first save, with its folder).
+    #[must_use]
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        let kept = match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+                tracing::warn!(path = %path.display(), error = %e, "the token file is not readable; starting empty");
+                HashMap::new()
+            }),
+            Err(_) => HashMap::new(),
+        };
+        Self { path, kept: Mutex::new(kept) }
+    }
+
+    /// Where it is kept.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn write(&self, all: &HashMap<String, Credentials>) -> std::io::Result<()> {
+        use std::io::Write as _;
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let aside = self.path.with_extension("tmp");
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut f = options.open(&aside)?;
+        f.write_all(&serde_json::to_vec_pretty(all).map_err(std::io::Error::other)?)?;
+        f.sync_all()?;
+        std::fs::rename(&aside, &self.path)
+    }
+}
+
+impl TokenStore for FileStore {
+    fn load(&self, resource: &str) -> Option<Credentials> {
+        self.kept.lock().unwrap_or_else(PoisonError::into_inner).get(resource).cloned()
+    }
+
+    fn save(&self, credentials: &Credentials) {
+        let mut all = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        all.insert(credentials.resource.clone(), credentials.clone());
+        if let Err(e) = self.write(&all) {
+            tracing::warn!(path = %self.path.display(), error = %e, "the token file could not be written");
+        }
+    }
+
+    fn forget(&self, resource: &str) {
+        let mut all = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        if all.remove(resource).is_some()
+            && let Err(e) = self.write(&all)
+        {
+            tracing::warn!(path = %self.path.display(), error = %e, "the token file could not be written");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -272,3 +272,53 @@ async fn hostile_metadata_gets_bounded_work_and_a_clear_error() {
     assert_eq!(elsewhere.load(Ordering::SeqCst), 0, "the redirect was followed");
     assert_eq!(count(&fake, "GET /.well-known/oauth-protected-resource/mcp"), 1);
 }
+
+/// A browser made by hand: GETs `url` (the authorization endpoint), then follows its redirect
+/// to the loopback listener, asking for a favicon there first as browsers do.
+async fn browser(url: url::Url) {
+    let get = |url: url::Url| async move {
+        let addr = format!("{}:{}", url.host_str().unwrap(), url.port().unwrap());
+        let mut sock = TcpStream::connect(addr).await.unwrap();
+        let target = &url[url::Position::BeforePath..];
+        let req = format!("GET {target} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
+        sock.write_all(req.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        let _ = sock.read_to_string(&mut answer).await;
+        answer
+    };
+    let answer = get(url.clone()).await;
+    let location = answer
+        .lines()
+        .find_map(|l| l.strip_prefix("location: "))
+        .expect("the authorization endpoint redirects")
+        .trim()
+        .to_owned();
+    let back = url::Url::parse(&location).unwrap();
+    let favicon = get(back.join("/favicon.ico").unwrap()).await;
+    assert!(favicon.starts_with("HTTP/1.1 404"), "{favicon}");
+    let page = get(back).await;
+    assert!(page.contains("this window may be closed"), "{page}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_loopback_user_agent_takes_the_browsers_redirect_on_the_registered_port() {
+    let (server, _, fake) = servers(Fake { expires_in: 3600, ..Fake::default() }).await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let shown = Arc::new(AtomicUsize::new(0));
+    let count_shown = shown.clone();
+    let agent = mcpwire::auth::Loopback::new(move |url| {
+        count_shown.fetch_add(1, Ordering::SeqCst);
+        tokio::spawn(browser(url.clone()));
+    })
+    .wait(Duration::from_secs(10));
+    let oauth =
+        OAuth::builder("oauth-test", format!("http://127.0.0.1:{port}/callback"), agent).build();
+    let (peer, _conn) = HttpClient::new(PeerBuilder::new())
+        .get_stream(false)
+        .oauth(oauth.unwrap())
+        .connect(&server.url, NoHandler)
+        .unwrap();
+    ping(&peer).await.unwrap();
+    assert_eq!(shown.load(Ordering::SeqCst), 1);
+    assert_eq!(count(&fake, "GET /authorize"), 1);
+}
