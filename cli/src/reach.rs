@@ -33,7 +33,37 @@ pub struct ReachArgs {
     /// still encrypted, but to whoever answers.
     #[arg(long)]
     pub insecure_skip_tls_verify: bool,
+    /// Authorize with OAuth 2.1 when an HTTP server answers 401: the tokens of `mcpwire login`
+    /// (kept in the per-user cache) are used and refreshed, and when there are none the flow
+    /// runs (the authorization URL is printed; the browser's redirect is awaited on the
+    /// --oauth-redirect port).
+    #[arg(long)]
+    pub oauth: bool,
+    /// A client id registered beforehand (else the authorization server's dynamic
+    /// registration). Each --oauth-* option implies --oauth.
+    #[arg(long, value_name = "ID")]
+    pub oauth_client_id: Option<String>,
+    /// The secret of --oauth-client-id (`${VAR}` read from the environment).
+    #[arg(long, value_name = "SECRET", requires = "oauth_client_id")]
+    pub oauth_client_secret: Option<String>,
+    /// Scopes to ask for when the server names none.
+    #[arg(long, value_name = "SCOPES")]
+    pub oauth_scope: Option<String>,
+    /// The redirect URI registered for this client: a loopback http:// URI to listen on.
+    #[arg(long, value_name = "URI", default_value = DEFAULT_REDIRECT)]
+    pub oauth_redirect: String,
+    /// For test rigs: the authorization step follows the authorization endpoint's redirect
+    /// itself (an authorization server that approves without a user) instead of a browser.
+    #[arg(long)]
+    pub oauth_headless: bool,
+    /// Where tokens are kept (default: $XDG_CACHE_HOME/mcpwire/tokens.json, else
+    /// ~/.cache/mcpwire/tokens.json; owner-only).
+    #[arg(long, value_name = "FILE")]
+    pub oauth_token_file: Option<PathBuf>,
 }
+
+/// The redirect URI `--oauth` registers by default.
+pub const DEFAULT_REDIRECT: &str = "http://127.0.0.1:8976/callback";
 
 impl ReachArgs {
     /// What these flags add to `options`.
@@ -53,10 +83,61 @@ impl ReachArgs {
             || self.cert.is_some()
             || self.tls_roots != default.tls_roots
             || self.insecure_skip_tls_verify;
-        if tls_asked {
-            options = options.tls(self.tls().map_err(|e| e.to_string())?);
+        let tls = if tls_asked { Some(self.tls().map_err(|e| e.to_string())?) } else { None };
+        if let Some(tls) = &tls {
+            options = options.tls(tls.clone());
+        }
+        let oauth = self.oauth
+            || self.oauth_client_id.is_some()
+            || self.oauth_scope.is_some()
+            || self.oauth_headless
+            || self.oauth_token_file.is_some();
+        if oauth {
+            options = options.oauth(self.oauth_client(tls)?);
         }
         Ok(options)
+    }
+
+    /// Where `--oauth` keeps tokens.
+    pub fn token_file(&self) -> PathBuf {
+        self.oauth_token_file.clone().unwrap_or_else(|| {
+            let cache = std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+                .unwrap_or_else(std::env::temp_dir);
+            cache.join("mcpwire").join("tokens.json")
+        })
+    }
+
+    fn oauth_client(&self, tls: Option<ClientTls>) -> Result<mcpwire::auth::OAuth, String> {
+        use mcpwire::auth::{FileStore, FollowRedirect, Loopback, OAuth};
+        let name = format!("mcpwire {}", env!("CARGO_PKG_VERSION"));
+        let store = FileStore::new(self.token_file());
+        let mut b = if self.oauth_headless {
+            OAuth::builder(name, &self.oauth_redirect, FollowRedirect)
+        } else {
+            let agent = Loopback::new(|url| {
+                eprintln!("mcpwire: authorize in a browser (waiting for its redirect):\n  {url}");
+            });
+            OAuth::builder(name, &self.oauth_redirect, agent)
+        };
+        b = b.store(store);
+        if let Some(tls) = tls {
+            b = b.tls(tls);
+        }
+        if let Some(id) = &self.oauth_client_id {
+            let secret = self
+                .oauth_client_secret
+                .as_deref()
+                .map(|s| expand(s, &|v| std::env::var(v).ok()))
+                .transpose()
+                .map_err(|why| format!("--oauth-client-secret: {why}"))?;
+            b = b.client(id, secret);
+        }
+        if let Some(scope) = &self.oauth_scope {
+            b = b.scope(scope);
+        }
+        b.build().map_err(|e| e.to_string())
     }
 
     fn tls(&self) -> Result<ClientTls, mcpwire::tls::TlsError> {

@@ -164,6 +164,65 @@ fn https_drives_serve_with_tls_in_both_eras() {
     drop(http);
 }
 
+/// `--oauth`: `mcpwire login` runs the flow once (headless, against a protected server and its
+/// authorization server made by hand) and keeps the tokens in an owner-only file; `load
+/// --oauth` then uses them without authorizing again, and refreshes them as they expire.
+#[test]
+fn login_then_load_with_oauth_uses_and_refreshes_the_kept_tokens() {
+    let dir = temp("oauth");
+    std::fs::create_dir_all(&dir).unwrap();
+    let grants = dir.join("grants.log");
+    let tokens = dir.join("tokens.json");
+    let _ = std::fs::remove_file(&grants);
+    let _ = std::fs::remove_file(&tokens);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/oauth/fake_server.py");
+    let mut fake = Command::new("python3")
+        .arg(&script)
+        .env("GRANT_LOG", &grants)
+        .env("EXPIRES_IN", "2")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(fake.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let fake = Served(fake);
+    let url = line.trim().to_owned();
+    let oauth = ["--oauth-headless", "--oauth-token-file", tokens.to_str().unwrap()];
+    let grants_now = || std::fs::read_to_string(&grants).unwrap_or_default();
+
+    // Without --oauth: refused, and nothing authorized.
+    let (out, _) = load(&["--target", &url, "--requests", "1", "--protocol-version", "2026-07-28"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("401"), "{}", stderr(&out));
+
+    let out = Command::new(BIN)
+        .args(["login", &url, "--protocol-version", "2026-07-28"])
+        .args(oauth)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("tokens kept in"), "{}", stderr(&out));
+    assert_eq!(grants_now(), "authorization_code\n");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&tokens).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+
+    // The kept token is used, and refreshed once half its 2 s life is gone.
+    let mut args = vec!["--target", url.as_str(), "--oauth", "--protocol-version", "2026-07-28"];
+    args.extend(["--rate", "50", "--duration", "3", "--warmup", "0"]);
+    args.extend(oauth);
+    let (out, r) = load(&args);
+    assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+    assert_eq!(r["errors"], 0, "{r}");
+    let seen = grants_now();
+    assert_eq!(seen.lines().filter(|g| *g == "authorization_code").count(), 1, "{seen}");
+    assert!(seen.lines().any(|g| g == "refresh_token"), "{seen}");
+    drop(fake);
+}
+
 /// A weighted mix: each operation gets exactly its share of `--requests`, and its own row.
 #[test]
 fn a_scenario_sends_its_exact_mix_and_reports_each_operation() {

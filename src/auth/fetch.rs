@@ -55,7 +55,10 @@ impl Fetcher {
         tcp.set_connect_timeout(Some(timeout));
         let connector = crate::tls::connector(tcp, tls, true, false)
             .map_err(|e| AuthError::Invalid(e.to_string()))?;
-        let client = Client::builder(TokioExecutor::new()).build(connector);
+        // No pool: the flow's exchanges are few and far apart, and a kept connection the server
+        // has closed meanwhile would fail a POST that cannot be sent again.
+        let client =
+            Client::builder(TokioExecutor::new()).pool_max_idle_per_host(0).build(connector);
         Ok(Self { client, timeout, max_bytes })
     }
 
