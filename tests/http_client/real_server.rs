@@ -361,10 +361,8 @@ async fn a_notification_queued_before_close_reaches_the_server() {
 }
 
 #[tokio::test]
-async fn connect_refuses_https_and_what_is_not_an_http_url() {
+async fn connect_refuses_what_is_not_an_http_or_https_url() {
     for url in [
-        "https://127.0.0.1:3000/mcp",
-        "HTTPS://example.com/mcp",
         "ftp://127.0.0.1/mcp",
         "ws://127.0.0.1/mcp",
         "not a url",
@@ -379,9 +377,19 @@ async fn connect_refuses_https_and_what_is_not_an_http_url() {
             Ok(_) => panic!("{url:?} was accepted"),
         }
     }
-    // Upper-case scheme and host are still http.
+    // Upper-case scheme and host are still http; https is taken with the `tls` feature, and
+    // named as needing it without.
     let (_peer, _conn) = connect(&PeerBuilder::new(), "HTTP://LOCALHOST:1/mcp", NoHandler)
         .expect("an upper-case http URL is an http URL");
+    for url in ["https://127.0.0.1:3000/mcp", "HTTPS://example.com/mcp"] {
+        match connect(&PeerBuilder::new(), url, NoHandler) {
+            Ok(_) => assert!(cfg!(feature = "tls"), "{url:?} was accepted without TLS"),
+            Err(e) => {
+                assert!(!cfg!(feature = "tls"), "{url:?}: {e}");
+                assert!(e.to_string().contains("`tls` feature"), "{url:?}: {e}");
+            }
+        }
+    }
 }
 
 /// A request given up on right after it was sent: its `notifications/cancelled` goes in the

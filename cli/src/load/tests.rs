@@ -8,10 +8,11 @@ fn targets_parse_and_print_back() {
         "tcp:127.0.0.1:7000",
         "unix:/tmp/s",
         "http://127.0.0.1:3001/mcp",
+        "https://mcp.example:8443/mcp",
     ] {
         assert_eq!(parse_target(s).unwrap().to_string(), s);
     }
-    for bad in ["", "stdio:", "https://x", "tcp"] {
+    for bad in ["", "stdio:", "ftp://x", "tcp"] {
         assert!(parse_target(bad).is_err(), "{bad}");
     }
 }
