@@ -322,3 +322,18 @@ async fn the_loopback_user_agent_takes_the_browsers_redirect_on_the_registered_p
     assert_eq!(shown.load(Ordering::SeqCst), 1);
     assert_eq!(count(&fake, "GET /authorize"), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_401_without_oauth_says_what_the_server_asked_for_and_what_would_answer_it() {
+    let (server, _, _) = servers(Fake::default()).await;
+    let (peer, _conn) = HttpClient::new(PeerBuilder::new())
+        .get_stream(false)
+        .connect(&server.url, NoHandler)
+        .unwrap();
+    let e = ping(&peer).await.unwrap_err().to_string();
+    assert!(
+        e.contains("HTTP 401 Unauthorized (WWW-Authenticate: Bearer resource_metadata="),
+        "{e}"
+    );
+    assert!(e.contains("give the client OAuth"), "{e}");
+}

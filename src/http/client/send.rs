@@ -94,6 +94,9 @@ pub(super) async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after
         ctx.remember_session(&resp, initialize, named.as_ref());
     }
     let status = resp.status();
+    // A 401 or 403 that reaches here was not authorized away (no OAuth client, or it gave up):
+    // the error says what the server asked for, and what would answer it.
+    let refused = matches!(status.as_u16(), 401 | 403).then(|| refusal(&ctx, &resp));
     let mut cursor = Cursor::default();
     let mut outcome = ctx.take_answer(resp, Some(&id), mode, &mut cursor).await;
     // A legacy event stream that ended (or broke) before the response, having given an event
@@ -107,9 +110,41 @@ pub(super) async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after
             ctx.fail(&id, &format!("HTTP {status}: the server sent no response to the request"))
                 .await;
         }
-        Ok(false) => ctx.fail(&id, &format!("HTTP {status}")).await,
-        Err(why) => ctx.fail(&id, &format!("HTTP {status}: {why}")).await,
+        Ok(false) => {
+            let more = refused.unwrap_or_default();
+            ctx.fail(&id, &format!("HTTP {status}{more}")).await;
+        }
+        Err(why) => {
+            let more = refused.unwrap_or_default();
+            ctx.fail(&id, &format!("HTTP {status}{more}: {why}")).await;
+        }
     }
+}
+
+/// What a 401 or 403 adds to the error: the challenge, and the way to meet it.
+fn refusal(ctx: &Ctx, resp: &http::Response<hyper::body::Incoming>) -> String {
+    let challenge = resp
+        .headers()
+        .get(http::header::WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .map(|c| format!(" (WWW-Authenticate: {c})"))
+        .unwrap_or_default();
+    #[cfg(feature = "oauth")]
+    let authorizing = ctx.oauth.is_some();
+    #[cfg(not(feature = "oauth"))]
+    let authorizing = {
+        let _ = ctx;
+        false
+    };
+    let hint = match (resp.status().as_u16(), authorizing) {
+        (401, false) => {
+            "; the server asks for authorization: give the client OAuth (ClientBuilder::oauth, \
+             mcpwire load --oauth) or a token (an Authorization header)"
+        }
+        (_, false) => "; the token sent is not enough for this request",
+        (_, true) => "; authorizing did not help",
+    };
+    format!("{challenge}{hint}")
 }
 
 /// POSTs notifications and responses one at a time, in order.
