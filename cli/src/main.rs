@@ -15,6 +15,7 @@
 
 mod inspect;
 mod load;
+mod login;
 mod merge;
 mod reach;
 mod serve;
@@ -34,7 +35,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 /// Exit status for `--strict` when a frame is invalid, and for `load` when a request failed.
-const EXIT_INVALID: u8 = 1;
+pub(crate) const EXIT_INVALID: u8 = 1;
 /// Exit status when the input cannot be opened or read, the output cannot be written, or
 /// `load` cannot connect to its target or complete the MCP handshake.
 pub(crate) const EXIT_IO: u8 = 2;
@@ -65,7 +66,7 @@ enum Command {
     Report(ReportCommand),
     /// Authorize with an OAuth-protected HTTP server once, keeping the tokens (in the per-user
     /// cache) for `load --oauth` and the other commands to use and refresh.
-    Login(LoginArgs),
+    Login(login::LoginArgs),
     /// Serve MCP, both eras at once (tools: echo, sleep, route, confirm), on stdio, TCP, a Unix
     /// socket or Streamable HTTP.
     Serve(ServeArgs),
@@ -173,18 +174,6 @@ struct LoadArgs {
     reach: reach::ReachArgs,
 }
 
-#[derive(Debug, Args)]
-struct LoginArgs {
-    /// The server: https://HOST:PORT/PATH (or http://).
-    #[arg(value_parser = load::parse_target)]
-    target: mcpwire::transport::Target,
-    /// The MCP protocol version to speak (as for `load`).
-    #[arg(long, value_name = "VERSION", default_value = "auto")]
-    protocol_version: mcpwire::mcp::negotiation::VersionChoice,
-    #[command(flatten)]
-    reach: reach::ReachArgs,
-}
-
 #[derive(Debug, Subcommand)]
 enum LoadCommand {
     /// Print a starting scenario (TOML) from the target's tools/list, arguments generated from
@@ -282,7 +271,7 @@ fn main() -> ExitCode {
             ..
         })) => run_init(target, protocol_version, &reach),
         Some(Command::Load(args)) => run_load(&args),
-        Some(Command::Login(args)) => run_login(args),
+        Some(Command::Login(args)) => login::run(args),
         Some(Command::Report(ReportCommand::Merge { logs, json, report })) => {
             merge::run(&logs, json, report.as_deref())
         }
@@ -349,7 +338,7 @@ fn parse_share(s: &str) -> Result<f64, String> {
     }
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime")
 }
 
@@ -505,54 +494,6 @@ pub(crate) fn write_html(
         eprintln!("mcpwire: cannot write {}: {e}", path.display());
         ExitCode::from(EXIT_IO)
     })
-}
-
-fn run_login(mut args: LoginArgs) -> ExitCode {
-    if !args.target.is_http() {
-        eprintln!("mcpwire: login needs an http:// or https:// target, not {}", args.target);
-        return ExitCode::from(EXIT_IO);
-    }
-    args.reach.oauth = true;
-    let connect = match args.reach.apply(mcpwire::transport::ConnectOptions::default()) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("mcpwire: {e}");
-            return ExitCode::from(EXIT_IO);
-        }
-    };
-    let rt = runtime();
-    let outcome = rt.block_on(async {
-        let builder = mcpwire::peer::PeerBuilder::new();
-        let (peer, _conn) = args
-            .target
-            .connect(&builder, mcpwire::peer::NoHandler, &connect)
-            .await
-            .map_err(|e| e.to_string())?;
-        let options = mcpwire::client::ClientOptions::new("mcpwire", env!("CARGO_PKG_VERSION"))
-            .version(args.protocol_version.clone());
-        // The era's first request meets the 401, which runs the flow.
-        let agreed =
-            mcpwire::client::negotiate(&peer, &options, None).await.map_err(|e| e.to_string())?;
-        peer.close();
-        Ok::<_, String>(agreed)
-    });
-    rt.shutdown_background();
-    match outcome {
-        Ok(agreed) => {
-            eprintln!(
-                "mcpwire: authorized with {} ({:?} era, {}); tokens kept in {}",
-                args.target,
-                agreed.era(),
-                agreed.version(),
-                args.reach.token_file().display()
-            );
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("mcpwire: login to {} failed: {e}", args.target);
-            ExitCode::from(EXIT_INVALID)
-        }
-    }
 }
 
 fn run_init(
