@@ -162,19 +162,8 @@ impl HttpServer {
         }
         let make: Arc<dyn Fn() -> Arc<H> + Send + Sync> = Arc::new(move || Arc::new(make()));
         let budget = Arc::new(Semaphore::new(self.config.max_body_bytes));
-        let server = self.clone();
-        let conn = Conn::new();
-        let tracker = conn.clone();
-        let service = hyper::service::service_fn(move |req| {
-            let server = server.clone();
-            let make = make.clone();
-            let budget = budget.clone();
-            let busy = conn.busy();
-            async move {
-                let answer = server.handle(req, &*make, &budget).await;
-                Ok::<_, Infallible>(answer.map(|body| Guarded::wrap(body, busy)))
-            }
-        });
+        let tracker = Conn::new();
+        let service = service(self.clone(), make, budget, tracker.clone());
         let builder = connection::builder(&self.config.h2, self.config.header_timeout);
         let served = builder.serve_connection(TokioIo::new(io), service);
         let idle = self.config.header_timeout;
@@ -188,6 +177,33 @@ impl HttpServer {
             }
         }
     }
+}
+
+/// The service of one connection: each request answered by `server`, the connection marked
+/// busy (`conn`) from the request's head until its response body ends.
+fn service<H: Handler>(
+    server: HttpServer,
+    make: Arc<dyn Fn() -> Arc<H> + Send + Sync>,
+    budget: Arc<Semaphore>,
+    conn: Arc<Conn>,
+) -> impl hyper::service::Service<
+    Request<HyperBody>,
+    Response = Response<Body>,
+    Error = Infallible,
+    Future = impl Future<Output = Result<Response<Body>, Infallible>> + Send + 'static,
+> + Clone
++ Send
++ 'static {
+    hyper::service::service_fn(move |req| {
+        let server = server.clone();
+        let make = make.clone();
+        let budget = budget.clone();
+        let busy = conn.busy();
+        async move {
+            let answer = server.handle(req, &*make, &budget).await;
+            Ok::<_, Infallible>(answer.map(|body| Guarded::wrap(body, busy)))
+        }
+    })
 }
 
 /// Serves one accepted connection (TCP, or TLS over it) from its place in the table until it
@@ -208,18 +224,7 @@ async fn serve_accepted<I, H>(
     H: Handler,
 {
     let idle = server.config.header_timeout;
-    let conn = place.conn.clone();
-    let service = hyper::service::service_fn(move |req| {
-        let server = server.clone();
-        let make = make.clone();
-        let budget = budget.clone();
-        // Busy from the request's head until its response body ends.
-        let busy = conn.busy();
-        async move {
-            let answer = server.handle(req, &*make, &budget).await;
-            Ok::<_, Infallible>(answer.map(|body| Guarded::wrap(body, busy)))
-        }
-    });
+    let service = service(server, make, budget, place.conn.clone());
     let served = builder.serve_connection(TokioIo::new(io), service);
     // Dropping the connection closes it.
     let ended = connection::drive(
