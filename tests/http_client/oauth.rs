@@ -167,6 +167,15 @@ fn oauth() -> OAuth {
         .unwrap()
 }
 
+/// A client of `url` authorizing with [`oauth`], no GET stream.
+fn with_oauth(url: &str) -> (PeerHandle, Connection) {
+    HttpClient::new(PeerBuilder::new())
+        .get_stream(false)
+        .oauth(oauth())
+        .connect(url, NoHandler)
+        .unwrap()
+}
+
 async fn ping(peer: &PeerHandle) -> Result<Incoming, RequestError> {
     within(peer.request("ping", NO_PARAMS)).await
 }
@@ -179,11 +188,7 @@ fn count(fake: &Shared, what: &str) -> usize {
 async fn a_401_runs_the_flow_once_for_every_request_and_an_expired_token_is_refreshed() {
     // A token of 4 s is refreshed after half its life (times are whole seconds).
     let (server, base, fake) = servers(Fake { expires_in: 4, ..Fake::default() }).await;
-    let (peer, _conn) = HttpClient::new(PeerBuilder::new())
-        .get_stream(false)
-        .oauth(oauth())
-        .connect(&server.url, NoHandler)
-        .unwrap();
+    let (peer, _conn) = with_oauth(&server.url);
     // Eight requests meet the 401 together: one authorization serves them all.
     let all = futures::future::join_all((0..8).map(|_| ping(&peer))).await;
     assert!(all.iter().all(Result::is_ok), "{all:?}");
@@ -211,11 +216,7 @@ async fn a_401_runs_the_flow_once_for_every_request_and_an_expired_token_is_refr
 async fn a_refused_refresh_falls_back_to_the_whole_flow() {
     let (server, _, fake) =
         servers(Fake { expires_in: 4, refuse_refresh: true, ..Fake::default() }).await;
-    let (peer, _conn) = HttpClient::new(PeerBuilder::new())
-        .get_stream(false)
-        .oauth(oauth())
-        .connect(&server.url, NoHandler)
-        .unwrap();
+    let (peer, _conn) = with_oauth(&server.url);
     ping(&peer).await.unwrap();
     tokio::time::sleep(Duration::from_millis(2100)).await;
     ping(&peer).await.unwrap();
@@ -227,11 +228,7 @@ async fn a_refused_refresh_falls_back_to_the_whole_flow() {
 /// The request's error, as the peer gives it.
 async fn refused(fake: Fake) -> (String, Shared) {
     let (server, _, shared) = servers(fake).await;
-    let (peer, _conn) = HttpClient::new(PeerBuilder::new())
-        .get_stream(false)
-        .oauth(oauth())
-        .connect(&server.url, NoHandler)
-        .unwrap();
+    let (peer, _conn) = with_oauth(&server.url);
     let e = ping(&peer).await.unwrap_err();
     (e.to_string(), shared)
 }
@@ -261,11 +258,7 @@ async fn hostile_metadata_gets_bounded_work_and_a_clear_error() {
     .await;
     let (server, _, fake) =
         servers(Fake { redirect_prm: Some(other.url.clone()), ..Fake::default() }).await;
-    let (peer, _conn) = HttpClient::new(PeerBuilder::new())
-        .get_stream(false)
-        .oauth(oauth())
-        .connect(&server.url, NoHandler)
-        .unwrap();
+    let (peer, _conn) = with_oauth(&server.url);
     // Not found there, nor at the root: the server's own origin is taken as its authorization
     // server (as for a 2025-03-26 server), which this one is.
     ping(&peer).await.unwrap();
