@@ -192,22 +192,33 @@ pub(super) async fn resource_metadata(
     server: &Url,
     challenge: Option<&Challenge>,
 ) -> Result<Option<ResourceMetadata>, AuthError> {
-    for url in resource_metadata_urls(server, challenge) {
-        let answer = fetch.get(&url, "protected resource metadata").await?;
-        if !answer.status.is_success() {
-            continue;
+    let urls = resource_metadata_urls(server, challenge);
+    let Some(doc) =
+        first_document::<ResourceMetadata>(fetch, urls, "protected resource metadata").await?
+    else {
+        return Ok(None);
+    };
+    if !covers(&doc.resource, server) {
+        return Err(AuthError::ResourceMismatch {
+            resource: doc.resource,
+            server: canonical_resource(server),
+        });
+    }
+    Ok(Some(doc))
+}
+
+/// The document at the first of `urls` that answers with a success (`what` names it in
+/// errors); `None` when none does. A success that is not a `T` is an error.
+async fn first_document<T: serde::de::DeserializeOwned>(
+    fetch: &Fetcher,
+    urls: Vec<Url>,
+    what: &str,
+) -> Result<Option<T>, AuthError> {
+    for url in urls {
+        let answer = fetch.get(&url, what).await?;
+        if answer.status.is_success() {
+            return answer.decode(&format!("{what} at {url}")).map(Some);
         }
-        let doc: ResourceMetadata =
-            serde_json::from_value(answer.json("protected resource metadata")?).map_err(|e| {
-                AuthError::Invalid(format!("protected resource metadata at {url}: {e}"))
-            })?;
-        if !covers(&doc.resource, server) {
-            return Err(AuthError::ResourceMismatch {
-                resource: doc.resource,
-                server: canonical_resource(server),
-            });
-        }
-        return Ok(Some(doc));
     }
     Ok(None)
 }
@@ -232,21 +243,16 @@ pub(super) async fn server_metadata(
 ) -> Result<Option<ServerMetadata>, AuthError> {
     let parsed = Url::parse(issuer)
         .map_err(|e| AuthError::Invalid(format!("authorization server `{issuer}`: {e}")))?;
-    for url in server_metadata_urls(&parsed) {
-        let answer = fetch.get(&url, "authorization server metadata").await?;
-        if !answer.status.is_success() {
-            continue;
-        }
-        let doc: ServerMetadata =
-            serde_json::from_value(answer.json("authorization server metadata")?).map_err(|e| {
-                AuthError::Invalid(format!("authorization server metadata at {url}: {e}"))
-            })?;
-        if doc.issuer != issuer {
-            return Err(AuthError::IssuerMismatch { expected: issuer.to_owned(), got: doc.issuer });
-        }
-        return Ok(Some(doc));
+    let urls = server_metadata_urls(&parsed);
+    let Some(doc) =
+        first_document::<ServerMetadata>(fetch, urls, "authorization server metadata").await?
+    else {
+        return Ok(None);
+    };
+    if doc.issuer != issuer {
+        return Err(AuthError::IssuerMismatch { expected: issuer.to_owned(), got: doc.issuer });
     }
-    Ok(None)
+    Ok(Some(doc))
 }
 
 #[cfg(test)]

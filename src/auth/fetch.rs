@@ -27,13 +27,15 @@ pub(super) struct Answer {
 }
 
 impl Answer {
-    /// The body as JSON, when the status is a success.
-    pub(super) fn json(&self, what: &str) -> Result<serde_json::Value, AuthError> {
+    /// The body read as a `T` (one pass over it), when the status is a success.
+    pub(super) fn decode<T: serde::de::DeserializeOwned>(
+        &self,
+        what: &str,
+    ) -> Result<T, AuthError> {
         if !self.status.is_success() {
             return Err(AuthError::Status { what: what.to_owned(), status: self.status.as_u16() });
         }
-        serde_json::from_slice(&self.body)
-            .map_err(|e| AuthError::Invalid(format!("{what}: not JSON: {e}")))
+        serde_json::from_slice(&self.body).map_err(|e| AuthError::Invalid(format!("{what}: {e}")))
     }
 }
 

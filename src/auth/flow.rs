@@ -272,8 +272,7 @@ impl Flow {
             #[serde(default)]
             token_endpoint_auth_method: Option<String>,
         }
-        let a: Answer = serde_json::from_value(answer.json("client registration")?)
-            .map_err(|e| AuthError::Invalid(format!("client registration: {e}")))?;
+        let a: Answer = answer.decode("client registration")?;
         let method = a.token_endpoint_auth_method.unwrap_or_else(|| {
             auth_method(
                 a.client_secret.is_some(),
@@ -345,8 +344,7 @@ impl Flow {
                 .unwrap_or_else(|| format!("HTTP {}", answer.status));
             return Err(AuthError::Denied(format!("the token endpoint: {why}")));
         }
-        let t: Tokens = serde_json::from_value(answer.json("the token endpoint")?)
-            .map_err(|e| AuthError::Invalid(format!("the token endpoint's answer: {e}")))?;
+        let t: Tokens = answer.decode("the token endpoint's answer")?;
         if !t.token_type.eq_ignore_ascii_case("bearer") {
             return Err(AuthError::Invalid(format!("token_type `{}`, not Bearer", t.token_type)));
         }
