@@ -53,12 +53,15 @@ impl Flow {
     /// can be).
     pub(crate) async fn authorization(&self, resource: &str) -> Option<HeaderValue> {
         let creds = self.store.load(resource)?;
-        if expired(&creds) && creds.refresh_token.is_some() {
-            let _one = self.busy.lock().await;
-            let now = self.store.load(resource)?;
-            if expired(&now) {
-                let _ = self.refresh(now).await;
-            }
+        // The common case, on every request: the token held is good (one read of the store).
+        if !expired(&creds) || creds.refresh_token.is_none() {
+            return bearer(&creds);
+        }
+        let _one = self.busy.lock().await;
+        // Another request may have refreshed it while this one waited.
+        let now = self.store.load(resource)?;
+        if expired(&now) {
+            let _ = self.refresh(now).await;
         }
         bearer(&self.store.load(resource)?)
     }
