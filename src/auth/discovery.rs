@@ -54,6 +54,33 @@ impl Challenge {
     }
 }
 
+impl std::fmt::Display for Challenge {
+    /// The challenge as a `WWW-Authenticate` value: `Bearer` and its parameters, quoted.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Bearer")?;
+        let params = [
+            ("error", &self.error),
+            ("scope", &self.scope),
+            ("resource_metadata", &self.resource_metadata),
+        ];
+        let mut first = true;
+        for (name, value) in params {
+            let Some(value) = value else { continue };
+            let sep = if first { " " } else { ", " };
+            first = false;
+            write!(f, "{sep}{name}=\"")?;
+            for c in value.chars() {
+                if matches!(c, '"' | '\\') {
+                    f.write_str("\\")?;
+                }
+                write!(f, "{c}")?;
+            }
+            f.write_str("\"")?;
+        }
+        Ok(())
+    }
+}
+
 /// Where the scheme `name` (lowercase) begins as a word of `header`.
 fn find_scheme(header: &str, name: &str) -> Option<usize> {
     let lower = header.to_ascii_lowercase();
@@ -142,8 +169,9 @@ pub(super) fn origin_join(base: &Url, path: &str) -> Option<Url> {
     Some(u)
 }
 
-/// A Protected Resource Metadata document (RFC 9728), what the client reads of it.
-#[derive(Clone, Debug, Deserialize)]
+/// A Protected Resource Metadata document (RFC 9728): what the client reads of it, and what a
+/// guarded [`HttpServer`](crate::http::HttpServer) serves.
+#[derive(Clone, Debug, Default, Deserialize, serde::Serialize)]
 pub struct ResourceMetadata {
     /// The protected resource's identifier.
     pub resource: String,
@@ -151,8 +179,11 @@ pub struct ResourceMetadata {
     #[serde(default)]
     pub authorization_servers: Vec<String>,
     /// The scopes it uses.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scopes_supported: Option<Vec<String>>,
+    /// How it takes a bearer token: MCP's servers take it in the `Authorization` header only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bearer_methods_supported: Vec<String>,
 }
 
 /// An authorization server's metadata (RFC 8414), what the client reads of it.

@@ -27,6 +27,7 @@ mod agents;
 mod discovery;
 mod fetch;
 pub(crate) mod flow;
+pub mod resource;
 mod store;
 
 pub use agents::{DEFAULT_LOOPBACK_WAIT, FollowRedirect, Loopback};

@@ -264,7 +264,8 @@ where
                         let related =
                             if track { request.id().and_then(OwnedId::from_id) } else { None };
                         let peer = PeerHandle { shared: shared.clone(), related };
-                        let cxh = Context { peer, ticket: Some(ticket) };
+                        let principal = shared.principal();
+                        let cxh = Context { peer, ticket: Some(ticket), principal };
                         let fut = run_request(handler.clone(), request, cxh);
                         let mut boxed = reuse(&mut spare_request, fut);
                         match boxed.as_mut().poll(cx) {
@@ -287,8 +288,11 @@ where
                     }
                     Event::Notification(n) => {
                         let peer = PeerHandle { shared: shared.clone(), related: None };
-                        let fut =
-                            run_notification(handler.clone(), n, Context { peer, ticket: None });
+                        let fut = run_notification(
+                            handler.clone(),
+                            n,
+                            Context { peer, ticket: None, principal: shared.principal() },
+                        );
                         let mut boxed = reuse(&mut spare_note, fut);
                         match boxed.as_mut().poll(cx) {
                             Poll::Ready(panicked) => {

@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::future::poll_fn;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
@@ -16,6 +16,7 @@ use super::core::Timeout;
 use super::core::{Config, Core, PeerStats};
 use super::error::{CloseReason, RequestError};
 use super::incoming::{Incoming, RpcError};
+use super::principal::Principal;
 use crate::{OwnedId, Payload};
 
 /// An MCP progress token: a string or an integer.
@@ -70,6 +71,11 @@ pub(crate) struct Shared {
     pub(crate) done: CancellationToken,
     /// Bytes read from the transport.
     pub(crate) bytes_read: Arc<AtomicU64>,
+    /// Who the transport says is on the other side now (an HTTP server's checked token);
+    /// each request's [`Context`](super::Context) takes it as the request comes in.
+    principal: Mutex<Option<Arc<Principal>>>,
+    /// Whether `principal` was ever set: a peer with none skips its lock.
+    has_principal: AtomicBool,
 }
 
 /// Tasks to wake once the lock is released; four fit without allocating.
@@ -83,7 +89,26 @@ impl Shared {
             closing: CancellationToken::new(),
             done: CancellationToken::new(),
             bytes_read: Arc::new(AtomicU64::new(0)),
+            principal: Mutex::new(None),
+            has_principal: AtomicBool::new(false),
         }
+    }
+
+    /// Sets who is on the other side, for the requests that come in from now on.
+    pub(crate) fn set_principal(&self, p: Option<Arc<Principal>>) {
+        if p.is_none() && !self.has_principal.load(Ordering::Acquire) {
+            return;
+        }
+        self.has_principal.store(true, Ordering::Release);
+        *self.principal.lock().unwrap_or_else(PoisonError::into_inner) = p;
+    }
+
+    /// Who is on the other side now.
+    pub(crate) fn principal(&self) -> Option<Arc<Principal>> {
+        if !self.has_principal.load(Ordering::Acquire) {
+            return None;
+        }
+        self.principal.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, Core> {

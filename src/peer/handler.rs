@@ -2,6 +2,7 @@
 //! side sends, and the [`Context`] each call gets.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::task::Poll;
 
 use futures_util::future::Either;
@@ -9,6 +10,7 @@ use futures_util::future::Either;
 use super::core::Ticket;
 use super::handle::PeerHandle;
 use super::incoming::{Incoming, Reply, RpcError};
+use super::principal::Principal;
 
 /// Answers the requests and notifications the other side sends.
 ///
@@ -83,6 +85,8 @@ pub struct Context {
     pub(crate) peer: PeerHandle,
     /// The request handled; `None` for a notification.
     pub(crate) ticket: Option<Ticket>,
+    /// Who sent it, as the transport vouched (taken as the message came in).
+    pub(crate) principal: Option<Arc<Principal>>,
 }
 
 impl Context {
@@ -106,6 +110,14 @@ impl Context {
                 }
             })),
         }
+    }
+
+    /// Who sent the request, as the transport vouched for it: the principal of the access token
+    /// an [`HttpServer`](crate::http::HttpServer) with a resource-server guard checked (for a
+    /// legacy session, the one that opened it). `None` on a transport that checks no one.
+    #[must_use]
+    pub fn principal(&self) -> Option<&Principal> {
+        self.principal.as_deref()
     }
 
     /// Whether the request has been cancelled.

@@ -44,6 +44,7 @@ mod error;
 mod handle;
 mod handler;
 mod incoming;
+mod principal;
 
 pub use builder::{DEFAULT_REQUEST_TIMEOUT, DEFAULT_UNADDRESSED_REPLIES_PER_SECOND, PeerBuilder};
 pub use connection::Connection;
@@ -53,6 +54,7 @@ pub use error::{CloseReason, RequestError};
 pub use handle::{PeerHandle, ProgressToken, RequestOptions};
 pub use handler::{Context, Handler, NoHandler};
 pub use incoming::{Incoming, Reply, RpcError};
+pub use principal::Principal;
 
 #[cfg(feature = "http")]
 pub(crate) use core::transmit::{Route, Sent};

@@ -375,6 +375,14 @@ impl Call {
         &self.cx
     }
 
+    /// Who called, as the transport vouched for it: the principal of the access token an
+    /// [`HttpServer`](crate::http::HttpServer) guarded with
+    /// [`auth`](crate::http::HttpServer::auth) accepted. `None` when nothing checked the caller.
+    #[must_use]
+    pub fn principal(&self) -> Option<&crate::peer::Principal> {
+        self.cx.principal()
+    }
+
     /// The server, to announce changes (`tools_changed`, `resource_updated`, ...).
     #[must_use]
     pub fn server(&self) -> &Server {

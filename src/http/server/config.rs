@@ -27,6 +27,8 @@ pub(super) struct Config {
     pub(super) tls: Option<crate::tls::ServerTls>,
     pub(super) max_tls_handshakes: usize,
     pub(super) tls_handshake_timeout: Duration,
+    #[cfg(feature = "oauth")]
+    pub(super) auth: Option<Arc<crate::auth::resource::ResourceServer>>,
 }
 
 impl HttpServer {
@@ -65,6 +67,8 @@ impl HttpServer {
                 tls: None,
                 max_tls_handshakes: crate::limits::DEFAULT_MAX_TLS_HANDSHAKES,
                 tls_handshake_timeout: crate::limits::DEFAULT_TLS_HANDSHAKE_TIMEOUT,
+                #[cfg(feature = "oauth")]
+                auth: None,
             }),
             state: Arc::new(State::default()),
         }

@@ -4,7 +4,11 @@ use super::response::*;
 use super::*;
 
 impl HttpServer {
-    pub(super) fn get(&self, req: &Request<HyperBody>) -> Response<Body> {
+    pub(super) fn get(
+        &self,
+        req: &Request<HyperBody>,
+        principal: Option<&Principal>,
+    ) -> Response<Body> {
         let resuming = req.headers().get(LAST_EVENT_ID).is_some_and(|v| !v.is_empty());
         if !self.config.get_stream && !resuming {
             let mut r = status(StatusCode::METHOD_NOT_ALLOWED);
@@ -15,7 +19,7 @@ impl HttpServer {
             let msg = "Not Acceptable: Accept must include text/event-stream";
             return error(StatusCode::NOT_ACCEPTABLE, Id::Null, ErrorCode::SERVER_ERROR, msg);
         }
-        let session = match self.required_session(req) {
+        let session = match self.required_session(req, principal) {
             Ok(s) => s,
             Err(answer) => return *answer,
         };
@@ -38,8 +42,12 @@ impl HttpServer {
         stream_response(guard, self.config.keep_alive)
     }
 
-    pub(super) fn delete(&self, req: &Request<HyperBody>) -> Response<Body> {
-        let session = match self.required_session(req) {
+    pub(super) fn delete(
+        &self,
+        req: &Request<HyperBody>,
+        principal: Option<&Principal>,
+    ) -> Response<Body> {
+        let session = match self.required_session(req, principal) {
             Ok(s) => s,
             Err(answer) => return *answer,
         };

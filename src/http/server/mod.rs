@@ -106,6 +106,8 @@ mod config;
 mod connection;
 mod connections;
 mod get;
+#[cfg(feature = "oauth")]
+mod guard;
 mod post;
 mod response;
 mod sessions;
@@ -139,7 +141,7 @@ pub use crate::limits::{
     DEFAULT_HTTP2_PING_TIMEOUT, DEFAULT_HTTP2_STREAM_WINDOW,
 };
 pub use crate::limits::{DEFAULT_MAX_TLS_HANDSHAKES, DEFAULT_TLS_HANDSHAKE_TIMEOUT};
-use crate::peer::{Handler, PeerBuilder};
+use crate::peer::{Handler, PeerBuilder, Principal};
 use crate::{ErrorCode, Frame, FrameParser, Id, Kind, OwnedId};
 use config::Config;
 use connections::{Conn, Connections, Guarded};
@@ -266,6 +268,10 @@ impl HttpServer {
             let msg = "Service Unavailable: the server is stopping";
             return error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, ErrorCode::SERVER_ERROR, msg);
         }
+        #[cfg(feature = "oauth")]
+        if let Some(metadata) = self.metadata(&req) {
+            return metadata;
+        }
         if req.uri().path() != self.config.path {
             return status(StatusCode::NOT_FOUND);
         }
@@ -284,10 +290,17 @@ impl HttpServer {
                 "Forbidden: origin not allowed",
             );
         }
+        #[cfg(feature = "oauth")]
+        let principal = match self.guard(&req).await {
+            Ok(p) => p,
+            Err(answer) => return *answer,
+        };
+        #[cfg(not(feature = "oauth"))]
+        let principal = None;
         match *req.method() {
-            Method::POST => self.post(req, make, budget).await,
-            Method::GET => self.get(&req),
-            _ => self.delete(&req),
+            Method::POST => self.post(req, principal, make, budget).await,
+            Method::GET => self.get(&req, principal.as_deref()),
+            _ => self.delete(&req, principal.as_deref()),
         }
     }
 
@@ -312,10 +325,12 @@ impl HttpServer {
     }
 
     /// The session a request names: `Ok(None)` when it names none, `Err` with the answer when
-    /// it names one that is unknown or gives a version that is not accepted.
+    /// it names one that is unknown, was opened by another caller than `principal`, or gives a
+    /// version that is not accepted.
     fn session_of(
         &self,
         req: &Request<HyperBody>,
+        principal: Option<&Principal>,
     ) -> Result<Option<Arc<Session>>, Box<Response<Body>>> {
         let Some(id) = req.headers().get(SESSION_HEADER) else { return Ok(None) };
         let version = req.headers().get(VERSION_HEADER).and_then(|v| v.to_str().ok());
@@ -342,7 +357,7 @@ impl HttpServer {
             self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned()
         });
         match found {
-            Some(s) if s.is_open() => Ok(Some(s)),
+            Some(s) if s.is_open() && s.opened_by(principal) => Ok(Some(s)),
             _ => Err(Box::new(error(
                 StatusCode::NOT_FOUND,
                 Id::Null,
@@ -357,8 +372,9 @@ impl HttpServer {
     fn required_session(
         &self,
         req: &Request<HyperBody>,
+        principal: Option<&Principal>,
     ) -> Result<Arc<Session>, Box<Response<Body>>> {
-        self.session_of(req)?.ok_or_else(|| {
+        self.session_of(req, principal)?.ok_or_else(|| {
             let mut r = status(StatusCode::METHOD_NOT_ALLOWED);
             r.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
             Box::new(r)

@@ -10,6 +10,7 @@ impl HttpServer {
     pub(super) async fn post<H: Handler>(
         &self,
         req: Request<HyperBody>,
+        principal: Option<Arc<Principal>>,
         make: &(dyn Fn() -> Arc<H> + Send + Sync),
         budget: &Arc<Semaphore>,
     ) -> Response<Body> {
@@ -36,7 +37,7 @@ impl HttpServer {
         if declared.is_some_and(|n| n > limit as u64) {
             return too_large(limit);
         }
-        let session = match self.session_of(&req) {
+        let session = match self.session_of(&req, principal.as_deref()) {
             Ok(s) => s,
             Err(answer) => return *answer,
         };
@@ -98,7 +99,7 @@ impl HttpServer {
                 return error(StatusCode::BAD_REQUEST, id, ErrorCode::INVALID_REQUEST, msg);
             }
             Some(s) => (s, false),
-            None if initialize => match self.open_session(make) {
+            None if initialize => match self.open_session(make, principal) {
                 Ok(s) => (s, true),
                 Err(answer) => return *answer,
             },
@@ -114,7 +115,7 @@ impl HttpServer {
                 let msg = "Bad Request: Mcp-Session-Id header is required";
                 return error(StatusCode::BAD_REQUEST, Id::Null, ErrorCode::SERVER_ERROR, msg);
             }
-            None => return self.modern(&head, frame, json, sse, make).await,
+            None => return self.modern(&head, frame, json, sse, principal, make).await,
         };
         let answer = self.deliver(&session, frame, json, sse).await;
         if new { self.admit(session, answer) } else { answer }
@@ -124,6 +125,7 @@ impl HttpServer {
     pub(super) fn open_session<H: Handler>(
         &self,
         make: &(dyn Fn() -> Arc<H> + Send + Sync),
+        principal: Option<Arc<Principal>>,
     ) -> Result<Arc<Session>, Box<Response<Body>>> {
         let full = || {
             let msg = "Service Unavailable: too many sessions";
@@ -142,7 +144,9 @@ impl HttpServer {
             )
         })?;
         let resume = Resumption { config: self.config.resume, counter: self.state.streams.clone() };
-        Ok(Session::start(id, &self.config.peer, make(), resume))
+        let session = Session::start(id, &self.config.peer, make(), resume);
+        session.set_principal(principal);
+        Ok(session)
     }
 
     /// Keeps a new session when its `initialize` succeeded, and names it in the answer.

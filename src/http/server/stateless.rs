@@ -18,6 +18,7 @@ impl HttpServer {
         frame: Frame,
         json: bool,
         sse: bool,
+        principal: Option<Arc<Principal>>,
         make: &(dyn Fn() -> Arc<H> + Send + Sync),
     ) -> Response<Body> {
         match frame.kind() {
@@ -56,6 +57,8 @@ impl HttpServer {
             let msg = "Service Unavailable: the server is stopping";
             return error(StatusCode::SERVICE_UNAVAILABLE, id, ErrorCode::SERVER_ERROR, msg);
         }
+        // The peer serves one request at a time: its handler sees this request's caller.
+        session.set_principal(principal);
         let uses = session.uses.load(Ordering::Acquire);
         let answer = self.deliver(&session, frame, json, sse).await;
         // The POST's receiver decides the session's fate (idle once answered, ended when the

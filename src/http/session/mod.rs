@@ -30,7 +30,7 @@ use crate::limits::EARLY_CANCELS;
 use crate::limits::IDLE_STATELESS_PEERS;
 use crate::limits::POST_NOTES;
 use crate::limits::SESSION_INBOX as INBOX;
-use crate::peer::{Async, Connection, Handler, PeerBuilder, PeerHandle};
+use crate::peer::{Async, Connection, Handler, PeerBuilder, PeerHandle, Principal};
 use crate::{Frame, OwnedId};
 
 mod post;
@@ -298,6 +298,21 @@ impl Session {
             uses: AtomicU64::new(0),
             resume,
         })
+    }
+
+    /// Sets the caller its handler sees (the legacy session's opener, or the stateless
+    /// request's).
+    pub(crate) fn set_principal(&self, p: Option<Arc<Principal>>) {
+        self.peer.shared.set_principal(p);
+    }
+
+    /// Whether `p` is the caller that opened the session (with no guard, neither has one).
+    pub(crate) fn opened_by(&self, p: Option<&Principal>) -> bool {
+        match (self.peer.shared.principal(), p) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a.same_caller(b),
+            _ => false,
+        }
     }
 
     /// Puts an answered stateless session back among the idle ones; `false` when there is no

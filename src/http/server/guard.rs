@@ -1,0 +1,75 @@
+//! The resource-server guard (feature `oauth`): with [`HttpServer::auth`], every request to the
+//! endpoint needs a bearer token the [`ResourceServer`] accepts, and the Protected Resource
+//! Metadata (RFC 9728) is served at its well-known paths.
+//!
+//! | request | answer |
+//! |---|---|
+//! | GET the metadata's well-known path (for the resource's path, the endpoint's, or the root) | 200, the metadata as JSON (any origin may read it) |
+//! | an `access_token` in the query string | 400, -32000; the token is not read |
+//! | no `Authorization: Bearer` header | 401, `WWW-Authenticate: Bearer resource_metadata="…"` (and `scope` when scopes are required) |
+//! | a token the validator refuses (malformed, expired, not yet valid, badly signed, for another audience or issuer, too long) | 401, `error="invalid_token"` |
+//! | a token without a required scope | 403, `error="insufficient_scope"`, `scope` naming what to ask for |
+//! | a token that cannot be checked now (JWKS or introspection unreachable, no key kept) | 503, -32000 |
+//! | a legacy session's id with a token of another caller (issuer, subject, client) than the one that opened it | 404, -32001, as an unknown session |
+//!
+//! Each is checked before the body is read and before any session is opened or named. The
+//! principal of an accepted token reaches the handler ([`Context::principal`](crate::peer::Context::principal)).
+
+use http::header::{ACCESS_CONTROL_ALLOW_ORIGIN, AUTHORIZATION, WWW_AUTHENTICATE};
+
+use super::response::*;
+use super::*;
+use crate::auth::resource::{Refusal, ResourceServer};
+use crate::peer::Principal;
+
+impl HttpServer {
+    /// Guards the endpoint as a resource server: each request needs a token `rs` accepts,
+    /// and its metadata is served (see the module's table). The principal of the token is
+    /// handed to the handler; a legacy session is bound to the principal that opened it.
+    #[must_use]
+    pub fn auth(mut self, rs: ResourceServer) -> Self {
+        self.config().auth = Some(Arc::new(rs));
+        self
+    }
+
+    /// The metadata, when `req` asks for it.
+    pub(super) fn metadata(&self, req: &Request<HyperBody>) -> Option<Response<Body>> {
+        let rs = self.config.auth.as_ref()?;
+        if req.method() != Method::GET
+            || !rs.serves_metadata_at(req.uri().path(), &self.config.path)
+        {
+            return None;
+        }
+        let body = serde_json::to_vec(&rs.metadata()).unwrap_or_default();
+        let mut r = json_response(StatusCode::OK, Bytes::from(body));
+        r.headers_mut().insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+        Some(r)
+    }
+
+    /// The caller's principal, or the answer that refuses the request.
+    pub(super) async fn guard(
+        &self,
+        req: &Request<HyperBody>,
+    ) -> Result<Option<Arc<Principal>>, Box<Response<Body>>> {
+        let Some(rs) = &self.config.auth else { return Ok(None) };
+        let authorization = req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
+        match rs.check(authorization, req.uri().query()).await {
+            Ok(p) => Ok(Some(Arc::new(p))),
+            Err(refusal) => Err(Box::new(refused(rs, &refusal))),
+        }
+    }
+}
+
+fn refused(rs: &ResourceServer, refusal: &Refusal) -> Response<Body> {
+    let code = match refusal {
+        Refusal::Missing | Refusal::Invalid(_) => StatusCode::UNAUTHORIZED,
+        Refusal::InsufficientScope(_) => StatusCode::FORBIDDEN,
+        Refusal::TokenInQuery => StatusCode::BAD_REQUEST,
+        Refusal::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    let mut r = error(code, Id::Null, ErrorCode::SERVER_ERROR, &refusal.to_string());
+    if let Some(c) = rs.challenge(refusal).and_then(|c| HeaderValue::from_str(&c).ok()) {
+        r.headers_mut().insert(WWW_AUTHENTICATE, c);
+    }
+    r
+}
