@@ -44,7 +44,7 @@ mod error;
 mod handle;
 mod handler;
 mod incoming;
-mod principal;
+pub(crate) mod principal;
 
 pub use builder::{DEFAULT_REQUEST_TIMEOUT, DEFAULT_UNADDRESSED_REPLIES_PER_SECOND, PeerBuilder};
 pub use connection::Connection;

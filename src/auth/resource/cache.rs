@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use sha2::{Digest, Sha256};
 
-use crate::peer::Principal;
+use crate::peer::principal::Principal;
 
 pub(super) type Key = [u8; 32];
 

@@ -15,7 +15,7 @@ use super::{
 };
 use crate::auth::fetch::Fetcher;
 use crate::auth::{AuthError, DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_DOCUMENT_BYTES};
-use crate::peer::Principal;
+use crate::peer::principal::Principal;
 use crate::tls::ClientTls;
 
 /// How long a token the server called inactive is remembered as such: a client retrying with

@@ -18,7 +18,7 @@ use super::{
 };
 use crate::auth::fetch::Fetcher;
 use crate::auth::{AuthError, DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_DOCUMENT_BYTES};
-use crate::peer::Principal;
+use crate::peer::principal::Principal;
 use crate::tls::ClientTls;
 
 /// The signature algorithms accepted unless the host names others: the asymmetric ones.

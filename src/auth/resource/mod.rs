@@ -18,7 +18,7 @@ use std::time::Duration;
 use url::Url;
 
 use super::discovery::{Challenge, ResourceMetadata};
-use crate::peer::Principal;
+use crate::peer::principal::Principal;
 
 mod cache;
 mod introspect;
