@@ -8,6 +8,7 @@
 //! - [`mcp`]: the tools the typed client's and server's tests both register;
 //! - [`framing`]: a decoder fed in chunks, streams cut anywhere, and a real `FramedRead` over a
 //!   duplex pipe;
+//! - [`jwt`]: an issuer of signed access tokens and its JWKS, made by the test;
 //! - [`tls`]: a CA, a server certificate and a client certificate, made by the test (rcgen);
 //! - [`wait`]: bounded waits, so that a bug fails a test instead of hanging it.
 //!
@@ -24,6 +25,8 @@
 pub mod framing;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "oauth")]
+pub mod jwt;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 #[cfg(feature = "peer")]

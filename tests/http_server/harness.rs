@@ -271,6 +271,8 @@ pub(crate) struct Client {
     pub(crate) addr: SocketAddr,
     pub(crate) session: Option<String>,
     pub(crate) version: Option<String>,
+    /// Sent as `Authorization: Bearer` with every request.
+    pub(crate) token: Option<String>,
 }
 
 impl Client {
@@ -280,7 +282,7 @@ impl Client {
         tokio::spawn(async move {
             let _ = conn.await;
         });
-        Self { send, addr, session: None, version: None }
+        Self { send, addr, session: None, version: None, token: None }
     }
 
     /// A client on a fresh connection that has initialized a session under `version`.
@@ -298,6 +300,7 @@ impl Client {
         let mut c = Self::connect(self.addr).await;
         c.session.clone_from(&self.session);
         c.version.clone_from(&self.version);
+        c.token.clone_from(&self.token);
         c
     }
 
@@ -334,6 +337,9 @@ impl Client {
         }
         if let Some(v) = &self.version {
             b = b.header(VERSION_HEADER, v);
+        }
+        if let Some(t) = &self.token {
+            b = b.header(header::AUTHORIZATION, format!("Bearer {t}"));
         }
         b
     }

@@ -9,6 +9,7 @@
 //! hyper's HTTP/2 connection, the `h2` crate's, and frames written by hand (`h2_frames.rs`).
 
 mod abuse;
+mod auth;
 #[path = "../common/mod.rs"]
 mod common;
 mod connections;
