@@ -529,7 +529,9 @@ fn run_serve(args: &ServeArgs) -> ExitCode {
         (Some(addr), _, _) => serve::Listen::Tcp(addr.clone()),
         (_, Some(path), _) => serve::Listen::Unix(path.clone()),
         (_, _, Some(addr)) => match args.http.server(args.limits.builder(), &mcp) {
-            Ok((server, tls)) => serve::Listen::Http(addr.clone(), server, tls),
+            Ok((server, tls)) => {
+                serve::Listen::Http(addr.clone(), server, tls, Box::new(args.http.auth.clone()))
+            }
             Err(e) => {
                 eprintln!("mcpwire: serve: {e}");
                 return ExitCode::from(EXIT_IO);

@@ -188,7 +188,7 @@ pub fn header(line: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Header
 }
 
 /// `text` with each `${VAR}` replaced by the variable's value.
-fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+pub fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("${") {

@@ -1,6 +1,7 @@
 //! `mcpwire serve`: the server of `tools.rs` on stdio, TCP, a Unix socket or Streamable HTTP,
 //! with every limit a flag.
 
+mod auth;
 mod tools;
 
 use std::path::PathBuf;
@@ -19,6 +20,7 @@ use mcpwire::tls::ServerTls;
 use mcpwire::transport;
 use mcpwire::{Limits, ReplyDetail};
 
+pub use auth::AuthArgs;
 pub use tools::server;
 
 /// The bounds `serve` holds each connection to (`mcpwire serve --help` lists them under
@@ -104,8 +106,8 @@ pub enum Listen {
     /// A Unix socket path.
     Unix(PathBuf),
     /// Streamable HTTP on an address, over TLS when a certificate is given (reloaded on
-    /// SIGHUP).
-    Http(String, HttpServer, Option<ServerTls>),
+    /// SIGHUP), guarded as a resource server when the authorization flags say so.
+    Http(String, HttpServer, Option<ServerTls>, Box<AuthArgs>),
 }
 
 /// How `serve --http` serves (`mcpwire serve --help` lists them under "HTTP").
@@ -169,6 +171,8 @@ pub struct HttpArgs {
     /// Seconds a TLS handshake may take from the accept.
     #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::http::server::DEFAULT_TLS_HANDSHAKE_TIMEOUT.as_secs_f64())]
     tls_handshake_timeout: f64,
+    #[command(flatten)]
+    pub auth: AuthArgs,
 }
 
 impl HttpArgs {
@@ -265,14 +269,16 @@ pub async fn run(listen: Listen, builder: PeerBuilder, mcp: Server) -> std::io::
             eprintln!("mcpwire: serving MCP on unix:{}", path.display());
             transport::serve_unix_until(listener, builder, move || mcp.handler(), signal).await
         }
-        Listen::Http(addr, server, tls) => {
+        Listen::Http(addr, mut server, tls, auth) => {
             let listener = mcpwire::http::server::bind(&addr).await?;
             let scheme = if tls.is_some() { "https" } else { "http" };
-            eprintln!(
-                "mcpwire: serving MCP on {scheme}://{}{}",
-                listener.local_addr()?,
-                server.endpoint()
-            );
+            let url = format!("{scheme}://{}{}", listener.local_addr()?, server.endpoint());
+            match auth.resource_server(&url) {
+                Ok(Some(rs)) => server = server.auth(rs),
+                Ok(None) => {}
+                Err(e) => return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)),
+            }
+            eprintln!("mcpwire: serving MCP on {url}");
             let reloads = tls.map(|tls| tokio::spawn(reload_on_sighup(tls)));
             let served = server.serve(listener, move || mcp.handler(), signal).await;
             if let Some(r) = reloads {

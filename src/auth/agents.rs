@@ -115,9 +115,16 @@ impl UserAgent for Loopback {
 }
 
 /// A user agent for test rigs and headless runs against an authorization server that approves
-/// without a user: GETs the authorization URL, redirects off, and takes the redirect it answers.
+/// without a user: GETs the authorization URL and follows its redirects, as a browser would
+/// (cookies kept), while they stay on the authorization server's origin, up to
+/// [`FOLLOW_REDIRECT_HOPS`]; the first redirect elsewhere (to the `redirect_uri`) is the
+/// answer. A redirect to another host that is not the `redirect_uri` is refused, not followed.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FollowRedirect;
+
+/// The most redirects [`FollowRedirect`] follows on the authorization server's origin (a login
+/// and a consent step each take two).
+pub const FOLLOW_REDIRECT_HOPS: usize = 10;
 
 impl UserAgent for FollowRedirect {
     fn authorize<'a>(
@@ -130,15 +137,48 @@ impl UserAgent for FollowRedirect {
                 DEFAULT_FETCH_TIMEOUT,
                 DEFAULT_MAX_DOCUMENT_BYTES,
             )?;
-            let answer = fetch.get(url, "the authorization endpoint").await?;
-            let location = answer.location.ok_or_else(|| {
-                AuthError::UserAgent(format!(
-                    "the authorization endpoint answered HTTP {} without a redirect",
-                    answer.status
-                ))
-            })?;
-            url.join(&location)
-                .map_err(|e| AuthError::UserAgent(format!("a redirect to `{location}`: {e}")))
+            let redirect_uri = url
+                .query_pairs()
+                .find(|(k, _)| k == "redirect_uri")
+                .and_then(|(_, v)| Url::parse(&v).ok());
+            let mut jar: Vec<String> = Vec::new();
+            let mut at = url.clone();
+            for _ in 0..=FOLLOW_REDIRECT_HOPS {
+                let cookie = (!jar.is_empty()).then(|| jar.join("; "));
+                let answer = fetch
+                    .get_with_cookies(&at, "the authorization endpoint", cookie.as_deref())
+                    .await?;
+                for c in answer.cookies {
+                    let name = c.split('=').next().unwrap_or_default().to_owned();
+                    jar.retain(|kept| kept.split('=').next() != Some(name.as_str()));
+                    jar.push(c);
+                }
+                let location = answer.location.ok_or_else(|| {
+                    AuthError::UserAgent(format!(
+                        "{at} answered HTTP {} without a redirect",
+                        answer.status
+                    ))
+                })?;
+                let next = at.join(&location).map_err(|e| {
+                    AuthError::UserAgent(format!("a redirect to `{location}`: {e}"))
+                })?;
+                let is_redirect_uri = redirect_uri
+                    .as_ref()
+                    .is_some_and(|r| r.origin() == next.origin() && r.path() == next.path());
+                if is_redirect_uri || redirect_uri.is_none() {
+                    return Ok(next);
+                }
+                if next.origin() != url.origin() {
+                    return Err(AuthError::UserAgent(format!(
+                        "a redirect to another host than the redirect URI: {}",
+                        next.origin().ascii_serialization()
+                    )));
+                }
+                at = next;
+            }
+            Err(AuthError::UserAgent(format!(
+                "more than {FOLLOW_REDIRECT_HOPS} redirects on the authorization server"
+            )))
         })
     }
 }

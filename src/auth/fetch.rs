@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, LOCATION};
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, COOKIE, LOCATION, SET_COOKIE};
 use http::{HeaderValue, Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::client::legacy::Client;
@@ -24,6 +24,8 @@ pub(super) struct Answer {
     pub(super) body: Bytes,
     /// The `Location` of a redirect.
     pub(super) location: Option<String>,
+    /// The `name=value` of each `Set-Cookie` (attributes dropped).
+    pub(super) cookies: Vec<String>,
 }
 
 impl Answer {
@@ -66,10 +68,24 @@ impl Fetcher {
 
     /// GETs `url` (`what` names it in errors).
     pub(super) async fn get(&self, url: &Url, what: &str) -> Result<Answer, AuthError> {
-        let req = Request::builder()
+        self.get_with_cookies(url, what, None).await
+    }
+
+    /// GETs `url` with a `Cookie` header.
+    pub(super) async fn get_with_cookies(
+        &self,
+        url: &Url,
+        what: &str,
+        cookie: Option<&str>,
+    ) -> Result<Answer, AuthError> {
+        let mut b = Request::builder()
             .method(Method::GET)
             .uri(url.as_str())
-            .header(ACCEPT, HeaderValue::from_static("application/json"))
+            .header(ACCEPT, HeaderValue::from_static("application/json"));
+        if let Some(c) = cookie {
+            b = b.header(COOKIE, c);
+        }
+        let req = b
             .body(Full::new(Bytes::new()))
             .map_err(|e| AuthError::Invalid(format!("{what}: {url}: {e}")))?;
         self.send(req, what).await
@@ -127,6 +143,13 @@ impl Fetcher {
             let status = resp.status();
             let location =
                 resp.headers().get(LOCATION).and_then(|l| l.to_str().ok()).map(str::to_owned);
+            let cookies = resp
+                .headers()
+                .get_all(SET_COOKIE)
+                .iter()
+                .filter_map(|c| c.to_str().ok()?.split(';').next().map(|nv| nv.trim().to_owned()))
+                .filter(|nv| nv.contains('='))
+                .collect();
             let body = Limited::new(resp.into_body(), self.max_bytes)
                 .collect()
                 .await
@@ -140,7 +163,7 @@ impl Fetcher {
                     },
                 })?
                 .to_bytes();
-            Ok(Answer { status, body, location })
+            Ok(Answer { status, body, location, cookies })
         };
         tokio::time::timeout(self.timeout, exchange).await.map_err(|_| AuthError::Fetch {
             what: what.to_owned(),

@@ -296,11 +296,10 @@ impl Flow {
             client_secret: creds.client_secret.clone(),
             method: creds.token_endpoint_auth_method.clone(),
         };
-        let mut form = vec![
-            ("grant_type", "refresh_token"),
-            ("refresh_token", refresh.as_str()),
-            ("resource", creds.audience.as_str()),
-        ];
+        let mut form = vec![("grant_type", "refresh_token"), ("refresh_token", refresh.as_str())];
+        if !creds.audience.is_empty() {
+            form.push(("resource", creds.audience.as_str()));
+        }
         let tokens = match self.exchange(&token_endpoint, &mut form, &client).await {
             Ok(t) => t,
             Err(e) => {
@@ -381,11 +380,12 @@ impl Registered {
 }
 
 impl Credentials {
-    /// These, for the issuer, resource and endpoint of `old`.
+    /// These, for the issuer, resource, audience and endpoint of `old`.
     fn keep(self, old: Credentials) -> Self {
         Self {
             issuer: old.issuer,
             resource: old.resource,
+            audience: old.audience,
             token_endpoint: old.token_endpoint,
             ..self
         }

@@ -30,7 +30,7 @@ pub(crate) mod flow;
 pub mod resource;
 mod store;
 
-pub use agents::{DEFAULT_LOOPBACK_WAIT, FollowRedirect, Loopback};
+pub use agents::{DEFAULT_LOOPBACK_WAIT, FOLLOW_REDIRECT_HOPS, FollowRedirect, Loopback};
 pub use discovery::{Challenge, ResourceMetadata, ServerMetadata, canonical_resource};
 pub use store::{Credentials, FileStore, MemoryStore, TokenStore};
 

@@ -8,6 +8,8 @@
 #   - npm  @modelcontextprotocol/conformance, @modelcontextprotocol/client (the TypeScript
 #     SDK v2 client) and @modelcontextprotocol/server (the TypeScript SDK v2 server), all
 #     run with that Node 22                                 -> target/interop/node-modern
+#   - npm  oidc-provider (an OpenID Certified authorization server, run with Node 22 by the
+#     OAuth tests in front of `mcpwire serve --auth-*`)  -> target/interop/oidc
 #   - npm  @modelcontextprotocol/conformance at the last version of the legacy era's suite
 #     (its scenarios as the 2025-11-25 releases had them), run with Node 22
 #                                                   -> target/interop/conf016
@@ -24,6 +26,7 @@ CONFORMANCE_VERSION="0.2.0-alpha.12"
 CONFORMANCE_LEGACY_VERSION="0.1.16"
 TS_CLIENT_VERSION="2.4.0"
 TS_SERVER_VERSION="2.4.0"
+OIDC_PROVIDER_VERSION="9.13.3"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 INTEROP="${ROOT}/target/interop"
@@ -38,6 +41,8 @@ LEGACY_PREFIX="${INTEROP}/conf016"
 CONFORMANCE_LEGACY_PKG="${LEGACY_PREFIX}/node_modules/@modelcontextprotocol/conformance"
 TS_CLIENT_PKG="${MODERN_PREFIX}/node_modules/@modelcontextprotocol/client"
 TS_SERVER_PKG="${MODERN_PREFIX}/node_modules/@modelcontextprotocol/server"
+OIDC_PREFIX="${INTEROP}/oidc"
+OIDC_PKG="${OIDC_PREFIX}/node_modules/oidc-provider"
 
 die() {
     echo "interop/install.sh: error: $*" >&2
@@ -184,10 +189,24 @@ fi
 "${NODE22}" "${CONFORMANCE_LEGACY_PKG}/dist/index.js" --version >/dev/null ||
     die "the legacy conformance suite does not run on ${NODE22}"
 
+# --- npm: oidc-provider, the authorization server of the OAuth tests ---------
+installed_oidc="$(pkg_version "${OIDC_PKG}")"
+if [ "${installed_oidc}" = "${OIDC_PROVIDER_VERSION}" ] && [ -f "${OIDC_PKG}/lib/index.js" ]; then
+    echo "interop: oidc-provider ${OIDC_PROVIDER_VERSION} already installed"
+else
+    echo "interop: installing oidc-provider@${OIDC_PROVIDER_VERSION} (had: ${installed_oidc:-none})"
+    mkdir -p "${OIDC_PREFIX}"
+    # Plain JavaScript (koa, jose), no install script needed.
+    npm install --prefix "${OIDC_PREFIX}" --no-audit --no-fund --ignore-scripts \
+        --save-exact --loglevel=error "oidc-provider@${OIDC_PROVIDER_VERSION}"
+    [ -f "${OIDC_PKG}/lib/index.js" ] || die "npm install finished but ${OIDC_PKG}/lib/index.js is missing"
+fi
+
 echo "interop: server-everything: node ${SE_PKG}/dist/index.js stdio"
 echo "interop: python venv:       ${VENV}/bin/python"
 echo "interop: node 22:           ${NODE22}"
 echo "interop: conformance:       ${NODE22} ${CONFORMANCE_PKG}/dist/index.js"
 echo "interop: conformance (legacy era): ${NODE22} ${CONFORMANCE_LEGACY_PKG}/dist/index.js"
 echo "interop: TS SDK v2 client:  ${TS_CLIENT_PKG}"
+echo "interop: oidc-provider:     ${NODE22} cli/tests/oauth/oidc_provider.mjs --packages ${OIDC_PREFIX}"
 echo "interop: TS SDK v2 server:  ${NODE22} cli/tests/interop/ts_server.mjs --packages ${MODERN_PREFIX} (--stdio | --http)"

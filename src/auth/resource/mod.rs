@@ -308,14 +308,7 @@ impl ResourceServer {
             TokenError::Invalid(why) => Refusal::Invalid(why),
             TokenError::Unavailable(why) => Refusal::Unavailable(why),
         })?;
-        let missing: Vec<String> = principal.missing(&self.required).map(str::to_owned).collect();
-        if !missing.is_empty() {
-            // Step-up asks for what it has and what it lacks (the union), so a client that
-            // authorizes again with it keeps the scopes it had.
-            let mut wanted = principal.scopes.clone();
-            wanted.extend(missing);
-            return Err(Refusal::InsufficientScope(wanted));
-        }
+        Self::allows(&principal, &self.required)?;
         Ok(principal)
     }
 
@@ -330,6 +323,8 @@ impl ResourceServer {
         if missing.is_empty() {
             return Ok(());
         }
+        // Step-up asks for what it has and what it lacks (the union), so a client that
+        // authorizes again with it keeps the scopes it had.
         let mut wanted = principal.scopes.clone();
         wanted.extend(missing);
         Err(Refusal::InsufficientScope(wanted))
