@@ -772,3 +772,39 @@ async fn methods_of_undeclared_capabilities_are_unknown() {
     let e = pair(&nothing).call("tools/call", modern(json!({"name": "t"}), json!({}))).await;
     assert_eq!(e.unwrap_err().code.get(), -32601);
 }
+
+/// `arguments`, `params` and `_meta` are objects in every MCP schema: anything else is refused
+/// with -32602 naming the field, in both eras (serde would read `[1, 2]` into a struct).
+#[tokio::test]
+async fn arguments_params_and_meta_that_are_not_objects_are_refused() {
+    let s = server();
+    let legacy = Pair::legacy(&s, json!({})).await;
+    let modern_pair = pair(&s);
+    for (era, p, wrap) in [
+        ("legacy", &legacy, (|v: Value| v) as fn(Value) -> Value),
+        ("modern", &modern_pair, |v: Value| modern(v, json!({}))),
+    ] {
+        for args in [json!(["you"]), json!(42), json!("who"), json!(true)] {
+            let params = wrap(json!({"name": "greet", "arguments": args}));
+            let e = p.call("tools/call", params).await.unwrap_err();
+            assert_eq!(e.code.get(), -32602, "{era} {args}");
+            assert!(e.message.contains("arguments must be an object"), "{era}: {}", e.message);
+        }
+        // `null` and absent arguments read as no arguments: the tool's own check answers.
+        let r = p.call("tools/call", wrap(json!({"name": "greet", "arguments": null}))).await;
+        assert_eq!(r.unwrap()["isError"], true, "{era}");
+        for method in ["tools/list", "tools/call", "resources/read"] {
+            let e = p.call(method, json!(["greet", {"who": "you"}])).await.unwrap_err();
+            assert_eq!(e.code.get(), -32602, "{era} {method}");
+            assert!(e.message.contains("params must be an object"), "{era}: {}", e.message);
+        }
+    }
+    for meta in [json!(42), json!(["x"]), json!("m")] {
+        for method in ["tools/list", "tools/call"] {
+            let params = json!({"name": "greet", "arguments": {"who": "a"}, "_meta": meta});
+            let e = legacy.call(method, params).await.unwrap_err();
+            assert_eq!(e.code.get(), -32602, "{method} _meta {meta}");
+            assert!(e.message.contains("_meta must be an object"), "{}", e.message);
+        }
+    }
+}

@@ -295,6 +295,15 @@ impl Known {
                 Key::of(m.key)
             };
             let Some(key) = key else { continue };
+            // `arguments` and `_meta` are objects in every MCP schema; serde would read an array
+            // into a struct, field by field.
+            if matches!(key, Key::Arguments | Key::Meta)
+                && m.value != "null"
+                && !m.value.starts_with('{')
+            {
+                let msg = format!("Invalid params: {} must be an object", key.name());
+                return Err(Rejection::invalid(msg));
+            }
             let slot = &mut known.members[key as usize];
             *slot = match *slot {
                 Slot::Absent if m.value == "null" => Slot::Null,
