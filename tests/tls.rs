@@ -287,3 +287,36 @@ async fn a_server_without_http2_offers_http_1_1_alone() {
     let e = within(greets(&url, MODERN, trusting(&pki), true)).await.unwrap_err();
     assert!(e.to_string().contains("NoApplicationProtocol"), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watched_certificate_is_reloaded_when_its_files_change() {
+    let pki = Pki::new("watch", &["localhost"]);
+    let tls = ServerTls::from_pem_files(&pki.cert, &pki.key).unwrap();
+    let served = serve(HttpServer::new(PeerBuilder::new()), tls.clone()).await;
+    let url = https(&served, "localhost");
+    let (heard, mut reloads) = tokio::sync::mpsc::unbounded_channel();
+    let watching = tls.watch(Duration::from_millis(50), move |r| {
+        let _ = heard.send(r.map_err(|e| e.to_string()));
+    });
+    assert_eq!(within(greets(&url, MODERN, trusting(&pki), false)).await.unwrap(), "hello TLS");
+
+    // A renewal written over the files: reloaded without being asked, and served.
+    pki.issue("watch-2", &["localhost"]);
+    let mut served_new = false;
+    while let Some(r) = within(reloads.recv()).await {
+        // The certificate may be seen before its key is written: that attempt fails, the
+        // key's change is tried again.
+        if r.is_ok() && within(greets(&url, MODERN, trusting(&pki), false)).await.is_ok() {
+            served_new = true;
+            break;
+        }
+    }
+    assert!(served_new, "the renewed certificate was not served");
+
+    // A key file broken in place: heard as a failure, and the renewed certificate stays.
+    std::fs::write(&pki.key, "not a key\n").unwrap();
+    let e = within(reloads.recv()).await.unwrap().unwrap_err();
+    assert!(e.contains("server.key"), "{e}");
+    assert_eq!(within(greets(&url, LEGACY, trusting(&pki), false)).await.unwrap(), "hello TLS");
+    watching.abort();
+}

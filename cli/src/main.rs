@@ -530,7 +530,15 @@ fn run_serve(args: &ServeArgs) -> ExitCode {
         (_, Some(path), _) => serve::Listen::Unix(path.clone()),
         (_, _, Some(addr)) => match args.http.server(args.limits.builder(), &mcp) {
             Ok((server, tls)) => {
-                serve::Listen::Http(addr.clone(), server, tls, Box::new(args.http.auth.clone()))
+                let watch =
+                    Duration::try_from_secs_f64(args.http.tls_watch).ok().filter(|d| !d.is_zero());
+                serve::Listen::Http(
+                    addr.clone(),
+                    server,
+                    tls,
+                    Box::new(args.http.auth.clone()),
+                    watch,
+                )
             }
             Err(e) => {
                 eprintln!("mcpwire: serve: {e}");

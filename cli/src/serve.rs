@@ -107,7 +107,7 @@ pub enum Listen {
     Unix(PathBuf),
     /// Streamable HTTP on an address, over TLS when a certificate is given (reloaded on
     /// SIGHUP), guarded as a resource server when the authorization flags say so.
-    Http(String, HttpServer, Option<ServerTls>, Box<AuthArgs>),
+    Http(String, HttpServer, Option<ServerTls>, Box<AuthArgs>, Option<Duration>),
 }
 
 /// How `serve --http` serves (`mcpwire serve --help` lists them under "HTTP").
@@ -168,6 +168,10 @@ pub struct HttpArgs {
     #[arg(long, value_name = "N", default_value_t = mcpwire::http::server::DEFAULT_MAX_TLS_HANDSHAKES,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_tls_handshakes: usize,
+    /// Seconds between two looks at --tls-cert and --tls-key: when either changed, both are
+    /// read again (0: only on SIGHUP).
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    pub tls_watch: f64,
     /// Seconds a TLS handshake may take from the accept.
     #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::http::server::DEFAULT_TLS_HANDSHAKE_TIMEOUT.as_secs_f64())]
     tls_handshake_timeout: f64,
@@ -269,7 +273,7 @@ pub async fn run(listen: Listen, builder: PeerBuilder, mcp: Server) -> std::io::
             eprintln!("mcpwire: serving MCP on unix:{}", path.display());
             transport::serve_unix_until(listener, builder, move || mcp.handler(), signal).await
         }
-        Listen::Http(addr, mut server, tls, auth) => {
+        Listen::Http(addr, mut server, tls, auth, watch) => {
             let listener = mcpwire::http::server::bind(&addr).await?;
             let scheme = if tls.is_some() { "https" } else { "http" };
             let url = format!("{scheme}://{}{}", listener.local_addr()?, server.endpoint());
@@ -279,9 +283,15 @@ pub async fn run(listen: Listen, builder: PeerBuilder, mcp: Server) -> std::io::
                 Err(e) => return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)),
             }
             eprintln!("mcpwire: serving MCP on {url}");
-            let reloads = tls.map(|tls| tokio::spawn(reload_on_sighup(tls)));
+            let mut reloads = Vec::new();
+            if let Some(tls) = tls {
+                if let Some(every) = watch {
+                    reloads.push(tls.watch(every, |r| say_reloaded(r, "its files changed")));
+                }
+                reloads.push(tokio::spawn(reload_on_sighup(tls)));
+            }
             let served = server.serve(listener, move || mcp.handler(), signal).await;
-            if let Some(r) = reloads {
+            for r in reloads {
                 r.abort();
             }
             served
@@ -295,9 +305,15 @@ async fn reload_on_sighup(tls: ServerTls) {
     use tokio::signal::unix::{SignalKind, signal};
     let Ok(mut hup) = signal(SignalKind::hangup()) else { return };
     while hup.recv().await.is_some() {
-        match tls.reload() {
-            Ok(()) => eprintln!("mcpwire: TLS certificate reloaded"),
-            Err(e) => eprintln!("mcpwire: TLS certificate not reloaded, the old one stays: {e}"),
+        say_reloaded(tls.reload(), "SIGHUP");
+    }
+}
+
+fn say_reloaded(outcome: Result<(), mcpwire::tls::TlsError>, why: &str) {
+    match outcome {
+        Ok(()) => eprintln!("mcpwire: TLS certificate reloaded ({why})"),
+        Err(e) => {
+            eprintln!("mcpwire: TLS certificate not reloaded ({why}), the old one stays: {e}")
         }
     }
 }

@@ -97,7 +97,17 @@ fn https_drives_serve_with_tls_in_both_eras() {
     let pki = tls::Pki::new("load", &["localhost", "127.0.0.1"]);
     let (cert, key, ca) =
         (pki.cert.to_str().unwrap(), pki.key.to_str().unwrap(), pki.ca.to_str().unwrap());
-    let (http, url) = serve_on(&["--http", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key]);
+    // Files looked at only on SIGHUP here (the renewal below must come from the signal).
+    let (http, url) = serve_on(&[
+        "--http",
+        "127.0.0.1:0",
+        "--tls-cert",
+        cert,
+        "--tls-key",
+        key,
+        "--tls-watch",
+        "0",
+    ]);
     assert!(url.starts_with("https://127.0.0.1:"), "{url}");
     for (version, era) in [("2026-07-28", "modern"), ("2025-11-25", "legacy")] {
         for (flag, want) in [(Some("--http2"), "2"), (None, "2|1.1 by ALPN")] {
@@ -162,6 +172,38 @@ fn https_drives_serve_with_tls_in_both_eras() {
     }
     assert!(reloaded, "the renewed certificate was not served after SIGHUP");
     drop(http);
+
+    // Watched files: a renewal is served without a signal.
+    let (watched, url) = serve_on(&[
+        "--http",
+        "127.0.0.1:0",
+        "--tls-cert",
+        cert,
+        "--tls-key",
+        key,
+        "--tls-watch",
+        "0.1",
+    ]);
+    pki.issue("load-3", &["localhost", "127.0.0.1"]);
+    let served_new = (0..100).any(|_| {
+        let args = [
+            "--target",
+            &url,
+            "--cacert",
+            ca,
+            "--requests",
+            "5",
+            "--protocol-version",
+            "2026-07-28",
+        ];
+        let ok = load(&args).0.status.code() == Some(0);
+        if !ok {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        ok
+    });
+    assert!(served_new, "the renewed certificate was not served once its files changed");
+    drop(watched);
 }
 
 /// `--oauth`: `mcpwire login` runs the flow once (headless, against a protected server and its

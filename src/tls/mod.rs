@@ -17,6 +17,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
@@ -385,6 +386,42 @@ impl ServerTls {
         let fresh = certified_key(&c.cert, &c.key, &c.provider)?;
         *c.key_now.write().unwrap_or_else(PoisonError::into_inner) = fresh;
         Ok(())
+    }
+
+    /// Reloads the certificate whenever its files change, checked every `every` (their size
+    /// and modification time, through symbolic links: a file replaced in place, renamed over,
+    /// or a link swapped to a new one all count). `on_reload` hears each attempt: a pair that
+    /// cannot be read or does not fit (a renewal caught half written) leaves the old one in
+    /// place, and the next change is tried again. Runs until the handle is aborted or dropped
+    /// with the runtime.
+    pub fn watch(
+        &self,
+        every: Duration,
+        on_reload: impl Fn(Result<(), TlsError>) + Send + 'static,
+    ) -> tokio::task::JoinHandle<()> {
+        let tls = self.clone();
+        tokio::spawn(async move {
+            let mut seen = tls.stamp();
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                let now = tls.stamp();
+                if now != seen {
+                    seen = now;
+                    on_reload(tls.reload());
+                }
+            }
+        })
+    }
+
+    /// The size and modification time of the certificate and key files (`None` for one that
+    /// cannot be read).
+    fn stamp(&self) -> [Option<(u64, std::time::SystemTime)>; 2] {
+        let of =
+            |p: &Path| std::fs::metadata(p).ok().and_then(|m| Some((m.len(), m.modified().ok()?)));
+        [of(&self.current.cert), of(&self.current.key)]
     }
 
     /// The rustls configuration (ALPN h2 and http/1.1).
