@@ -64,8 +64,11 @@ mod typed;
 #[path = "../fuzz/src/http.rs"]
 mod http;
 
+#[path = "../fuzz/src/http_tls.rs"]
+mod http_tls;
+
 /// The folders replayed by the tests below.
-const TARGETS: [&str; 10] = [
+const TARGETS: [&str; 11] = [
     "frame",
     "stream",
     "differential",
@@ -76,6 +79,7 @@ const TARGETS: [&str; 10] = [
     "headers",
     "typed",
     "http",
+    "http_tls",
 ];
 
 fn regressions() -> PathBuf {
@@ -186,6 +190,11 @@ fn sse_regressions_hold_fed_as_fuzzed_and_byte_by_byte() {
 #[test]
 fn headers_regressions_hold() {
     replay("headers", headers::check_headers);
+}
+
+#[test]
+fn http_tls_regressions_hold() {
+    replay("http_tls", http_tls::check_http_tls);
 }
 
 #[test]

@@ -6,8 +6,9 @@
 //! - no hang: once the client has sent its bytes and closed its side, the server finishes
 //!   within a bound (its header and body timeouts are short here) and closes the connection;
 //! - bounded output: the server writes at most a fixed amount per input byte (no response is
-//!   amplified without bound), and what it writes starts with an HTTP/1 status line (1.0 for
-//!   a 1.0 request);
+//!   amplified without bound), and what it writes is HTTP: an HTTP/1 status line first (1.0
+//!   for a 1.0 request), or, for input that opens with the HTTP/2 preface's first bytes (h2c
+//!   with prior knowledge shares the port), whole HTTP/2 frames from a `SETTINGS` frame on;
 //! - bounded memory: the fuzzer's `-rss_limit_mb` catches growth; each input runs on a fresh
 //!   server (no state carries over).
 //!
@@ -27,7 +28,7 @@ const FINISH: Duration = Duration::from_secs(5);
 const TIMEOUT: Duration = Duration::from_millis(20);
 
 /// A small MCP server: `initialize`, `ping`, and an echo of any other request's params.
-struct Small;
+pub struct Small;
 
 impl Handler for Small {
     async fn request(&self, req: &Incoming, _cx: &Context) -> Result<Reply, RpcError> {
@@ -83,14 +84,44 @@ async fn run(data: &[u8]) {
         .unwrap_or_else(|_| panic!("the server did not finish within {FINISH:?}"));
     let bound = 64 * 1024 + 256 * data.len();
     assert!(out.len() <= bound, "{} bytes written for {} sent", out.len(), data.len());
-    // An HTTP/1.0 request is answered in HTTP/1.0.
-    if !out.is_empty() {
-        assert!(
-            out.starts_with(b"HTTP/1.1 ") || out.starts_with(b"HTTP/1.0 "),
-            "not an HTTP/1 response: {:?}",
-            String::from_utf8_lossy(&out[..out.len().min(64)])
-        );
-    }
+    assert_http(data, &out);
     // The connection task ends too (it has nothing left to do).
     let _ = tokio::time::timeout(FINISH, served).await.expect("the connection task ends");
+}
+
+/// What the server wrote for `sent` is HTTP: an HTTP/1 response (an HTTP/1.0 request is
+/// answered in HTTP/1.0), or HTTP/2 frames when the client opened with the preface's start.
+pub fn assert_http(sent: &[u8], out: &[u8]) {
+    if out.is_empty() || out.starts_with(b"HTTP/1.1 ") || out.starts_with(b"HTTP/1.0 ") {
+        return;
+    }
+    assert!(
+        sent.starts_with(b"PRI "),
+        "not an HTTP/1 response: {:?}",
+        String::from_utf8_lossy(&out[..out.len().min(64)])
+    );
+    assert_h2_frames(out);
+}
+
+/// `out` is whole HTTP/2 frames (RFC 9113 §4.1: a 9-byte header, then its length of payload),
+/// the first a `SETTINGS` frame on stream 0, none longer than the default maximum frame size.
+pub fn assert_h2_frames(out: &[u8]) {
+    const SETTINGS: u8 = 0x4;
+    const MAX_FRAME: usize = 16_384;
+    let mut at = 0;
+    let mut first = true;
+    while at < out.len() {
+        let head = out.get(at..at + 9).unwrap_or_else(|| {
+            panic!("a cut HTTP/2 frame header at byte {at} of {}: {:02x?}", out.len(), &out[at..])
+        });
+        let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+        let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+        assert!(len <= MAX_FRAME, "an HTTP/2 frame of {len} bytes");
+        if first {
+            assert_eq!((head[3], stream), (SETTINGS, 0), "the first HTTP/2 frame: {head:02x?}");
+            first = false;
+        }
+        at += 9 + len;
+        assert!(at <= out.len(), "an HTTP/2 frame cut short: {head:02x?}");
+    }
 }

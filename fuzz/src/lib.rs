@@ -6,6 +6,7 @@ pub mod content_length;
 pub mod generate;
 pub mod headers;
 pub mod http;
+pub mod http_tls;
 pub mod mux_model;
 pub mod reference;
 pub mod sse;
