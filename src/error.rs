@@ -38,6 +38,10 @@ impl ErrorCode {
     /// -32002: MCP's "resource not found" in the legacy era (2024-11-05 to 2025-11-25); the
     /// modern era (2026-07-28) answers an unknown resource with [`ErrorCode::INVALID_PARAMS`].
     pub const RESOURCE_NOT_FOUND: Self = Self(-32002);
+    /// -32003 (mcpwire's, in the server range): the caller's access token lacks a scope the
+    /// tool, prompt or resource asked for needs; `data.scope` names the scopes to ask for. A
+    /// guarded `HttpServer` answers it 403 with an `insufficient_scope` challenge.
+    pub const INSUFFICIENT_SCOPE: Self = Self(-32003);
     /// -32020 (MCP 2026-07-28): an HTTP header that mirrors the body (`MCP-Protocol-Version`,
     /// `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) does not match it.
     pub const HEADER_MISMATCH: Self = Self(-32020);
@@ -80,6 +84,7 @@ impl ErrorCode {
             -32603 => "Internal error",
             -32002 => "Resource not found",
             -32001 => "Session not found",
+            -32003 => "Insufficient scope",
             -32020 => "Header mismatch",
             -32021 => "Missing required client capability",
             -32022 => "Unsupported protocol version",

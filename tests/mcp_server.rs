@@ -808,3 +808,29 @@ async fn arguments_params_and_meta_that_are_not_objects_are_refused() {
         }
     }
 }
+
+/// A scoped tool on a transport that checks no one: refused (-32003, naming the scope), hidden
+/// from `tools/list` when the host asks; the unscoped ones are served as usual.
+#[tokio::test]
+async fn a_scoped_tool_is_refused_where_no_caller_was_checked() {
+    use mcpwire::server::Scoped;
+    let s = Server::builder("scoped", "1")
+        .tool(Tool::new("open"), |_| async { Ok(CallToolResult::text("open")) })
+        .tool(Tool::new("closed"), |_| async { Ok(CallToolResult::text("closed")) })
+        .require_scope(Scoped::tool("closed"), "admin")
+        .list_only_permitted(true)
+        .build();
+    let p = Pair::legacy(&s, json!({})).await;
+    let e = p.call("tools/call", json!({"name": "closed"})).await.unwrap_err();
+    assert_eq!(e.code.get(), -32003);
+    assert!(e.message.contains("tool closed needs the scope admin"), "{}", e.message);
+    assert_eq!(
+        serde_json::from_str::<Value>(e.data().unwrap().get()).unwrap(),
+        json!({"scope": "admin"})
+    );
+    let r = p.call("tools/call", json!({"name": "open"})).await.unwrap();
+    assert_eq!(text_of(&r), "open");
+    let tools = p.call("tools/list", json!({})).await.unwrap();
+    assert_eq!(tools["tools"].as_array().unwrap().len(), 1, "{tools}");
+    assert_eq!(tools["tools"][0]["name"], "open");
+}

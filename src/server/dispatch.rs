@@ -114,6 +114,9 @@ impl Connection {
         }
         match method {
             "server/discover" => Ok(Reply::raw(&lists.discover)),
+            "tools/list" if self.core().scopes.hide_forbidden => {
+                self.tools_list(req, cx, Era::Modern)
+            }
             "tools/list" => list(req, &lists.tools[1]),
             "resources/list" => list(req, &lists.resources[1]),
             "resources/templates/list" => list(req, &lists.templates[1]),
@@ -157,6 +160,9 @@ impl Connection {
         }
         let lists = &self.core().lists;
         match method {
+            "tools/list" if self.core().scopes.hide_forbidden => {
+                self.tools_list(req, cx, Era::Legacy)
+            }
             "tools/list" => list(req, &lists.tools[0]),
             "resources/list" => list(req, &lists.resources[0]),
             "resources/templates/list" => list(req, &lists.templates[0]),
@@ -249,6 +255,11 @@ impl Connection {
                 Kind::Resource | Kind::Complete => None,
             };
             let handler = self.route(&kind, &call, name.as_deref().unwrap_or_default())?;
+            if !self.core().scopes.is_empty()
+                && let Some(on) = self.scoped(&kind, &call, name.as_deref().unwrap_or_default())
+            {
+                self.core().scopes.check(&on, call.principal())?;
+            }
             // The answers of earlier rounds, for the next one should this one ask for more
             // (none, and nothing to copy, in the common case).
             let earlier = call.answers.clone();
@@ -431,6 +442,47 @@ impl Connection {
     }
 
     /// The handler of a request of `kind` naming `name` (a tool's or prompt's).
+    /// What scopes may be required for: the tool or prompt named, or the resource read (its
+    /// URI, else the template it matched).
+    fn scoped(&self, kind: &Kind, call: &Call, name: &str) -> Option<super::Scoped> {
+        match kind {
+            Kind::Tool => Some(super::Scoped::tool(name)),
+            Kind::Prompt => Some(super::Scoped::prompt(name)),
+            Kind::Resource => {
+                let uri = req_uri(call).ok()?;
+                let exact = super::Scoped::resource(uri.as_str());
+                let registered = self.core().resources.iter().any(|(r, _)| r.uri == uri);
+                if registered || self.core().scopes.names(&exact) {
+                    return Some(exact);
+                }
+                let t = self
+                    .core()
+                    .templates
+                    .iter()
+                    .find(|(t, _)| match_template(&t.uri_template, &uri, |_, _| {}))?;
+                Some(super::Scoped::resource(t.0.uri_template.to_string()))
+            }
+            Kind::Complete => None,
+        }
+    }
+
+    /// `tools/list` cut down to the tools the caller may call.
+    fn tools_list(&self, req: &Incoming, cx: &Context, era: Era) -> Result<Reply, RpcError> {
+        let core = self.core();
+        list(req, "")?;
+        let typed = &core.lists.typed_tools[usize::from(era == Era::Modern)];
+        let mine = core.scopes.tools_for(typed.clone(), cx.principal());
+        let text = match era {
+            Era::Legacy => serde_json::to_string(&mine),
+            Era::Modern => serde_json::to_string(&super::Finished {
+                result: &mine,
+                result_type: "complete",
+                meta: &core.meta,
+            }),
+        };
+        text.map(Reply::raw_string).map_err(|e| RpcError::internal(e.to_string()))
+    }
+
     fn route(&self, kind: &Kind, call: &Call, name: &str) -> Result<Route<'_>, RpcError> {
         let core = self.core();
         match kind {

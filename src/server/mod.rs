@@ -56,6 +56,7 @@ mod call;
 mod dispatch;
 mod doc_server;
 mod listen;
+mod scopes;
 mod state;
 
 use std::collections::HashMap;
@@ -77,6 +78,7 @@ pub use call::{Answer, Call, Error, InputRequired, MAX_INPUT_ROUNDS};
 #[doc(hidden)]
 pub use doc_server::__doc_server;
 pub use listen::{MAX_LISTEN_STREAMS, MAX_RESOURCE_SUBSCRIPTIONS};
+pub use scopes::Scoped;
 pub use state::MAX_REQUEST_STATE_BYTES;
 
 use self::state::StateKey;
@@ -123,6 +125,7 @@ pub struct ServerBuilder {
     list_ttl: Duration,
     lists_change: bool,
     key: Option<StateKey>,
+    scopes: scopes::Scopes,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -214,6 +217,25 @@ impl ServerBuilder {
         self
     }
 
+    /// Requires `scope` of the caller's access token to use `on` (a tool, prompt or resource;
+    /// repeatable): a caller without it, or a transport that checks no one, gets
+    /// [`ErrorCode::INSUFFICIENT_SCOPE`](crate::ErrorCode::INSUFFICIENT_SCOPE) naming the
+    /// scopes to ask for (403 `insufficient_scope` from a guarded `HttpServer`). The caller is
+    /// [`Call::principal`].
+    #[must_use]
+    pub fn require_scope(mut self, on: Scoped, scope: impl Into<String>) -> Self {
+        self.scopes.require(on, scope.into());
+        self
+    }
+
+    /// Whether `tools/list` lists only the tools the caller's scopes permit (off by default:
+    /// every tool is listed, and calling one the caller may not use is refused).
+    #[must_use]
+    pub fn list_only_permitted(mut self, hide: bool) -> Self {
+        self.scopes.hide_forbidden = hide;
+        self
+    }
+
     /// How long clients may cache list results (`ttlMs`, 2026-07-28); default
     /// [`DEFAULT_LIST_TTL`].
     #[must_use]
@@ -286,6 +308,7 @@ impl ServerBuilder {
             lists,
             key: self.key.unwrap_or_else(StateKey::random),
             changes,
+            scopes: self.scopes,
         };
         Server(Arc::new(core))
     }
@@ -301,6 +324,8 @@ struct ServerMeta<'a> {
 /// The list results, encoded once, for each era.
 struct Lists {
     tools: [String; 2],
+    /// The same, typed: what a list cut down for one caller starts from.
+    typed_tools: [ListToolsResult<'static>; 2],
     /// The `tools/list` result of every tool, whatever its era: what
     /// [`Server::tools_list_json`] gives.
     all_tools: String,
@@ -334,7 +359,8 @@ impl Lists {
             tools: b.tools.iter().map(|(t, _, _)| t.clone()).collect(),
             ..Default::default()
         });
-        let legacy_tools = json(&in_era(Era::Legacy));
+        let legacy_typed = in_era(Era::Legacy);
+        let legacy_tools = json(&legacy_typed);
         let mut tools = in_era(Era::Modern);
         let mut resources = ListResourcesResult {
             resources: b.resources.iter().map(|(r, _)| r.clone()).collect(),
@@ -363,6 +389,7 @@ impl Lists {
         let [t, r, rt, p] = legacy;
         Self {
             tools: [t, modern_json(&tools, "complete", meta)],
+            typed_tools: [legacy_typed, tools],
             all_tools,
             resources: [r, modern_json(&resources, "complete", meta)],
             templates: [rt, modern_json(&templates, "complete", meta)],
@@ -407,6 +434,7 @@ pub(crate) struct Core {
     lists: Lists,
     key: StateKey,
     changes: broadcast::Sender<Change>,
+    scopes: scopes::Scopes,
 }
 
 /// A change announced to listeners.
@@ -458,6 +486,7 @@ impl Server {
             list_ttl: DEFAULT_LIST_TTL,
             lists_change: true,
             key: None,
+            scopes: scopes::Scopes::default(),
         }
     }
 

@@ -230,3 +230,91 @@ async fn a_flood_of_bad_tokens_leaves_the_server_serving() {
         f.await.unwrap();
     }
 }
+
+/// Scopes per tool, declared at registration: a tool the token's scopes do not cover is refused
+/// 403 `insufficient_scope` (asking for the union), and hidden from `tools/list` when the host
+/// asks, in both eras.
+#[tokio::test]
+async fn a_scoped_tool_needs_its_scope_and_is_listed_only_to_those_who_have_it() {
+    use mcpwire::mcp::types::{CallToolResult, Tool};
+    use mcpwire::server::{Scoped, Server};
+
+    let issuer = Issuer::new(ISS);
+    let resource = "https://mcp.example/mcp";
+    let v = JwtValidator::builder(ISS, resource).jwks_json(&issuer.jwks()).build().unwrap();
+    let rs = ResourceServer::new(resource, v).authorization_server(ISS).require_scope("mcp");
+    let mcp = Server::builder("scoped", "1")
+        .tool(Tool::new("echo"), |_| async { Ok(CallToolResult::text("echo")) })
+        .tool(Tool::new("purge"), |call| async move {
+            let who = call.principal().and_then(|p| p.subject.clone()).unwrap_or_default();
+            Ok(CallToolResult::text(format!("purged by {who}")))
+        })
+        .require_scope(Scoped::tool("purge"), "admin")
+        .list_only_permitted(true)
+        .build();
+    let served =
+        serve_with(HttpServer::new(PeerBuilder::new()).auth(rs), move |_| mcp.handler()).await;
+    let call = |id: i64, tool: &str| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool}});
+    let list = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"});
+    let names = |a: &Answer| -> Vec<String> {
+        a.json()["result"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{a:?}"))
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+
+    // Legacy: a session opened with a token of `mcp` alone.
+    let mut user = Client::connect(served.addr).await;
+    user.token = Some(issuer.token(resource, "bob", "mcp", json!({})));
+    assert_eq!(user.initialize("2025-11-25").await.status, StatusCode::OK);
+    assert_eq!(names(&user.post(list(1).to_string()).await), ["echo"]);
+    let a = user.post(call(2, "purge").to_string()).await;
+    a.assert_error(StatusCode::FORBIDDEN, -32003, json!(2));
+    let ch = challenge(&a);
+    assert_eq!(
+        (ch.error.as_deref(), ch.scope.as_deref()),
+        (Some("insufficient_scope"), Some("mcp admin"))
+    );
+    assert_eq!(a.json()["error"]["data"], json!({"scope": "mcp admin"}));
+    assert_eq!(
+        user.post(call(3, "echo").to_string()).await.json()["result"]["content"][0]["text"],
+        "echo"
+    );
+
+    // Modern: the same, and an admin's token lists and calls both.
+    for (sub, scope, listed) in
+        [("bob", "mcp", vec!["echo"]), ("root", "mcp admin", vec!["echo", "purge"])]
+    {
+        let mut c = Client::connect(served.addr).await;
+        c.token = Some(issuer.token(resource, sub, scope, json!({})));
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": MODERN,
+                          "io.modelcontextprotocol/clientCapabilities": {}});
+        let modern = |c: &Client, method: &'static str, params: Value| {
+            let mut params = params;
+            params["_meta"] = meta.clone();
+            let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+            let mut b = c
+                .to(Method::POST)
+                .header(header::CONTENT_TYPE, "application/json")
+                .header(header::ACCEPT, BOTH)
+                .header("MCP-Protocol-Version", MODERN)
+                .header("Mcp-Method", method);
+            if method == "tools/call" {
+                b = b.header("Mcp-Name", params["name"].as_str().unwrap());
+            }
+            b.body(full(body.to_string())).unwrap()
+        };
+        let a = c.call(modern(&c, "tools/list", json!({}))).await;
+        assert_eq!(names(&a), listed, "{sub}");
+        assert_eq!(a.json()["result"]["cacheScope"], "private", "a list cut for one caller");
+        let a = c.call(modern(&c, "tools/call", json!({"name": "purge"}))).await;
+        if sub == "root" {
+            assert_eq!(a.json()["result"]["content"][0]["text"], "purged by root", "{a:?}");
+        } else {
+            a.assert_error(StatusCode::FORBIDDEN, -32003, json!(7));
+            assert_eq!(challenge(&a).scope.as_deref(), Some("mcp admin"));
+        }
+    }
+}

@@ -60,6 +60,38 @@ impl HttpServer {
     }
 }
 
+/// A JSON answer that is [`ErrorCode::INSUFFICIENT_SCOPE`] (a typed server's tool, prompt or
+/// resource needs a scope the token lacks), as 403 with the `insufficient_scope` challenge
+/// naming its `data.scope`, the error response as the body; `None` for any other answer.
+pub(super) fn scope_refusal(rs: &ResourceServer, answer: &Bytes) -> Option<Response<Body>> {
+    static CODE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"-32003"));
+    // A result never needs the parse.
+    CODE.find(answer)?;
+    let frame = FrameParser::parse_bytes_with(crate::Limits::default(), answer.clone());
+    let error = frame.message()?.error()?;
+    if ErrorCode(error.code) != ErrorCode::INSUFFICIENT_SCOPE {
+        return None;
+    }
+    #[derive(serde::Deserialize)]
+    struct Data {
+        scope: String,
+    }
+    let wanted = error
+        .data
+        .and_then(|d| serde_json::from_str::<Data>(d.get()).ok())
+        .map(|d| d.scope.split_ascii_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let mut r = json_response(StatusCode::FORBIDDEN, answer.clone());
+    if let Some(c) = rs
+        .challenge(&Refusal::InsufficientScope(wanted))
+        .and_then(|c| HeaderValue::from_str(&c).ok())
+    {
+        r.headers_mut().insert(WWW_AUTHENTICATE, c);
+    }
+    Some(r)
+}
+
 fn refused(rs: &ResourceServer, refusal: &Refusal) -> Response<Body> {
     let code = match refusal {
         Refusal::Missing | Refusal::Invalid(_) => StatusCode::UNAUTHORIZED,

@@ -281,7 +281,7 @@ impl HttpServer {
         }
         drop(order);
         match waiting {
-            Some(w) => reply(w, json, sse, self.config.keep_alive).await,
+            Some(w) => reply(w, json, sse, &self.config).await,
             None => cancelled_answer(sse),
         }
     }
@@ -292,7 +292,8 @@ impl HttpServer {
 /// response. In a legacy session the event stream is resumable (its events have ids, it begins
 /// with a priming event from 2025-11-25 on), and a handler closing it ends this POST while the
 /// stream goes on for the client to resume.
-async fn reply(mut w: PostReceiver, json: bool, sse: bool, every: Duration) -> Response<Body> {
+async fn reply(mut w: PostReceiver, json: bool, sse: bool, cfg: &Config) -> Response<Body> {
+    let every = cfg.keep_alive;
     let resumable = w.resumable();
     let note = loop {
         // Progress queued before the response makes it an event stream (when the client takes
@@ -312,6 +313,12 @@ async fn reply(mut w: PostReceiver, json: bool, sse: bool, every: Duration) -> R
                 return sse_response(BodyExt::boxed_unsync(event));
             }
             Err(Ok(frame)) => {
+                #[cfg(feature = "oauth")]
+                if let Some(rs) = &cfg.auth
+                    && let Some(refused) = super::guard::scope_refusal(rs, &frame)
+                {
+                    return refused;
+                }
                 let code = if w.stateless() {
                     super::stateless::answer_status(&frame)
                 } else {
