@@ -139,8 +139,9 @@ pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Default for [`HttpServer::max_tls_handshakes`](crate::http::HttpServer::max_tls_handshakes):
 /// TLS handshakes in progress at once. A handshake costs the server a key exchange and a
-/// signature; past the bound a new connection is closed at once, so a flood of half-open TLS
-/// connections costs a closed socket each, not a handshake.
+/// signature; past the bound the oldest handshake still in progress is closed for the new
+/// one, so a flood of half-open TLS connections pushes itself out while an honest client's
+/// handshake, a round trip or two, completes.
 pub const DEFAULT_MAX_TLS_HANDSHAKES: usize = 256;
 
 /// Default for [`HttpServer::tls_handshake_timeout`](crate::http::HttpServer::tls_handshake_timeout):

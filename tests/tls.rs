@@ -230,12 +230,14 @@ async fn handshakes_are_bounded_in_number_and_in_time() {
     let mut a = TcpStream::connect(served.addr).await.unwrap();
     let mut b = TcpStream::connect(served.addr).await.unwrap();
     assert!(!closed_within(&mut b, Duration::from_millis(150)).await, "at the bound: held");
-    // A third, past the bound, is closed at once.
+    assert!(!closed_within(&mut a, Duration::from_millis(10)).await, "at the bound: held");
+    // A third, past the bound: the oldest handshake is shed for it.
     let mut c = TcpStream::connect(served.addr).await.unwrap();
-    assert!(closed_within(&mut c, Duration::from_millis(400)).await, "past the bound: closed");
+    assert!(closed_within(&mut a, Duration::from_millis(400)).await, "the oldest: shed");
+    assert!(!closed_within(&mut c, Duration::from_millis(100)).await, "the newest: held");
     // The two held ones are closed once their handshake took too long.
-    assert!(closed_within(&mut a, Duration::from_secs(3)).await, "past the timeout: closed");
     assert!(closed_within(&mut b, Duration::from_secs(3)).await, "past the timeout: closed");
+    assert!(closed_within(&mut c, Duration::from_secs(3)).await, "past the timeout: closed");
     common::eventually("three handshakes counted as failed", || {
         http.stats().tls_handshakes_failed == 3
     })
@@ -243,6 +245,64 @@ async fn handshakes_are_bounded_in_number_and_in_time() {
     // And the port still serves.
     let said = within(greets(&https(&served, "localhost"), MODERN, trusting(&pki), false)).await;
     assert_eq!(said.unwrap(), "hello TLS");
+}
+
+/// Half-open handshakes (connections that never say anything) by the hundred and a slowloris
+/// client dribbling a ClientHello, at once: a legitimate client is served within a second each
+/// time meanwhile (with handshakes refused past the bound, as before, it was not served at all).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_half_open_handshakes_leaves_room_for_a_real_client() {
+    let pki = Pki::new("flood", &["localhost"]);
+    let tls = ServerTls::from_pem_files(&pki.cert, &pki.key).unwrap();
+    let http = HttpServer::new(PeerBuilder::new())
+        .max_tls_handshakes(16)
+        .tls_handshake_timeout(Duration::from_secs(30));
+    let served = serve(http.clone(), tls).await;
+    let addr = served.addr;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut abusers = Vec::new();
+    // Half-open: connect and say nothing, 25 connections a burst, kept open.
+    let s = stop.clone();
+    abusers.push(tokio::spawn(async move {
+        let mut held = Vec::new();
+        while !s.load(std::sync::atomic::Ordering::Relaxed) {
+            for _ in 0..25 {
+                if let Ok(t) = TcpStream::connect(addr).await {
+                    held.push(t);
+                }
+            }
+            held.truncate(2_000);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }));
+    // Slowloris: a ClientHello's first bytes, one a second.
+    let s = stop.clone();
+    abusers.push(tokio::spawn(async move {
+        let mut t = TcpStream::connect(addr).await.unwrap();
+        for b in [0x16u8, 0x03, 0x01, 0x02, 0x00, 0x01] {
+            if s.load(std::sync::atomic::Ordering::Relaxed) || t.write_all(&[b]).await.is_err() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    }));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let url = https(&served, "localhost");
+    for _ in 0..5 {
+        let said = tokio::time::timeout(
+            Duration::from_secs(1),
+            greets(&url, MODERN, trusting(&pki), false),
+        )
+        .await
+        .expect("a legitimate client served within a second during the flood");
+        assert_eq!(said.unwrap(), "hello TLS");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for a in abusers {
+        let _ = a.await;
+    }
+    assert!(http.stats().tls_handshakes_failed > 100, "{:?}", http.stats());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

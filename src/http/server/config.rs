@@ -88,7 +88,8 @@ impl HttpServer {
         self
     }
 
-    /// TLS handshakes in progress at once; a connection accepted past it is closed at once.
+    /// TLS handshakes in progress at once; past it the oldest one still in progress is closed
+    /// for the new connection.
     /// [`DEFAULT_MAX_TLS_HANDSHAKES`] by default; 0 is taken as 1.
     #[must_use]
     pub fn max_tls_handshakes(mut self, n: usize) -> Self {
