@@ -4,7 +4,8 @@ use std::sync::atomic::Ordering;
 
 use serde::{Deserialize, Serialize};
 
-use super::call::{Answer, Capabilities, Key, Known, MAX_INPUT_ROUNDS, Slot};
+use super::call::{Answer, Capabilities, MAX_INPUT_ROUNDS};
+use super::known::{Key, Known, Slot};
 use super::{BoxFuture, Call, Connection, Core, Error, HandlerFn, InputRequired, ToolEntry};
 use crate::ErrorCode;
 use crate::mcp::meta::{Meta, Rejection, check_meta, member, str_of};

@@ -55,6 +55,7 @@
 mod call;
 mod dispatch;
 mod doc_server;
+mod known;
 mod listen;
 mod scopes;
 mod state;
