@@ -318,3 +318,70 @@ async fn a_scoped_tool_needs_its_scope_and_is_listed_only_to_those_who_have_it()
         }
     }
 }
+
+/// One HTTP/1.1 response read off `tcp`: its head (lower-cased) and body, by Content-Length.
+async fn read_answer(tcp: &mut TcpStream) -> (String, Vec<u8>) {
+    let mut buf = Vec::new();
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let mut chunk = [0u8; 4096];
+        let n = timeout(WAIT, tcp.read(&mut chunk)).await.expect("an answer in time").unwrap();
+        assert!(
+            n > 0,
+            "the connection closed before an answer: {:?}",
+            String::from_utf8_lossy(&buf)
+        );
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .map_or(0, |v| v.trim().parse().unwrap());
+    let mut body = buf[head_end..].to_vec();
+    while body.len() < len {
+        let mut chunk = [0u8; 4096];
+        let n = timeout(WAIT, tcp.read(&mut chunk)).await.expect("the body in time").unwrap();
+        assert!(n > 0, "the connection closed inside the body");
+        body.extend_from_slice(&chunk[..n]);
+    }
+    (head, body)
+}
+
+/// A refusal is answered before the body is read; the connection must still carry the next
+/// request, even when the body arrives after the head (as it often does over TLS), which is how
+/// an OAuth client goes on to fetch the metadata after its first 401. A body too large to
+/// drain is not read: the answer then says the connection closes.
+#[tokio::test]
+async fn a_refused_request_leaves_its_connection_usable_or_says_it_closes() {
+    let g = guarded().await;
+    let body = whoami(1);
+    let mut tcp = TcpStream::connect(g.served.addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: {BOTH}\r\n\
+         Content-Length: {}\r\n\r\n",
+        body.len()
+    );
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    tcp.write_all(body.as_bytes()).await.unwrap();
+    let (head, _) = read_answer(&mut tcp).await;
+    assert!(head.starts_with("http/1.1 401"), "{head}");
+    assert!(!head.contains("connection: close"), "{head}");
+    let get = "GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nHost: x\r\n\r\n";
+    tcp.write_all(get.as_bytes()).await.unwrap();
+    let (head, metadata) = read_answer(&mut tcp).await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert_eq!(serde_json::from_slice::<Value>(&metadata).unwrap()["resource"], g.resource);
+
+    // A body larger than what is drained: refused unread, and the connection closes.
+    let mut tcp = TcpStream::connect(g.served.addr).await.unwrap();
+    let head = "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+                Content-Length: 10000000\r\n\r\n";
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    let (head, _) = read_answer(&mut tcp).await;
+    assert!(head.starts_with("http/1.1 401"), "{head}");
+    assert!(head.contains("connection: close"), "{head}");
+}

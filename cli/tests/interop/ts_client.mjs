@@ -30,6 +30,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+
+import { check, failures, short } from './ts_checks.mjs';
 import http2 from 'node:http2';
 import { Readable } from 'node:stream';
 
@@ -61,19 +63,6 @@ const entry = (path) => pathToFileURL(join(pkgDir, pkg.exports[path].import.defa
 const { Client, StreamableHTTPClientTransport } = await import(entry('.'));
 const { StdioClientTransport } = await import(entry('./stdio'));
 
-const failures = [];
-function check(ok, what) {
-    if (!ok) {
-        failures.push(what);
-        console.log(`FAIL: ${what}`);
-    }
-    return ok;
-}
-
-function short(value, limit = 200) {
-    const text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
-    return text.length <= limit ? text : `${text.slice(0, limit)}...`;
-}
 
 // Messages mixing non-ASCII (astral characters included) with what JSON must escape.
 const PIECES = ['héllo', '日本語', '😀🎉', '"quoted"', 'back\\slash', 'new\nline', 'nul\u0000byte', 'ls\u2028ps\u2029'];

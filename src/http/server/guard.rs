@@ -12,8 +12,11 @@
 //! | a token that cannot be checked now (JWKS or introspection unreachable, no key kept) | 503, -32000 |
 //! | a legacy session's id with a token of another caller (issuer, subject, client) than the one that opened it | 404, -32001, as an unknown session |
 //!
-//! Each is checked before the body is read and before any session is opened or named. The
-//! principal of an accepted token reaches the handler ([`Context::principal`](crate::peer::Context::principal)).
+//! Each is checked before the body is read and before any session is opened or named; over
+//! HTTP/1.1 a refused body of up to 64 KiB is then drained so that the connection carries the
+//! client's next request (its metadata fetch), and a larger one is left unread, the answer saying
+//! `Connection: close`. The principal of an accepted token reaches the handler
+//! ([`Context::principal`](crate::peer::Context::principal)).
 
 use http::header::{ACCESS_CONTROL_ALLOW_ORIGIN, AUTHORIZATION, WWW_AUTHENTICATE};
 

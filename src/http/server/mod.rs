@@ -91,12 +91,12 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use http::header::{
-    ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue, ORIGIN,
+    ACCEPT, ALLOW, CACHE_CONTROL, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue, ORIGIN,
 };
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
-use hyper::body::Incoming as HyperBody;
+use hyper::body::{Body as _, Incoming as HyperBody};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -264,44 +264,51 @@ impl HttpServer {
         make: &(dyn Fn() -> Arc<H> + Send + Sync),
         budget: &Arc<Semaphore>,
     ) -> Response<Body> {
-        if self.state.stopped.load(Ordering::SeqCst) {
-            let msg = "Service Unavailable: the server is stopping";
-            return error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, ErrorCode::SERVER_ERROR, msg);
-        }
-        #[cfg(feature = "oauth")]
-        if let Some(metadata) = self.metadata(&req) {
-            return metadata;
-        }
-        if req.uri().path() != self.config.path {
-            return status(StatusCode::NOT_FOUND);
-        }
-        if !matches!(*req.method(), Method::POST | Method::GET | Method::DELETE) {
-            let mut r = status(StatusCode::METHOD_NOT_ALLOWED);
-            r.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
-            return r;
-        }
-        if let Some(origin) = req.headers().get(ORIGIN)
-            && !self.origin_allowed(origin)
-        {
-            return error(
-                StatusCode::FORBIDDEN,
-                Id::Null,
-                ErrorCode::SERVER_ERROR,
-                "Forbidden: origin not allowed",
-            );
-        }
-        #[cfg(feature = "oauth")]
-        let principal = match self.guard(&req).await {
-            Ok(p) => p,
-            Err(answer) => return *answer,
+        let principal = match self.before_body(&req).await {
+            Ok(principal) => principal,
+            Err(answer) => return unread(req, *answer).await,
         };
-        #[cfg(not(feature = "oauth"))]
-        let principal = None;
         match *req.method() {
             Method::POST => self.post(req, principal, make, budget).await,
             Method::GET => self.get(&req, principal.as_deref()),
             _ => self.delete(&req, principal.as_deref()),
         }
+    }
+
+    /// What is decided from the head alone: the caller's principal, or the answer (the
+    /// metadata, or a refusal) given without reading the body.
+    async fn before_body(
+        &self,
+        req: &Request<HyperBody>,
+    ) -> Result<Option<Arc<Principal>>, Box<Response<Body>>> {
+        if self.state.stopped.load(Ordering::SeqCst) {
+            let msg = "Service Unavailable: the server is stopping";
+            let code = ErrorCode::SERVER_ERROR;
+            return Err(Box::new(error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, code, msg)));
+        }
+        #[cfg(feature = "oauth")]
+        if let Some(metadata) = self.metadata(req) {
+            return Err(Box::new(metadata));
+        }
+        if req.uri().path() != self.config.path {
+            return Err(Box::new(status(StatusCode::NOT_FOUND)));
+        }
+        if !matches!(*req.method(), Method::POST | Method::GET | Method::DELETE) {
+            let mut r = status(StatusCode::METHOD_NOT_ALLOWED);
+            r.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+            return Err(Box::new(r));
+        }
+        if let Some(origin) = req.headers().get(ORIGIN)
+            && !self.origin_allowed(origin)
+        {
+            let (code, msg) = (ErrorCode::SERVER_ERROR, "Forbidden: origin not allowed");
+            return Err(Box::new(error(StatusCode::FORBIDDEN, Id::Null, code, msg)));
+        }
+        #[cfg(feature = "oauth")]
+        let principal = self.guard(req).await?;
+        #[cfg(not(feature = "oauth"))]
+        let principal = None;
+        Ok(principal)
     }
 
     fn origin_allowed(&self, origin: &HeaderValue) -> bool {
@@ -392,4 +399,31 @@ pub async fn bind(addr: &str) -> std::io::Result<TcpListener> {
         if addr.parse::<u16>().is_ok() { format!("127.0.0.1:{addr}") } else { addr.to_owned() };
     let resolved: Vec<SocketAddr> = tokio::net::lookup_host(&addr).await?.collect();
     TcpListener::bind(&resolved[..]).await
+}
+
+/// The most of an unread request body drained before answering, and how long that may take.
+const DRAIN_BYTES: usize = 64 * 1024;
+const DRAIN_TIME: Duration = Duration::from_secs(1);
+
+/// `answer`, given to `req` without reading its body. Over HTTP/1.1 a connection can carry
+/// the next request only once this one's body is read: hyper reads what already arrived and
+/// otherwise closes the connection after the answer, without saying so, and a client that
+/// sends its next request on it at once (an OAuth client fetching the metadata after a 401)
+/// finds it closed. So a small body is drained and the connection kept; a larger or slower
+/// one, or one the client waits to be asked for (`Expect: 100-continue`), is not read, and the
+/// answer says `Connection: close`.
+async fn unread(req: Request<HyperBody>, mut answer: Response<Body>) -> Response<Body> {
+    if req.version() >= http::Version::HTTP_2 || req.body().is_end_stream() {
+        return answer;
+    }
+    let drained = if req.headers().contains_key(http::header::EXPECT) {
+        false
+    } else {
+        let drain = http_body_util::Limited::new(req.into_body(), DRAIN_BYTES).collect();
+        matches!(tokio::time::timeout(DRAIN_TIME, drain).await, Ok(Ok(_)))
+    };
+    if !drained {
+        answer.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+    }
+    answer
 }
