@@ -69,6 +69,6 @@ pub use client::{Client, ClientBuilder, DEFAULT_MAX_PAGES};
 #[cfg(feature = "mcp")]
 pub use decoded::Decoded;
 #[cfg(feature = "mcp")]
-pub use error::ClientError;
+pub use error::{ClientError, Stage};
 #[cfg(feature = "mcp")]
 pub use listen::Changes;

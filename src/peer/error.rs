@@ -20,8 +20,68 @@ pub enum RequestError {
     /// The params could not be serialised; nothing was sent.
     #[error("params could not be serialised: {0}")]
     Encode(String),
+    /// The transport failed to carry the request or its answer (a transport that exchanges
+    /// each message on its own, as Streamable HTTP does): the peer did not answer, and the
+    /// connection goes on.
+    #[error("{0}")]
+    Transport(TransportError),
 }
 
+/// Why a transport could not carry one request or its answer: what failed, and its cause.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransportError {
+    /// No connection could be made to the server (refused, unreachable, a name not found).
+    #[error("cannot connect to the server: {0}")]
+    Connect(String),
+    /// The TLS handshake failed, or the server's certificate was not accepted.
+    #[error("TLS failed: {0}")]
+    Tls(String),
+    /// The server answered with an HTTP status and no JSON-RPC answer to the request.
+    #[error("the server answered {}", status_text(*.status, .www_authenticate.as_deref(), .body))]
+    Status {
+        /// The HTTP status code.
+        status: u16,
+        /// The `WWW-Authenticate` header's value, when the answer had one.
+        www_authenticate: Option<String>,
+        /// The first bytes of the answer's body (at most 512, invalid UTF-8 replaced), or
+        /// what the client makes of it.
+        body: String,
+    },
+    /// The server no longer knows the session the request named (a 404 to it, or a 400 to a
+    /// request sent after that): the request was not run.
+    #[error("the server ended the session: {0}")]
+    SessionLost(String),
+    /// The exchange broke or made no sense (the connection dropped mid-answer, an event stream
+    /// that ended before the response, an answer that is not JSON-RPC).
+    #[error("{0}")]
+    Broken(String),
+}
+
+impl TransportError {
+    /// Whether the server refused for want of authorization (HTTP 401 or 403).
+    #[must_use]
+    pub fn is_authorization(&self) -> bool {
+        matches!(self, Self::Status { status: 401 | 403, .. })
+    }
+}
+
+/// An HTTP error as told: the status, the server's challenge, the body, and for a 401 or 403
+/// what would answer it.
+pub(crate) fn status_text(status: u16, www_authenticate: Option<&str>, body: &str) -> String {
+    let challenge =
+        www_authenticate.map(|c| format!(" (WWW-Authenticate: {c})")).unwrap_or_default();
+    let body = if body.is_empty() { String::new() } else { format!(": {body}") };
+    let hint = match status {
+        401 => {
+            "; the server asks for authorization: give the client OAuth (ClientBuilder::oauth, \
+             mcpwire load --oauth) or a token (an Authorization header)"
+        }
+        403 => "; the authorization sent is not enough for this request",
+        _ => "",
+    };
+    format!("HTTP {status}{challenge}{body}{hint}")
+}
 /// Why a connection ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

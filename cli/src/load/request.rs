@@ -135,6 +135,7 @@ fn kind(e: &RequestError) -> String {
         RequestError::Timeout => "timeout".into(),
         RequestError::Closed(_) => "connection_closed".into(),
         RequestError::Encode(_) => "encode".into(),
+        RequestError::Transport(_) => "transport".into(),
         _ => "other".into(),
     }
 }
