@@ -1,28 +1,25 @@
 //! [`Client`]: a host's connection to one MCP server, either era, over any transport.
 
-use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Deserialize;
-use yoke::Yokeable;
-
 use super::callbacks::{CallbackHandler, Callbacks};
-use super::decoded::{Cart, Decoded};
+use super::decoded::Decoded;
 use super::error::ClientError;
 use super::error::Stage;
-use super::negotiate::{Progress, negotiate_with};
+use super::negotiate::Progress;
+use super::settle::{Described, settle};
 use super::{ClientOptions, Negotiated};
 use crate::limits::DEFAULT_CONNECT_TIMEOUT;
 use crate::mcp::Era;
 use crate::mcp::mrtr::InputLimits;
-use crate::mcp::negotiation::{DISCOVER, VersionChoice};
+use crate::mcp::negotiation::VersionChoice;
 use crate::mcp::types::{
     CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Implementation,
     LoggingLevel, LoggingMessageParams, Root, ServerCapabilities,
 };
-use crate::peer::{Connection, NO_PARAMS, PeerBuilder, PeerHandle, RequestOptions, RpcError};
+use crate::peer::{Connection, PeerBuilder, PeerHandle, RpcError};
 use crate::transport::{ChildStderr, ConnectOptions, IntoTarget};
 
 /// How many pages a `list_*` call follows before it gives up: a server whose cursors never
@@ -85,26 +82,6 @@ impl std::fmt::Debug for Client {
             .field("server", &self.server_info())
             .finish_non_exhaustive()
     }
-}
-
-/// What a server said of itself: a `server/discover` or `initialize` result.
-#[derive(Deserialize, Yokeable)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Described<'a> {
-    #[serde(borrow, default)]
-    capabilities: ServerCapabilities<'a>,
-    #[serde(borrow, default)]
-    server_info: Option<Implementation<'a>>,
-    #[serde(borrow, default)]
-    instructions: Option<Cow<'a, str>>,
-    #[serde(borrow, default, rename = "_meta")]
-    meta: Option<DescribedMeta<'a>>,
-}
-
-#[derive(Deserialize)]
-struct DescribedMeta<'a> {
-    #[serde(borrow, default, rename = "io.modelcontextprotocol/serverInfo")]
-    server_info: Option<Implementation<'a>>,
 }
 
 impl Client {
@@ -530,7 +507,9 @@ impl ClientBuilder {
         key: Option<String>,
     ) -> Result<Client, ClientError> {
         let progress = Progress::default();
-        let settle = Self::settle(&callbacks, &settings, &peer, key.as_deref(), &progress);
+        let mut options = settings.options.clone();
+        options.capabilities = callbacks.capabilities();
+        let settle = settle(&options, settings.log_level, &peer, key.as_deref(), &progress);
         let (agreed, described) = match tokio::time::timeout_at(deadline, settle).await {
             Ok(settled) => settled?,
             Err(_) => {
@@ -552,54 +531,5 @@ impl ClientBuilder {
             max_pages,
             connection: tokio::sync::Mutex::new(connection),
         })))
-    }
-
-    /// The negotiation, the server's description, and a legacy session's log level.
-    async fn settle(
-        callbacks: &Callbacks,
-        settings: &Settings,
-        peer: &PeerHandle,
-        key: Option<&str>,
-        progress: &Progress,
-    ) -> Result<(Negotiated, Decoded<Described<'static>>), ClientError> {
-        let mut options = settings.options.clone();
-        options.capabilities = callbacks.capabilities();
-        let agreed =
-            negotiate_with(peer, &options, key, progress).await.map_err(ClientError::negotiate)?;
-        let fix = |d: &mut Described<'_>| {
-            if d.server_info.is_none() {
-                d.server_info = d.meta.take().and_then(|m| m.server_info);
-            }
-        };
-        let bad = |e: serde_json::Error| ClientError::invalid("server description", e);
-        let described = match agreed.server() {
-            Some(text) => Decoded::decode_with(Cart::Text(text.into()), fix).map_err(bad)?,
-            // The era came from the cache: the server is asked what it is.
-            None => {
-                progress.at(DISCOVER);
-                let r = agreed
-                    .request(peer, DISCOVER, NO_PARAMS, RequestOptions::new())
-                    .await
-                    .map_err(|e| ClientError::connecting(DISCOVER, e))?;
-                Decoded::decode_with(Cart::Result(r), fix).map_err(bad)?
-            }
-        };
-        if let (Some(level), Era::Legacy) = (settings.log_level, agreed.era()) {
-            #[derive(serde::Serialize)]
-            struct SetLevel {
-                level: LoggingLevel,
-            }
-            progress.at("logging/setLevel");
-            agreed
-                .request(
-                    peer,
-                    "logging/setLevel",
-                    Some(crate::Json(&SetLevel { level })),
-                    RequestOptions::new(),
-                )
-                .await
-                .map_err(|e| ClientError::request("logging/setLevel", e))?;
-        }
-        Ok((agreed, described))
     }
 }

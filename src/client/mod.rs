@@ -56,6 +56,8 @@ mod decoded;
 mod error;
 #[cfg(feature = "mcp")]
 mod listen;
+#[cfg(feature = "mcp")]
+mod settle;
 
 pub use input::{InputError, InputResolver};
 pub use negotiate::*;
