@@ -322,6 +322,15 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// its answer (within the connect timeout when connecting).
 pub const DEFAULT_INITIALIZE_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Default for `ConnectOptions::stderr_tail`: the last bytes of a child server's stderr kept,
+/// to say why it exited (`CloseReason::Exited`); what is forwarded (to `tracing`, say) is not
+/// bounded by it.
+pub const DEFAULT_CHILD_STDERR_TAIL: usize = 4 * 1024;
+
+/// How long a child's stderr is read after it exited, for its last words, before its exit
+/// is told (a grandchild that holds the pipe open does not hold the news back longer).
+pub const CHILD_STDERR_DRAIN: Duration = Duration::from_millis(250);
+
 /// The bounds the decoder enforces, plus whether batches are accepted.
 ///
 /// Every limit is inclusive: a frame of exactly `max_frame_bytes` bytes, a value nested exactly

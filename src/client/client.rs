@@ -407,6 +407,16 @@ impl ClientBuilder {
         self
     }
 
+    /// The last bytes of a child server's stderr kept to say why it exited, in
+    /// [`ClientError::Closed`]'s [`CloseReason::Exited`](crate::peer::CloseReason::Exited)
+    /// ([`DEFAULT_CHILD_STDERR_TAIL`](crate::limits::DEFAULT_CHILD_STDERR_TAIL), 4 KiB, by
+    /// default; 0 keeps none). Every line still goes where [`stderr`](Self::stderr) says.
+    #[must_use]
+    pub fn stderr_tail(mut self, bytes: usize) -> Self {
+        self.connect.stderr_tail = bytes;
+        self
+    }
+
     /// A header sent with every HTTP request to an `http://` or `https://` target (an
     /// `Authorization`, say); other transports have no headers.
     #[cfg(feature = "http")]

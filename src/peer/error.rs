@@ -93,6 +93,50 @@ pub enum CloseReason {
     Local,
     /// Reading or writing failed.
     Io(String),
+    /// The child process at the other end exited (its stdout ended, or writing to it failed,
+    /// and it was gone).
+    Exited(ChildExit),
+}
+
+/// How a child process ended: its status, and the last of what it wrote to stderr.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the server process exited ({status}){}",
+    if stderr.is_empty() { String::new() } else { format!("; its stderr ended with: {stderr}") }
+)]
+#[non_exhaustive]
+pub struct ChildExit {
+    /// The status as the system tells it (`exit status: 3`, `signal: 9 (SIGKILL)`).
+    pub status: String,
+    /// The exit code, when it exited on its own.
+    pub code: Option<i32>,
+    /// The signal that ended it, on unix.
+    pub signal: Option<i32>,
+    /// The end of its stderr (at most `ConnectOptions::stderr_tail` bytes, invalid UTF-8
+    /// replaced); empty when it wrote none or its stderr was not piped (inherited, discarded).
+    pub stderr: String,
+}
+
+impl ChildExit {
+    /// From a child's exit status and the end of its stderr.
+    #[must_use]
+    pub fn new(status: std::process::ExitStatus, stderr: String) -> Self {
+        #[cfg(unix)]
+        let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+        #[cfg(not(unix))]
+        let signal = None;
+        Self { status: status.to_string(), code: status.code(), signal, stderr }
+    }
+}
+
+impl CloseReason {
+    /// Why an I/O error ended a connection: the child's exit when the transport told it.
+    pub(crate) fn of_io(e: &std::io::Error) -> Self {
+        match e.get_ref().and_then(|inner| inner.downcast_ref::<ChildExit>()) {
+            Some(exit) => Self::Exited(exit.clone()),
+            None => Self::Io(e.to_string()),
+        }
+    }
 }
 
 impl fmt::Display for CloseReason {
@@ -101,6 +145,7 @@ impl fmt::Display for CloseReason {
             Self::Eof => f.write_str("the other side closed the stream"),
             Self::Local => f.write_str("closed by this side"),
             Self::Io(e) => write!(f, "transport failed: {e}"),
+            Self::Exited(exit) => exit.fmt(f),
         }
     }
 }

@@ -51,7 +51,7 @@ pub use core::PeerStats;
 pub use core::Timeout;
 #[cfg(feature = "mcp")]
 pub(crate) use error::status_text;
-pub use error::{CloseReason, RequestError, TransportError};
+pub use error::{ChildExit, CloseReason, RequestError, TransportError};
 pub use handle::{PeerHandle, ProgressToken, RequestOptions};
 pub use handler::{Context, Handler, NoHandler};
 pub use incoming::{Incoming, Reply, RpcError};
