@@ -51,7 +51,8 @@ impl Stage {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ClientError {
-    /// The connection could not be made, or ended (the server exited, the socket closed).
+    /// The connection ended (the socket closed, this side closed it); a child server that
+    /// exited says how in [`CloseReason::Exited`] (its status, the end of its stderr).
     #[error("the connection is closed: {0}")]
     Closed(CloseReason),
     /// No answer came within the call's timeout; `notifications/cancelled` was sent.

@@ -266,6 +266,7 @@ impl Progress {
     }
 
     /// The method waited on, if any.
+    #[cfg(feature = "mcp")]
     pub(crate) fn method(&self) -> Option<&'static str> {
         *self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -314,34 +314,43 @@ impl fmt::Display for Target {
     }
 }
 
-/// Why a target's text was not understood.
+/// Why a target's text was not understood: what was expected, or the feature a target of
+/// its kind needs (an `http://` target in a build without `http`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[cfg_attr(
-    feature = "tls",
-    error(
-        "`{0}`: expected stdio:COMMAND, tcp:HOST:PORT, unix:PATH, http://HOST:PORT/PATH or https://HOST:PORT/PATH"
-    )
-)]
-#[cfg_attr(
-    all(feature = "http", not(feature = "tls")),
-    error(
-        "`{0}`: expected stdio:COMMAND, tcp:HOST:PORT, unix:PATH or http://HOST:PORT/PATH (https:// needs mcpwire's `tls` feature)"
-    )
-)]
-#[cfg_attr(
-    not(feature = "http"),
-    error(
-        "`{0}`: expected stdio:COMMAND, tcp:HOST:PORT or unix:PATH (http:// and https:// need mcpwire's `http` and `tls` features)"
-    )
-)]
-pub struct BadTarget(String);
+#[error("`{text}`: {why}")]
+pub struct BadTarget {
+    text: String,
+    why: &'static str,
+}
+
+/// What a target's text may be, in this build.
+const EXPECTED: &str = if cfg!(feature = "tls") {
+    "expected stdio:COMMAND, tcp:HOST:PORT, unix:PATH, http://HOST:PORT/PATH or https://HOST:PORT/PATH"
+} else if cfg!(feature = "http") {
+    "expected stdio:COMMAND, tcp:HOST:PORT, unix:PATH or http://HOST:PORT/PATH"
+} else {
+    "expected stdio:COMMAND, tcp:HOST:PORT or unix:PATH"
+};
+
+impl BadTarget {
+    fn of(text: &str) -> Self {
+        let why = if text.starts_with("http://") && !cfg!(feature = "http") {
+            "http:// targets need mcpwire's `http` feature"
+        } else if text.starts_with("https://") && !cfg!(feature = "tls") {
+            "https:// targets need mcpwire's `tls` feature"
+        } else {
+            EXPECTED
+        };
+        Self { text: text.to_owned(), why }
+    }
+}
 
 impl FromStr for Target {
     type Err = BadTarget;
 
     /// `stdio:COMMAND` runs `sh -c "exec COMMAND"` (so signals reach the server, not a shell).
     fn from_str(s: &str) -> Result<Self, BadTarget> {
-        let bad = || BadTarget(s.to_owned());
+        let bad = || BadTarget::of(s);
         #[cfg(feature = "http")]
         if s.starts_with("http://") || (cfg!(feature = "tls") && s.starts_with("https://")) {
             return Ok(Self::Http(s.to_owned()));

@@ -10,8 +10,9 @@
 //! session is deleted when the connection closes.
 //!
 //! A request the server does not answer with a response (an HTTP error, a 202, a connection
-//! failure) completes with an error response carrying its id, -32603, whose message says what
-//! happened; the peer goes on.
+//! failure) fails with [`RequestError::Transport`](crate::peer::RequestError::Transport) saying
+//! what happened ([`TransportError`]: connecting, TLS, the status, the session lost, a broken
+//! exchange); the peer goes on.
 //!
 //! **Resumption** (legacy requests; MCP's "Resumability and Redelivery", SEP-1699): when a
 //! request's event stream ends, or breaks, before its response came, having given an event id

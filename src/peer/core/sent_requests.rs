@@ -124,6 +124,7 @@ impl SentRequests {
 
     /// The transport could not carry request `id` or its answer: its waiter gets `error`. An
     /// id no longer in flight (answered, timed out) is left alone.
+    #[cfg(feature = "http")]
     pub(crate) fn fail(&mut self, id: Id<'_>, error: RequestError, wake: &mut Vec<Waker>) {
         if let Ok(w) = self.table.answer(id) {
             w.finish(Err(error), wake);
