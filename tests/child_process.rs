@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use mcpwire::client::{Client, ClientError};
+use mcpwire::client::{Client, ClientError, Stage};
 use mcpwire::peer::{ChildExit, CloseReason, NoHandler, PeerBuilder};
 use mcpwire::transport::{ChildStderr, ConnectOptions, Target};
 
@@ -34,6 +34,15 @@ async fn a_child_that_exits_at_once_says_its_status_and_stderr() {
     let exit = exit_of(Client::builder(), "stdio:no_such_command_here".parse().unwrap()).await;
     assert_eq!(exit.code, Some(127), "{exit:?}");
     assert!(exit.stderr.contains("no_such_command_here"), "{exit:?}");
+}
+
+/// A child that reads and never answers: connecting fails within its own bound, at the probe.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connecting_to_a_child_that_never_answers_is_bounded() {
+    let client = Client::builder().connect_timeout(Duration::from_millis(300));
+    let e = within(client.connect(sh("cat > /dev/null"))).await.unwrap_err();
+    assert!(matches!(&e, ClientError::ConnectTimeout { stage: Stage::Probe }), "{e:?}");
+    assert!(e.to_string().contains("server/discover"), "{e}");
 }
 
 /// The stderr kept is the end of it, at most the bound; the bound is the host's to set.
