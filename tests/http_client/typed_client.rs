@@ -32,9 +32,13 @@ fn serve_greeter(server: &HttpServer, listener: TcpListener) -> ServedHttp {
     ServedHttp { addr, stop, task }
 }
 
-/// A hand-made server that opens a session on each `initialize` and answers 404 to every
-/// other request (the session unknown at once); it counts the `initialize`s and the calls.
-async fn forgetful() -> (ByHand, Arc<AtomicUsize>, Arc<AtomicUsize>) {
+/// A hand-made server that opens a session on each `initialize` and answers every other
+/// request that the session is unknown (`status`, `said`) at once; it counts the
+/// `initialize`s and the calls.
+async fn forgetful(
+    status: &'static str,
+    said: &'static str,
+) -> (ByHand, Arc<AtomicUsize>, Arc<AtomicUsize>) {
     let (inits, calls) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let server = ByHand::start({
         let (inits, calls) = (inits.clone(), calls.clone());
@@ -60,7 +64,7 @@ async fn forgetful() -> (ByHand, Arc<AtomicUsize>, Arc<AtomicUsize>) {
                     }
                     Some(_) => {
                         calls.fetch_add(1, Ordering::SeqCst);
-                        closing_answer("404 Not Found", "text/plain", "", "Session not found")
+                        closing_answer(status, "text/plain", "", said)
                     }
                     None => closing_answer("202 Accepted", "text/plain", "", ""),
                 };
@@ -100,18 +104,35 @@ async fn a_restarted_server_gets_a_new_session_and_the_call_is_sent_again() {
 /// resend; nothing loops.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_lost_again_fails_the_call_after_one_renewal() {
-    let (server, inits, calls) = forgetful().await;
+    // A 404, and the 400 some servers answer an unknown session with.
+    for (status, body) in [
+        ("404 Not Found", "Session not found"),
+        ("400 Bad Request", "Bad Request: No valid session ID provided"),
+    ] {
+        let (server, inits, calls) = forgetful(status, body).await;
+        let client = within(legacy().connect(&server.url)).await.unwrap();
+        assert_eq!(inits.load(Ordering::SeqCst), 1);
+        let e = within(client.call_tool("greet", json!({ "who": "a" }))).await.unwrap_err();
+        let ClientError::SessionLost { stage: Stage::Call(method), cause } = &e else {
+            panic!("{status}: SessionLost expected: {e:?}");
+        };
+        assert_eq!(method, "tools/call");
+        assert!(cause.contains(&status[..3]) && cause.contains(body), "{cause}");
+        assert_eq!((inits.load(Ordering::SeqCst), calls.load(Ordering::SeqCst)), (2, 2));
+        assert_eq!(client.session_renewals(), 1);
+        assert_eq!(e.code(), None);
+    }
+}
+
+/// A 400 that says nothing of the session is the status as it came: no renewal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_400_is_not_a_lost_session() {
+    let (server, inits, calls) = forgetful("400 Bad Request", "arguments are wrong").await;
     let client = within(legacy().connect(&server.url)).await.unwrap();
-    assert_eq!(inits.load(Ordering::SeqCst), 1);
     let e = within(client.call_tool("greet", json!({ "who": "a" }))).await.unwrap_err();
-    let ClientError::SessionLost { stage: Stage::Call(method), cause } = &e else {
-        panic!("SessionLost expected: {e:?}");
-    };
-    assert_eq!(method, "tools/call");
-    assert!(cause.contains("404"), "{cause}");
-    assert_eq!((inits.load(Ordering::SeqCst), calls.load(Ordering::SeqCst)), (2, 2));
-    assert_eq!(client.session_renewals(), 1);
-    assert_eq!(e.code(), None);
+    assert!(matches!(&e, ClientError::Http { status: 400, .. }), "{e:?}");
+    assert_eq!((inits.load(Ordering::SeqCst), calls.load(Ordering::SeqCst)), (1, 1));
+    assert_eq!(client.session_renewals(), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

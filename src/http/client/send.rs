@@ -222,8 +222,9 @@ pub(super) async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after
 }
 
 /// An HTTP error that answered no request of ours. A 404 to a legacy request that named the
-/// session (or a 400 to one sent without it, once the server ended it) means the session is
-/// gone and the request was not run; anything else is the status as it came.
+/// session (or a 400 whose body speaks of the session, or a 400 to one sent without it once
+/// the server ended it) means the session is gone and the request was not run; anything else
+/// is the status as it came.
 fn refused(
     ctx: &Ctx,
     status: StatusCode,
@@ -234,7 +235,9 @@ fn refused(
 ) -> TransportError {
     let lost = match (mode, status.as_u16()) {
         (Mode::Legacy, 404) => named,
-        (Mode::Legacy, 400) => !named && ctx.session_lost(),
+        // Some servers answer an unknown session 400 rather than 404, saying so in the body.
+        (Mode::Legacy, 400) if named => body.to_ascii_lowercase().contains("session"),
+        (Mode::Legacy, 400) => ctx.session_lost(),
         _ => false,
     };
     if lost {
