@@ -129,3 +129,30 @@ async fn closing_ends_what_the_child_started() {
     .expect("the grandchild of a dropped connection was ended");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `Client::close` on a child server returns once the child has exited and what it left
+/// running in its group has been ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_close_waits_for_the_child_and_its_group() {
+    let dir = std::env::temp_dir().join(format!("mcpwire-close-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("left.pid");
+    // A legacy server in sh: it answers `initialize`, then reads until its stdin ends, leaving
+    // a process of its own running behind it.
+    let script = format!(
+        r#"sleep 1000 & echo $! > {}
+read line
+id=$(printf '%s\n' "$line" | sed 's/.*"id":\([0-9]*\).*/\1/')
+printf '{{"jsonrpc":"2.0","id":%s,"result":{{"protocolVersion":"2025-11-25","capabilities":{{}},"serverInfo":{{"name":"sh","version":"1"}}}}}}\n' "$id"
+cat > /dev/null"#,
+        file.display()
+    );
+    let client = Client::builder().protocol_version("2025-11-25".parse().unwrap());
+    let client = within(client.connect(sh(&script))).await.unwrap();
+    assert_eq!(client.server_info().unwrap().name, "sh");
+    let pid: i32 = std::fs::read_to_string(&file).unwrap().trim().parse().unwrap();
+    assert!(!gone(pid));
+    within(client.close()).await;
+    assert!(gone(pid), "close returned before the child's group was ended");
+    let _ = std::fs::remove_dir_all(&dir);
+}

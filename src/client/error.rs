@@ -82,7 +82,9 @@ pub enum ClientError {
     #[error("{0}")]
     Era(String),
     /// The server's answer is not what the protocol says it should be (a result of the wrong
-    /// shape, an `input_required` past the bounds, an input request no callback fulfils).
+    /// shape, an `input_required` past the bounds, an input request no callback fulfils), or
+    /// the caller's is not (tool or prompt arguments that are not a JSON object: nothing was
+    /// sent).
     #[error("{method}: {reason}")]
     Invalid {
         /// The method called.
