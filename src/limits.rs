@@ -314,6 +314,24 @@ pub const CLIENT_INBOX: usize = 256;
 /// it and sends the next (they go one at a time, so one hung POST would hold back the rest).
 pub const ORDERED_POST_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Default for `ClientBuilder::connect_timeout` (feature `mcp`): the whole of
+/// `Client::connect`, from starting the transport to the end of the handshake, so a server
+/// that never answers holds a host no longer than this, whatever each step's own bound.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Default for `ClientOptions::initialize_timeout`: how long a legacy `initialize` waits for
+/// its answer (within the connect timeout when connecting).
+pub const DEFAULT_INITIALIZE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Default for `ConnectOptions::stderr_tail`: the last bytes of a child server's stderr kept,
+/// to say why it exited (`CloseReason::Exited`); what is forwarded (to `tracing`, say) is not
+/// bounded by it.
+pub const DEFAULT_CHILD_STDERR_TAIL: usize = 4 * 1024;
+
+/// How long a child's stderr is read after it exited, for its last words, before its exit
+/// is told (a grandchild that holds the pipe open does not hold the news back longer).
+pub const CHILD_STDERR_DRAIN: Duration = Duration::from_millis(250);
+
 /// The bounds the decoder enforces, plus whether batches are accepted.
 ///
 /// Every limit is inclusive: a frame of exactly `max_frame_bytes` bytes, a value nested exactly

@@ -10,7 +10,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcpwire::client::{Client, ClientError};
+use mcpwire::client::{Client, ClientError, Stage};
 use mcpwire::http::HttpServer;
 use mcpwire::mcp::negotiation::VersionChoice;
 use mcpwire::mcp::types::{CallToolResult, Tool};
@@ -95,6 +95,8 @@ async fn an_unknown_ca_and_another_name_are_refused_and_skipping_verification_ta
     // The webpki roots do not hold the test's CA.
     let webpki = ClientTls::builder().build().unwrap();
     let e = within(greets(&https(&served, "localhost"), LEGACY, webpki, false)).await.unwrap_err();
+    // A TLS failure of its own kind, at the step that met it (a legacy version: no probe).
+    assert!(matches!(&e, ClientError::Tls { stage: Stage::Initialize, .. }), "{e:?}");
     let said = e.to_string();
     assert!(said.contains("UnknownIssuer") || said.contains("unknown issuer"), "{said}");
 
@@ -102,6 +104,7 @@ async fn an_unknown_ca_and_another_name_are_refused_and_skipping_verification_ta
     let e = within(greets(&https(&served, "127.0.0.1"), MODERN, trusting(&pki), false))
         .await
         .unwrap_err();
+    assert!(matches!(&e, ClientError::Tls { stage: Stage::Probe, .. }), "{e:?}");
     let said = e.to_string();
     assert!(said.contains("NotValidForName") || said.contains("not valid for name"), "{said}");
 

@@ -172,7 +172,9 @@ async fn a_child_that_exits_fails_pending_requests_at_once() {
     client.request("ping", NO_PARAMS).await.unwrap();
     std::process::Command::new("kill").arg(pid.to_string()).status().unwrap();
     let r = tokio::time::timeout(Duration::from_secs(10), pending).await.unwrap().unwrap();
-    assert!(matches!(r, Err(RequestError::Closed(CloseReason::Eof))), "{r:?}");
+    // The connection's end says how the child ended: killed by SIGTERM.
+    let Err(RequestError::Closed(CloseReason::Exited(exit))) = &r else { panic!("{r:?}") };
+    assert_eq!((exit.code, exit.signal), (None, Some(15)), "{exit:?}");
     conn.closed().await;
     assert!(!alive(pid));
 }

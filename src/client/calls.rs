@@ -118,6 +118,43 @@ impl Serialize for NoArguments {
     }
 }
 
+/// Refuses `arguments` that serde does not write as a JSON object: MCP's tool and prompt
+/// arguments are an object, and nothing else is sent. Written once to nowhere (no allocation)
+/// to see its first byte; a value that cannot be written at all is left to the real write.
+pub(super) fn object_arguments(
+    method: &str,
+    arguments: &impl Serialize,
+) -> Result<(), ClientError> {
+    struct First(Option<u8>);
+    impl std::io::Write for First {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            if self.0.is_none() {
+                self.0 = bytes.first().copied();
+            }
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut first = First(None);
+    if serde_json::to_writer(&mut first, arguments).is_err() {
+        return Ok(());
+    }
+    let got = match first.0 {
+        Some(b'{') => return Ok(()),
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b'n') => "null (NO_ARGUMENTS sends none)",
+        Some(b't' | b'f') => "a boolean",
+        _ => "a number",
+    };
+    Err(ClientError::invalid(
+        method,
+        format!("arguments must be a JSON object, not {got}; nothing was sent"),
+    ))
+}
+
 impl Client {
     /// Sends `method` with `params` in the agreed era, fulfils the server's input requests
     /// with the callbacks the host registered (modern `input_required` rounds; a legacy
@@ -197,6 +234,8 @@ impl Client {
     ///
     /// # Errors
     ///
+    /// [`ClientError::Invalid`] naming `arguments`, before anything is sent, when they are not
+    /// written as a JSON object (an array, a number, a string, `null`);
     /// [`ClientError::Tool`] when the tool ran and failed (`isError`: the result is in the
     /// error), and the other kinds of [`ClientError`].
     ///
@@ -248,6 +287,7 @@ impl Client {
         arguments: impl Serialize,
         options: &CallOptions,
     ) -> Result<Decoded<CallToolResult<'static>>, ClientError> {
+        object_arguments("tools/call", &arguments)?;
         let params = Named { name, arguments: Some(arguments) };
         let r: Decoded<CallToolResult<'static>> = match &self.0.headers_learnt {
             None => self.typed("tools/call", params, options).await?,

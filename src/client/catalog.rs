@@ -4,7 +4,7 @@
 use serde::Serialize;
 use yoke::Yokeable;
 
-use super::calls::{CallOptions, Cursor, Named, Uri};
+use super::calls::{CallOptions, Cursor, Named, Uri, object_arguments};
 use super::client::Client;
 use super::decoded::Decoded;
 use super::error::ClientError;
@@ -272,6 +272,7 @@ impl Client {
         arguments: impl Serialize,
         options: &CallOptions,
     ) -> Result<Decoded<GetPromptResult<'static>>, ClientError> {
+        object_arguments("prompts/get", &arguments)?;
         self.typed("prompts/get", Named { name, arguments: Some(arguments) }, options).await
     }
 

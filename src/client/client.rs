@@ -1,25 +1,25 @@
 //! [`Client`]: a host's connection to one MCP server, either era, over any transport.
 
-use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Deserialize;
-use yoke::Yokeable;
-
 use super::callbacks::{CallbackHandler, Callbacks};
-use super::decoded::{Cart, Decoded};
+use super::decoded::Decoded;
 use super::error::ClientError;
-use super::{ClientOptions, Negotiated, negotiate};
+use super::error::Stage;
+use super::negotiate::Progress;
+use super::settle::{Described, settle};
+use super::{ClientOptions, Negotiated};
+use crate::limits::DEFAULT_CONNECT_TIMEOUT;
 use crate::mcp::Era;
 use crate::mcp::mrtr::InputLimits;
-use crate::mcp::negotiation::{DISCOVER, VersionChoice};
+use crate::mcp::negotiation::VersionChoice;
 use crate::mcp::types::{
     CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Implementation,
     LoggingLevel, LoggingMessageParams, Root, ServerCapabilities,
 };
-use crate::peer::{Connection, NO_PARAMS, PeerBuilder, PeerHandle, RequestOptions, RpcError};
+use crate::peer::{Connection, PeerBuilder, PeerHandle, RpcError};
 use crate::transport::{ChildStderr, ConnectOptions, IntoTarget};
 
 /// How many pages a `list_*` call follows before it gives up: a server whose cursors never
@@ -64,8 +64,8 @@ pub(crate) struct Inner {
     /// Over Streamable HTTP in the modern era: set once a tool list taught the transport the
     /// tools' `x-mcp-header` annotations (unset: a call lists the tools first).
     pub(crate) headers_learnt: Option<tokio::sync::OnceCell<()>>,
-    /// The client's connection, and a server's in this process.
-    _connection: Connection,
+    /// The client's connection (its task, and a child process), awaited by [`Client::close`].
+    connection: tokio::sync::Mutex<Connection>,
 }
 
 impl Drop for Inner {
@@ -82,26 +82,6 @@ impl std::fmt::Debug for Client {
             .field("server", &self.server_info())
             .finish_non_exhaustive()
     }
-}
-
-/// What a server said of itself: a `server/discover` or `initialize` result.
-#[derive(Deserialize, Yokeable)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Described<'a> {
-    #[serde(borrow, default)]
-    capabilities: ServerCapabilities<'a>,
-    #[serde(borrow, default)]
-    server_info: Option<Implementation<'a>>,
-    #[serde(borrow, default)]
-    instructions: Option<Cow<'a, str>>,
-    #[serde(borrow, default, rename = "_meta")]
-    meta: Option<DescribedMeta<'a>>,
-}
-
-#[derive(Deserialize)]
-struct DescribedMeta<'a> {
-    #[serde(borrow, default, rename = "io.modelcontextprotocol/serverInfo")]
-    server_info: Option<Implementation<'a>>,
 }
 
 impl Client {
@@ -165,6 +145,16 @@ impl Client {
         self.0.described.get().instructions.as_deref()
     }
 
+    /// How many times the server ended the legacy session and the client opened a new one
+    /// (`initialize` again, with the same client info and capabilities), sending the request
+    /// that found the session gone once more in it. 0 in the modern era, which has no
+    /// sessions. What the old session held is gone: the server's subscriptions, its log
+    /// level, and any notification sent while it was being lost (not sent again).
+    #[must_use]
+    pub fn session_renewals(&self) -> u64 {
+        self.0.agreed.session_renewals()
+    }
+
     /// The peer under the client: requests of the raw layer, counters.
     #[must_use]
     pub fn peer(&self) -> &PeerHandle {
@@ -210,9 +200,15 @@ impl Client {
         Ok(())
     }
 
-    /// Closes the connection; calls in progress fail with [`ClientError::Closed`].
-    pub fn close(&self) {
+    /// Closes the connection and waits until it has ended: calls in progress fail with
+    /// [`ClientError::Closed`], what was queued is written, a legacy session over HTTP is
+    /// ended (its DELETE answered, or failed, or given up after 2 s), and a child server has
+    /// exited (or been stopped with its process group, see
+    /// [`spawn_child`](crate::transport::spawn_child)). Returning from `main` after it loses
+    /// nothing.
+    pub async fn close(&self) {
         self.0.peer.close();
+        self.0.connection.lock().await.closed().await;
     }
 }
 
@@ -227,6 +223,7 @@ pub struct ClientBuilder {
 /// What a client keeps of its builder.
 struct Settings {
     options: ClientOptions,
+    connect_timeout: Duration,
     limits: InputLimits,
     timeout: Option<Duration>,
     max_pages: usize,
@@ -241,6 +238,7 @@ impl Default for ClientBuilder {
             connect: ConnectOptions::default(),
             settings: Settings {
                 options: ClientOptions::new("mcpwire", env!("CARGO_PKG_VERSION")),
+                connect_timeout: DEFAULT_CONNECT_TIMEOUT,
                 limits: InputLimits::default(),
                 timeout: None,
                 max_pages: DEFAULT_MAX_PAGES,
@@ -409,6 +407,16 @@ impl ClientBuilder {
         self
     }
 
+    /// The last bytes of a child server's stderr kept to say why it exited, in
+    /// [`ClientError::Closed`]'s [`CloseReason::Exited`](crate::peer::CloseReason::Exited)
+    /// ([`DEFAULT_CHILD_STDERR_TAIL`](crate::limits::DEFAULT_CHILD_STDERR_TAIL), 4 KiB, by
+    /// default; 0 keeps none). Every line still goes where [`stderr`](Self::stderr) says.
+    #[must_use]
+    pub fn stderr_tail(mut self, bytes: usize) -> Self {
+        self.connect.stderr_tail = bytes;
+        self
+    }
+
     /// A header sent with every HTTP request to an `http://` or `https://` target (an
     /// `Authorization`, say); other transports have no headers.
     #[cfg(feature = "http")]
@@ -446,36 +454,40 @@ impl ClientBuilder {
         self
     }
 
-    /// Starts the transport `target` names and settles the era with the server.
+    /// The bound on the whole of [`connect`](Self::connect): starting the transport, the era
+    /// probe, the legacy handshake ([`DEFAULT_CONNECT_TIMEOUT`], 30 s, by default). Past it
+    /// connecting fails with [`ClientError::ConnectTimeout`] naming the step that was waiting;
+    /// each step's own bound ([`probe_timeout`](Self::probe_timeout), `initialize`'s 30 s)
+    /// still applies within it.
+    #[must_use]
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.settings.connect_timeout = timeout;
+        self
+    }
+
+    /// Starts the transport `target` names and settles the era with the server, within
+    /// [`connect_timeout`](Self::connect_timeout).
     ///
     /// # Errors
     ///
     /// [`ClientError::Connect`] when the transport cannot start, [`ClientError::Era`] when
-    /// the server speaks no version this client does (or not the era pinned), and the errors
-    /// of a call when the negotiation's requests fail.
+    /// the server speaks no version this client does (or not the era pinned),
+    /// [`ClientError::ConnectTimeout`] past the connect timeout, and the errors of a call
+    /// when the negotiation's requests fail (each naming its [`Stage`](super::Stage)).
     pub async fn connect(self, target: impl IntoTarget) -> Result<Client, ClientError> {
         let target = target
             .into_target()
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        let deadline = tokio::time::Instant::now() + self.settings.connect_timeout;
         let callbacks = Arc::new(self.callbacks);
-        let mut options = self.settings.options;
-        options.capabilities = callbacks.capabilities();
         let handler = CallbackHandler(callbacks.clone());
-        let (peer, connection) = target.connect(&self.peer, handler, &self.connect).await?;
+        let started = target.connect(&self.peer, handler, &self.connect);
+        let (peer, connection) = tokio::time::timeout_at(deadline, started)
+            .await
+            .map_err(|_| ClientError::ConnectTimeout { stage: Stage::Start })??;
         let key = target.cache_key();
-        Self::finish(
-            callbacks,
-            options,
-            self.settings.limits,
-            self.settings.timeout,
-            self.settings.max_pages,
-            self.settings.log_level,
-            target.is_http(),
-            peer,
-            connection,
-            key,
-        )
-        .await
+        let http = target.is_http();
+        Self::finish(callbacks, self.settings, deadline, http, peer, connection, key).await
     }
 
     /// Talks MCP over `io`, one message per line (a transport of the host's own, a pipe to a
@@ -488,73 +500,35 @@ impl ClientBuilder {
     where
         T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + 'static,
     {
+        let deadline = tokio::time::Instant::now() + self.settings.connect_timeout;
         let callbacks = Arc::new(self.callbacks);
-        let mut options = self.settings.options;
-        options.capabilities = callbacks.capabilities();
         let (peer, connection) = self.peer.connect(io, CallbackHandler(callbacks.clone()));
-        Self::finish(
-            callbacks,
-            options,
-            self.settings.limits,
-            self.settings.timeout,
-            self.settings.max_pages,
-            self.settings.log_level,
-            false,
-            peer,
-            connection,
-            None,
-        )
-        .await
+        Self::finish(callbacks, self.settings, deadline, false, peer, connection, None).await
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Settles the era over a started transport, by `deadline`.
     async fn finish(
         callbacks: Arc<Callbacks>,
-        options: ClientOptions,
-        limits: InputLimits,
-        timeout: Option<Duration>,
-        max_pages: usize,
-        log_level: Option<LoggingLevel>,
+        settings: Settings,
+        deadline: tokio::time::Instant,
         http: bool,
         peer: PeerHandle,
         connection: Connection,
         key: Option<String>,
     ) -> Result<Client, ClientError> {
-        let agreed =
-            negotiate(&peer, &options, key.as_deref()).await.map_err(ClientError::negotiate)?;
-        let fix = |d: &mut Described<'_>| {
-            if d.server_info.is_none() {
-                d.server_info = d.meta.take().and_then(|m| m.server_info);
+        let progress = Progress::default();
+        let mut options = settings.options.clone();
+        options.capabilities = callbacks.capabilities();
+        let settle = settle(&options, settings.log_level, &peer, key.as_deref(), &progress);
+        let (agreed, described) = match tokio::time::timeout_at(deadline, settle).await {
+            Ok(settled) => settled?,
+            Err(_) => {
+                let stage = progress.method().map_or(Stage::Start, Stage::of);
+                return Err(ClientError::ConnectTimeout { stage });
             }
         };
-        let bad = |e: serde_json::Error| ClientError::invalid("server description", e);
-        let described = match agreed.server() {
-            Some(text) => Decoded::decode_with(Cart::Text(text.into()), fix).map_err(bad)?,
-            // The era came from the cache: the server is asked what it is.
-            None => {
-                let r = agreed
-                    .request(&peer, DISCOVER, NO_PARAMS, RequestOptions::new())
-                    .await
-                    .map_err(|e| ClientError::request(DISCOVER, e))?;
-                Decoded::decode_with(Cart::Result(r), fix).map_err(bad)?
-            }
-        };
+        let Settings { limits, timeout, max_pages, log_level, .. } = settings;
         let mirrors = http && agreed.era() == Era::Modern;
-        if let (Some(level), Era::Legacy) = (log_level, agreed.era()) {
-            #[derive(serde::Serialize)]
-            struct SetLevel {
-                level: LoggingLevel,
-            }
-            agreed
-                .request(
-                    &peer,
-                    "logging/setLevel",
-                    Some(crate::Json(&SetLevel { level })),
-                    RequestOptions::new(),
-                )
-                .await
-                .map_err(|e| ClientError::request("logging/setLevel", e))?;
-        }
         Ok(Client(Arc::new(Inner {
             log_level: log_level.filter(|_| agreed.era() == Era::Modern),
             headers_learnt: mirrors.then(tokio::sync::OnceCell::new),
@@ -565,7 +539,7 @@ impl ClientBuilder {
             limits,
             timeout,
             max_pages,
-            _connection: connection,
+            connection: tokio::sync::Mutex::new(connection),
         })))
     }
 }

@@ -56,6 +56,8 @@ mod decoded;
 mod error;
 #[cfg(feature = "mcp")]
 mod listen;
+#[cfg(feature = "mcp")]
+mod settle;
 
 pub use input::{InputError, InputResolver};
 pub use negotiate::*;
@@ -69,6 +71,6 @@ pub use client::{Client, ClientBuilder, DEFAULT_MAX_PAGES};
 #[cfg(feature = "mcp")]
 pub use decoded::Decoded;
 #[cfg(feature = "mcp")]
-pub use error::ClientError;
+pub use error::{ClientError, Stage};
 #[cfg(feature = "mcp")]
 pub use listen::Changes;

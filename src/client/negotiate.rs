@@ -1,16 +1,18 @@
 //! [`negotiate`]: the era decision run over a connection.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
+use crate::limits::DEFAULT_INITIALIZE_TIMEOUT;
 use crate::mcp::negotiation::{
     DEFAULT_PROBE_TIMEOUT, DISCOVER, Decision, ProbeAnswer, RequestMeta, VersionChoice, decide,
     retry_version,
 };
 use crate::mcp::{Era, LEGACY_VERSIONS};
-use crate::peer::{Incoming, NO_PARAMS, PeerHandle, RequestError, RequestOptions};
-use crate::{Json, Payload, RawJson};
+use crate::peer::{Incoming, NO_PARAMS, PeerHandle, RequestError, RequestOptions, TransportError};
+use crate::{ErrorCode, Json, Payload, RawJson};
 
 /// How a client talks to a server: the version it speaks (or `auto`) and what it says
 /// about itself.
@@ -38,7 +40,7 @@ impl ClientOptions {
             capabilities: "{}".into(),
             client_info: info.to_string(),
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
-            initialize_timeout: Duration::from_secs(30),
+            initialize_timeout: DEFAULT_INITIALIZE_TIMEOUT,
         }
     }
 
@@ -115,6 +117,10 @@ pub struct Negotiated {
     server: Option<String>,
     /// Whether the era came from the cache, without a probe.
     cached: bool,
+    /// Legacy sessions opened again after the server ended one.
+    renewals: AtomicU64,
+    /// Held while a lost session is renewed, so concurrent losers renew it once.
+    renewing: tokio::sync::Mutex<()>,
 }
 
 impl Negotiated {
@@ -151,7 +157,10 @@ impl Negotiated {
 
     /// Sends a request in the agreed era: a modern one carries the `_meta` members, and is
     /// sent once more at a mutually supported version if the server answers -32022 (the
-    /// version found is then used by every later request).
+    /// version found is then used by every later request). A legacy one whose session the
+    /// server ended ([`TransportError::SessionLost`]: the request was not run) opens a new
+    /// session, as MCP asks of a client (`initialize` again, no session id), and is sent once
+    /// more in it; a second loss, or a renewal that fails, is the request's error.
     ///
     /// # Errors
     ///
@@ -164,6 +173,19 @@ impl Negotiated {
         options: RequestOptions,
     ) -> Result<Incoming, RequestError> {
         if self.era == Era::Legacy {
+            let renewed = self.session_renewals();
+            let first = peer.request_with(method, params.as_ref(), options.clone()).await;
+            let Err(RequestError::Transport(TransportError::SessionLost(lost))) = &first else {
+                return first;
+            };
+            if method == "initialize" {
+                return first;
+            }
+            if let Err(e) = self.renew(peer, renewed).await {
+                let why = format!("{lost}; a new session could not be opened: {e}");
+                return Err(RequestError::Transport(TransportError::SessionLost(why)));
+            }
+            // Once: a request that loses the new session too fails with `SessionLost`.
             return peer.request_with(method, params, options).await;
         }
         let meta = self.meta();
@@ -177,6 +199,28 @@ impl Negotiated {
         let meta = self.set_version(&meta, &version);
         tracing::debug!(method, version, "retrying at a version the server supports");
         peer.request_with(method, Some(meta.params(params)), options).await
+    }
+
+    /// How many times a legacy session the server ended was opened again (see
+    /// [`Negotiated::request`]).
+    #[must_use]
+    pub fn session_renewals(&self) -> u64 {
+        self.renewals.load(Ordering::Acquire)
+    }
+
+    /// Opens a new legacy session (`initialize` with the same client info and capabilities,
+    /// at the version agreed, then `notifications/initialized`), unless another request did
+    /// since `seen` renewals.
+    async fn renew(&self, peer: &PeerHandle, seen: u64) -> Result<(), NegotiateError> {
+        let _one = self.renewing.lock().await;
+        if self.session_renewals() != seen {
+            return Ok(());
+        }
+        let version = self.version();
+        initialize(peer, &self.options, &version, &[version.as_str()]).await?;
+        self.renewals.fetch_add(1, Ordering::AcqRel);
+        tracing::info!(version, "the server ended the session; a new one was opened");
+        Ok(())
     }
 
     /// Moves to `version` unless another request already moved on from `seen`.
@@ -207,6 +251,34 @@ pub async fn negotiate(
     options: &ClientOptions,
     target: Option<&str>,
 ) -> Result<Negotiated, NegotiateError> {
+    negotiate_with(peer, options, target, &Progress::default()).await
+}
+
+/// The request a connection is waiting on (none: the transport is starting), for a caller that
+/// bounds the whole and says which step was too slow.
+#[derive(Debug, Default)]
+pub(crate) struct Progress(Mutex<Option<&'static str>>);
+
+impl Progress {
+    /// Waiting on `method` now.
+    pub(crate) fn at(&self, method: &'static str) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(method);
+    }
+
+    /// The method waited on, if any.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn method(&self) -> Option<&'static str> {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// [`negotiate`], telling `progress` each request it waits on.
+pub(crate) async fn negotiate_with(
+    peer: &PeerHandle,
+    options: &ClientOptions,
+    target: Option<&str>,
+    progress: &Progress,
+) -> Result<Negotiated, NegotiateError> {
     let modern = options.version.modern();
     let legacy = options.version.legacy();
     let meta_at = |v: &str| {
@@ -222,6 +294,8 @@ pub async fn negotiate(
         meta: RwLock::new(Arc::new(meta_at(version))),
         server,
         cached,
+        renewals: AtomicU64::new(0),
+        renewing: tokio::sync::Mutex::new(()),
     };
     let auto = options.version == VersionChoice::Auto;
     let remembered = target
@@ -237,6 +311,7 @@ pub async fn negotiate(
         (None, Some(preferred)) => {
             let probe = meta_at(preferred);
             let opts = RequestOptions::new().timeout(Some(options.probe_timeout));
+            progress.at(DISCOVER);
             let answer = peer.request_with(DISCOVER, Some(probe.params(NO_PARAMS)), opts).await;
             let decision = match &answer {
                 Ok(r) => decide(
@@ -261,6 +336,22 @@ pub async fn negotiate(
                 Err(RequestError::Timeout) => {
                     decide(ProbeAnswer::NoAnswer, &modern, &legacy, preferred)
                 }
+                // An HTTP error with no JSON-RPC answer (a legacy server's 400, 404 or 405 to
+                // a request without a session) is an error answer like any other; a failure to
+                // reach the server, or a refused authorization, ends the negotiation here.
+                Err(RequestError::Transport(
+                    t @ (TransportError::Status { .. } | TransportError::Broken(_)),
+                )) if !t.is_authorization() => match decide(
+                    ProbeAnswer::Error { code: ErrorCode::INTERNAL_ERROR, data: None },
+                    &modern,
+                    &legacy,
+                    preferred,
+                ) {
+                    Decision::NotModern { reason } => {
+                        Decision::NotModern { reason: format!("{reason}: {t}") }
+                    }
+                    decision => decision,
+                },
                 Err(e) => {
                     return Err(NegotiateError::Request { method: DISCOVER, source: e.clone() });
                 }
@@ -295,6 +386,7 @@ pub async fn negotiate(
             version
         }
     };
+    progress.at("initialize");
     let (agreed, result) = match initialize(peer, options, &version, &legacy).await {
         Ok(done) => done,
         Err(e) => {

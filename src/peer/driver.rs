@@ -390,9 +390,11 @@ where
                         }
                         Poll::Ready(Some(Err(e))) => {
                             reading = false;
-                            shared.with_from(Some(cx.waker()), |c| {
-                                c.close(CloseReason::Io(e.to_string()))
-                            });
+                            let reason = match &e {
+                                crate::Error::Io(io) => CloseReason::of_io(io),
+                                e => CloseReason::Io(e.to_string()),
+                            };
+                            shared.with_from(Some(cx.waker()), |c| c.close(reason));
                             break;
                         }
                     }
@@ -449,7 +451,7 @@ where
         Ok(()) => shared.close(CloseReason::Local),
         Err(e) => {
             tracing::debug!(error = %e, "connection ended");
-            shared.close(CloseReason::Io(e.to_string()));
+            shared.close(CloseReason::of_io(&e));
         }
     }
 }

@@ -156,6 +156,22 @@ impl Shared {
     }
 }
 
+/// A transport's way to fail one request of the connection's (the HTTP client's, whose
+/// exchanges fail one by one), which does not keep the connection alive.
+#[cfg(feature = "http")]
+#[derive(Clone, Default)]
+pub(crate) struct RequestFailer(std::sync::Weak<Shared>);
+
+#[cfg(feature = "http")]
+impl RequestFailer {
+    /// Fails request `id` with `error`; `false` when the connection is gone.
+    pub(crate) fn fail(&self, id: crate::Id<'_>, error: super::TransportError) -> bool {
+        let Some(shared) = self.0.upgrade() else { return false };
+        shared.with(|c| c.handle_transport_failure(id, error));
+        true
+    }
+}
+
 /// A cloneable handle to one connection: send requests and notifications, read counters, close.
 #[derive(Clone)]
 pub struct PeerHandle {
@@ -172,6 +188,12 @@ impl fmt::Debug for PeerHandle {
 }
 
 impl PeerHandle {
+    /// What fails this connection's requests one by one, for its transport.
+    #[cfg(feature = "http")]
+    pub(crate) fn failer(&self) -> RequestFailer {
+        RequestFailer(Arc::downgrade(&self.shared))
+    }
+
     /// Sends a request and waits for its response.
     ///
     /// Waits first for a free slot when [`Limits::max_in_flight`](crate::Limits::max_in_flight) requests are outstanding.

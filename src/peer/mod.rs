@@ -50,7 +50,9 @@ pub use builder::{DEFAULT_REQUEST_TIMEOUT, DEFAULT_UNADDRESSED_REPLIES_PER_SECON
 pub use connection::Connection;
 pub use core::PeerStats;
 pub use core::Timeout;
-pub use error::{CloseReason, RequestError};
+#[cfg(feature = "mcp")]
+pub(crate) use error::status_text;
+pub use error::{ChildExit, CloseReason, RequestError, TransportError};
 pub use handle::{PeerHandle, ProgressToken, RequestOptions};
 pub use handler::{Context, Handler, NoHandler};
 pub use incoming::{Incoming, Reply, RpcError};
@@ -60,6 +62,8 @@ pub use principal::Principal;
 pub(crate) use core::transmit::{Route, Sent};
 #[cfg(feature = "http")]
 pub(crate) use driver::{Async, AsyncOutlet};
+#[cfg(feature = "http")]
+pub(crate) use handle::RequestFailer;
 
 use crate::RawJson;
 

@@ -7,7 +7,7 @@ mod child;
 mod socket;
 mod target;
 
-pub use child::{CHILD_EXIT_GRACE, ChildStderr, spawn_child};
+pub use child::{CHILD_EXIT_GRACE, ChildStderr, spawn_child, spawn_child_with};
 pub use socket::{connect_tcp, serve_tcp, serve_tcp_until};
 #[cfg(unix)]
 pub use socket::{connect_unix, serve_unix, serve_unix_until};

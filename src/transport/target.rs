@@ -9,6 +9,7 @@ use std::sync::Arc;
 use tokio::io::DuplexStream;
 
 use super::ChildStderr;
+use crate::limits::DEFAULT_CHILD_STDERR_TAIL;
 use crate::peer::{Connection, Handler, PeerBuilder, PeerHandle};
 
 /// The in-memory pipe's buffer, each way, for a server in this process.
@@ -66,13 +67,17 @@ impl InProcess {
 }
 
 /// How a [`Target`] is reached, beyond what it names.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ConnectOptions {
     /// Where a child's standard error goes.
     pub stderr: ChildStderr,
-    /// Runs a child in a process group of its own, so a Ctrl-C at the terminal reaches this
-    /// process and not the server (which this process then stops).
+    /// The last bytes of a child's stderr kept to say why it exited
+    /// ([`DEFAULT_CHILD_STDERR_TAIL`] by default; 0 keeps none).
+    pub stderr_tail: usize,
+    /// Kept for compatibility: a child now always runs in a process group of its own (on
+    /// unix), so a Ctrl-C at the terminal reaches this process and not the server (which this
+    /// process then stops, with its group).
     pub own_process_group: bool,
     /// Speaks HTTP/2 with prior knowledge (h2c) to an `http://` target, and only HTTP/2 (ALPN
     /// `h2`) to an `https://` one.
@@ -88,7 +93,31 @@ pub struct ConnectOptions {
     pub oauth: Option<crate::auth::OAuth>,
 }
 
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        Self {
+            stderr: ChildStderr::default(),
+            stderr_tail: DEFAULT_CHILD_STDERR_TAIL,
+            own_process_group: false,
+            http2: false,
+            #[cfg(feature = "http")]
+            headers: Vec::new(),
+            #[cfg(feature = "tls")]
+            tls: None,
+            #[cfg(feature = "oauth")]
+            oauth: None,
+        }
+    }
+}
+
 impl ConnectOptions {
+    /// The last bytes of a child's stderr kept to say why it exited.
+    #[must_use]
+    pub fn stderr_tail(mut self, bytes: usize) -> Self {
+        self.stderr_tail = bytes;
+        self
+    }
+
     /// Where a child's standard error goes.
     #[must_use]
     pub fn stderr(mut self, stderr: ChildStderr) -> Self {
@@ -207,11 +236,8 @@ impl Target {
             Self::Command { program, args } => {
                 let mut command = tokio::process::Command::new(program);
                 command.args(args);
-                #[cfg(unix)]
-                if options.own_process_group {
-                    command.process_group(0);
-                }
-                super::spawn_child(builder, command, options.stderr.clone(), handler)?
+                let (stderr, tail) = (options.stderr.clone(), options.stderr_tail);
+                super::spawn_child_with(builder, command, stderr, tail, handler)?
             }
             Self::Tcp(addr) => super::connect_tcp(builder, addr.as_str(), handler).await?,
             #[cfg(unix)]
@@ -288,34 +314,43 @@ impl fmt::Display for Target {
     }
 }
 
-/// Why a target's text was not understood.
+/// Why a target's text was not understood: what was expected, or the feature a target of
+/// its kind needs (an `http://` target in a build without `http`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[cfg_attr(
-    feature = "tls",
-    error(
-        "`{0}`: expected stdio:COMMAND, tcp:HOST:PORT, unix:PATH, http://HOST:PORT/PATH or https://HOST:PORT/PATH"
-    )
-)]
-#[cfg_attr(
-    all(feature = "http", not(feature = "tls")),
-    error(
-        "`{0}`: expected stdio:COMMAND, tcp:HOST:PORT, unix:PATH or http://HOST:PORT/PATH (https:// needs mcpwire's `tls` feature)"
-    )
-)]
-#[cfg_attr(
-    not(feature = "http"),
-    error(
-        "`{0}`: expected stdio:COMMAND, tcp:HOST:PORT or unix:PATH (http:// and https:// need mcpwire's `http` and `tls` features)"
-    )
-)]
-pub struct BadTarget(String);
+#[error("`{text}`: {why}")]
+pub struct BadTarget {
+    text: String,
+    why: &'static str,
+}
+
+/// What a target's text may be, in this build.
+const EXPECTED: &str = if cfg!(feature = "tls") {
+    "expected stdio:COMMAND, tcp:HOST:PORT, unix:PATH, http://HOST:PORT/PATH or https://HOST:PORT/PATH"
+} else if cfg!(feature = "http") {
+    "expected stdio:COMMAND, tcp:HOST:PORT, unix:PATH or http://HOST:PORT/PATH"
+} else {
+    "expected stdio:COMMAND, tcp:HOST:PORT or unix:PATH"
+};
+
+impl BadTarget {
+    fn of(text: &str) -> Self {
+        let why = if text.starts_with("http://") && !cfg!(feature = "http") {
+            "http:// targets need mcpwire's `http` feature"
+        } else if text.starts_with("https://") && !cfg!(feature = "tls") {
+            "https:// targets need mcpwire's `tls` feature"
+        } else {
+            EXPECTED
+        };
+        Self { text: text.to_owned(), why }
+    }
+}
 
 impl FromStr for Target {
     type Err = BadTarget;
 
     /// `stdio:COMMAND` runs `sh -c "exec COMMAND"` (so signals reach the server, not a shell).
     fn from_str(s: &str) -> Result<Self, BadTarget> {
-        let bad = || BadTarget(s.to_owned());
+        let bad = || BadTarget::of(s);
         #[cfg(feature = "http")]
         if s.starts_with("http://") || (cfg!(feature = "tls") && s.starts_with("https://")) {
             return Ok(Self::Http(s.to_owned()));

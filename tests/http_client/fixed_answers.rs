@@ -132,7 +132,11 @@ async fn still_works(peer: &PeerHandle) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_500_with_an_html_body_fails_the_request_naming_the_status() {
     let (_fake, peer, _conn) = fake_client().await;
-    transport_error(within(peer.request("http500", NO_PARAMS)).await, "500");
+    let e = transport_error(within(peer.request("http500", NO_PARAMS)).await, "500");
+    let TransportError::Status { status: 500, www_authenticate: None, body } = &e else {
+        panic!("an HTTP status error expected: {e:?}");
+    };
+    assert!(body.starts_with("<html>") && body.len() <= 512, "{body:?}");
     still_works(&peer).await;
 }
 
@@ -193,9 +197,8 @@ async fn every_failure_in_turn_leaves_the_peer_working() {
             ("hangup", "HTTP request failed"),
         ] {
             let r = within(peer.request(method, NO_PARAMS)).await;
-            let e = rpc_error(r);
-            assert_eq!(e.code, ErrorCode::INTERNAL_ERROR, "round {round}, {method}: {e}");
-            assert!(e.message.contains(says), "round {round}, {method}: {e}");
+            let e = transport_error(r, says);
+            assert!(e.to_string().contains(says), "round {round}, {method}: {e}");
             still_works(&peer).await;
         }
     }
@@ -231,11 +234,12 @@ async fn a_refused_connection_fails_each_request() {
     let url = format!("http://127.0.0.1:{port}/mcp");
     let (peer, _conn) = connect(&PeerBuilder::new(), &url, NoHandler).unwrap();
     let init = within(peer.request("initialize", Some(RawJson::new(INIT_PARAMS)))).await;
-    transport_error(init, "HTTP request failed");
+    let e = transport_error(init, "cannot connect");
+    assert!(matches!(e, TransportError::Connect(_)), "{e:?}");
     // A notification that cannot be sent does not stop the requests after it.
     within(peer.notify("notifications/initialized", NO_PARAMS)).await.unwrap();
     for _ in 0..3 {
-        transport_error(within(peer.request("ping", NO_PARAMS)).await, "HTTP request failed");
+        transport_error(within(peer.request("ping", NO_PARAMS)).await, "cannot connect");
     }
     assert!(!peer.is_closed());
 }
@@ -314,7 +318,8 @@ async fn an_event_stream_kept_open_after_the_response_does_not_keep_its_post() {
 async fn after_a_404_to_the_session_the_next_initialize_starts_a_new_one() {
     let (fake, peer, _conn) = fake_client().await;
     eventually("the GET stream was asked for", || fake.gets.load(Ordering::SeqCst) == 1).await;
-    transport_error(within(peer.request("gone", NO_PARAMS)).await, "404");
+    let e = transport_error(within(peer.request("gone", NO_PARAMS)).await, "404");
+    assert!(matches!(e, TransportError::SessionLost(_)), "{e:?}");
     handshake(&peer).await;
     eventually("a GET stream for the new session", || fake.gets.load(Ordering::SeqCst) == 2).await;
     still_works(&peer).await;

@@ -10,7 +10,7 @@ pub(crate) use std::time::Duration;
 pub(crate) use mcpwire::http::{HttpClient, HttpServer, connect};
 pub(crate) use mcpwire::peer::{
     CloseReason, Connection, Context, Handler, Incoming, NO_PARAMS, NoHandler, PeerBuilder,
-    PeerHandle, Reply, RequestError, RequestOptions, RpcError,
+    PeerHandle, Reply, RequestError, RequestOptions, RpcError, TransportError,
 };
 pub(crate) use mcpwire::{ErrorCode, Json, RawJson};
 pub(crate) use serde_json::{Value, json};
@@ -48,13 +48,16 @@ pub(crate) fn rpc_error(r: Result<Incoming, RequestError>) -> RpcError {
     }
 }
 
-/// The error a request failed with, which must be the client's own -32603 for a failed
-/// exchange; its message must contain `says`.
-pub(crate) fn transport_error(r: Result<Incoming, RequestError>, says: &str) -> RpcError {
-    let e = rpc_error(r);
-    assert_eq!(e.code, ErrorCode::INTERNAL_ERROR, "{e}");
-    assert!(e.message.contains(says), "{e:?} does not say {says:?}");
-    e
+/// The error a request failed with, which must be the transport's own for a failed exchange
+/// (never worded as the server's answer); it must say `says`.
+pub(crate) fn transport_error(r: Result<Incoming, RequestError>, says: &str) -> TransportError {
+    match r {
+        Err(RequestError::Transport(e)) => {
+            assert!(e.to_string().contains(says), "{e:?} does not say {says:?}");
+            e
+        }
+        other => panic!("a transport error expected, got {other:?}"),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

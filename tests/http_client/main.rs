@@ -15,3 +15,5 @@ mod modern;
 mod oauth;
 mod real_server;
 mod resume;
+#[cfg(feature = "mcp")]
+mod typed_client;

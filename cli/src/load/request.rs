@@ -7,7 +7,7 @@ use std::time::Duration;
 use mcpwire::Json;
 use mcpwire::RawJson;
 use mcpwire::client::Negotiated;
-use mcpwire::peer::{PeerHandle, RequestError, RequestOptions};
+use mcpwire::peer::{PeerHandle, RequestError, RequestOptions, TransportError};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -135,6 +135,13 @@ fn kind(e: &RequestError) -> String {
         RequestError::Timeout => "timeout".into(),
         RequestError::Closed(_) => "connection_closed".into(),
         RequestError::Encode(_) => "encode".into(),
+        RequestError::Transport(t) => match t {
+            TransportError::Status { status, .. } => format!("http_{status}"),
+            TransportError::Connect(_) => "connect_failed".into(),
+            TransportError::Tls(_) => "tls_failed".into(),
+            TransportError::SessionLost(_) => "session_lost".into(),
+            _ => "transport_failed".into(),
+        },
         _ => "other".into(),
     }
 }

@@ -79,7 +79,7 @@ fn echo_everywhere(target: impl Fn() -> Target, server_name: &str, context: impl
                 matches!(unknown, ClientError::Protocol { .. } | ClientError::Tool(_)),
                 "{shown}: {unknown:?}"
             );
-            c.close();
+            c.close().await;
         }
     });
 }
@@ -245,7 +245,7 @@ fn everything_calls(target: impl Fn() -> Target) {
             let next = tokio::time::timeout(Duration::from_secs(10), changes.next()).await;
             assert_eq!(next.expect("a change within 10 s"), Some(Change::Tools), "{shown}");
             drop(changes);
-            c.close();
+            c.close().await;
         }
     });
 }

@@ -216,7 +216,7 @@ fn client_against_the_ts_sdk_v2_server_over_stdio_in_both_eras() {
                     .await
                     .map_err(|e| format!("connect: {e}"))?;
                 let done = exercise(&c, era, agreed, Asks::Served, &elicited).await;
-                c.close();
+                c.close().await;
                 done
             })
             .await
@@ -261,7 +261,7 @@ fn client_against_the_ts_sdk_v2_server_over_http_in_both_eras() {
                     .await
                     .map_err(|e| format!("connect: {e}"))?;
                 let done = exercise(&c, era, agreed, asks, &elicited).await;
-                c.close();
+                c.close().await;
                 done
             })
             .await

@@ -10,8 +10,9 @@
 //! session is deleted when the connection closes.
 //!
 //! A request the server does not answer with a response (an HTTP error, a 202, a connection
-//! failure) completes with an error response carrying its id, -32603, whose message says what
-//! happened; the peer goes on.
+//! failure) fails with [`RequestError::Transport`](crate::peer::RequestError::Transport) saying
+//! what happened ([`TransportError`]: connecting, TLS, the status, the session lost, a broken
+//! exchange); the peer goes on.
 //!
 //! **Resumption** (legacy requests; MCP's "Resumability and Redelivery", SEP-1699): when a
 //! request's event stream ends, or breaks, before its response came, having given an event id
@@ -45,9 +46,8 @@ use std::time::Duration;
 use crate::tls::ClientTls;
 use bytes::{Bytes, BytesMut};
 use http::header::{ACCEPT, CONTENT_TYPE, HOST, HeaderName, HeaderValue};
-use http::{Method, Request, StatusCode, Uri};
+use http::{Method, Request, Uri};
 use http_body_util::Full;
-use hyper::body::Incoming as HyperBody;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use tokio::sync::{Semaphore, mpsc, watch};
@@ -59,15 +59,18 @@ pub use crate::limits::DEFAULT_MAX_CONCURRENT_POSTS;
 pub use crate::limits::DEFAULT_MAX_RESUME_DELAY;
 pub use crate::limits::DEFAULT_RESUME_FAILURES;
 use crate::mcp::annotations::ToolHeaders;
-use crate::peer::{Async, AsyncOutlet, Connection, Handler, PeerBuilder, PeerHandle, Sent};
+use crate::peer::{
+    Async, AsyncOutlet, Connection, Handler, PeerBuilder, PeerHandle, RequestFailer, Sent,
+    TransportError,
+};
 use crate::{ErrorCode, Frame, FrameParser, Kind, Limits, Outgoing, OwnedId, RawJson};
 
 mod connector;
 mod receive;
 mod send;
+mod session;
 
 use connector::Connector;
-use receive::Cursor;
 use send::{ordered_worker, post_request};
 
 /// How long closing waits for the server to take the session's DELETE.
@@ -288,10 +291,12 @@ impl HttpClient {
             acked: acked_rx,
             tools: RwLock::new(ToolHeaders::new()),
             modern: RwLock::new(None),
+            lost: AtomicBool::new(false),
+            failer: std::sync::OnceLock::new(),
         });
         let worker = tokio::spawn(ordered_worker(ctx.clone(), ordered_rx, acked));
         let poster = Poster {
-            ctx,
+            ctx: ctx.clone(),
             parser: FrameParser::new(
                 Limits::default()
                     .max_frame_bytes(crate::limits::MAX_FRAME_BYTES_CEILING)
@@ -302,7 +307,10 @@ impl HttpClient {
             queued: AtomicU64::new(0),
             worker: Some(worker),
         };
-        Ok(self.peer.spawn_parts(frames, Async::new(poster), Arc::new(handler)))
+        let (peer, connection) =
+            self.peer.spawn_parts(frames, Async::new(poster), Arc::new(handler));
+        let _ = ctx.failer.set(peer.failer());
+        Ok((peer, connection))
     }
 }
 
@@ -341,6 +349,10 @@ struct Ctx {
     /// The version of the last modern request, until an `initialize`: while set, the client
     /// speaks the modern era.
     modern: RwLock<Option<HeaderValue>>,
+    /// Set once the server ended the session, until a new one begins.
+    lost: AtomicBool,
+    /// Fails a request with a [`TransportError`] (set once the peer is started).
+    failer: std::sync::OnceLock<RequestFailer>,
 }
 
 /// How a request's answer is read.
@@ -384,68 +396,18 @@ impl Ctx {
         b.body(Full::new(body)).expect("a request of valid parts")
     }
 
-    /// Sends `req`. With OAuth, it carries the token held for the server, and a 401 (or a 403
-    /// `insufficient_scope`) is authorized and the request sent again, as often as the OAuth
-    /// client's bounds let. The error is the failure's whole chain of causes.
-    async fn send(&self, req: Request<Full<Bytes>>) -> Result<http::Response<HyperBody>, String> {
-        #[cfg(feature = "oauth")]
-        if let Some((oauth, resource, url)) = &self.oauth {
-            return self.send_authorized(req, oauth, resource, url).await;
-        }
-        self.client.request(req).await.map_err(|e| crate::error::error_chain(&e))
-    }
-
-    #[cfg(feature = "oauth")]
-    async fn send_authorized(
-        &self,
-        req: Request<Full<Bytes>>,
-        oauth: &crate::auth::OAuth,
-        resource: &str,
-        url: &url::Url,
-    ) -> Result<http::Response<HyperBody>, String> {
-        use crate::auth::flow::Then;
-        let (parts, body) = req.into_parts();
-        let mut step_ups = 0;
-        // A 401 is authorized again at most twice in a row (a refresh, then the whole flow);
-        // step-ups are bounded by the OAuth client.
-        let mut unauthorized = 0;
-        loop {
-            let mut req = Request::new(body.clone());
-            *req.method_mut() = parts.method.clone();
-            *req.uri_mut() = parts.uri.clone();
-            *req.version_mut() = parts.version;
-            *req.headers_mut() = parts.headers.clone();
-            let sent = oauth.0.authorization(resource).await;
-            if let Some(token) = &sent {
-                req.headers_mut().insert(http::header::AUTHORIZATION, token.clone());
-            }
-            let resp = self.client.request(req).await.map_err(|e| crate::error::error_chain(&e))?;
-            let status = resp.status().as_u16();
-            if !matches!(status, 401 | 403) || (status == 401 && unauthorized == 2) {
-                return Ok(resp);
-            }
-            let www = resp
-                .headers()
-                .get(http::header::WWW_AUTHENTICATE)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
-            match oauth.0.challenged(url, status, www.as_deref(), sent.as_ref(), step_ups).await {
-                Ok(Then::Retry) if status == 403 => step_ups += 1,
-                Ok(Then::Retry) => unauthorized += 1,
-                Ok(Then::GiveUp) => return Ok(resp),
-                Err(e) => return Err(format!("authorization failed: {e}")),
-            }
-        }
-    }
-
     /// Hands a frame to the peer's connection task; `false` once it has ended.
     async fn inject(&self, frame: Frame) -> bool {
         self.inject.send(frame).await.is_ok()
     }
 
-    /// Completes the request `id` with an error response saying why no response came.
-    async fn fail(&self, id: &OwnedId, why: &str) {
-        self.fail_with(id, ErrorCode::INTERNAL_ERROR, why, None).await;
+    /// Fails the request `id` with why no response came: a [`TransportError`] the caller
+    /// sees as such (an error response of ours, -32603, once the peer is gone).
+    async fn fail(&self, id: &OwnedId, why: TransportError) {
+        if self.failer.get().is_some_and(|f| f.fail(id.as_id(), why.clone())) {
+            return;
+        }
+        self.fail_with(id, ErrorCode::INTERNAL_ERROR, &why.to_string(), None).await;
     }
 
     /// Completes the request `id` with an error response.
@@ -454,82 +416,6 @@ impl Ctx {
         let msg: Outgoing<'_> = Outgoing::Error { id: id.as_id(), code, message: why, data };
         if msg.write_value(&mut out).is_ok() {
             self.inject(FrameParser::new(self.limits).parse(out)).await;
-        }
-    }
-
-    /// Takes the session id an answer names (a new `initialize` replaces the old one), and
-    /// forgets the session on a 404 to a message that named it: the server ended it, and the
-    /// next `initialize` starts a new one.
-    fn remember_session(
-        &self,
-        resp: &http::Response<HyperBody>,
-        initialize: bool,
-        named: Option<&HeaderValue>,
-    ) {
-        let mut cur = self.session.write().unwrap_or_else(PoisonError::into_inner);
-        if let Some(named) = named
-            && resp.status() == StatusCode::NOT_FOUND
-        {
-            // Only the session this message named: a new one may have begun meanwhile.
-            if cur.as_ref() == Some(named) {
-                *cur = None;
-                *self.version.write().unwrap_or_else(PoisonError::into_inner) = None;
-                self.stop_get_stream();
-            }
-            return;
-        }
-        if let Some(s) = resp.headers().get(SESSION_HEADER)
-            && (cur.is_none() || initialize)
-            && cur.as_ref() != Some(s)
-        {
-            if cur.is_some() {
-                // A new session replaces the old: its GET stream is opened afresh.
-                self.stop_get_stream();
-            }
-            *cur = Some(s.clone());
-        }
-    }
-
-    /// The session a message names now, if any.
-    fn session(&self) -> Option<HeaderValue> {
-        self.session.read().unwrap_or_else(PoisonError::into_inner).clone()
-    }
-
-    /// Stops the GET stream, so the next `notifications/initialized` opens one again.
-    fn stop_get_stream(&self) {
-        let old = self.get_task.lock().unwrap_or_else(PoisonError::into_inner).take();
-        if let Some(old) = old {
-            old.abort();
-        }
-        self.get_started.store(false, Ordering::Release);
-    }
-
-    /// Opens the GET stream once, if asked for.
-    fn start_get_stream(self: &Arc<Self>) {
-        let mut slot = self.get_task.lock().unwrap_or_else(PoisonError::into_inner);
-        if !self.get_stream
-            || self.closed.load(Ordering::Acquire)
-            || self.get_started.swap(true, Ordering::AcqRel)
-        {
-            return;
-        }
-        let ctx = self.clone();
-        let task = tokio::spawn(async move {
-            let mut req = ctx.request(Method::GET, Bytes::new(), false);
-            req.headers_mut().insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-            match ctx.send(req).await {
-                Ok(resp) if resp.status() == StatusCode::OK => {
-                    let mut cursor = Cursor::default();
-                    if let Err(e) = ctx.take_answer(resp, None, Mode::Legacy, &mut cursor).await {
-                        tracing::debug!(error = %e, "the GET stream ended");
-                    }
-                }
-                Ok(resp) => tracing::debug!(status = %resp.status(), "no GET stream"),
-                Err(e) => tracing::debug!(error = %e, "the GET stream failed"),
-            }
-        });
-        if let Some(old) = slot.replace(task) {
-            old.abort();
         }
     }
 }

@@ -125,11 +125,13 @@ impl Ctx {
         if frame.kind() == Kind::Invalid {
             // Not a message from the server (an error page, a proxy's body): say so in the
             // request's error, never hand it to the peer, which would answer it -32700.
-            let kept = &bytes[..bytes.len().min(ERROR_BODY_KEPT)];
-            return Err(format!(
-                "the answer is not a JSON-RPC message: {}",
-                String::from_utf8_lossy(kept)
-            ));
+            let kept = String::from_utf8_lossy(&bytes[..bytes.len().min(ERROR_BODY_KEPT)]);
+            // An HTTP error's body is kept as it came.
+            return Err(if ok {
+                format!("the answer is not a JSON-RPC message: {kept}")
+            } else {
+                kept.into_owned()
+            });
         }
         let is = take(&frame);
         answered |= is;

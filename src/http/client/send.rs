@@ -3,15 +3,19 @@
 
 use std::sync::{Arc, PoisonError};
 
-use http::Method;
+use bytes::Bytes;
 use http::header::HeaderValue;
+use http::{Method, Request, StatusCode};
+use http_body_util::Full;
 use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming as HyperBody;
 use tokio::sync::{mpsc, watch};
 
 use super::receive::Cursor;
 use super::{Ctx, ERROR_BODY_KEPT, Mode};
 use crate::limits::ORDERED_POST_TIMEOUT;
 use crate::mcp::meta::RequestParams;
+use crate::peer::TransportError;
 use crate::{Frame, OwnedId, RawJson};
 
 /// Writes the headers a modern request carries into `headers`; `None` for a request without a
@@ -36,6 +40,106 @@ fn modern_headers(
             })
             .map(|()| Mode::Modern { tools: method == "tools/list" }),
     )
+}
+
+impl Ctx {
+    /// Sends `req`. With OAuth, it carries the token held for the server, and a 401 (or a 403
+    /// `insufficient_scope`) is authorized and the request sent again, as often as the OAuth
+    /// client's bounds let. The error says what failed (connecting, TLS), with the whole chain
+    /// of causes.
+    pub(super) async fn send(
+        &self,
+        req: Request<Full<Bytes>>,
+    ) -> Result<http::Response<HyperBody>, TransportError> {
+        #[cfg(feature = "oauth")]
+        if let Some((oauth, resource, url)) = &self.oauth {
+            return self.send_authorized(req, oauth, resource, url).await;
+        }
+        self.client.request(req).await.map_err(|e| failure(&e))
+    }
+
+    #[cfg(feature = "oauth")]
+    async fn send_authorized(
+        &self,
+        req: Request<Full<Bytes>>,
+        oauth: &crate::auth::OAuth,
+        resource: &str,
+        url: &url::Url,
+    ) -> Result<http::Response<HyperBody>, TransportError> {
+        use crate::auth::flow::Then;
+        let (parts, body) = req.into_parts();
+        let mut step_ups = 0;
+        // A 401 is authorized again at most twice in a row (a refresh, then the whole flow);
+        // step-ups are bounded by the OAuth client.
+        let mut unauthorized = 0;
+        loop {
+            let mut req = Request::new(body.clone());
+            *req.method_mut() = parts.method.clone();
+            *req.uri_mut() = parts.uri.clone();
+            *req.version_mut() = parts.version;
+            *req.headers_mut() = parts.headers.clone();
+            let sent = oauth.0.authorization(resource).await;
+            if let Some(token) = &sent {
+                req.headers_mut().insert(http::header::AUTHORIZATION, token.clone());
+            }
+            let resp = self.client.request(req).await.map_err(|e| failure(&e))?;
+            let status = resp.status().as_u16();
+            if !matches!(status, 401 | 403) || (status == 401 && unauthorized == 2) {
+                return Ok(resp);
+            }
+            let www = resp
+                .headers()
+                .get(http::header::WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            match oauth.0.challenged(url, status, www.as_deref(), sent.as_ref(), step_ups).await {
+                Ok(Then::Retry) if status == 403 => step_ups += 1,
+                Ok(Then::Retry) => unauthorized += 1,
+                Ok(Then::GiveUp) => return Ok(resp),
+                Err(e) => {
+                    return Err(TransportError::Broken(format!("authorization failed: {e}")));
+                }
+            }
+        }
+    }
+}
+
+/// What failed, from a failed exchange: connecting, TLS (a handshake or a certificate refused),
+/// or the exchange itself.
+fn failure(e: &hyper_util::client::legacy::Error) -> TransportError {
+    let chain = crate::error::error_chain(e);
+    if tls_failed(e) {
+        TransportError::Tls(chain)
+    } else if e.is_connect() {
+        TransportError::Connect(chain)
+    } else {
+        TransportError::Broken(format!("the HTTP request failed: {chain}"))
+    }
+}
+
+/// Whether rustls failed somewhere in `e`'s chain of causes (an I/O error wraps it).
+fn tls_failed(e: &(dyn std::error::Error + 'static)) -> bool {
+    #[cfg(feature = "tls")]
+    {
+        let mut cause = Some(e);
+        while let Some(c) = cause {
+            if c.is::<rustls::Error>() {
+                return true;
+            }
+            // An I/O error's `source` skips the error it wraps (rustls's, or another I/O
+            // error around it): that one is looked at instead.
+            cause = match c.downcast_ref::<std::io::Error>().and_then(std::io::Error::get_ref) {
+                Some(inner) => Some(inner as &(dyn std::error::Error + 'static)),
+                None => c.source(),
+            };
+        }
+        false
+    }
+    #[cfg(not(feature = "tls"))]
+    {
+        let _ = e;
+        false
+    }
 }
 
 /// POSTs one request and hands its answer to the peer.
@@ -88,15 +192,16 @@ pub(super) async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after
     };
     let resp = match ctx.send(req).await {
         Ok(r) => r,
-        Err(why) => return ctx.fail(&id, &format!("the HTTP request failed: {why}")).await,
+        Err(why) => return ctx.fail(&id, why).await,
     };
     if !matches!(mode, Mode::Modern { .. }) {
         ctx.remember_session(&resp, initialize, named.as_ref());
     }
     let status = resp.status();
-    // A 401 or 403 that reaches here was not authorized away (no OAuth client, or it gave up):
-    // the error says what the server asked for, and what would answer it.
-    let refused = matches!(status.as_u16(), 401 | 403).then(|| refusal(&ctx, &resp));
+    let www = resp
+        .headers()
+        .get(http::header::WWW_AUTHENTICATE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
     let mut cursor = Cursor::default();
     let mut outcome = ctx.take_answer(resp, Some(&id), mode, &mut cursor).await;
     // A legacy event stream that ended (or broke) before the response, having given an event
@@ -104,47 +209,42 @@ pub(super) async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after
     if cursor.resumable() && !matches!(mode, Mode::Modern { .. }) && !matches!(outcome, Ok(true)) {
         outcome = ctx.resume(&id, mode, &mut cursor).await;
     }
-    match outcome {
-        Ok(true) => {}
-        Ok(false) if status.is_success() => {
-            ctx.fail(&id, &format!("HTTP {status}: the server sent no response to the request"))
-                .await;
-        }
-        Ok(false) => {
-            let more = refused.unwrap_or_default();
-            ctx.fail(&id, &format!("HTTP {status}{more}")).await;
-        }
-        Err(why) => {
-            let more = refused.unwrap_or_default();
-            ctx.fail(&id, &format!("HTTP {status}{more}: {why}")).await;
-        }
-    }
+    let why = match outcome {
+        Ok(true) => return,
+        Ok(false) if status.is_success() => TransportError::Broken(format!(
+            "HTTP {status}: the server sent no response to the request"
+        )),
+        Err(why) if status.is_success() => TransportError::Broken(format!("HTTP {status}: {why}")),
+        Ok(false) => refused(&ctx, status, www, String::new(), mode, named.is_some()),
+        Err(why) => refused(&ctx, status, www, why, mode, named.is_some()),
+    };
+    ctx.fail(&id, why).await;
 }
 
-/// What a 401 or 403 adds to the error: the challenge, and the way to meet it.
-fn refusal(ctx: &Ctx, resp: &http::Response<hyper::body::Incoming>) -> String {
-    let challenge = resp
-        .headers()
-        .get(http::header::WWW_AUTHENTICATE)
-        .and_then(|v| v.to_str().ok())
-        .map(|c| format!(" (WWW-Authenticate: {c})"))
-        .unwrap_or_default();
-    #[cfg(feature = "oauth")]
-    let authorizing = ctx.oauth.is_some();
-    #[cfg(not(feature = "oauth"))]
-    let authorizing = {
-        let _ = ctx;
-        false
+/// An HTTP error that answered no request of ours. A 404 to a legacy request that named the
+/// session (or a 400 whose body speaks of the session, or a 400 to one sent without it once
+/// the server ended it) means the session is gone and the request was not run; anything else
+/// is the status as it came.
+fn refused(
+    ctx: &Ctx,
+    status: StatusCode,
+    www_authenticate: Option<String>,
+    body: String,
+    mode: Mode,
+    named: bool,
+) -> TransportError {
+    let lost = match (mode, status.as_u16()) {
+        (Mode::Legacy, 404) => named,
+        // Some servers answer an unknown session 400 rather than 404, saying so in the body.
+        (Mode::Legacy, 400) if named => body.to_ascii_lowercase().contains("session"),
+        (Mode::Legacy, 400) => ctx.session_lost(),
+        _ => false,
     };
-    let hint = match (resp.status().as_u16(), authorizing) {
-        (401, false) => {
-            "; the server asks for authorization: give the client OAuth (ClientBuilder::oauth, \
-             mcpwire load --oauth) or a token (an Authorization header)"
-        }
-        (_, false) => "; the token sent is not enough for this request",
-        (_, true) => "; authorizing did not help",
-    };
-    format!("{challenge}{hint}")
+    if lost {
+        let more = if body.is_empty() { String::new() } else { format!(": {body}") };
+        return TransportError::SessionLost(format!("HTTP {status}{more}"));
+    }
+    TransportError::Status { status: status.as_u16(), www_authenticate, body }
 }
 
 /// POSTs notifications and responses one at a time, in order.

@@ -48,6 +48,8 @@ use sent_requests::SentRequests;
 pub use sent_requests::Timeout;
 use transmit::{Lane, PushError, Route, Sent, Transmit};
 
+#[cfg(feature = "http")]
+use super::error::TransportError;
 use super::error::{CloseReason, RequestError};
 use super::incoming::{Incoming, Reply, RpcError};
 use crate::limits::CLOSE_GRACE;
@@ -198,6 +200,13 @@ impl Core {
         self.phase = Phase::Draining { reason: CloseReason::Eof, until };
         self.stalled = None;
         self.pump();
+    }
+
+    /// The transport could not carry request `id` of ours, or its answer: it fails with
+    /// `error`, and the connection goes on.
+    #[cfg(feature = "http")]
+    pub(crate) fn handle_transport_failure(&mut self, id: crate::Id<'_>, error: TransportError) {
+        self.sent.fail(id, RequestError::Transport(error), &mut self.wake);
     }
 
     /// Time passed: requests past their deadline fail, and a drain past its deadline ends.

@@ -122,6 +122,15 @@ impl SentRequests {
         n
     }
 
+    /// The transport could not carry request `id` or its answer: its waiter gets `error`. An
+    /// id no longer in flight (answered, timed out) is left alone.
+    #[cfg(feature = "http")]
+    pub(crate) fn fail(&mut self, id: Id<'_>, error: RequestError, wake: &mut Vec<Waker>) {
+        if let Ok(w) = self.table.answer(id) {
+            w.finish(Err(error), wake);
+        }
+    }
+
     /// Every request in flight fails: no response can come any more.
     pub(crate) fn fail_all(&mut self, reason: &CloseReason, wake: &mut Vec<Waker>) {
         self.table.drain_in_place(|_, w| w.finish(Err(RequestError::Closed(reason.clone())), wake));

@@ -11,3 +11,24 @@ fn text_round_trips() {
         assert!(bad.parse::<Target>().is_err(), "{bad}");
     }
 }
+
+#[test]
+fn a_bad_target_says_what_is_expected_or_the_feature_it_needs() {
+    let e = "ftp://x".parse::<Target>().unwrap_err().to_string();
+    assert!(e.starts_with("`ftp://x`: expected stdio:COMMAND, tcp:HOST:PORT"), "{e}");
+    assert_eq!(e.contains("http://HOST"), cfg!(feature = "http"), "{e}");
+    for (text, on, feature) in [
+        ("http://h:1/mcp", cfg!(feature = "http"), "http"),
+        ("https://h/mcp", cfg!(feature = "tls"), "tls"),
+    ] {
+        match text.parse::<Target>() {
+            Ok(t) => assert!(on && t.to_string() == text, "{text}"),
+            Err(e) => {
+                let scheme = &text[..text.find(':').unwrap()];
+                let want =
+                    format!("`{text}`: {scheme}:// targets need mcpwire's `{feature}` feature");
+                assert!(!on && e.to_string() == want, "{e}");
+            }
+        }
+    }
+}
