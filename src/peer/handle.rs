@@ -94,7 +94,9 @@ impl Shared {
         }
     }
 
-    /// Sets who is on the other side, for the requests that come in from now on.
+    /// Sets who is on the other side, for the requests that come in from now on (the HTTP
+    /// server's guard is the one transport that checks).
+    #[cfg(feature = "http")]
     pub(crate) fn set_principal(&self, p: Option<Arc<Principal>>) {
         if p.is_none() && !self.has_principal.load(Ordering::Acquire) {
             return;
