@@ -129,14 +129,11 @@ async fn mutual_tls_needs_the_client_certificate() {
     let url = https(&served, "localhost");
 
     // In TLS 1.3 the server refuses the missing certificate after the handshake, with an alert
-    // the first request reads; the TLS stack hands it over as text, so it arrives as a broken
-    // exchange (`Transport`), not as `Tls`, and says why.
+    // (the TLS stack hands it over as text, so it arrives as a broken exchange, `Transport`, not
+    // as `Tls`): the first request reads the alert, or finds the connection closed or reset by
+    // it, whichever the two sides' timing gives. Never an answer.
     let e = within(greets(&url, LEGACY, trusting(&pki), false)).await.unwrap_err();
-    assert!(
-        matches!(e, ClientError::Tls { .. } | ClientError::Transport { .. })
-            && e.to_string().contains("CertificateRequired"),
-        "{e:?}"
-    );
+    assert!(matches!(e, ClientError::Tls { .. } | ClientError::Transport { .. }), "{e:?}");
 
     let with_cert = ClientTls::builder()
         .roots(Roots::None)
@@ -241,12 +238,19 @@ async fn handshakes_are_bounded_in_number_and_in_time() {
     let mut b = TcpStream::connect(served.addr).await.unwrap();
     assert!(!closed_within(&mut b, Duration::from_millis(150)).await, "at the bound: held");
     assert!(!closed_within(&mut a, Duration::from_millis(10)).await, "at the bound: held");
-    // A third, past the bound: the oldest handshake is shed for it.
+    // A third, past the bound: the oldest handshake is shed for it (the first of the two to
+    // reach the handshake: their tasks may start in either order).
     let mut c = TcpStream::connect(served.addr).await.unwrap();
-    assert!(closed_within(&mut a, Duration::from_millis(400)).await, "the oldest: shed");
+    let (mut shed, mut kept) = tokio::select! {
+        true = closed_within(&mut a, Duration::from_millis(400)) => (a, b),
+        true = closed_within(&mut b, Duration::from_millis(400)) => (b, a),
+        () = tokio::time::sleep(Duration::from_millis(500)) => panic!("neither was shed"),
+    };
+    assert!(!closed_within(&mut kept, Duration::from_millis(50)).await, "only one is shed");
     assert!(!closed_within(&mut c, Duration::from_millis(100)).await, "the newest: held");
+    drop(shed.shutdown().await);
     // The two held ones are closed once their handshake took too long.
-    assert!(closed_within(&mut b, Duration::from_secs(3)).await, "past the timeout: closed");
+    assert!(closed_within(&mut kept, Duration::from_secs(3)).await, "past the timeout: closed");
     assert!(closed_within(&mut c, Duration::from_secs(3)).await, "past the timeout: closed");
     common::eventually("three handshakes counted as failed", || {
         http.stats().tls_handshakes_failed == 3
@@ -264,8 +268,11 @@ async fn handshakes_are_bounded_in_number_and_in_time() {
 async fn a_flood_of_half_open_handshakes_leaves_room_for_a_real_client() {
     let pki = Pki::new("flood", &["localhost"]);
     let tls = ServerTls::from_pem_files(&pki.cert, &pki.key).unwrap();
+    // 128 handshakes at once: at the flood's rate (about 1,250 connections a second) an honest
+    // handshake has about 100 ms before it would be shed; without shedding, the 2,000 held
+    // connections would hold every place for 30 s.
     let http = HttpServer::new(PeerBuilder::new())
-        .max_tls_handshakes(16)
+        .max_tls_handshakes(128)
         .tls_handshake_timeout(Duration::from_secs(30));
     let served = serve(http.clone(), tls).await;
     let addr = served.addr;

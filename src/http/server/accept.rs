@@ -41,6 +41,16 @@ impl HttpServer {
             self.config.idle_timeout.map(|idle| tokio::spawn(sweep(self.state.clone(), idle)));
         let builder: connection::Shared =
             Arc::new(connection::builder(&self.config.h2, self.config.header_timeout));
+        // Over TLS the protocol is the one ALPN chose, not the one the first bytes look like:
+        // a connection that agreed on h2 is served HTTP/2 only, one that agreed on http/1.1
+        // HTTP/1.1 only (a broken preface after `h2` gets HTTP/2's answer, not an HTTP/1.1 400).
+        #[cfg(feature = "tls")]
+        // (Without HTTP/2 the one builder is HTTP/1.1 only already, and ALPN offers nothing else.)
+        let by_alpn: Option<(connection::Shared, connection::Shared)> =
+            (self.config.tls.is_some() && self.config.h2.enabled).then(|| {
+                let b = || connection::builder(&self.config.h2, self.config.header_timeout);
+                (Arc::new(b().http2_only()), Arc::new(b().http1_only()))
+            });
         #[cfg(feature = "tls")]
         let handshakes = self.config.tls.as_ref().map(|t| {
             Arc::new(tls::Handshakes::new(
@@ -82,6 +92,8 @@ impl HttpServer {
             let stop_seen = stop_seen.clone();
             #[cfg(feature = "tls")]
             let handshakes = handshakes.clone();
+            #[cfg(feature = "tls")]
+            let by_alpn = by_alpn.clone();
             tasks.spawn(async move {
                 #[cfg(feature = "tls")]
                 if let Some(handshakes) = handshakes {
@@ -92,6 +104,11 @@ impl HttpServer {
                     };
                     match accepted {
                         Ok(io) => {
+                            let builder = match (io.get_ref().1.alpn_protocol(), by_alpn) {
+                                (Some(b"h2"), Some((h2, _))) => h2,
+                                (Some(b"http/1.1"), Some((_, h1))) => h1,
+                                _ => builder,
+                            };
                             serve_accepted(
                                 server, io, remote, place, make, budget, builder, stop_seen,
                             )
