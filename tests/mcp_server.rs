@@ -793,10 +793,13 @@ async fn arguments_params_and_meta_that_are_not_objects_are_refused() {
         // `null` and absent arguments read as no arguments: the tool's own check answers.
         let r = p.call("tools/call", wrap(json!({"name": "greet", "arguments": null}))).await;
         assert_eq!(r.unwrap()["isError"], true, "{era}");
+        // By-position params: -32602 (without a session, an array cannot carry the modern
+        // envelope either, and that is what the refusal says).
         for method in ["tools/list", "tools/call", "resources/read"] {
             let e = p.call(method, json!(["greet", {"who": "you"}])).await.unwrap_err();
             assert_eq!(e.code.get(), -32602, "{era} {method}");
-            assert!(e.message.contains("params must be an object"), "{era}: {}", e.message);
+            let why = if era == "legacy" { "params must be an object" } else { "params._meta" };
+            assert!(e.message.contains(why), "{era}: {}", e.message);
         }
     }
     for meta in [json!(42), json!(["x"]), json!("m")] {

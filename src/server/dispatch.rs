@@ -43,11 +43,6 @@ struct Envelope {
 /// legacy, its `params` read later if a handler needs them. One that may is read whole, once:
 /// what its handler looks up later is found in what this read found.
 fn era_of(req: &Incoming) -> Result<Envelope, Rejection> {
-    // Every MCP request's `params` is an object: an array (JSON-RPC's by-position params) would
-    // be read into a struct field by field.
-    if req.params().is_some_and(|p| !p.get().trim_start().starts_with('{')) {
-        return Err(Rejection::invalid("Invalid params: params must be an object".to_owned()));
-    }
     // Built once: `memmem::find` builds its searcher anew on every call.
     static META: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"_meta\""));
@@ -486,6 +481,9 @@ fn tool_json(result: &CallToolResult<'_>) -> Result<String, RpcError> {
 
 /// A list result: one page, so a cursor (which this server never hands out) is refused.
 fn list(req: &Incoming, encoded: &str) -> Result<Reply, RpcError> {
+    if req.params().is_some_and(|p| !p.get().trim_start().starts_with('{')) {
+        return Err(RpcError::invalid_params("params must be an object"));
+    }
     if let Some(p) = req.params()
         && member(p, "cursor")?.is_some_and(|c| c.get() != "null")
     {
