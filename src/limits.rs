@@ -319,6 +319,19 @@ pub const ORDERED_POST_TIMEOUT: Duration = Duration::from_secs(30);
 /// that never answers holds a host no longer than this, whatever each step's own bound.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Default floor of `TaskPolling` (feature `mcp`): a task is never polled sooner than this after
+/// the last poll, whatever interval the server suggests (a suggestion of 0 ms cannot make a
+/// client spin).
+pub const DEFAULT_TASK_POLL_FLOOR: Duration = Duration::from_millis(10);
+
+/// Default ceiling of `TaskPolling` (feature `mcp`): a task is polled at least this often, so a
+/// server that suggests an hour still has its task's end noticed within seconds.
+pub const DEFAULT_TASK_POLL_CEILING: Duration = Duration::from_secs(5);
+
+/// Default first interval of `TaskPolling` (feature `mcp`) when the server suggests none; each
+/// poll without a suggestion waits twice as long as the one before, up to the ceiling.
+pub const DEFAULT_TASK_POLL_START: Duration = Duration::from_millis(50);
+
 /// Default for `ClientOptions::initialize_timeout`: how long a legacy `initialize` waits for
 /// its answer (within the connect timeout when connecting).
 pub const DEFAULT_INITIALIZE_TIMEOUT: Duration = Duration::from_secs(30);

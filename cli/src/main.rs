@@ -170,6 +170,13 @@ struct LoadArgs {
     /// the server's SETTINGS_MAX_CONCURRENT_STREAMS lets).
     #[arg(long)]
     http2: bool,
+    /// Declare the tasks extension (io.modelcontextprotocol/tasks): the server may run a tool
+    /// call as a task, which is polled to its end (pollIntervalMs honoured, within 10 ms and
+    /// 5 s). Its latency is then the time to completion; the time to the first answer (the
+    /// task's creation) is reported beside it. A task that asks for input fails
+    /// (task_input_required): the generator answers none.
+    #[arg(long)]
+    tasks: bool,
     #[command(flatten)]
     reach: reach::ReachArgs,
 }
@@ -419,6 +426,7 @@ fn run_load(args: &LoadArgs) -> ExitCode {
         hdr_log: args.hdr_log.clone(),
         http2: args.http2,
         connect,
+        tasks: args.tasks,
     };
     let rt = runtime();
     let outcome = rt.block_on(async {

@@ -43,6 +43,8 @@ pub(crate) struct Callbacks {
     /// `Some` when the client offers roots.
     pub(crate) roots: Option<RwLock<Vec<Root<'static>>>>,
     pub(crate) log: Option<LogFn>,
+    /// Whether the client declares the tasks extension.
+    pub(crate) tasks: bool,
     /// Progress callbacks by token (the token's JSON text).
     progress: Mutex<HashMap<Box<str>, ProgressFn>>,
     next_token: AtomicU64,
@@ -61,6 +63,10 @@ impl Callbacks {
         }
         if self.roots.is_some() {
             caps.insert("roots".into(), serde_json::json!({ "listChanged": true }));
+        }
+        if self.tasks {
+            let tasks = crate::mcp::types::TASKS_EXTENSION;
+            caps.insert("extensions".into(), serde_json::json!({ tasks: {} }));
         }
         serde_json::Value::Object(caps).to_string()
     }

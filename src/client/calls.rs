@@ -12,10 +12,12 @@ use super::callbacks::Resolver;
 use super::client::Client;
 use super::decoded::{Cart, Decoded};
 use super::error::ClientError;
+use super::tasks::created_task;
 use crate::RawJson;
 use crate::mcp::Era;
+use crate::mcp::mrtr::{Outcome, outcome};
 use crate::mcp::types::{CallToolResult, ListToolsResult, ProgressParams, Tool};
-use crate::peer::{Incoming, RequestOptions, Timeout};
+use crate::peer::{Incoming, Timeout};
 
 /// Options of one call.
 #[derive(Clone, Default)]
@@ -67,12 +69,29 @@ impl CallOptions {
     }
 
     /// Ends the call with [`ClientError::Cancelled`] when `token` fires (the server is told
-    /// with `notifications/cancelled`). Dropping the call's future cancels it too.
+    /// with `notifications/cancelled`, or `tasks/cancel` once the call runs as a task).
+    /// Dropping the call's future cancels it too (a task it started runs on).
     #[must_use]
     pub fn cancel_on(mut self, token: CancellationToken) -> Self {
         self.cancel = Some(token);
         self
     }
+
+    /// This call's timeout, else the client's (`default`), else the peer's.
+    pub(super) fn timeout_or(&self, default: Option<Duration>) -> Timeout {
+        self.timeout.or(default.map_or(Timeout::PeerDefault, Timeout::After))
+    }
+
+    /// The call's cancellation token.
+    pub(super) fn cancel_token(&self) -> Option<&CancellationToken> {
+        self.cancel.as_ref()
+    }
+}
+
+/// What a `tools/call` was answered: the tool's result, or a task that will produce it.
+pub(super) enum ToolAnswer {
+    Done(Decoded<CallToolResult<'static>>),
+    Task { id: String, suggested_ms: Option<u64> },
 }
 
 /// Params with the call's own `_meta`, as written.
@@ -166,9 +185,7 @@ impl Client {
         options: &CallOptions,
     ) -> Result<Incoming, ClientError> {
         let inner = &*self.0;
-        let mut request = RequestOptions::new();
-        request.timeout =
-            options.timeout.or(inner.timeout.map_or(Timeout::PeerDefault, Timeout::After));
+        let request = self.request_options(options);
         let params = params.map(RawJson::new);
         let call = async {
             if inner.agreed.era() == Era::Legacy {
@@ -205,6 +222,18 @@ impl Client {
         for<'a> <T as Yokeable<'a>>::Output: serde::Deserialize<'a>,
         P: Serialize,
     {
+        let answer = self.answer(method, params, options).await?;
+        Decoded::decode(Cart::Result(answer))
+            .map_err(|e| ClientError::invalid(method, format!("result: {e}")))
+    }
+
+    /// [`Client::send`] with serialisable params and the call's own `_meta`.
+    async fn answer<P: Serialize>(
+        &self,
+        method: &str,
+        params: P,
+        options: &CallOptions,
+    ) -> Result<Incoming, ClientError> {
         let route = options.progress.clone().map(|f| self.0.callbacks.progress(f));
         let mut meta = options.meta.clone();
         if let Some(level) = self.0.log_level {
@@ -225,8 +254,7 @@ impl Client {
         .map_err(|e| ClientError::invalid(method, format!("params: {e}")))?;
         let answer = self.send(method, Some(&text), options).await?;
         drop(route);
-        Decoded::decode(Cart::Result(answer))
-            .map_err(|e| ClientError::invalid(method, format!("result: {e}")))
+        Ok(answer)
     }
 
     /// Calls tool `name` with `arguments` (anything serde writes as an object; [`NO_ARGUMENTS`]
@@ -287,27 +315,53 @@ impl Client {
         arguments: impl Serialize,
         options: &CallOptions,
     ) -> Result<Decoded<CallToolResult<'static>>, ClientError> {
-        object_arguments("tools/call", &arguments)?;
+        match self.call_tool_answer(name, arguments, options).await? {
+            ToolAnswer::Done(r) => Ok(r),
+            ToolAnswer::Task { id, suggested_ms } => {
+                self.settle_tool_task(&id, suggested_ms, options).await
+            }
+        }
+    }
+
+    /// Sends `tools/call` and reads what came back: the tool's result (an `isError` one is
+    /// [`ClientError::Tool`]), or the task the server runs it as.
+    pub(super) async fn call_tool_answer(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        options: &CallOptions,
+    ) -> Result<ToolAnswer, ClientError> {
+        const METHOD: &str = "tools/call";
+        object_arguments(METHOD, &arguments)?;
         let params = Named { name, arguments: Some(arguments) };
-        let r: Decoded<CallToolResult<'static>> = match &self.0.headers_learnt {
-            None => self.typed("tools/call", params, options).await?,
+        let answer = match &self.0.headers_learnt {
+            None => self.answer(METHOD, params, options).await?,
             Some(learnt) => {
                 // The tools' `x-mcp-header` annotations are learnt from a tool list.
                 learnt.get_or_try_init(|| async { self.list_tools().await.map(drop) }).await?;
-                match self.typed("tools/call", &params, options).await {
+                match self.answer(METHOD, &params, options).await {
                     // The tool list changed since: learn it again, once.
                     Err(e) if e.code() == Some(crate::ErrorCode::HEADER_MISMATCH) => {
                         self.list_tools().await?;
-                        self.typed("tools/call", &params, options).await?
+                        self.answer(METHOD, &params, options).await?
                     }
                     r => r?,
                 }
             }
         };
+        if let Some(result) = answer.result()
+            && matches!(outcome(result), Ok(Outcome::Task))
+        {
+            let (id, suggested_ms) =
+                created_task(result).map_err(|e| ClientError::invalid(METHOD, e))?;
+            return Ok(ToolAnswer::Task { id, suggested_ms });
+        }
+        let r: Decoded<CallToolResult<'static>> = Decoded::decode(Cart::Result(answer))
+            .map_err(|e| ClientError::invalid(METHOD, format!("result: {e}")))?;
         if r.get().is_error {
             return Err(ClientError::Tool(Box::new(r)));
         }
-        Ok(r)
+        Ok(ToolAnswer::Done(r))
     }
 
     /// One page of the tool list, from `cursor` (the first page with `None`).

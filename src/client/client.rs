@@ -59,6 +59,8 @@ pub(crate) struct Inner {
     pub(crate) limits: InputLimits,
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_pages: usize,
+    /// How tasks are polled.
+    pub(crate) task_polling: super::TaskPolling,
     /// The least severe log message wanted, named in each modern request's `_meta`.
     pub(crate) log_level: Option<LoggingLevel>,
     /// Over Streamable HTTP in the modern era: set once a tool list taught the transport the
@@ -228,6 +230,7 @@ struct Settings {
     timeout: Option<Duration>,
     max_pages: usize,
     log_level: Option<LoggingLevel>,
+    task_polling: super::TaskPolling,
 }
 
 impl Default for ClientBuilder {
@@ -243,6 +246,7 @@ impl Default for ClientBuilder {
                 timeout: None,
                 max_pages: DEFAULT_MAX_PAGES,
                 log_level: None,
+                task_polling: super::TaskPolling::default(),
             },
         }
     }
@@ -351,6 +355,23 @@ impl ClientBuilder {
     #[must_use]
     pub fn roots(mut self, roots: impl IntoIterator<Item = Root<'static>>) -> Self {
         self.callbacks.roots = Some(std::sync::RwLock::new(roots.into_iter().collect()));
+        self
+    }
+
+    /// Declares the tasks extension (`io.modelcontextprotocol/tasks`): the server may then run
+    /// a tool call as a task, which [`Client::call_tool`] polls to its end (answering its input
+    /// requests with the callbacks registered here) and [`Client::start_tool`] hands over as a
+    /// [`TaskHandle`](super::TaskHandle). Off by default.
+    #[must_use]
+    pub fn tasks(mut self, on: bool) -> Self {
+        self.callbacks.tasks = on;
+        self
+    }
+
+    /// How tasks are polled ([`TaskPolling::default`](super::TaskPolling::default) otherwise).
+    #[must_use]
+    pub fn task_polling(mut self, polling: super::TaskPolling) -> Self {
+        self.settings.task_polling = polling;
         self
     }
 
@@ -527,7 +548,7 @@ impl ClientBuilder {
                 return Err(ClientError::ConnectTimeout { stage });
             }
         };
-        let Settings { limits, timeout, max_pages, log_level, .. } = settings;
+        let Settings { limits, timeout, max_pages, log_level, task_polling, .. } = settings;
         let mirrors = http && agreed.era() == Era::Modern;
         Ok(Client(Arc::new(Inner {
             log_level: log_level.filter(|_| agreed.era() == Era::Modern),
@@ -539,6 +560,7 @@ impl ClientBuilder {
             limits,
             timeout,
             max_pages,
+            task_polling,
             connection: tokio::sync::Mutex::new(connection),
         })))
     }

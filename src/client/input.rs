@@ -83,7 +83,8 @@ impl Negotiated {
             let reply = self.request(peer, method, sent, options.clone()).await?;
             let Some(result) = reply.result() else { return Ok(reply) };
             let needed = match outcome(result)? {
-                Outcome::Complete => return Ok(reply),
+                // A task is the caller's to drive (see `Client::call_tool`).
+                Outcome::Complete | Outcome::Task => return Ok(reply),
                 Outcome::InputRequired(needed) => needed,
             };
             if round == limits.max_rounds {

@@ -46,6 +46,8 @@ use crate::RawJson;
 
 /// The `resultType` of an `InputRequiredResult`.
 pub const INPUT_REQUIRED: &str = "input_required";
+/// The `resultType` of a result that is a task (`CreateTaskResult`, the tasks extension).
+pub const TASK: &str = "task";
 
 /// How many times one call is sent again with input responses, by default: a server that
 /// answers every retry with more input requests (by fault or on purpose) would otherwise keep
@@ -122,6 +124,9 @@ pub enum Outcome<'a> {
     Complete,
     /// The server needs input first.
     InputRequired(InputRound<'a>),
+    /// The server runs the call as a task (`resultType` `"task"`, the tasks extension): the
+    /// result is a `CreateTaskResult`, polled with `tasks/get` until the task ends.
+    Task,
 }
 
 /// The members of a JSON object, borrowed and in their order.
@@ -174,6 +179,7 @@ pub fn outcome(result: RawJson<'_>) -> Result<Outcome<'_>, Malformed> {
     match kind.as_deref() {
         None | Some("complete") => return Ok(Outcome::Complete),
         Some(INPUT_REQUIRED) => {}
+        Some(TASK) => return Ok(Outcome::Task),
         Some(other) => return Err(bad(format!("unknown resultType {other:?}"))),
     }
     let requests = member(result, "inputRequests").map_err(|e| bad(e.message.into_owned()))?;

@@ -45,9 +45,12 @@ pub(super) async fn worker(ctx: Arc<Ctx>, win: Arc<Window>, index: usize, shape:
         };
         let took = started.elapsed();
         win.in_flight.fetch_sub(1, Ordering::Relaxed);
-        let Some((outcome, sent, got)) = outcome else { break };
+        let Some(done) = outcome else { break };
         if measuring {
-            ctx.shards.record(index, op, took, outcome, sent, got);
+            if let Some(first) = done.first {
+                ctx.shards.record_first(index, op, first.duration_since(started));
+            }
+            ctx.shards.record(index, op, took, done.outcome, done.sent, done.got);
             win.count_done(requests);
         }
     }

@@ -68,6 +68,7 @@ pub async fn init(
         hdr_log: None,
         http2: false,
         connect: reach,
+        tasks: false,
     };
     let name = target.to_string();
     let (peer, _conn) = connect(&plan)

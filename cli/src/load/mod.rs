@@ -157,6 +157,10 @@ pub struct Plan {
     pub http2: bool,
     /// The caller's headers and TLS settings (`--header`, `--cacert`, …).
     pub connect: ConnectOptions,
+    /// `--tasks`: declare the tasks extension, so the server may run tool calls as tasks
+    /// (each polled to its end: its latency is the time to completion, and the time to the
+    /// first answer is reported beside it).
+    pub tasks: bool,
 }
 
 impl Plan {
@@ -254,9 +258,13 @@ pub(crate) async fn handshake(
         }
         v => v.clone(),
     };
-    let options = ClientOptions::new("mcpwire-load", env!("CARGO_PKG_VERSION"))
+    let mut options = ClientOptions::new("mcpwire-load", env!("CARGO_PKG_VERSION"))
         .version(version)
         .probe_timeout(PROBE_TIMEOUT);
+    if plan.tasks {
+        let tasks = mcpwire::mcp::types::TASKS_EXTENSION;
+        options.capabilities = serde_json::json!({ "extensions": { tasks: {} } }).to_string();
+    }
     let agreed = negotiate(peer, &options, Some(target)).await.map_err(|e| e.to_string())?;
     if agreed.era() == Era::Modern {
         if plan.any(Method::Ping) {

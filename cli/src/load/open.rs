@@ -110,10 +110,13 @@ pub(super) async fn open_loop(
                 win.in_flight.fetch_sub(pending.len(), Ordering::Relaxed);
                 break;
             }
-            Some((op, due, measuring, (outcome, sent, got))) = pending.next(), if !pending.is_empty() => {
+            Some((op, due, measuring, done)) = pending.next(), if !pending.is_empty() => {
                 win.in_flight.fetch_sub(1, Ordering::Relaxed);
                 if measuring {
-                    ctx.shards.record(lane, op, due.elapsed(), outcome, sent, got);
+                    if let Some(first) = done.first {
+                        ctx.shards.record_first(lane, op, first.duration_since(due));
+                    }
+                    ctx.shards.record(lane, op, due.elapsed(), done.outcome, done.sent, done.got);
                     win.count_done(requests);
                 }
             }

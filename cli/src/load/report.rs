@@ -33,6 +33,9 @@ pub struct OpTally {
     /// Latencies of the failures (any kind).
     pub failed: Histogram<u64>,
     pub errors: BTreeMap<String, u64>,
+    /// Of the requests the server ran as tasks (`--tasks`), the time to the first answer
+    /// (the task's creation); their time to completion is in `ok` or `failed`.
+    pub first_answer: Histogram<u64>,
     /// Payload bytes: the request's params and the response's result (or error), as sent and
     /// received, without the envelope.
     pub bytes_sent: u64,
@@ -46,6 +49,7 @@ impl OpTally {
             ok: histogram(),
             failed: histogram(),
             errors: BTreeMap::new(),
+            first_answer: histogram(),
             bytes_sent: 0,
             bytes_received: 0,
         }
@@ -63,6 +67,7 @@ impl OpTally {
     pub fn add(&mut self, other: &Self) {
         let _ = self.ok.add(&other.ok);
         let _ = self.failed.add(&other.failed);
+        let _ = self.first_answer.add(&other.first_answer);
         for (k, n) in &other.errors {
             *self.errors.entry(k.clone()).or_default() += n;
         }
@@ -73,6 +78,7 @@ impl OpTally {
     fn reset(&mut self) {
         self.ok.reset();
         self.failed.reset();
+        self.first_answer.reset();
         self.errors.clear();
         self.bytes_sent = 0;
         self.bytes_received = 0;
@@ -96,6 +102,12 @@ impl OpTally {
         }
         self.bytes_sent += sent as u64;
         self.bytes_received += got as u64;
+    }
+
+    /// Records the time to the first answer of a request the server ran as a task.
+    pub fn record_first(&mut self, first: Duration) {
+        let us = u64::try_from(first.as_micros()).unwrap_or(u64::MAX).clamp(1, MAX_LATENCY_US);
+        self.first_answer.saturating_record(us);
     }
 }
 
@@ -131,6 +143,14 @@ impl Shards {
         let s = &self.shards[shard % self.shards.len()];
         let mut s = s.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         s[op].record(latency, outcome, sent, got);
+    }
+
+    /// Records into shard `shard % n` the time to the first answer of a request the server
+    /// ran as a task (a second, rare lock: nothing is paid when no call becomes a task).
+    pub fn record_first(&self, shard: usize, op: usize, first: Duration) {
+        let s = &self.shards[shard % self.shards.len()];
+        let mut s = s.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        s[op].record_first(first);
     }
 
     /// Everything recorded since the last harvest, per operation; the shards start over.
@@ -323,7 +343,7 @@ impl Report {
     }
 
     fn op_json(&self, name: &str, t: &OpTally) -> Value {
-        json!({
+        let mut v = json!({
             "name": name,
             "requests": t.requests(),
             "errors": t.error_count(),
@@ -332,7 +352,12 @@ impl Report {
             "latency_us": percentiles(&t.ok),
             "payload_bytes_sent": t.bytes_sent,
             "payload_bytes_received": t.bytes_received,
-        })
+        });
+        if !t.first_answer.is_empty() {
+            v["tasks"] = json!(t.first_answer.len());
+            v["first_answer_latency_us"] = percentiles(&t.first_answer);
+        }
+        v
     }
 
     /// The one-object JSON form (`--json`).
@@ -371,6 +396,10 @@ impl Report {
         });
         if let Some(c) = &self.capacity {
             v["capacity"] = c.clone();
+        }
+        if !t.first_answer.is_empty() {
+            v["tasks"] = json!(t.first_answer.len());
+            v["first_answer_latency_us"] = percentiles(&t.first_answer);
         }
         v
     }
@@ -457,6 +486,18 @@ impl Report {
             h.value_at_quantile(0.999),
             h.max()
         );
+        let f = &t.first_answer;
+        if !f.is_empty() {
+            let _ = writeln!(
+                out,
+                "tasks:         {} (latency above is to completion; to the first answer, us: p50 {}  p90 {}  p99 {}  max {})",
+                f.len(),
+                f.value_at_quantile(0.50),
+                f.value_at_quantile(0.90),
+                f.value_at_quantile(0.99),
+                f.max()
+            );
+        }
         if self.model["kind"] != "merged" {
             let _ = writeln!(out, "peak in flight: {}", self.peak_in_flight);
         }

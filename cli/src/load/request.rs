@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use mcpwire::Json;
 use mcpwire::RawJson;
-use mcpwire::client::Negotiated;
+use mcpwire::client::{InputError, InputResolver, Negotiated, TaskPolling, created_task};
+use mcpwire::mcp::mrtr::{InputLimits, Outcome, outcome};
+use mcpwire::mcp::types::{DetailedTask, TaskStatus};
 use mcpwire::peer::{PeerHandle, RequestError, RequestOptions, TransportError};
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -88,9 +90,18 @@ impl Window {
     }
 }
 
-/// Sends one request of operation `op` and checks its answer: the outcome (`Err` names the
-/// kind of failure) and the payload bytes each way.
-pub(super) async fn one(ctx: &Ctx, op: usize, seq: u64) -> (Result<(), String>, usize, usize) {
+/// One request's end: its outcome (`Err` names the kind of failure), the payload bytes each
+/// way, and, when the server ran it as a task, when the first answer (the task's creation) came.
+pub(super) struct Done {
+    pub(super) outcome: Result<(), String>,
+    pub(super) sent: usize,
+    pub(super) got: usize,
+    pub(super) first: Option<Instant>,
+}
+
+/// Sends one request of operation `op` and checks its answer; a task the server makes of it
+/// (`--tasks`) is polled to its end, and its end is checked as the answer.
+pub(super) async fn one(ctx: &Ctx, op: usize, seq: u64) -> Done {
     let operation = &ctx.plan.mix.ops[op];
     let method = operation.method.name();
     let (reply, echo, sent) = if operation.generated_echo() {
@@ -117,16 +128,80 @@ pub(super) async fn one(ctx: &Ctx, op: usize, seq: u64) -> (Result<(), String>, 
             .await;
         (r, None, params.map_or(0, str::len))
     };
-    match reply {
-        Err(e) => (Err(kind(&e)), sent, 0),
-        Ok(r) => match r.result() {
-            Some(result) => {
-                let got = result.get().len();
-                (operation.check(result.get(), echo.as_deref()), sent, got)
-            }
-            None => (Err("bad_result".into()), sent, 0),
-        },
+    let done = |outcome, got, first| Done { outcome, sent, got, first };
+    let reply = match reply {
+        Err(e) => return done(Err(kind(&e)), 0, None),
+        Ok(r) => r,
+    };
+    let Some(result) = reply.result() else { return done(Err("bad_result".into()), 0, None) };
+    if ctx.plan.tasks && matches!(outcome(result), Ok(Outcome::Task)) {
+        let first = Instant::now();
+        let (outcome, got) = task(ctx, result, echo.as_deref(), op).await;
+        return done(outcome, got, Some(first));
     }
+    let got = result.get().len();
+    done(operation.check(result.get(), echo.as_deref()), got, None)
+}
+
+/// Refuses every input request: the generator has no user or model to ask.
+struct NoInput;
+
+impl InputResolver for NoInput {
+    async fn resolve(&self, _method: &str, _params: Option<RawJson<'_>>) -> Result<String, String> {
+        Err("the load generator answers no input requests".into())
+    }
+}
+
+/// Polls the task `created` names to its end and checks how it ended: a completed task's
+/// result as operation `op`'s answer, a failed or cancelled one as an error of its own kind.
+async fn task(
+    ctx: &Ctx,
+    created: RawJson<'_>,
+    echo: Option<&str>,
+    op: usize,
+) -> (Result<(), String>, usize) {
+    let Ok((id, suggested)) = created_task(created) else {
+        return (Err("bad_result".into()), 0);
+    };
+    let settled = ctx
+        .agreed
+        .settle_task(
+            &ctx.peer,
+            &id,
+            suggested,
+            RequestOptions::new(),
+            &NoInput,
+            TaskPolling::default(),
+            InputLimits::default(),
+        )
+        .await;
+    let answer = match settled {
+        Ok(a) => a,
+        Err(InputError::Request(e)) => return (Err(kind(&e)), 0),
+        Err(InputError::Unfulfilled { .. }) => return (Err("task_input_required".into()), 0),
+        Err(_) => return (Err("bad_task".into()), 0),
+    };
+    let Some(text) = answer.result() else { return (Err("bad_task".into()), 0) };
+    let Ok(task) = serde_json::from_str::<DetailedTask<'_>>(text.get()) else {
+        return (Err("bad_task".into()), 0);
+    };
+    let got = text.get().len();
+    let outcome = match (task.task.status, &task.result, &task.error) {
+        (TaskStatus::Completed, Some(result), _) => ctx.plan.mix.ops[op].check(result.get(), echo),
+        (TaskStatus::Failed, _, Some(error)) => {
+            let code = error.decode::<ErrorOnly>().map_or(0, |e| e.code);
+            Err(format!("task_failed_{code}"))
+        }
+        (TaskStatus::Cancelled, _, _) => Err("task_cancelled".into()),
+        _ => Err("bad_task".into()),
+    };
+    (outcome, got)
+}
+
+/// The code of a JSON-RPC error object.
+#[derive(serde::Deserialize)]
+struct ErrorOnly {
+    code: i64,
 }
 
 fn kind(e: &RequestError) -> String {

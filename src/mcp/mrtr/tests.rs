@@ -6,7 +6,7 @@ mod pure {
     fn needed(json: &str) -> InputRound<'_> {
         match outcome(RawJson::new(json)).unwrap() {
             Outcome::InputRequired(n) => n,
-            Outcome::Complete => panic!("complete: {json}"),
+            o => panic!("{o:?}: {json}"),
         }
     }
 
@@ -15,6 +15,13 @@ mod pure {
         for r in [r#"{"content":[]}"#, r#"{"resultType":"complete","content":[]}"#, "{}"] {
             assert_eq!(outcome(RawJson::new(r)).unwrap(), Outcome::Complete, "{r}");
         }
+    }
+
+    #[test]
+    fn a_task_is_a_task_and_an_unknown_result_type_is_malformed() {
+        let created = r#"{"resultType":"task","taskId":"t1","status":"working"}"#;
+        assert_eq!(outcome(RawJson::new(created)).unwrap(), Outcome::Task);
+        assert!(outcome(RawJson::new(r#"{"resultType":"tasks"}"#)).is_err());
     }
 
     #[test]
