@@ -315,12 +315,6 @@ impl Store {
     pub(crate) fn owns(&self, id: &str, owner: &Owner) -> bool {
         self.lock().tasks.get(id).is_some_and(|e| e.owner == *owner)
     }
-
-    /// How many tasks are held (and places reserved).
-    #[cfg(test)]
-    pub(crate) fn held(&self) -> usize {
-        self.lock().held
-    }
 }
 
 /// `capabilities.extensions` of a server with these tools: the tasks extension when one of
@@ -563,6 +557,3 @@ pub(crate) fn status_params(
     text.push_str(&detailed[1..]);
     RawValue::from_string(text).ok()
 }
-
-#[cfg(test)]
-mod tests;
