@@ -16,7 +16,7 @@ use mcpwire::mcp::types::{
     CallToolResult, CompleteParams, CompleteRef, CompleteResult, Content, CreateMessageParams,
     CreateMessageResult, ElicitParams, ElicitResult, GetPromptResult, InputRequest,
     ListRootsResult, LoggingLevel, Prompt, PromptMessage, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, Tool, match_template,
+    ResourceContents, ResourceTemplate, TaskSupport, Tool, match_template,
 };
 use mcpwire::peer::PeerBuilder;
 use mcpwire::server::{Call, Error, InputRequired, Server};
@@ -297,6 +297,105 @@ fn modern_tools(b: mcpwire::server::ServerBuilder) -> mcpwire::server::ServerBui
     })
 }
 
+/// The tasks extension's fixtures (`io.modelcontextprotocol/tasks`): the same one-function
+/// handlers; the server runs a task-supporting tool as a task when the client declared the
+/// extension and the handler does not answer at once.
+fn task_tools(b: mcpwire::server::ServerBuilder) -> mcpwire::server::ServerBuilder {
+    #[derive(serde::Deserialize)]
+    struct Compute<'a> {
+        #[serde(default)]
+        seconds: f64,
+        #[serde(borrow, default)]
+        label: Option<Cow<'a, str>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Named<'a> {
+        #[serde(borrow, default)]
+        name: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        filename: Option<Cow<'a, str>>,
+    }
+    const CONFIRM_FORM: &str =
+        r#"{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}"#;
+    let confirmed = |a: &mcpwire::server::Answer| -> Result<bool, Error> {
+        let r: ElicitResult<'_> = a.decode()?;
+        Ok(r.action == mcpwire::mcp::types::ElicitAction::Accept
+            && r.flag("confirm")? == Some(true))
+    };
+    b.tool(Tool::new("greet").description("Sync-only: says hello").input_schema(r#"{"type":"object","properties":{"name":{"type":"string"}}}"#), |call| async move {
+        let args: Named<'_> = call.arguments()?;
+        text(format!("Hello, {}!", args.name.as_deref().unwrap_or("World")))
+    })
+    .tool(
+        Tool::new("slow_compute")
+            .description("Task-supporting: sleeps `seconds` then answers (0: at once, without a task)")
+            .input_schema(r#"{"type":"object","properties":{"seconds":{"type":"number"},"label":{"type":"string"}}}"#)
+            .task_support(TaskSupport::Optional),
+        |call| async move {
+            let args: Compute<'_> = call.arguments()?;
+            let seconds = args.seconds.clamp(0.0, 3600.0);
+            if seconds > 0.0 {
+                tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+            }
+            text(format!("Computed {} after {seconds}s", args.label.as_deref().unwrap_or("result")))
+        },
+    )
+    .tool(
+        Tool::new("failing_job").description("Task-required: fails as a tool after about a second").task_support(TaskSupport::Required),
+        |_| async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            Err(Error::tool("failing_job: the job failed"))
+        },
+    )
+    .tool(
+        Tool::new("protocol_error_job").description("Task-supporting: ends in a protocol error").task_support(TaskSupport::Optional),
+        |_| async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            Err(Error::Protocol(mcpwire::peer::RpcError::internal("protocol_error_job: internal failure")))
+        },
+    )
+    .tool(
+        Tool::new("confirm_delete")
+            .description("Task-supporting: asks the user to confirm, then deletes (nothing)")
+            .input_schema(r#"{"type":"object","properties":{"filename":{"type":"string"}}}"#)
+            .task_support(TaskSupport::Optional),
+        move |call| async move {
+            let args: Named<'_> = call.arguments()?;
+            let file = args.filename.as_deref().unwrap_or("file").to_owned();
+            let form = ElicitParams::form(format!("Delete {file}?"), CONFIRM_FORM);
+            let answer = call.ask("confirm", InputRequest::elicit(&form)).await?;
+            text(if confirmed(&answer)? { format!("Deleted {file}") } else { format!("Kept {file}") })
+        },
+    )
+    .tool(
+        Tool::new("multi_input").description("Task-supporting: asks two things at once").task_support(TaskSupport::Optional),
+        move |call| async move {
+            if let (Some(name), Some(confirm)) = (call.answer("name")?, call.answer("confirm")?) {
+                let name: ElicitResult<'_> = name.decode()?;
+                let name = name.text("name")?.unwrap_or(Cow::Borrowed("unknown")).into_owned();
+                return text(format!("Name: {name}; confirmed: {}", confirmed(&confirm)?));
+            }
+            Err(InputRequired::new()
+                .request("name", InputRequest::elicit(&ElicitParams::form("What is your name?", NAME_FORM)))
+                .request("confirm", InputRequest::elicit(&ElicitParams::form("Confirm?", CONFIRM_FORM)))
+                .into())
+        },
+    )
+    .tool(
+        Tool::new("test_tool_with_task")
+            .description("Task-required: asks for a name in the call's own response, then works as a task")
+            .task_support(TaskSupport::Required),
+        |call| async move {
+            let form = ElicitParams::form("What is your name?", NAME_FORM);
+            let answer = call.ask_first("user_name", InputRequest::elicit(&form)).await?;
+            let answer: ElicitResult<'_> = answer.decode()?;
+            let name = answer.text("name")?.unwrap_or(Cow::Borrowed("unknown")).into_owned();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            text(format!("Hello, {name}! (from the task)"))
+        },
+    )
+}
+
 fn resources(b: mcpwire::server::ServerBuilder) -> mcpwire::server::ServerBuilder {
     let fixed = |uri: &'static str, mime: &'static str, body: &'static str| {
         move |_call: Call| async move {
@@ -392,7 +491,7 @@ fn server() -> Server {
     let b = Server::builder("mcpwire-everything", env!("CARGO_PKG_VERSION"))
         .instructions("Every MCP feature, for the conformance suite: tools, resources, prompts, completion, logging, progress, sampling, elicitation, roots.")
         .list_ttl(Duration::from_secs(300));
-    prompts(resources(modern_tools(tools(b)))).build()
+    prompts(resources(task_tools(modern_tools(tools(b))))).build()
 }
 
 #[tokio::main]

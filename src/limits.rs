@@ -197,6 +197,36 @@ pub const DEFAULT_HTTP2_MAX_HEADER_LIST: u32 = 64 * 1024;
 /// never makes the server buffer more before it can check it.
 pub const DEFAULT_HTTP2_MAX_FRAME: u32 = 16 * 1024;
 
+// ---- Tasks (the `io.modelcontextprotocol/tasks` extension): what the typed server keeps. ----
+
+/// Default for `ServerBuilder::max_tasks_per_client`: 1,024 tasks held for one client at once
+/// (running, waiting for input, or finished and kept for their result).
+///
+/// Each task holds its handler's future or its result; a client that starts tasks in a loop
+/// (and never lets them finish) is refused past the bound (-32000) instead of making the
+/// server hold them all. Modern requests without an authenticated principal cannot be told
+/// apart, so they share one count; a legacy session counts as one client, and so does a
+/// principal.
+pub const DEFAULT_MAX_TASKS_PER_CLIENT: usize = 1024;
+
+/// Default for `ServerBuilder::max_tasks`: 16,384 tasks held by the whole server, across
+/// clients, so many clients together cannot exhaust its memory either.
+pub const DEFAULT_MAX_TASKS: usize = 16 * 1024;
+
+/// Default for `ServerBuilder::task_result_ttl`: a finished task (and its result) is kept 10
+/// minutes after it finishes, then forgotten (`tasks/get` answers -32602). Long enough for a
+/// polling client to collect it; short enough that finished tasks do not pile up. It is the
+/// task's `ttlMs`.
+pub const DEFAULT_TASK_RESULT_TTL: Duration = Duration::from_secs(10 * 60);
+
+/// Default for `ServerBuilder::max_task_result_bytes`: 4 MiB of encoded result per task. A
+/// tool result past it is not kept: the task fails (-32603, naming both sizes), so a few large
+/// results cannot fill the server's memory for [`DEFAULT_TASK_RESULT_TTL`].
+pub const DEFAULT_MAX_TASK_RESULT_BYTES: usize = 4 * 1024 * 1024;
+
+/// The poll interval a task suggests (`pollIntervalMs`): 500 ms.
+pub const DEFAULT_TASK_POLL_INTERVAL: Duration = Duration::from_millis(500);
+
 /// Default for [`HttpServer::http2_reset_limits`](crate::http::HttpServer::http2_reset_limits):
 /// 20 streams a client opened and reset before the server got to them, held at once.
 ///

@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | `MCP-Protocol-Version` | `params._meta["io.modelcontextprotocol/protocolVersion"]` | every request |
 //! | `Mcp-Method` | `method` | every request |
-//! | `Mcp-Name` | `params.name` (`tools/call`, `prompts/get`), `params.uri` (`resources/read`) | those methods |
+//! | `Mcp-Name` | `params.name` (`tools/call`, `prompts/get`), `params.uri` (`resources/read`), `params.taskId` (`tasks/get`, `tasks/update`, `tasks/cancel`) | those methods |
 //! | `Mcp-Param-{Name}` | the `tools/call` argument whose schema says `"x-mcp-header": "{Name}"` | arguments present and not `null` |
 //!
 //! Names compare without case, values with it, after surrounding spaces and tabs are dropped.

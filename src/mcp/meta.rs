@@ -142,6 +142,7 @@ pub struct RequestParams<'a> {
     name: Option<RawJson<'a>>,
     uri: Option<RawJson<'a>>,
     arguments: Option<RawJson<'a>>,
+    task_id: Option<RawJson<'a>>,
 }
 
 impl<'a> RequestParams<'a> {
@@ -152,9 +153,9 @@ impl<'a> RequestParams<'a> {
     /// -32602 when `params` is not an object or names a member twice.
     pub fn parse(params: Option<RawJson<'a>>) -> Result<Self, Rejection> {
         let Some(params) = params else { return Ok(Self::default()) };
-        let [meta, name, uri, arguments] =
-            pick(params.get(), ["_meta", "name", "uri", "arguments"], "params")?;
-        Ok(Self { params: Some(params), meta, name, uri, arguments })
+        let [meta, name, uri, arguments, task_id] =
+            pick(params.get(), ["_meta", "name", "uri", "arguments", "taskId"], "params")?;
+        Ok(Self { params: Some(params), meta, name, uri, arguments, task_id })
     }
 
     /// Reads a message's `params`.
@@ -217,6 +218,7 @@ impl<'a> RequestParams<'a> {
     pub fn mirrored_name(&self, method: &str) -> Option<RawJson<'a>> {
         let v = match super::name_member(method)? {
             "uri" => self.uri,
+            "taskId" => self.task_id,
             _ => self.name,
         }?;
         (v.get() != "null").then_some(v)

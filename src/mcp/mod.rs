@@ -93,12 +93,15 @@ impl Era {
 }
 
 /// The `params` member that `Mcp-Name` mirrors for `method`: `name` for `tools/call` and
-/// `prompts/get`, `uri` for `resources/read`.
+/// `prompts/get`, `uri` for `resources/read`, `taskId` for the tasks extension's `tasks/get`,
+/// `tasks/update` and `tasks/cancel`.
 #[must_use]
 pub fn name_member(method: &str) -> Option<&'static str> {
     match method {
         "tools/call" | "prompts/get" => Some("name"),
         "resources/read" => Some("uri"),
+        // The tasks extension (SEP-2663): the task a request names.
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
         _ => None,
     }
 }

@@ -75,6 +75,8 @@ impl std::error::Error for Error {}
 pub struct InputRequired {
     pub(crate) requests: BTreeMap<String, InputRequest<'static>>,
     pub(crate) state: Option<String>,
+    /// Asked in the call's own response, before the call becomes a task.
+    pub(crate) before_task: bool,
 }
 
 impl InputRequired {
@@ -95,6 +97,16 @@ impl InputRequired {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.requests.is_empty()
+    }
+
+    /// Asked in the call's own response (an `input_required` result, answered by the client's
+    /// retry) even when the call may run as a task: input a tool gathers before it goes on in
+    /// the background. Without it, a call that runs as a task asks through the task
+    /// (`tasks/get` shows the requests, `tasks/update` answers them).
+    #[must_use]
+    pub fn before_task(mut self) -> Self {
+        self.before_task = true;
+        self
     }
 
     /// State the retry carries back to [`Call::state`] (any text; JSON is handy).
@@ -167,6 +179,8 @@ pub struct Call {
     pub(crate) answers: Vec<(String, Answer)>,
     /// The members of `params` the server reads, found by one scan before any handler runs.
     pub(crate) known: Known,
+    /// The call may run as a task (the tool allows it and the client declared the extension).
+    pub(crate) task: bool,
 }
 
 /// The client's capabilities, as a request carries them.
@@ -339,9 +353,41 @@ impl Call {
         }
         self.require(&request)?;
         match self.era {
+            // A task asks through the task, in both eras.
+            _ if self.task => Err(InputRequired::new().request(key, request).into()),
             Era::Modern => Err(InputRequired::new().request(key, request).into()),
             Era::Legacy => self.send(&request).await,
         }
+    }
+
+    /// As [`Call::ask`], but in the call's own response even when the call may run as a task
+    /// ([`InputRequired::before_task`]): a tool that gathers input first and then works in the
+    /// background asks with this, and becomes a task once it waits on anything else.
+    ///
+    /// # Errors
+    ///
+    /// As [`Call::ask`].
+    pub async fn ask_first(
+        &self,
+        key: &str,
+        request: InputRequest<'static>,
+    ) -> Result<Answer, Error> {
+        if let Some(answer) = self.answer(key)? {
+            return Ok(answer);
+        }
+        self.require(&request)?;
+        match self.era {
+            Era::Modern => Err(InputRequired::new().request(key, request).before_task().into()),
+            Era::Legacy => self.send(&request).await,
+        }
+    }
+
+    /// Whether this call may run as a task: the tool allows it and the client declared the
+    /// extension (`io.modelcontextprotocol/tasks`). Such a call that does not answer at once
+    /// is answered with a task, and the handler goes on in the background.
+    #[must_use]
+    pub fn may_run_as_task(&self) -> bool {
+        self.task
     }
 
     /// -32021 unless the client declared what `request` needs.

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::call::{Answer, Capabilities, MAX_INPUT_ROUNDS};
 use super::known::{Key, Known, Slot};
+use super::tasks::run::Started;
 use super::{BoxFuture, Call, Connection, Core, Error, HandlerFn, InputRequired, ToolEntry};
 use crate::ErrorCode;
 use crate::mcp::meta::{Meta, Rejection, check_meta, member, str_of};
@@ -93,7 +94,7 @@ impl Handler for Connection {
 }
 
 impl Connection {
-    fn core(&self) -> &Core {
+    pub(super) fn core(&self) -> &Core {
         &self.server.0
     }
 
@@ -124,6 +125,7 @@ impl Connection {
             "prompts/get" => self.invoke(Kind::Prompt, req, cx, env).await,
             "resources/read" => self.invoke(Kind::Resource, req, cx, env).await,
             "completion/complete" => self.invoke(Kind::Complete, req, cx, env).await,
+            "tasks/get" | "tasks/update" | "tasks/cancel" => self.tasks(req, cx, env),
             // Removed by 2026-07-28 (`initialize`, `ping`, `logging/setLevel`,
             // `resources/(un)subscribe`), and unknown methods alike.
             other => Err(RpcError::method_not_found(other)),
@@ -174,6 +176,7 @@ impl Connection {
             "prompts/get" => self.invoke(Kind::Prompt, req, cx, env).await,
             "resources/read" => self.invoke(Kind::Resource, req, cx, env).await,
             "completion/complete" => self.invoke(Kind::Complete, req, cx, env).await,
+            "tasks/get" | "tasks/update" | "tasks/cancel" => self.tasks(req, cx, env),
             other => Err(RpcError::method_not_found(other)),
         }
     }
@@ -225,6 +228,7 @@ impl Connection {
             state: None,
             answers: Vec::new(),
             known,
+            task: false,
         }
     }
 
@@ -259,7 +263,18 @@ impl Connection {
             // The answers of earlier rounds, for the next one should this one ask for more
             // (none, and nothing to copy, in the common case).
             let earlier = call.answers.clone();
-            let running = handler.start(call);
+            let running =
+                match self.task_place(&kind, &call, name.as_deref().unwrap_or_default())? {
+                    Some((tool, place)) => {
+                        call.task = true;
+                        // Boxed: only calls that may run as tasks pay for the larger future.
+                        match Box::pin(self.start_task(call, tool, place)).await? {
+                            Started::Task(reply) => return Ok(reply),
+                            Started::Inline(outcome) => Running::Settled(outcome),
+                        }
+                    }
+                    None => handler.start(call),
+                };
             (handler, running, earlier)
         };
         match self.settle(&kind, env.era, running.outcome().await) {
@@ -268,6 +283,39 @@ impl Connection {
             Round::Needs(needed) => {
                 Box::pin(self.rounds(kind, req, cx, env, &handler, earlier, needed)).await
             }
+        }
+    }
+
+    /// The tasks extension's methods (the removed `tasks/result` and `tasks/list` are unknown
+    /// methods, as any other).
+    fn tasks(&self, req: &Incoming, cx: &Context, env: &Envelope) -> Result<Reply, RpcError> {
+        let known = if env.known.is_read() { env.known } else { Known::read(req.params())? };
+        self.tasks_method(&self.call(req, cx, env, known), req)
+    }
+
+    /// Whether a `tools/call` of `name` may run as a task, and then the tool's index and the
+    /// place reserved for its task.
+    fn task_place(
+        &self,
+        kind: &Kind,
+        call: &Call,
+        name: &str,
+    ) -> Result<Option<(usize, super::tasks::Place<'_>)>, RpcError> {
+        use crate::mcp::types::TaskSupport;
+        let core = self.core();
+        if !matches!(kind, Kind::Tool) || core.capabilities.extensions.is_none() {
+            return Ok(None);
+        }
+        let Some(i) = core.tools.iter().position(|(t, _, _)| t.name == name) else {
+            return Ok(None);
+        };
+        match core.tools[i].0.task_support_of() {
+            TaskSupport::Forbidden => Ok(None),
+            _ if super::tasks::negotiated(call) => {
+                Ok(Some((i, core.tasks.reserve(self.owner(call))?)))
+            }
+            TaskSupport::Optional => Ok(None),
+            TaskSupport::Required => Err(super::tasks::missing_extension()),
         }
     }
 
@@ -388,6 +436,8 @@ impl Core {
             caps.resources.is_some()
         } else if method.starts_with("prompts/") {
             caps.prompts.is_some()
+        } else if method.starts_with("tasks/") {
+            caps.extensions.is_some()
         } else {
             true
         }
@@ -407,7 +457,7 @@ fn req_uri(call: &Call) -> Result<String, RpcError> {
 /// A modern result: `result`'s members, then `resultType` and the server's identity in
 /// `_meta` (as [`super::Finished`] writes them). Appended to the result's own text: serde's `flatten`
 /// would write every member through a map, at several times the cost.
-fn modern_reply(
+pub(super) fn modern_reply(
     mut json: String,
     result_type: &'static str,
     meta: &serde_json::value::RawValue,
@@ -440,7 +490,7 @@ fn cannot_encode(e: serde_json::Error) -> RpcError {
 /// A tool's result as JSON text: the text serde writes for it (`tool_results_are_written_as_serde_writes_them`
 /// holds them equal), its text blocks (the common result) written here rather than through
 /// serde's walk of the content enum.
-fn tool_json(result: &CallToolResult<'_>) -> Result<String, RpcError> {
+pub(super) fn tool_json(result: &CallToolResult<'_>) -> Result<String, RpcError> {
     // Every field named: one added to the type cannot be left out here.
     let CallToolResult { content, structured_content, is_error } = result;
     let texts: usize = content
@@ -518,6 +568,8 @@ enum Running {
     Prompt(BoxFuture<Result<crate::mcp::types::GetPromptResult<'static>, Error>>),
     Resource(BoxFuture<Result<ReadResourceResult<'static>, Error>>),
     Complete(BoxFuture<Result<crate::mcp::types::CompleteResult<'static>, Error>>),
+    /// A tool's handler that answered on its first step (a call that may run as a task).
+    Settled(Result<CallToolResult<'static>, Error>),
 }
 
 impl Running {
@@ -528,6 +580,7 @@ impl Running {
             Running::Prompt(f) => f.await.map(Encoded::Prompt),
             Running::Resource(f) => f.await.map(Encoded::Read),
             Running::Complete(f) => f.await.map(Encoded::Complete),
+            Running::Settled(outcome) => outcome.map(Encoded::Tool),
         }
     }
 }

@@ -40,6 +40,9 @@ struct Filter<'a> {
     resources_list_changed: bool,
     #[serde(borrow, default)]
     resource_subscriptions: Vec<std::borrow::Cow<'a, str>>,
+    /// The tasks extension: tasks whose status changes the client wants.
+    #[serde(borrow, default)]
+    task_ids: Vec<std::borrow::Cow<'a, str>>,
 }
 
 #[derive(Serialize, Default)]
@@ -53,6 +56,8 @@ struct Honoured<'a> {
     resources_list_changed: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     resource_subscriptions: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    task_ids: Vec<&'a str>,
 }
 
 /// The params of a notification on a listen stream.
@@ -100,6 +105,7 @@ impl Connection {
         }
         let p: Params<'_> = req.params_as().map_err(RpcError::invalid_params)?;
         let f = p.notifications.unwrap_or_default();
+        let owner = self.owner_in(cx.principal(), crate::mcp::Era::Modern);
         let caps = &self.server.0.capabilities;
         let resources = caps.resources.is_some();
         let honoured = Honoured {
@@ -115,6 +121,14 @@ impl Connection {
             } else {
                 Vec::new()
             },
+            // Only the caller's own tasks, as many as a list of subscriptions may hold.
+            task_ids: f
+                .task_ids
+                .iter()
+                .map(|t| t.as_ref())
+                .filter(|t| self.server.0.tasks.owns(t, &owner))
+                .take(super::MAX_RESOURCE_SUBSCRIPTIONS)
+                .collect(),
         };
         let id_text = req.id().map_or_else(|| "null".to_owned(), |id| id.to_string());
         let id: &serde_json::value::RawValue =
@@ -149,6 +163,7 @@ impl Connection {
                                 .iter()
                                 .map(|u| Change::Updated((*u).into())),
                         );
+                        missed.extend(honoured.task_ids.iter().map(|t| Change::Task((*t).into())));
                         continue;
                     }
                     Err(RecvError::Closed) => std::future::pending().await,
@@ -185,6 +200,15 @@ impl Connection {
                         Some(Json(&Tagged { meta, rest: Uri { uri } })),
                     )
                     .await
+                }
+                Change::Task(task) if honoured.task_ids.iter().any(|t| *t == &**task) => {
+                    let meta = serde_json::to_string(&meta).unwrap_or_else(|_| "{}".into());
+                    match super::tasks::status_params(&self.server, &owner, task, &meta) {
+                        Some(params) => {
+                            peer.notify("notifications/tasks", Some(Json(&params))).await
+                        }
+                        None => Ok(()),
+                    }
                 }
                 _ => Ok(()),
             };
@@ -237,6 +261,7 @@ impl Connection {
         let mut changes = self.server.0.changes.subscribe();
         let session = self.session.clone();
         let caps = self.server.0.capabilities.clone();
+        let server = self.server.clone();
         // Not tied to the request that started it: over HTTP these go to the GET stream.
         let peer = cx.peer().unrelated();
         tokio::spawn(async move {
@@ -261,6 +286,17 @@ impl Connection {
                         peer.notify("notifications/resources/list_changed", None::<RawJson<'_>>)
                             .await
                     }
+                    Change::Task(task) => match session.task_owner.get() {
+                        // A legacy session hears of its own tasks.
+                        Some(n) => {
+                            let owner = super::tasks::Owner::Session(*n);
+                            match super::tasks::status_params(&server, &owner, task, "{}") {
+                                Some(p) => peer.notify("notifications/tasks", Some(Json(&p))).await,
+                                None => Ok(()),
+                            }
+                        }
+                        None => Ok(()),
+                    },
                     Change::Updated(uri) => {
                         let wanted = session
                             .subscribed

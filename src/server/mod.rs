@@ -59,6 +59,7 @@ mod known;
 mod listen;
 mod scopes;
 mod state;
+mod tasks;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -127,6 +128,7 @@ pub struct ServerBuilder {
     lists_change: bool,
     key: Option<StateKey>,
     scopes: scopes::Scopes,
+    task_bounds: tasks::Bounds,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -277,6 +279,7 @@ impl ServerBuilder {
             prompts: (!self.prompts.is_empty()).then_some(ListChanged { list_changed }),
             logging: Some(Empty {}),
             completions: self.completion.is_some().then_some(Empty {}),
+            extensions: tasks::declared(&self.tools),
             experimental: None,
         };
         let meta = serde_json::value::to_raw_value(&ServerMeta { info: &self.info })
@@ -310,6 +313,7 @@ impl ServerBuilder {
             key: self.key.unwrap_or_else(StateKey::random),
             changes,
             scopes: self.scopes,
+            tasks: tasks::Store::new(self.task_bounds),
         };
         Server(Arc::new(core))
     }
@@ -436,6 +440,7 @@ pub(crate) struct Core {
     key: StateKey,
     changes: broadcast::Sender<Change>,
     scopes: scopes::Scopes,
+    tasks: tasks::Store,
 }
 
 /// A change announced to listeners.
@@ -445,6 +450,8 @@ pub(crate) enum Change {
     Prompts,
     Resources,
     Updated(Arc<str>),
+    /// A task's status changed (its id).
+    Task(Arc<str>),
 }
 
 /// An MCP server: cheap to clone, shared by every connection.
@@ -488,6 +495,7 @@ impl Server {
             lists_change: true,
             key: None,
             scopes: scopes::Scopes::default(),
+            task_bounds: tasks::Bounds::default(),
         }
     }
 
@@ -557,6 +565,8 @@ pub(crate) struct Session {
     listens: AtomicUsize,
     /// The task that forwards change notifications to a legacy session is running.
     forwarding: AtomicBool,
+    /// The session's number as the owner of tasks, given when it first makes one.
+    task_owner: OnceLock<u64>,
 }
 
 impl Session {

@@ -74,6 +74,9 @@ pub struct ServerCapabilities<'a> {
     /// `completion/complete`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completions: Option<Empty>,
+    /// Extensions, keyed by identifier (`{"io.modelcontextprotocol/tasks": {}}`), as given.
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<Raw<'a>>,
     /// Anything else, as given.
     #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
     pub experimental: Option<Raw<'a>>,

@@ -23,6 +23,7 @@ mod mrtr;
 mod prompts;
 mod raw;
 mod resources;
+mod tasks;
 mod tools;
 mod utilities;
 
@@ -43,6 +44,10 @@ pub use raw::Raw;
 pub use resources::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource, ResourceParams,
     ResourceTemplate, match_template,
+};
+pub use tasks::{
+    DetailedTask, TASKS_EXTENSION, Task, TaskIdParams, TaskStatus, TaskSupport, ToolExecution,
+    UpdateTaskParams, iso8601,
 };
 pub use tools::{
     CallToolParams, CallToolResult, EMPTY_OBJECT_SCHEMA, ListToolsResult, Tool, ToolAnnotations,

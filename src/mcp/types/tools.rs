@@ -33,6 +33,9 @@ pub struct Tool<'a> {
     /// Hints about its behaviour.
     #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<ToolAnnotations<'a>>,
+    /// How it is executed: whether it may run as a task (the tasks extension).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<super::ToolExecution>,
     /// Extra metadata.
     #[serde(borrow, rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Raw<'a>>,
@@ -52,6 +55,7 @@ impl<'a> Tool<'a> {
             input_schema: Raw::parse(EMPTY_OBJECT_SCHEMA).expect("a fixed, valid schema"),
             output_schema: None,
             annotations: None,
+            execution: None,
             meta: None,
         }
     }
@@ -91,6 +95,20 @@ impl<'a> Tool<'a> {
     pub fn output_schema(mut self, schema: &'a str) -> Self {
         self.output_schema = Some(Raw::parse(schema).expect("a tool's output schema must be JSON"));
         self
+    }
+
+    /// Whether it may run as a task (`execution.taskSupport`, the tasks extension): a server
+    /// runs the same handler as a task when the client declared the extension.
+    #[must_use]
+    pub fn task_support(mut self, support: super::TaskSupport) -> Self {
+        self.execution = Some(super::ToolExecution { task_support: support });
+        self
+    }
+
+    /// The task support it declares ([`super::TaskSupport::Forbidden`] when it declares none).
+    #[must_use]
+    pub fn task_support_of(&self) -> super::TaskSupport {
+        self.execution.map(|e| e.task_support).unwrap_or_default()
     }
 
     /// With behaviour hints.
