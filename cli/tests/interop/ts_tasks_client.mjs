@@ -98,14 +98,15 @@ async function rawDispatch(request, options = {}) {
     const body = { jsonrpc: '2.0', id, ...request };
     const params = request.params ?? {};
     const name = request.method === 'tools/call' ? params.name : params.taskId;
-    const headers = {
+    const headers = new Headers({
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
         'mcp-protocol-version': MODERN,
         'mcp-method': request.method,
-        ...(name === undefined ? {} : { 'mcp-name': String(name) }),
-        ...(options.context?.headers ?? {}),
-    };
+    });
+    if (name !== undefined) headers.set('mcp-name', String(name));
+    // The package's own headers for the request (it names the task in Mcp-Name itself) win.
+    for (const [k, v] of Object.entries(options.context?.headers ?? {})) headers.set(k, v);
     const response = await fetch(opts.url, {
         method: 'POST',
         headers,
@@ -113,7 +114,7 @@ async function rawDispatch(request, options = {}) {
         signal: options.signal,
     });
     const text = await response.text();
-    posts.push({ method: request.method, name, taskId: params.taskId, status: response.status });
+    posts.push({ method: request.method, name: headers.get('mcp-name') ?? undefined, taskId: params.taskId, status: response.status });
     const type = (response.headers.get('content-type') ?? '').split(';')[0].trim();
     let message;
     if (type === 'text/event-stream') message = fromEventStream(text, id);
