@@ -525,11 +525,11 @@ impl Encoded {
     }
 }
 
-mod encode;
+pub(in crate::server) mod encode;
 mod rounds;
 
 use encode::encode;
-pub(in crate::server) use encode::{modern_reply, tool_json, typed_reply};
+use encode::{modern_reply, tool_json};
 
 #[cfg(test)]
 mod tests;

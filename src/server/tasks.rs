@@ -514,7 +514,7 @@ impl Connection {
         result_type: &'static str,
     ) -> Result<Reply, RpcError> {
         let meta = (era == Era::Modern).then_some(&*self.core().meta);
-        super::dispatch::typed_reply(json, result_type, meta)
+        super::dispatch::encode::typed_reply(json, result_type, meta)
     }
 }
 

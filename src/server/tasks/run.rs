@@ -218,7 +218,7 @@ async fn run(
 /// The task completed with `result` (kept unless it is past the size bound: then it fails).
 fn completed(server: &Server, id: &str, result: &CallToolResult<'_>) {
     let store = &server.0.tasks;
-    let json = match super::super::dispatch::tool_json(result) {
+    let json = match super::super::dispatch::encode::tool_json(result) {
         Ok(json) => json,
         Err(e) => return failed(server, id, &e),
     };
