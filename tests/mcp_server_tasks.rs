@@ -6,10 +6,7 @@
 use std::time::Duration;
 
 use mcpwire::Json;
-use mcpwire::limits::{
-    DEFAULT_MAX_TASK_RESULT_BYTES, DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_CLIENT,
-    DEFAULT_TASK_RESULT_TTL,
-};
+use mcpwire::limits::DEFAULT_TASK_RESULT_TTL;
 use mcpwire::mcp::types::{
     CallToolResult, ElicitParams, ElicitResult, InputRequest, TaskSupport, Tool,
 };
@@ -59,6 +56,11 @@ fn builder() -> ServerBuilder {
             tokio::time::sleep(Duration::from_millis(10)).await;
             Ok(CallToolResult::text(format!("later {name}")))
         })
+}
+
+/// `initialize` params declaring the extension.
+fn legacy_init() -> Value {
+    json!({"protocolVersion": "2025-11-25", "capabilities": {"extensions": {TASKS: {}}}, "clientInfo": {"name": "t", "version": "1"}})
 }
 
 struct ClientSide(mpsc::UnboundedSender<Value>);
@@ -167,8 +169,7 @@ async fn the_extension_is_declared_and_gates_the_task_methods_in_both_eras() {
         assert_eq!(p.modern(m, json!({"taskId": "x"}), true).await.unwrap_err().code.get(), -32601);
     }
     // Legacy: declared at initialize, the same task and methods.
-    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {"extensions": {TASKS: {}}}, "clientInfo": {"name": "t", "version": "1"}});
-    let r = p.call("initialize", init).await.unwrap();
+    let r = p.call("initialize", legacy_init()).await.unwrap();
     assert_eq!(r["capabilities"]["extensions"][TASKS], json!({}));
     let created = p.call("tools/call", json!({"name": "sleepy", "arguments": {"ms": 30}})).await;
     let created = created.unwrap();
@@ -261,8 +262,7 @@ async fn unknown_ids_and_bad_params_are_refused_precisely_and_a_poll_flood_holds
     // Another client (a legacy session) does not see this one's task.
     let id = p.start("sleepy", json!({"ms": 60_000})).await;
     let other = pair(&s);
-    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {"extensions": {TASKS: {}}}, "clientInfo": {"name": "t", "version": "1"}});
-    other.call("initialize", init).await.unwrap();
+    other.call("initialize", legacy_init()).await.unwrap();
     let e = other.call("tasks/get", json!({"taskId": id})).await.unwrap_err();
     assert_eq!(e.code.get(), -32602);
     // A flood of polls: each answered, nothing more held.
@@ -299,7 +299,6 @@ async fn fill(p: &Pair, n: usize) -> Option<RpcError> {
 
 #[tokio::test]
 async fn tasks_per_client_and_in_all_are_bounded_at_and_past_the_bound() {
-    assert!(DEFAULT_MAX_TASKS_PER_CLIENT < DEFAULT_MAX_TASKS);
     // Per client: the bound is reached, one more is refused.
     let s = builder().max_tasks_per_client(3).build();
     let p = pair(&s);
@@ -320,8 +319,7 @@ async fn tasks_per_client_and_in_all_are_bounded_at_and_past_the_bound() {
     let mut sessions = Vec::new();
     for _ in 0..2 {
         let p = pair(&s);
-        let init = json!({"protocolVersion": "2025-11-25", "capabilities": {"extensions": {TASKS: {}}}, "clientInfo": {"name": "t", "version": "1"}});
-        p.call("initialize", init).await.unwrap();
+        p.call("initialize", legacy_init()).await.unwrap();
         for _ in 0..2 {
             let r = p.call("tools/call", json!({"name": "sleepy", "arguments": {"ms": 600_000}}));
             assert_eq!(r.await.unwrap()["resultType"], "task");
@@ -355,7 +353,6 @@ async fn a_finished_task_is_kept_for_its_ttl_then_forgotten_and_its_place_freed(
 
 #[tokio::test]
 async fn a_result_is_kept_up_to_its_size_bound_and_a_larger_one_fails_the_task() {
-    assert_eq!(DEFAULT_MAX_TASK_RESULT_BYTES, 4 * 1024 * 1024);
     // `{"content":[{"type":"text","text":"…"}]}`: 39 bytes around the text.
     let bound = 1000;
     let s = builder().max_task_result_bytes(bound).build();

@@ -11,7 +11,7 @@ use super::{BoxFuture, Call, Connection, Core, Error, HandlerFn, InputRequired, 
 use crate::ErrorCode;
 use crate::mcp::meta::{Meta, Rejection, check_meta, member, str_of};
 use crate::mcp::types::{
-    CacheScope, CallToolResult, Content, InitializeResult, InputRequiredResult, LoggingLevel,
+    CacheScope, CallToolResult, InitializeResult, InputRequiredResult, LoggingLevel,
     ReadResourceResult, SetLevelParams, match_template,
 };
 use crate::mcp::{self, Era, LEGACY_VERSIONS, MODERN_VERSIONS};
@@ -263,18 +263,21 @@ impl Connection {
             // The answers of earlier rounds, for the next one should this one ask for more
             // (none, and nothing to copy, in the common case).
             let earlier = call.answers.clone();
-            let running =
-                match self.task_place(&kind, &call, name.as_deref().unwrap_or_default())? {
-                    Some((tool, place)) => {
-                        call.task = true;
-                        // Boxed: only calls that may run as tasks pay for the larger future.
-                        match Box::pin(self.start_task(call, tool, place)).await? {
-                            Started::Task(reply) => return Ok(reply),
-                            Started::Inline(outcome) => Running::Settled(outcome),
-                        }
+            let running = match self.task_place(
+                matches!(kind, Kind::Tool),
+                &call,
+                name.as_deref().unwrap_or_default(),
+            )? {
+                Some((tool, place)) => {
+                    call.task = true;
+                    // Boxed: only calls that may run as tasks pay for the larger future.
+                    match Box::pin(self.start_task(call, tool, place)).await? {
+                        Started::Task(reply) => return Ok(reply),
+                        Started::Inline(outcome) => Running::Settled(outcome),
                     }
-                    None => handler.start(call),
-                };
+                }
+                None => handler.start(call),
+            };
             (handler, running, earlier)
         };
         match self.settle(&kind, env.era, running.outcome().await) {
@@ -291,32 +294,6 @@ impl Connection {
     fn tasks(&self, req: &Incoming, cx: &Context, env: &Envelope) -> Result<Reply, RpcError> {
         let known = if env.known.is_read() { env.known } else { Known::read(req.params())? };
         self.tasks_method(&self.call(req, cx, env, known), req)
-    }
-
-    /// Whether a `tools/call` of `name` may run as a task, and then the tool's index and the
-    /// place reserved for its task.
-    fn task_place(
-        &self,
-        kind: &Kind,
-        call: &Call,
-        name: &str,
-    ) -> Result<Option<(usize, super::tasks::Place<'_>)>, RpcError> {
-        use crate::mcp::types::TaskSupport;
-        let core = self.core();
-        if !matches!(kind, Kind::Tool) || core.capabilities.extensions.is_none() {
-            return Ok(None);
-        }
-        let Some(i) = core.tools.iter().position(|(t, _, _)| t.name == name) else {
-            return Ok(None);
-        };
-        match core.tools[i].0.task_support_of() {
-            TaskSupport::Forbidden => Ok(None),
-            _ if super::tasks::negotiated(call) => {
-                Ok(Some((i, core.tasks.reserve(self.owner(call))?)))
-            }
-            TaskSupport::Optional => Ok(None),
-            TaskSupport::Required => Err(super::tasks::missing_extension()),
-        }
     }
 
     /// What scopes may be required for: the tool or prompt named, or the resource read (its
@@ -454,81 +431,6 @@ fn req_uri(call: &Call) -> Result<String, RpcError> {
     }
 }
 
-/// A modern result: `result`'s members, then `resultType` and the server's identity in
-/// `_meta` (as [`super::Finished`] writes them). Appended to the result's own text: serde's `flatten`
-/// would write every member through a map, at several times the cost.
-pub(super) fn modern_reply(
-    mut json: String,
-    result_type: &'static str,
-    meta: &serde_json::value::RawValue,
-) -> Result<Reply, RpcError> {
-    // Every result type is a struct: an object, written without whitespace.
-    if json.pop() != Some('}') {
-        return Err(RpcError::internal("the result is not a JSON object"));
-    }
-    if json.len() > 1 {
-        json.push(',');
-    }
-    json.reserve(32 + result_type.len() + meta.get().len());
-    json.push_str(r#""resultType":""#);
-    json.push_str(result_type);
-    json.push_str(r#"","_meta":"#);
-    json.push_str(meta.get());
-    json.push('}');
-    Ok(Reply::raw_string(json))
-}
-
-/// A result as JSON text.
-fn encode<T: Serialize>(result: &T) -> Result<String, RpcError> {
-    serde_json::to_string(result).map_err(cannot_encode)
-}
-
-fn cannot_encode(e: serde_json::Error) -> RpcError {
-    RpcError::internal(format!("the result could not be serialised: {e}"))
-}
-
-/// A tool's result as JSON text: the text serde writes for it (`tool_results_are_written_as_serde_writes_them`
-/// holds them equal), its text blocks (the common result) written here rather than through
-/// serde's walk of the content enum.
-pub(super) fn tool_json(result: &CallToolResult<'_>) -> Result<String, RpcError> {
-    // Every field named: one added to the type cannot be left out here.
-    let CallToolResult { content, structured_content, is_error } = result;
-    let texts: usize = content
-        .iter()
-        .map(|c| match c {
-            Content::Text { text, .. } => text.len(),
-            _ => 0,
-        })
-        .sum();
-    let mut out = Vec::with_capacity(64 + texts + texts / 8);
-    out.extend_from_slice(br#"{"content":["#);
-    for (i, block) in content.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        match block {
-            Content::Text { text, annotations: None } => {
-                out.extend_from_slice(br#"{"type":"text","text":"#);
-                serde_json::to_writer(&mut out, text.as_ref()).map_err(cannot_encode)?;
-                out.push(b'}');
-            }
-            other => serde_json::to_writer(&mut out, other).map_err(cannot_encode)?,
-        }
-    }
-    out.push(b']');
-    if let Some(structured) = structured_content {
-        out.extend_from_slice(br#","structuredContent":"#);
-        serde_json::to_writer(&mut out, structured).map_err(cannot_encode)?;
-    }
-    if *is_error {
-        out.extend_from_slice(br#","isError":true"#);
-    }
-    out.push(b'}');
-    // SAFETY: serde_json writes UTF-8 (it escapes nothing into invalid sequences), and every
-    // other byte written here is ASCII.
-    Ok(unsafe { String::from_utf8_unchecked(out) })
-}
-
 /// A list result: one page, so a cursor (which this server never hands out) is refused.
 fn list(req: &Incoming, encoded: &str) -> Result<Reply, RpcError> {
     if req.params().is_some_and(|p| !p.get().trim_start().starts_with('{')) {
@@ -623,7 +525,11 @@ impl Encoded {
     }
 }
 
+pub(in crate::server) mod encode;
 mod rounds;
+
+use encode::encode;
+use encode::{modern_reply, tool_json};
 
 #[cfg(test)]
 mod tests;

@@ -513,22 +513,8 @@ impl Connection {
         json: String,
         result_type: &'static str,
     ) -> Result<Reply, RpcError> {
-        match era {
-            Era::Modern => super::dispatch::modern_reply(json, result_type, &self.core().meta),
-            Era::Legacy => {
-                let mut json = json;
-                if json.pop() != Some('}') {
-                    return Err(RpcError::internal("the result is not a JSON object"));
-                }
-                if json.len() > 1 {
-                    json.push(',');
-                }
-                json.push_str(r#""resultType":""#);
-                json.push_str(result_type);
-                json.push_str("\"}");
-                Ok(Reply::raw_string(json))
-            }
-        }
+        let meta = (era == Era::Modern).then_some(&*self.core().meta);
+        super::dispatch::encode::typed_reply(json, result_type, meta)
     }
 }
 

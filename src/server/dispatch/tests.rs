@@ -1,4 +1,5 @@
 use super::*;
+use crate::mcp::types::Content;
 
 #[test]
 fn tool_results_are_written_as_serde_writes_them() {

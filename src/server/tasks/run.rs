@@ -18,7 +18,7 @@ use super::super::known::Known;
 use super::super::{BoxFuture, Connection, Error, Server, Session};
 use super::Place;
 use crate::mcp::Era;
-use crate::mcp::types::{CallToolResult, LoggingLevel, TaskStatus};
+use crate::mcp::types::{CallToolResult, LoggingLevel, TaskStatus, TaskSupport};
 use crate::peer::{Context, Incoming, Reply, RpcError};
 
 /// How a call that may run as a task went on.
@@ -83,6 +83,30 @@ impl Seed {
 }
 
 impl Connection {
+    /// Whether a `tools/call` (`is_tool`) of `name` may run as a task, and then the tool's
+    /// index and the place reserved for its task: -32021 for a tool that runs only as a task
+    /// when the client did not declare the extension, -32000 past a bound on tasks.
+    pub(crate) fn task_place(
+        &self,
+        is_tool: bool,
+        call: &Call,
+        name: &str,
+    ) -> Result<Option<(usize, Place<'_>)>, RpcError> {
+        let core = self.core();
+        if !is_tool || core.capabilities.extensions.is_none() {
+            return Ok(None);
+        }
+        let Some(i) = core.tools.iter().position(|(t, _, _)| t.name == name) else {
+            return Ok(None);
+        };
+        match core.tools[i].0.task_support_of() {
+            TaskSupport::Forbidden => Ok(None),
+            _ if super::negotiated(call) => Ok(Some((i, core.tasks.reserve(self.owner(call))?))),
+            TaskSupport::Optional => Ok(None),
+            TaskSupport::Required => Err(super::missing_extension()),
+        }
+    }
+
     /// Runs tool `tool`'s handler on `call` (the client declared the extension, and `place` is
     /// reserved for the task): inline while it answers at once, as a task once it waits.
     pub(crate) async fn start_task(
@@ -194,7 +218,7 @@ async fn run(
 /// The task completed with `result` (kept unless it is past the size bound: then it fails).
 fn completed(server: &Server, id: &str, result: &CallToolResult<'_>) {
     let store = &server.0.tasks;
-    let json = match super::super::dispatch::tool_json(result) {
+    let json = match super::super::dispatch::encode::tool_json(result) {
         Ok(json) => json,
         Err(e) => return failed(server, id, &e),
     };
