@@ -56,10 +56,12 @@ fn server(calls: Arc<AtomicUsize>) -> Server {
         })
         .tool(Tool::new("asks").task_support(TaskSupport::Optional), |call| async move {
             tokio::time::sleep(SLOW).await;
-            let a = call.ask("who", InputRequest::elicit(&ElicitParams::form("Name?", FORM))).await?;
+            let a =
+                call.ask("who", InputRequest::elicit(&ElicitParams::form("Name?", FORM))).await?;
             let a: ElicitResult<'_> = a.decode()?;
             let name = a.text("name")?.unwrap_or_default().into_owned();
-            let b = call.ask("again", InputRequest::elicit(&ElicitParams::form("Sure?", FORM))).await?;
+            let b =
+                call.ask("again", InputRequest::elicit(&ElicitParams::form("Sure?", FORM))).await?;
             let b: ElicitResult<'_> = b.decode()?;
             let again = b.text("name")?.unwrap_or_default().into_owned();
             Ok(CallToolResult::text(format!("{name}/{again}")))

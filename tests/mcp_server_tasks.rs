@@ -179,6 +179,8 @@ async fn the_extension_is_declared_and_gates_the_task_methods_in_both_eras() {
         let t = p.call("tasks/get", json!({"taskId": id})).await.unwrap();
         if t["status"] == "completed" {
             assert_eq!(t["result"]["content"][0]["text"], "x");
+            // As a legacy call would have answered it: no resultType.
+            assert_eq!(t["result"].get("resultType"), None, "{t}");
             return;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -196,6 +198,8 @@ async fn a_task_lives_is_polled_answered_and_cancelled() {
     // A tool failure completes the task with isError.
     let id = p.start("needs_task", json!({})).await;
     let t = p.until(&id, "completed").await;
+    // As the modern call would have answered it, resultType included.
+    assert_eq!(t["result"]["resultType"], "complete", "{t}");
     assert_eq!(
         (t["status"].as_str(), t["result"]["isError"].as_bool()),
         (Some("completed"), Some(true))

@@ -159,9 +159,9 @@ async fn run(
             Step::Needs(needed) => Err(Error::InputRequired(needed)),
         };
         let needed = match outcome {
-            Ok(result) => return completed(&server, &id, &result),
+            Ok(result) => return completed(&server, &id, &result, seed.era),
             Err(Error::Tool(reason)) => {
-                return completed(&server, &id, &CallToolResult::error(reason));
+                return completed(&server, &id, &CallToolResult::error(reason), seed.era);
             }
             Err(Error::Protocol(e)) => return failed(&server, &id, &e),
             Err(Error::InputRequired(needed)) => needed,
@@ -216,12 +216,17 @@ async fn run(
 }
 
 /// The task completed with `result` (kept unless it is past the size bound: then it fails).
-fn completed(server: &Server, id: &str, result: &CallToolResult<'_>) {
+/// The result is kept as the call would have answered it: in the modern era with
+/// `resultType: "complete"` (the extension's TypeScript requester refuses a result without it).
+fn completed(server: &Server, id: &str, result: &CallToolResult<'_>, era: Era) {
     let store = &server.0.tasks;
-    let json = match super::super::dispatch::encode::tool_json(result) {
+    let mut json = match super::super::dispatch::encode::tool_json(result) {
         Ok(json) => json,
         Err(e) => return failed(server, id, &e),
     };
+    if era == Era::Modern && json.pop() == Some('}') {
+        json.push_str(r#","resultType":"complete"}"#);
+    }
     if json.len() > store.bounds.result_bytes {
         let e = RpcError::internal(format!(
             "the task's result is {} bytes, past the {} a task keeps",
