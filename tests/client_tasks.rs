@@ -212,12 +212,18 @@ async fn input_rounds_inside_a_task_are_bounded_by_the_clients_limits() {
 }
 
 #[tokio::test]
-async fn an_input_request_no_callback_answers_fails_the_call_precisely() {
+async fn a_task_that_asks_what_the_client_did_not_declare_fails_precisely() {
+    // No elicitation callback, so no elicitation capability: the server does not ask, and the
+    // task ends failed with -32021 naming what is missing, which the call returns.
     let c = Client::builder().tasks(true).connect(server(Arc::default())).await.unwrap();
     match c.call_tool("asks", NO_ARGUMENTS).await {
-        Err(ClientError::Invalid { method, reason }) => {
-            assert_eq!(method, "tasks/get");
-            assert!(reason.contains("elicitation/create"), "{reason}");
+        Err(ClientError::Protocol { method, code, message, data }) => {
+            assert_eq!(
+                (method.as_str(), code),
+                ("tools/call", ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY)
+            );
+            assert!(message.contains("elicitation"), "{message}");
+            assert!(data.unwrap_or_default().contains("elicitation"));
         }
         other => panic!("{other:?}"),
     }
