@@ -58,6 +58,8 @@ mod error;
 mod listen;
 #[cfg(feature = "mcp")]
 mod settle;
+#[cfg(feature = "mcp")]
+mod skills;
 
 pub use input::{InputError, InputResolver};
 pub use negotiate::*;
@@ -74,3 +76,5 @@ pub use decoded::Decoded;
 pub use error::{ClientError, Stage};
 #[cfg(feature = "mcp")]
 pub use listen::Changes;
+#[cfg(feature = "mcp")]
+pub use skills::LoadedSkill;

@@ -124,6 +124,9 @@ impl Connection {
             "prompts/get" => self.invoke(Kind::Prompt, req, cx, env).await,
             "resources/read" => self.invoke(Kind::Resource, req, cx, env).await,
             "completion/complete" => self.invoke(Kind::Complete, req, cx, env).await,
+            mcp::skills::LIST | mcp::skills::GET | mcp::skills::DIRECTORY_READ => {
+                self.skills(req, Era::Modern)
+            }
             // Removed by 2026-07-28 (`initialize`, `ping`, `logging/setLevel`,
             // `resources/(un)subscribe`), and unknown methods alike.
             other => Err(RpcError::method_not_found(other)),
@@ -174,6 +177,9 @@ impl Connection {
             "prompts/get" => self.invoke(Kind::Prompt, req, cx, env).await,
             "resources/read" => self.invoke(Kind::Resource, req, cx, env).await,
             "completion/complete" => self.invoke(Kind::Complete, req, cx, env).await,
+            mcp::skills::LIST | mcp::skills::GET | mcp::skills::DIRECTORY_READ => {
+                self.skills(req, Era::Legacy)
+            }
             other => Err(RpcError::method_not_found(other)),
         }
     }
@@ -339,6 +345,9 @@ impl Connection {
                 let uri = req_uri(call)?;
                 if let Some((_, f)) = core.resources.iter().find(|(r, _)| r.uri == uri) {
                     return Ok(Route::Resource(f));
+                }
+                if let Some(s) = core.skills.as_ref().filter(|s| s.serves(&uri)) {
+                    return Ok(Route::Resource(s.reader()));
                 }
                 if let Some((_, f)) = core
                     .templates

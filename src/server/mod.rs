@@ -58,6 +58,7 @@ mod doc_server;
 mod known;
 mod listen;
 mod scopes;
+mod skills;
 mod state;
 
 use std::collections::HashMap;
@@ -80,6 +81,7 @@ pub use call::{Answer, Call, Error, InputRequired, MAX_INPUT_ROUNDS};
 pub use doc_server::__doc_server;
 pub use listen::{MAX_LISTEN_STREAMS, MAX_RESOURCE_SUBSCRIPTIONS};
 pub use scopes::Scoped;
+pub use skills::{Skills, SkillsError};
 pub use state::MAX_REQUEST_STATE_BYTES;
 
 use self::state::StateKey;
@@ -127,6 +129,7 @@ pub struct ServerBuilder {
     lists_change: bool,
     key: Option<StateKey>,
     scopes: scopes::Scopes,
+    skills: Option<Skills>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -266,18 +269,30 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves `skills` (the skills extension, `io.modelcontextprotocol/skills`): declares it
+    /// with `directoryRead` (and `resources`), answers `skills/list`, `skills/get` and
+    /// `resources/directory/read`, reads every skill file, and lists each `SKILL.md`.
+    #[must_use]
+    pub fn skills(mut self, skills: Skills) -> Self {
+        self.skills = Some(skills);
+        self
+    }
+
     /// The server.
     #[must_use]
     pub fn build(self) -> Server {
         let list_changed = self.lists_change.then_some(true);
         let capabilities = ServerCapabilities {
             tools: (!self.tools.is_empty()).then_some(ListChanged { list_changed }),
-            resources: (!self.resources.is_empty() || !self.templates.is_empty())
-                .then_some(ResourcesCapability { subscribe: Some(true), list_changed }),
+            resources: (!self.resources.is_empty()
+                || !self.templates.is_empty()
+                || self.skills.is_some())
+            .then_some(ResourcesCapability { subscribe: Some(true), list_changed }),
             prompts: (!self.prompts.is_empty()).then_some(ListChanged { list_changed }),
             logging: Some(Empty {}),
             completions: self.completion.is_some().then_some(Empty {}),
             experimental: None,
+            extensions: self.skills.as_ref().map(|_| skills::capability()),
         };
         let meta = serde_json::value::to_raw_value(&ServerMeta { info: &self.info })
             .expect("strings always serialise");
@@ -310,6 +325,7 @@ impl ServerBuilder {
             key: self.key.unwrap_or_else(StateKey::random),
             changes,
             scopes: self.scopes,
+            skills: self.skills.map(|s| skills::Served::new(s, ttl_ms)),
         };
         Server(Arc::new(core))
     }
@@ -364,7 +380,12 @@ impl Lists {
         let legacy_tools = json(&legacy_typed);
         let mut tools = in_era(Era::Modern);
         let mut resources = ListResourcesResult {
-            resources: b.resources.iter().map(|(r, _)| r.clone()).collect(),
+            resources: b
+                .resources
+                .iter()
+                .map(|(r, _)| r.clone())
+                .chain(b.skills.iter().flat_map(Skills::listed))
+                .collect(),
             ..Default::default()
         };
         let mut templates = ListResourceTemplatesResult {
@@ -436,6 +457,7 @@ pub(crate) struct Core {
     key: StateKey,
     changes: broadcast::Sender<Change>,
     scopes: scopes::Scopes,
+    skills: Option<skills::Served>,
 }
 
 /// A change announced to listeners.
@@ -488,6 +510,7 @@ impl Server {
             lists_change: true,
             key: None,
             scopes: scopes::Scopes::default(),
+            skills: None,
         }
     }
 

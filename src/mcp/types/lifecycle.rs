@@ -77,6 +77,9 @@ pub struct ServerCapabilities<'a> {
     /// Anything else, as given.
     #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
     pub experimental: Option<Raw<'a>>,
+    /// Extensions (SEP-2133): each extension's identifier to its settings object, as given.
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<Raw<'a>>,
 }
 
 /// The `initialize` params (legacy era).
