@@ -336,9 +336,10 @@ pub fn frontmatter(text: &str, max_bytes: usize) -> Result<Map<String, Value>, S
         .strip_prefix("---\n")
         .or_else(|| text.strip_prefix("---\r\n"))
         .ok_or("it does not begin with a --- front matter line")?;
-    let mut start = 0;
+    let mut start: usize = 0;
     let block = loop {
-        if start > max_bytes {
+        // The block, should this line close it: everything before the newline ending the last.
+        if start.saturating_sub(1) > max_bytes {
             return Err(format!("its front matter is longer than {max_bytes} bytes"));
         }
         let Some(end) = rest[start..].find('\n').map(|i| start + i) else {
