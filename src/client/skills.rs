@@ -104,18 +104,12 @@ impl Client {
                 entry.check(limits).map_err(ClientError::Skill)?;
                 out.push(entry);
             }
-            match page.next_cursor {
-                Some(next) if Some(&next) == cursor.as_ref() => {
-                    return Err(ClientError::invalid(
-                        LIST,
-                        "the server gave the same cursor twice",
-                    ));
-                }
+            match super::catalog::next_page(LIST, page.next_cursor, &cursor)? {
                 Some(next) => cursor = Some(next),
                 None => return Ok(out),
             }
         }
-        Err(ClientError::invalid(LIST, format!("the list goes on past {} pages", self.0.max_pages)))
+        Err(self.too_many_pages(LIST))
     }
 
     /// The entry of the skill whose `SKILL.md` is at `uri` (`skills/get`), checked with

@@ -269,9 +269,8 @@ impl ServerBuilder {
         self
     }
 
-    /// Serves `skills` (the skills extension, `io.modelcontextprotocol/skills`): declares it
-    /// with `directoryRead` (and `resources`), answers `skills/list`, `skills/get` and
-    /// `resources/directory/read`, reads every skill file, and lists each `SKILL.md`.
+    /// Serves `skills` (the skills extension, `io.modelcontextprotocol/skills`, with
+    /// `directoryRead`): see [`Skills`].
     #[must_use]
     pub fn skills(mut self, skills: Skills) -> Self {
         self.skills = Some(skills);
