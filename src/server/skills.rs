@@ -16,8 +16,10 @@
 
 mod load;
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use load::Catalog;
+pub use load::SkillsError;
+
+use std::path::Path;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -30,79 +32,6 @@ use crate::mcp::types::{
     CacheScope, ReadResourceResult, Resource, ResourceContents, ResourceParams,
 };
 use crate::peer::{Incoming, Reply, RpcError};
-
-/// Why a skill directory could not be loaded.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SkillsError {
-    /// Reading the tree failed.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// Where.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A skill breaks the extension's rules or a bound of [`SkillLimits`].
-    #[error("{}: {reason}", path.display())]
-    Invalid {
-        /// The skill, file or directory at fault.
-        path: PathBuf,
-        /// What is wrong.
-        reason: String,
-    },
-}
-
-impl SkillsError {
-    fn io(path: &Path, source: std::io::Error) -> Self {
-        Self::Io { path: path.to_path_buf(), source }
-    }
-
-    fn invalid(path: &Path, reason: impl Into<String>) -> Self {
-        Self::Invalid { path: path.to_path_buf(), reason: reason.into() }
-    }
-}
-
-/// A file's bytes and media type.
-#[derive(Clone)]
-struct FileData {
-    bytes: Arc<[u8]>,
-    mime: &'static str,
-}
-
-/// A directory's child, as `resources/directory/read` lists it.
-struct Child {
-    uri: String,
-    name: String,
-    mime: &'static str,
-    size: Option<u64>,
-}
-
-struct Catalog {
-    entries: Vec<SkillEntry>,
-    /// Each entry as JSON, written once.
-    entries_json: Vec<Box<RawValue>>,
-    by_uri: HashMap<String, usize>,
-    files: BTreeMap<String, FileData>,
-    dirs: BTreeMap<String, Vec<Child>>,
-    limits: SkillLimits,
-}
-
-impl Catalog {
-    fn new(
-        entries: Vec<SkillEntry>,
-        files: BTreeMap<String, FileData>,
-        dirs: BTreeMap<String, Vec<Child>>,
-        limits: SkillLimits,
-    ) -> Self {
-        let entries_json = entries
-            .iter()
-            .map(|e| serde_json::value::to_raw_value(e).expect("entries always serialise"))
-            .collect();
-        let by_uri = entries.iter().enumerate().map(|(i, e)| (e.uri.clone(), i)).collect();
-        Self { entries, entries_json, by_uri, files, dirs, limits }
-    }
-}
 
 /// A loaded skill directory: cheap to clone.
 #[derive(Clone)]

@@ -1,17 +1,91 @@
 //! Loads a skill directory into a [`Catalog`]: walks the tree (bounded), finds each directory
 //! holding a `SKILL.md`, reads its files once, digests them and parses the front matter.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{Catalog, Child, FileData, SkillsError};
 use crate::mcp::skills::{
     self, DIRECTORY_MIME, SCHEME, SKILL_MD, SkillEntry, SkillFile, SkillLimits, SkillResources,
 };
+use serde_json::value::RawValue;
+
+/// Why a skill directory could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SkillsError {
+    /// Reading the tree failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// Where.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A skill breaks the extension's rules or a bound of [`SkillLimits`].
+    #[error("{}: {reason}", path.display())]
+    Invalid {
+        /// The skill, file or directory at fault.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl SkillsError {
+    pub(super) fn io(path: &Path, source: std::io::Error) -> Self {
+        Self::Io { path: path.to_path_buf(), source }
+    }
+
+    pub(super) fn invalid(path: &Path, reason: impl Into<String>) -> Self {
+        Self::Invalid { path: path.to_path_buf(), reason: reason.into() }
+    }
+}
+
+/// A file's bytes and media type.
+#[derive(Clone)]
+pub(super) struct FileData {
+    pub(super) bytes: Arc<[u8]>,
+    pub(super) mime: &'static str,
+}
+
+/// A directory's child, as `resources/directory/read` lists it.
+pub(super) struct Child {
+    pub(super) uri: String,
+    pub(super) name: String,
+    pub(super) mime: &'static str,
+    pub(super) size: Option<u64>,
+}
+
+/// What [`super::Skills`] holds.
+pub(super) struct Catalog {
+    pub(super) entries: Vec<SkillEntry>,
+    /// Each entry as JSON, written once.
+    pub(super) entries_json: Vec<Box<RawValue>>,
+    pub(super) by_uri: HashMap<String, usize>,
+    pub(super) files: BTreeMap<String, FileData>,
+    pub(super) dirs: BTreeMap<String, Vec<Child>>,
+    pub(super) limits: SkillLimits,
+}
+
+impl Catalog {
+    fn new(
+        entries: Vec<SkillEntry>,
+        files: BTreeMap<String, FileData>,
+        dirs: BTreeMap<String, Vec<Child>>,
+        limits: SkillLimits,
+    ) -> Self {
+        let entries_json = entries
+            .iter()
+            .map(|e| serde_json::value::to_raw_value(e).expect("entries always serialise"))
+            .collect();
+        let by_uri = entries.iter().enumerate().map(|(i, e)| (e.uri.clone(), i)).collect();
+        Self { entries, entries_json, by_uri, files, dirs, limits }
+    }
+}
 
 /// A regular file found by the walk: its path segments below the root and its size.
 struct Found {
