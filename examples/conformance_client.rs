@@ -10,6 +10,10 @@
 //! headers and the tools refused for invalid `x-mcp-header`s, the -32022 retry, the MRTR
 //! loop, elicitation defaults) is the library's.
 //!
+//! The skills scenarios (`sep-2640-client-*`) run on the typed [`mcpwire::client::Client`]
+//! instead: it lists the skills and, but for `sep-2640-client-no-prefetch` (which only lists),
+//! loads the first one, each read verified against its entry; a refused skill is an error.
+//!
 //! Exits 0 when the scenario's steps all succeeded, 1 (with the reason on stderr) otherwise.
 
 use std::process::ExitCode;
@@ -70,12 +74,17 @@ struct Client {
     agreed: Negotiated,
 }
 
+/// The protocol version the suite names, else the client's choice.
+fn protocol_version() -> VersionChoice {
+    std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
+        .ok()
+        .and_then(|v| v.parse::<VersionChoice>().ok())
+        .unwrap_or_default()
+}
+
 impl Client {
     async fn connect(url: &str, scenario: &str) -> Result<Self, Error> {
-        let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
-            .ok()
-            .and_then(|v| v.parse::<VersionChoice>().ok())
-            .unwrap_or_default();
+        let version = protocol_version();
         let mut options =
             ClientOptions::new("mcpwire-conformance-client", env!("CARGO_PKG_VERSION"))
                 .version(version);
@@ -255,6 +264,38 @@ async fn run(scenario: &str, client: &Client) -> Result<(), Error> {
     Ok(())
 }
 
+/// The skills scenarios: the listing (which reads no skill file), then, to load a skill, its
+/// `SKILL.md` verified (size, digest, front matter) and, only once it passed, its supporting
+/// files, each verified too.
+async fn skills(url: &str, scenario: &str) -> Result<(), Error> {
+    let client = mcpwire::client::Client::builder()
+        .name("mcpwire-conformance-client", env!("CARGO_PKG_VERSION"))
+        .protocol_version(protocol_version())
+        .timeout(Some(REQUEST_TIMEOUT))
+        .connect(url)
+        .await?;
+    let outcome = async {
+        let entries = client.list_skills().await?;
+        eprintln!("conformance_client: {} skill(s) listed", entries.len());
+        if scenario == "sep-2640-client-no-prefetch" {
+            return Ok(());
+        }
+        let entry = entries.first().ok_or("the server lists no skill")?;
+        let loaded = client.load_skill(entry).await?;
+        eprintln!("conformance_client: loaded {}", entry.uri);
+        for file in loaded.entry.files().unwrap_or_default() {
+            if file.uri != entry.uri {
+                client.read_skill_file(&loaded, &file.uri).await?;
+                eprintln!("conformance_client: read {}", file.uri);
+            }
+        }
+        Ok::<(), Error>(())
+    }
+    .await;
+    client.close().await;
+    outcome
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let Some(url) = std::env::args().nth(1) else {
@@ -262,6 +303,15 @@ async fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    if scenario.starts_with("sep-2640-client-") {
+        return match skills(&url, &scenario).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("conformance_client: {scenario}: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let client = match Client::connect(&url, &scenario).await {
         Ok(c) => c,
         Err(e) => {

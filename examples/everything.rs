@@ -488,7 +488,12 @@ fn prompts(b: mcpwire::server::ServerBuilder) -> mcpwire::server::ServerBuilder 
 }
 
 fn server() -> Server {
+    // The skills extension: the skill directory beside this example.
+    let skills =
+        mcpwire::server::Skills::load(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/skills"))
+            .expect("examples/skills loads");
     let b = Server::builder("mcpwire-everything", env!("CARGO_PKG_VERSION"))
+        .skills(skills)
         .instructions("Every MCP feature, for the conformance suite: tools, resources, prompts, completion, logging, progress, sampling, elicitation, roots.")
         .list_ttl(Duration::from_secs(300));
     prompts(resources(task_tools(modern_tools(tools(b))))).build()

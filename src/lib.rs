@@ -90,7 +90,7 @@
 //! | `framing` | sans-IO splitters and writers: NDJSON, Content-Length, SSE | `message` |
 //! | `codec` | the tokio-util codec: a framing plus the parser | `framing` |
 //! | `mux` | sans-IO in-flight tables: our ids to waiters, theirs to handlers | `message` |
-//! | `mcp` | MCP's vocabulary, no I/O: types (the tasks extension's among them), `_meta`, scanning, headers, annotations, the client's era decisions | `message` |
+//! | `mcp` | MCP's vocabulary, no I/O: types (the tasks extension's among them), `_meta`, scanning, headers, annotations, the client's era decisions, the skills extension's checks | `message` |
 //! | `peer::incoming`, `peer::error`, `peer::principal` | what a peer hands its handlers (the caller's principal among it), and why a request fails | `mcp` |
 //! | `peer::core` | the connection's state machine, sans-IO: `handle_*` in, `poll_*` out | `mux`, `peer::incoming`, `peer::error` |
 //! | `peer` | the tokio peer: its handle, the handler trait, one task per connection | `peer::core`, `codec` |
@@ -98,8 +98,8 @@
 //! | `auth` | OAuth 2.1: the client's flow (discovery, registration, PKCE, tokens, refresh, step-up) and the resource server's token checks (JWT with JWKS, introspection) | `tls`, `peer::principal` |
 //! | `http` | Streamable HTTP server and client transport, on hyper | `peer`, `framing`, `tls`, `auth` |
 //! | `transport` | child stdio, TCP, Unix sockets, in-process pairs; [`transport::Target`] names any of them or HTTP | `http` |
-//! | `client` | the client role: era negotiation over a peer, the typed [`client::Client`] | `transport` |
-//! | `server` | the server role: the typed [`server::Server`], tasks (`server::tasks`) among what it runs | `transport` |
+//! | `client` | the client role: era negotiation over a peer, the typed [`client::Client`] (tasks driven to their end, skills read and verified) | `transport` |
+//! | `server` | the server role: the typed [`server::Server`], tasks (`server::tasks`) among what it runs, a skill directory served | `transport` |
 //!
 //! The `mcpwire` tool (load, serve, inspect) is the workspace's `cli/` crate, on the public API.
 

@@ -375,6 +375,44 @@ pub const DEFAULT_CHILD_STDERR_TAIL: usize = 4 * 1024;
 /// is told (a grandchild that holds the pipe open does not hold the news back longer).
 pub const CHILD_STDERR_DRAIN: Duration = Duration::from_millis(250);
 
+// ---- Skills (the `io.modelcontextprotocol/skills` extension): what a served skill directory
+// may hold, and what a client reads. Each is a default of `SkillLimits` (feature `mcp`). ----
+
+/// Default for `SkillLimits::max_resources_per_skill`: 512 files in one skill, `SKILL.md`
+/// included (the extension's own bound). A server refuses a larger skill when it loads it; a
+/// client refuses an entry that lists more.
+pub const DEFAULT_MAX_SKILL_RESOURCES: usize = 512;
+
+/// Default for `SkillLimits::max_skill_bytes`: 16 MiB summed over one skill's files (the
+/// extension's own bound).
+pub const DEFAULT_MAX_SKILL_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Default for `SkillLimits::max_skills`: skills one server serves from its directory, or one
+/// client keeps from a listing, so a directory tree (or a listing's pages) cannot make either
+/// side hold without end.
+pub const DEFAULT_MAX_SKILLS: usize = 1024;
+
+/// Default for `SkillLimits::max_total_bytes`: 64 MiB of skill files a server holds in memory,
+/// over all its skills (each file is read once, when the directory is loaded, so what is
+/// served always matches its digest).
+pub const DEFAULT_MAX_SKILLS_TOTAL_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Default for `SkillLimits::max_entries_walked`: directory entries a server looks at while it
+/// loads a skill directory, so a huge or looping tree ends the load with an error rather than
+/// a long walk.
+pub const DEFAULT_MAX_SKILL_ENTRIES_WALKED: usize = 65_536;
+
+/// Default for `SkillLimits::max_depth`: directory levels below the skill directory's root.
+pub const DEFAULT_MAX_SKILL_DEPTH: usize = 16;
+
+/// Default for `SkillLimits::max_frontmatter_bytes`: the YAML front matter of a `SKILL.md`,
+/// the delimiters excluded. YAML is parsed only within this bound, on both sides.
+pub const DEFAULT_MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
+
+/// Default for `SkillLimits::page_size`: entries per page of `skills/list` and of
+/// `resources/directory/read`.
+pub const DEFAULT_SKILLS_PAGE_SIZE: usize = 64;
+
 /// The bounds the decoder enforces, plus whether batches are accepted.
 ///
 /// Every limit is inclusive: a frame of exactly `max_frame_bytes` bytes, a value nested exactly

@@ -336,20 +336,31 @@ impl Client {
                 self.typed(method, Cursor { cursor: cursor.as_deref() }, &options).await?;
             let (n, next) = read(&p);
             out.extend((0..n).map(|i| item(&p, i)));
-            match next {
-                Some(next) if Some(&next) == cursor.as_ref() => {
-                    return Err(ClientError::invalid(
-                        method,
-                        "the server gave the same cursor twice",
-                    ));
-                }
+            match next_page(method, next, &cursor)? {
                 Some(next) => cursor = Some(next),
                 None => return Ok(out),
             }
         }
-        Err(ClientError::invalid(
-            method,
-            format!("the list goes on past {} pages", self.0.max_pages),
-        ))
+        Err(self.too_many_pages(method))
+    }
+
+    /// A list that went on past the client's `max_pages`.
+    pub(super) fn too_many_pages(&self, method: &str) -> ClientError {
+        ClientError::invalid(method, format!("the list goes on past {} pages", self.0.max_pages))
+    }
+}
+
+/// The cursor of the next page (`None`: that was the last); a server that hands back the
+/// cursor it was given would loop, and is refused.
+pub(super) fn next_page(
+    method: &str,
+    next: Option<String>,
+    cursor: &Option<String>,
+) -> Result<Option<String>, ClientError> {
+    match next {
+        Some(next) if Some(&next) == cursor.as_ref() => {
+            Err(ClientError::invalid(method, "the server gave the same cursor twice"))
+        }
+        next => Ok(next),
     }
 }

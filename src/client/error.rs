@@ -92,6 +92,10 @@ pub enum ClientError {
         /// What was wrong.
         reason: String,
     },
+    /// A skill's content or entry failed verification (skills extension): the content was
+    /// not used.
+    #[error("skill refused: {0}")]
+    Skill(crate::mcp::skills::VerifyError),
     /// The connection could not be set up (a command that does not start, a bad address).
     #[error("cannot connect: {0}")]
     Connect(#[from] std::io::Error),

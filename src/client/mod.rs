@@ -59,6 +59,8 @@ mod listen;
 #[cfg(feature = "mcp")]
 mod settle;
 #[cfg(feature = "mcp")]
+mod skills;
+#[cfg(feature = "mcp")]
 mod tasks;
 
 pub use input::{InputError, InputResolver};
@@ -76,5 +78,7 @@ pub use decoded::Decoded;
 pub use error::{ClientError, Stage};
 #[cfg(feature = "mcp")]
 pub use listen::Changes;
+#[cfg(feature = "mcp")]
+pub use skills::LoadedSkill;
 #[cfg(feature = "mcp")]
 pub use tasks::{Started, TaskHandle, TaskPolling, created_task};

@@ -18,6 +18,8 @@
 //! - [`mrtr`]: multi round-trip requests on the client's side: an `InputRequiredResult`
 //!   read, and the retry's params built with `inputResponses` and the `requestState` echoed.
 //! - [`types`] (feature `mcp`): every MCP message as a borrowed serde type.
+//! - [`skills`] (feature `mcp`): the skills extension's types, digests, front matter and the
+//!   checks a host makes of what it reads.
 //! - [`elicitation`]: a form's defaults applied to the content a client accepts with.
 //! - [`headers`] (feature `http`): the Streamable HTTP header rules: validation of
 //!   `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` against the body (for a
@@ -31,6 +33,8 @@ pub mod meta;
 pub mod mrtr;
 pub mod negotiation;
 pub(crate) mod scan;
+#[cfg(feature = "mcp")]
+pub mod skills;
 #[cfg(feature = "mcp")]
 pub mod types;
 

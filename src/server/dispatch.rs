@@ -126,6 +126,9 @@ impl Connection {
             "resources/read" => self.invoke(Kind::Resource, req, cx, env).await,
             "completion/complete" => self.invoke(Kind::Complete, req, cx, env).await,
             "tasks/get" | "tasks/update" | "tasks/cancel" => self.tasks(req, cx, env),
+            mcp::skills::LIST | mcp::skills::GET | mcp::skills::DIRECTORY_READ => {
+                self.skills(req, Era::Modern)
+            }
             // Removed by 2026-07-28 (`initialize`, `ping`, `logging/setLevel`,
             // `resources/(un)subscribe`), and unknown methods alike.
             other => Err(RpcError::method_not_found(other)),
@@ -177,6 +180,9 @@ impl Connection {
             "resources/read" => self.invoke(Kind::Resource, req, cx, env).await,
             "completion/complete" => self.invoke(Kind::Complete, req, cx, env).await,
             "tasks/get" | "tasks/update" | "tasks/cancel" => self.tasks(req, cx, env),
+            mcp::skills::LIST | mcp::skills::GET | mcp::skills::DIRECTORY_READ => {
+                self.skills(req, Era::Legacy)
+            }
             other => Err(RpcError::method_not_found(other)),
         }
     }
@@ -364,6 +370,9 @@ impl Connection {
                 let uri = req_uri(call)?;
                 if let Some((_, f)) = core.resources.iter().find(|(r, _)| r.uri == uri) {
                     return Ok(Route::Resource(f));
+                }
+                if let Some(s) = core.skills.as_ref().filter(|s| s.serves(&uri)) {
+                    return Ok(Route::Resource(s.reader()));
                 }
                 if let Some((_, f)) = core
                     .templates

@@ -58,6 +58,7 @@ mod doc_server;
 mod known;
 mod listen;
 mod scopes;
+mod skills;
 mod state;
 mod tasks;
 
@@ -81,13 +82,14 @@ pub use call::{Answer, Call, Error, InputRequired, MAX_INPUT_ROUNDS};
 pub use doc_server::__doc_server;
 pub use listen::{MAX_LISTEN_STREAMS, MAX_RESOURCE_SUBSCRIPTIONS};
 pub use scopes::Scoped;
+pub use skills::{Skills, SkillsError};
 pub use state::MAX_REQUEST_STATE_BYTES;
 
 use self::state::StateKey;
 use crate::mcp::types::{
     CacheScope, CallToolResult, CompleteResult, DiscoverResult, Empty, GetPromptResult,
     Implementation, ListChanged, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, LoggingLevel, Prompt, ReadResourceResult, Resource,
+    ListResourcesResult, ListToolsResult, LoggingLevel, Prompt, Raw, ReadResourceResult, Resource,
     ResourceTemplate, ResourcesCapability, ServerCapabilities, Tool,
 };
 
@@ -129,6 +131,7 @@ pub struct ServerBuilder {
     key: Option<StateKey>,
     scopes: scopes::Scopes,
     task_bounds: tasks::Bounds,
+    skills: Option<Skills>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -268,18 +271,31 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves `skills` (the skills extension, `io.modelcontextprotocol/skills`, with
+    /// `directoryRead`): see [`Skills`].
+    #[must_use]
+    pub fn skills(mut self, skills: Skills) -> Self {
+        self.skills = Some(skills);
+        self
+    }
+
     /// The server.
     #[must_use]
     pub fn build(self) -> Server {
         let list_changed = self.lists_change.then_some(true);
         let capabilities = ServerCapabilities {
             tools: (!self.tools.is_empty()).then_some(ListChanged { list_changed }),
-            resources: (!self.resources.is_empty() || !self.templates.is_empty())
-                .then_some(ResourcesCapability { subscribe: Some(true), list_changed }),
+            resources: (!self.resources.is_empty()
+                || !self.templates.is_empty()
+                || self.skills.is_some())
+            .then_some(ResourcesCapability { subscribe: Some(true), list_changed }),
             prompts: (!self.prompts.is_empty()).then_some(ListChanged { list_changed }),
             logging: Some(Empty {}),
             completions: self.completion.is_some().then_some(Empty {}),
-            extensions: tasks::declared(&self.tools),
+            extensions: extensions([
+                tasks::declared(&self.tools),
+                self.skills.as_ref().map(|_| skills::capability()),
+            ]),
             experimental: None,
         };
         let meta = serde_json::value::to_raw_value(&ServerMeta { info: &self.info })
@@ -314,6 +330,7 @@ impl ServerBuilder {
             changes,
             scopes: self.scopes,
             tasks: tasks::Store::new(self.task_bounds),
+            skills: self.skills.map(|s| skills::Served::new(s, ttl_ms)),
         };
         Server(Arc::new(core))
     }
@@ -368,7 +385,12 @@ impl Lists {
         let legacy_tools = json(&legacy_typed);
         let mut tools = in_era(Era::Modern);
         let mut resources = ListResourcesResult {
-            resources: b.resources.iter().map(|(r, _)| r.clone()).collect(),
+            resources: b
+                .resources
+                .iter()
+                .map(|(r, _)| r.clone())
+                .chain(b.skills.iter().flat_map(Skills::listed))
+                .collect(),
             ..Default::default()
         };
         let mut templates = ListResourceTemplatesResult {
@@ -441,6 +463,7 @@ pub(crate) struct Core {
     changes: broadcast::Sender<Change>,
     scopes: scopes::Scopes,
     tasks: tasks::Store,
+    skills: Option<skills::Served>,
 }
 
 /// A change announced to listeners.
@@ -496,6 +519,7 @@ impl Server {
             key: None,
             scopes: scopes::Scopes::default(),
             task_bounds: tasks::Bounds::default(),
+            skills: None,
         }
     }
 
@@ -590,4 +614,15 @@ impl Session {
 pub struct Connection {
     server: Server,
     session: Arc<Session>,
+}
+
+/// The extensions the server declares: the members of each declaring part, in one object.
+fn extensions<const N: usize>(parts: [Option<Raw<'static>>; N]) -> Option<Raw<'static>> {
+    let mut all = serde_json::Map::new();
+    for part in parts.into_iter().flatten() {
+        if let Ok(serde_json::Value::Object(members)) = serde_json::from_str(part.get()) {
+            all.extend(members);
+        }
+    }
+    (!all.is_empty()).then(|| Raw::to_json(&all).expect("a map of JSON values"))
 }

@@ -125,7 +125,9 @@ start_server() {
 }
 
 # server_leg VERSION INDEX_JS EXTRA_ARGS...; the scenarios in $ALSO run too, one by one, after
-# the suite (scenarios the suite release leaves out of its active set but the revision has).
+# the suite (scenarios the suite release leaves out of its active set but the revision has, or
+# extension scenarios off the spec timeline), at spec version $ALSO_SPEC (2025-11-25 unless set),
+# with --force when $ALSO_FORCE is set.
 server_leg() {
     local version="$1" js="$2"
     shift 2
@@ -138,7 +140,8 @@ server_leg() {
     for s in ${ALSO:-}; do
         echo "conformance: server ${version} ${s}"
         timeout "${SERVER_LEG_TIMEOUT_S}" "${NODE}" "${js}" server --url "${URL}" --scenario "${s}" \
-            --spec-version 2025-11-25 -o "${dir}" >>"${dir}/suite.log" 2>&1 || true
+            --spec-version "${ALSO_SPEC:-2025-11-25}" ${ALSO_FORCE:+--force} -o "${dir}" \
+            >>"${dir}/suite.log" 2>&1 || true
     done
     stop_server
 }
@@ -167,11 +170,17 @@ if [ "${ONLY}" != "client" ]; then
     # 0.1.16 leaves server-sse-polling (SEP-1699, a 2025-11-25 requirement) out of its
     # active set: run it by name.
     ALSO="server-sse-polling" server_leg 0.1.16 "${CONF016}"
-    server_leg 0.2.0-alpha.12 "${CONFMOD}" --requirements 2026-07-28
+    # The skills extension's scenarios (SEP-2640) are not in the revision's requirement set:
+    # run by name, forced (they are on no spec timeline).
+    ALSO="sep-2640-skills-directory sep-2640-skills-enumeration sep-2640-skills-manifest" \
+        ALSO_SPEC=2026-07-28 ALSO_FORCE=1 \
+        server_leg 0.2.0-alpha.12 "${CONFMOD}" --requirements 2026-07-28
 fi
 if [ "${ONLY}" != "server" ]; then
     client_leg 0.1.16 "${CONF016}"
-    client_leg 0.2.0-alpha.12 "${CONFMOD}" --spec-version 2026-07-28
+    # --force: extension scenarios (the skills ones) are on no spec timeline; every other
+    # scenario listed applies at 2026-07-28 anyway.
+    client_leg 0.2.0-alpha.12 "${CONFMOD}" --spec-version 2026-07-28 --force
 fi
 
 echo

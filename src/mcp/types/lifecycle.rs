@@ -74,7 +74,8 @@ pub struct ServerCapabilities<'a> {
     /// `completion/complete`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completions: Option<Empty>,
-    /// Extensions, keyed by identifier (`{"io.modelcontextprotocol/tasks": {}}`), as given.
+    /// Extensions (SEP-2133), keyed by identifier (`{"io.modelcontextprotocol/tasks": {}}`):
+    /// each extension's settings object, as given.
     #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
     pub extensions: Option<Raw<'a>>,
     /// Anything else, as given.
