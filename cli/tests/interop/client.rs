@@ -177,6 +177,19 @@ pub(crate) fn everything() -> PathBuf {
         .clone()
 }
 
+/// `everything --http` started, and its URL.
+pub(crate) fn everything_http() -> (Server, String) {
+    let mut cmd = Command::new(everything());
+    cmd.args(["--http", "127.0.0.1:0"]);
+    let mut server = Server::start(cmd, "everything --http");
+    let url = server
+        .wait_for_stderr(harness::ANNOUNCE_TIMEOUT, |l| {
+            l.strip_prefix(harness::ANNOUNCE_PREFIX).map(|u| u.trim().to_owned())
+        })
+        .unwrap_or_else(|why| panic!("{why}\n{}", server.describe()));
+    (server, url)
+}
+
 /// Every typed call, and the callbacks, against `examples/everything`.
 fn everything_calls(target: impl Fn() -> Target) {
     runtime().block_on(async {
@@ -254,14 +267,7 @@ fn everything_calls(target: impl Fn() -> Target) {
 fn client_against_everything_example_over_stdio_and_http() {
     let exe = everything();
     everything_calls(|| Target::command(exe.display().to_string(), ["--stdio"]));
-    let mut cmd = Command::new(&exe);
-    cmd.args(["--http", "127.0.0.1:0"]);
-    let mut server = Server::start(cmd, "everything --http");
-    let url = server
-        .wait_for_stderr(harness::ANNOUNCE_TIMEOUT, |l| {
-            l.strip_prefix(harness::ANNOUNCE_PREFIX).map(|u| u.trim().to_owned())
-        })
-        .unwrap_or_else(|why| panic!("{why}\n{}", server.describe()));
+    let (_server, url) = everything_http();
     everything_calls(|| Target::Http(url.clone()));
 }
 

@@ -6,6 +6,10 @@
 //! `completed` with `isError`, cancels a long task, and sees a plain tool answer at once; what
 //! it checks on the wire is in its header.
 //!
+//! `mcpwire load --tasks` drives task-augmented calls on the same server, over stdio and HTTP:
+//! every call becomes a task polled to completion, and the report gives the time to the first
+//! answer beside the time to completion.
+//!
 //! No official SDK ships a server side of the extension at the pinned versions (the TypeScript
 //! SDK v2 server keeps the task methods as wire vocabulary with no runtime; the Python SDK has
 //! none), so mcpwire's own client is checked against mcpwire's server in the library's tests.
@@ -13,25 +17,55 @@
 use std::process::Command;
 use std::time::Duration;
 
-use crate::client::everything;
+use serde_json::Value;
+
+use crate::client::{everything, everything_http};
 use crate::harness::{
-    self, RUN_TIMEOUT, Server, ensure_installed, node_modern_prefix, node22, run_bounded,
+    BIN, RUN_TIMEOUT, ensure_installed, node_modern_prefix, node22, run_bounded, sh_quote,
 };
 
 /// Bound for the server's exit after SIGTERM.
 const TERM_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// `mcpwire load --tasks` of `requests` calls of `slow_compute` for 50 ms against `target`:
+/// each became a task, completed, and took at least its 50 ms to complete while its first
+/// answer came sooner.
+fn load_tasks(target: &str, requests: u64) {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["load", "--target", target, "--tasks", "--tool", "slow_compute"])
+        .args(["--arguments", r#"{"seconds":0.05,"label":"load"}"#])
+        .args(["--requests", &requests.to_string(), "--concurrency", "16", "--json"])
+        .args(["--protocol-version", "2026-07-28"]);
+    let run = run_bounded(cmd, RUN_TIMEOUT);
+    let report = run.describe(&format!("mcpwire load --tasks --target {target}"));
+    println!("{report}");
+    assert!(run.success(), "{report}");
+    let json: Value = serde_json::from_str(run.stdout.trim())
+        .unwrap_or_else(|e| panic!("load --json printed no single JSON object ({e})\n{report}"));
+    assert_eq!(json["errors"], 0, "{report}");
+    assert_eq!(json["requests"], requests, "{report}");
+    assert_eq!(json["tasks"], requests, "every call became a task\n{report}");
+    let (first, done) = (&json["first_answer_latency_us"], &json["latency_us"]);
+    let (first_p50, done_p50) = (first["p50"].as_u64().unwrap(), done["p50"].as_u64().unwrap());
+    assert!(done_p50 >= 50_000, "a task completes after its 50 ms\n{report}");
+    assert!(first_p50 < done_p50, "the first answer comes before the end\n{report}");
+    assert_eq!(json["operations"][0]["tasks"], requests, "{report}");
+}
+
+#[test]
+fn load_drives_task_augmented_calls_over_stdio_and_http() {
+    let exe = everything();
+    load_tasks(&format!("stdio:{} --stdio", sh_quote(&exe.display().to_string())), 200);
+    let (mut server, url) = everything_http();
+    load_tasks(&url, 200);
+    assert!(server.exited().is_none(), "the server exited during the load\n{}", server.describe());
+    server.assert_terminates(TERM_TIMEOUT);
+}
+
 #[test]
 fn ext_tasks_requester_runs_tools_as_tasks_on_everything_over_http() {
     ensure_installed();
-    let mut cmd = Command::new(everything());
-    cmd.args(["--http", "127.0.0.1:0"]);
-    let mut server = Server::start(cmd, "everything --http");
-    let url = server
-        .wait_for_stderr(harness::ANNOUNCE_TIMEOUT, |l| {
-            l.strip_prefix(harness::ANNOUNCE_PREFIX).map(|u| u.trim().to_owned())
-        })
-        .unwrap_or_else(|why| panic!("{why}\n{}", server.describe()));
+    let (mut server, url) = everything_http();
     let mut script = Command::new(node22());
     script
         .arg("tests/interop/ts_tasks_client.mjs")
