@@ -12,10 +12,9 @@ use super::callbacks::Resolver;
 use super::client::Client;
 use super::decoded::{Cart, Decoded};
 use super::error::ClientError;
-use super::tasks::created_task;
 use crate::RawJson;
 use crate::mcp::Era;
-use crate::mcp::mrtr::{Outcome, outcome};
+use crate::mcp::mrtr::{Outcome, created_task, outcome};
 use crate::mcp::types::{CallToolResult, ListToolsResult, ProgressParams, Tool};
 use crate::peer::{Incoming, Timeout};
 

@@ -60,7 +60,7 @@ pub(crate) struct Inner {
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_pages: usize,
     /// How tasks are polled.
-    pub(crate) task_polling: super::TaskPolling,
+    pub(crate) task_polling: super::polling::TaskPolling,
     /// The least severe log message wanted, named in each modern request's `_meta`.
     pub(crate) log_level: Option<LoggingLevel>,
     /// Over Streamable HTTP in the modern era: set once a tool list taught the transport the
@@ -230,7 +230,7 @@ struct Settings {
     timeout: Option<Duration>,
     max_pages: usize,
     log_level: Option<LoggingLevel>,
-    task_polling: super::TaskPolling,
+    task_polling: super::polling::TaskPolling,
 }
 
 impl Default for ClientBuilder {
@@ -246,7 +246,7 @@ impl Default for ClientBuilder {
                 timeout: None,
                 max_pages: DEFAULT_MAX_PAGES,
                 log_level: None,
-                task_polling: super::TaskPolling::default(),
+                task_polling: super::polling::TaskPolling::default(),
             },
         }
     }
@@ -368,9 +368,9 @@ impl ClientBuilder {
         self
     }
 
-    /// How tasks are polled ([`TaskPolling::default`](super::TaskPolling::default) otherwise).
+    /// How tasks are polled ([`TaskPolling::default`](super::polling::TaskPolling::default) otherwise).
     #[must_use]
-    pub fn task_polling(mut self, polling: super::TaskPolling) -> Self {
+    pub fn task_polling(mut self, polling: super::polling::TaskPolling) -> Self {
         self.settings.task_polling = polling;
         self
     }

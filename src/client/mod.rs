@@ -57,6 +57,8 @@ mod error;
 #[cfg(feature = "mcp")]
 mod listen;
 #[cfg(feature = "mcp")]
+mod polling;
+#[cfg(feature = "mcp")]
 mod settle;
 #[cfg(feature = "mcp")]
 mod skills;
@@ -79,6 +81,8 @@ pub use error::{ClientError, Stage};
 #[cfg(feature = "mcp")]
 pub use listen::Changes;
 #[cfg(feature = "mcp")]
+pub use polling::TaskPolling;
+#[cfg(feature = "mcp")]
 pub use skills::LoadedSkill;
 #[cfg(feature = "mcp")]
-pub use tasks::{Started, TaskHandle, TaskPolling, created_task};
+pub use tasks::{Started, TaskHandle};

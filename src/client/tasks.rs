@@ -17,7 +17,6 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
-use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -27,106 +26,12 @@ use super::decoded::{Cart, Decoded};
 use super::error::ClientError;
 use super::input::{InputError, InputResolver};
 use super::negotiate::Negotiated;
-use crate::limits::{DEFAULT_TASK_POLL_CEILING, DEFAULT_TASK_POLL_FLOOR, DEFAULT_TASK_POLL_START};
+use super::polling::TaskPolling;
+use crate::Json;
 use crate::mcp::mrtr::{InputLimits, Malformed};
 use crate::mcp::types::{CallToolResult, Raw};
 use crate::mcp::types::{DetailedTask, TaskIdParams, TaskStatus, UpdateTaskParams};
 use crate::peer::{Incoming, PeerHandle, RequestOptions};
-use crate::{Json, RawJson};
-
-/// How a client paces its polls of a task.
-///
-/// ```
-/// use std::time::Duration;
-/// use mcpwire::client::TaskPolling;
-/// let p = TaskPolling::new().floor(Duration::from_millis(20)).ceiling(Duration::from_secs(1));
-/// // The server's suggestion, kept within the bounds.
-/// assert_eq!(p.next(Some(5), None), Duration::from_millis(20));
-/// assert_eq!(p.next(Some(300), None), Duration::from_millis(300));
-/// assert_eq!(p.next(Some(60_000), None), Duration::from_secs(1));
-/// // No suggestion: the start, then twice the last wait.
-/// assert_eq!(p.next(None, None), Duration::from_millis(50));
-/// assert_eq!(p.next(None, Some(Duration::from_millis(400))), Duration::from_millis(800));
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TaskPolling {
-    floor: Duration,
-    ceiling: Duration,
-    start: Duration,
-}
-
-impl Default for TaskPolling {
-    fn default() -> Self {
-        Self {
-            floor: DEFAULT_TASK_POLL_FLOOR,
-            ceiling: DEFAULT_TASK_POLL_CEILING,
-            start: DEFAULT_TASK_POLL_START,
-        }
-    }
-}
-
-impl TaskPolling {
-    /// The defaults ([`DEFAULT_TASK_POLL_FLOOR`], [`DEFAULT_TASK_POLL_CEILING`],
-    /// [`DEFAULT_TASK_POLL_START`]).
-    #[must_use]
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Never poll sooner than `d` after the last poll.
-    #[must_use]
-    pub fn floor(mut self, d: Duration) -> Self {
-        self.floor = d;
-        self
-    }
-
-    /// Poll at least every `d` (never below the floor).
-    #[must_use]
-    pub fn ceiling(mut self, d: Duration) -> Self {
-        self.ceiling = d;
-        self
-    }
-
-    /// The first wait when the server suggests none.
-    #[must_use]
-    pub fn start(mut self, d: Duration) -> Self {
-        self.start = d;
-        self
-    }
-
-    /// The wait before the next poll: the server's suggestion (in milliseconds) when it made
-    /// one, otherwise twice the `last` wait (the start value for the first), within the floor
-    /// and the ceiling.
-    #[must_use]
-    pub fn next(&self, suggested_ms: Option<u64>, last: Option<Duration>) -> Duration {
-        let wait = match suggested_ms {
-            Some(ms) => Duration::from_millis(ms),
-            None => last.map_or(self.start, |l| l.saturating_mul(2)),
-        };
-        wait.clamp(self.floor, self.ceiling.max(self.floor))
-    }
-}
-
-/// What a `CreateTaskResult` tells the client: the task and the first suggested interval.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Created<'a> {
-    #[serde(borrow)]
-    task_id: Cow<'a, str>,
-    #[serde(default)]
-    poll_interval_ms: Option<u64>,
-}
-
-/// The task a `CreateTaskResult` (`result`) names, and its suggested interval.
-///
-/// # Errors
-///
-/// [`Malformed`] when it names no task id.
-pub fn created_task(result: RawJson<'_>) -> Result<(String, Option<u64>), Malformed> {
-    let c: Created<'_> = serde_json::from_str(result.get())
-        .map_err(|e| Malformed(format!("CreateTaskResult: {e}")))?;
-    Ok((c.task_id.into_owned(), c.poll_interval_ms))
-}
 
 /// `method` with params `{"taskId": id}`.
 async fn by_id(
@@ -430,6 +335,3 @@ impl Client {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

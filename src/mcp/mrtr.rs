@@ -129,6 +129,27 @@ pub enum Outcome<'a> {
     Task,
 }
 
+/// What a `CreateTaskResult` tells the client: the task and the first suggested interval.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Created<'a> {
+    #[serde(borrow)]
+    task_id: Cow<'a, str>,
+    #[serde(default)]
+    poll_interval_ms: Option<u64>,
+}
+
+/// The task a `CreateTaskResult` (`result`) names, and its suggested interval.
+///
+/// # Errors
+///
+/// [`Malformed`] when it names no task id.
+pub fn created_task(result: RawJson<'_>) -> Result<(String, Option<u64>), Malformed> {
+    let c: Created<'_> = serde_json::from_str(result.get())
+        .map_err(|e| Malformed(format!("CreateTaskResult: {e}")))?;
+    Ok((c.task_id.into_owned(), c.poll_interval_ms))
+}
+
 /// The members of a JSON object, borrowed and in their order.
 struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
 

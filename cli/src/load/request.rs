@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use mcpwire::Json;
 use mcpwire::RawJson;
-use mcpwire::client::{InputError, InputResolver, Negotiated, TaskPolling, created_task};
-use mcpwire::mcp::mrtr::{InputLimits, Outcome, outcome};
+use mcpwire::client::{InputError, InputResolver, Negotiated, TaskPolling};
+use mcpwire::mcp::mrtr::{InputLimits, Outcome, created_task, outcome};
 use mcpwire::mcp::types::{DetailedTask, TaskStatus};
 use mcpwire::peer::{PeerHandle, RequestError, RequestOptions, TransportError};
 use tokio::sync::Notify;

@@ -25,6 +25,19 @@ mod pure {
     }
 
     #[test]
+    fn a_created_task_names_its_id_and_interval() {
+        let created = RawJson::new(
+            r#"{"resultType":"task","taskId":"t-1","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlMs":null,"pollIntervalMs":250}"#,
+        );
+        assert_eq!(created_task(created).unwrap(), ("t-1".to_owned(), Some(250)));
+        let no_interval = RawJson::new(r#"{"resultType":"task","taskId":"é\"2"}"#);
+        assert_eq!(created_task(no_interval).unwrap(), ("é\"2".to_owned(), None));
+        for bad in [r#"{"resultType":"task"}"#, r#"{"taskId":7}"#, "[]", "null"] {
+            assert!(created_task(RawJson::new(bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn input_requests_are_read_in_order_with_their_params_as_written() {
         let n = needed(
             r#"{"resultType":"input_required","inputRequests":{

@@ -1,5 +1,5 @@
-//! The pure pieces of the client's side of tasks; the whole flow against a server is in
-//! `tests/tasks.rs`.
+//! The pacing of the polls; the whole flow against a server is in
+//! `tests/client_tasks.rs`.
 
 use super::*;
 
@@ -27,17 +27,4 @@ fn polling_keeps_the_servers_suggestion_within_its_bounds() {
     // A ceiling under the floor is the floor.
     let odd = TaskPolling::new().floor(Duration::from_secs(1)).ceiling(Duration::ZERO);
     assert_eq!(odd.next(Some(1), None), Duration::from_secs(1));
-}
-
-#[test]
-fn a_created_task_names_its_id_and_interval() {
-    let created = RawJson::new(
-        r#"{"resultType":"task","taskId":"t-1","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlMs":null,"pollIntervalMs":250}"#,
-    );
-    assert_eq!(created_task(created).unwrap(), ("t-1".to_owned(), Some(250)));
-    let no_interval = RawJson::new(r#"{"resultType":"task","taskId":"é\"2"}"#);
-    assert_eq!(created_task(no_interval).unwrap(), ("é\"2".to_owned(), None));
-    for bad in [r#"{"resultType":"task"}"#, r#"{"taskId":7}"#, "[]", "null"] {
-        assert!(created_task(RawJson::new(bad)).is_err(), "{bad}");
-    }
 }
