@@ -396,7 +396,7 @@ fn compare_flags_a_server_2ms_slower_and_passes_the_same_one_twice() {
                 "--rate",
                 "200",
                 "--duration",
-                "6",
+                "8",
                 "--warmup",
                 "0.5",
                 "--tool",
@@ -430,11 +430,14 @@ fn compare_flags_a_server_2ms_slower_and_passes_the_same_one_twice() {
         assert_eq!(code, Some(0), "{out} {err}");
         assert!(out.contains("verdict: no regression (4 checks, alpha 0.05)"), "{out}");
     }
-    for (a, b) in [(&base, &slow), (&base_log, &slow_log)] {
+    // (A log names the operation by its tag: `tools/call_sleep`.)
+    for (a, b, name) in
+        [(&base, &slow, "tools/call sleep"), (&base_log, &slow_log, "tools/call_sleep")]
+    {
         let (code, out, err) = compare(a, b, &[]);
         println!("{out}");
         assert_eq!(code, Some(1), "{out} {err}");
-        assert!(out.contains("verdict: regression: tools/call sleep p50 +"), "{out}");
+        assert!(out.contains(&format!("verdict: regression: {name} p50 +")), "{out}");
     }
     let (code, md, _) = compare(&base, &slow, &["--markdown"]);
     assert_eq!(code, Some(1));
