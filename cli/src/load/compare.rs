@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use super::stats::mann_whitney;
 
 mod input;
-pub use input::{OpRun, Run, Second, from_report, read};
+pub use input::{OpRun, Run, Second, read};
 
 /// The shortest interval the test counts, in seconds.
 const MIN_WINDOW_S: f64 = 0.5;

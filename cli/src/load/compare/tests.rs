@@ -1,5 +1,6 @@
 use std::time::{Duration, SystemTime};
 
+use super::input::from_report;
 use super::*;
 use crate::load::hdr_log::HdrLog;
 use crate::load::report::OpTally;
