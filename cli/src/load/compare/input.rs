@@ -73,8 +73,8 @@ pub fn from_report(v: &Value) -> Result<Run, String> {
             let t = num(&p["t_s"], "timeline t_s")?;
             let o = &p["operations"][i];
             if o.is_null() {
-                return Err("its timeline has no per-operation seconds (a report of an older \
-                            mcpwire): run it again, or compare its --hdr-log"
+                return Err("its timeline has no per-operation seconds (a report of `report \
+                            merge`, or of an older mcpwire): compare the --hdr-log files instead"
                     .into());
             }
             let (n, e) = (num(&o["requests"], "requests")?, num(&o["errors"], "errors")?);
