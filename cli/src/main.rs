@@ -3,7 +3,8 @@
 //! Subcommands:
 //! - `load`: drive MCP requests at a server (in process by default) under a closed or open
 //!   loop and report throughput, latency percentiles, errors and bytes, per operation; `load
-//!   init TARGET` writes a starting scenario from the server's tools.
+//!   init TARGET` writes a starting scenario from the server's tools; `load compare BASE NEW`
+//!   gates on a regression against a baseline.
 //! - `report merge`: add the `--hdr-log` files of several `load` runs into one report.
 //! - `serve`: a well-behaved, dual-era MCP server (legacy sessions and stateless 2026-07-28
 //!   requests at once; tools echo, sleep, route and confirm) on stdio, TCP, a Unix socket or
@@ -195,6 +196,9 @@ enum LoadCommand {
         #[command(flatten)]
         reach: reach::ReachArgs,
     },
+    /// Compare two runs (`--json` reports or `--hdr-log` logs) per operation: exit 1 when one
+    /// regressed past a threshold and significantly over the per-second windows.
+    Compare(load::compare::CompareArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -277,6 +281,9 @@ fn main() -> ExitCode {
             init: Some(LoadCommand::Init { target, protocol_version, reach }),
             ..
         })) => run_init(target, protocol_version, &reach),
+        Some(Command::Load(LoadArgs { init: Some(LoadCommand::Compare(args)), .. })) => {
+            load::compare::run(&args)
+        }
         Some(Command::Load(args)) => run_load(&args),
         Some(Command::Login(args)) => login::run(args),
         Some(Command::Report(ReportCommand::Merge { logs, json, report })) => {

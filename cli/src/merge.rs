@@ -44,7 +44,12 @@ pub fn merged_report(paths: &[PathBuf], logs: &[hdr_log::Read]) -> Report {
     let timeline = m
         .seconds
         .iter()
-        .map(|(s, (n, e))| Point { t: (s - first + 1) as f64, requests: *n, errors: *e })
+        .map(|(s, (n, e))| Point {
+            t: (s - first + 1) as f64,
+            requests: *n,
+            errors: *e,
+            ops: Vec::new(),
+        })
         .collect();
     Report {
         target: format!(

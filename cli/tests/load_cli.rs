@@ -380,3 +380,88 @@ fn a_progress_line_on_a_terminal() {
     let seen = String::from_utf8_lossy(&std::fs::read(&typescript).unwrap()).into_owned();
     assert!(seen.contains(" req/s  errors 0  p99 so far "), "{seen}");
 }
+
+/// `load compare`: three short open-loop runs at once (so they share the machine's noise), two
+/// of the same server and one whose `sleep` tool takes 2 ms more. The same server twice is no
+/// regression (exit 0); the slower one is flagged (exit 1), from the reports and from the logs
+/// alike, with limits of 1 ms, well below the 2 ms effect. The Markdown has its table and
+/// verdict; bad input exits 2 with its reason.
+#[test]
+fn compare_flags_a_server_2ms_slower_and_passes_the_same_one_twice() {
+    let run = |name: &'static str, ms: u32| {
+        std::thread::spawn(move || {
+            let (json, log) = (temp(&format!("{name}.json")), temp(&format!("{name}.hlog")));
+            let args = format!(r#"{{"ms":{ms}}}"#);
+            let (out, r) = load(&[
+                "--rate",
+                "200",
+                "--duration",
+                "8",
+                "--warmup",
+                "0.5",
+                "--tool",
+                "sleep",
+                "--arguments",
+                &args,
+                "--hdr-log",
+                log.to_str().unwrap(),
+            ]);
+            assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
+            std::fs::write(&json, &out.stdout).unwrap();
+            (json, log)
+        })
+    };
+    let (base, again, slow) = (run("base", 0), run("again", 0), run("slow", 2));
+    let ((base, base_log), (again, again_log), (slow, slow_log)) =
+        (base.join().unwrap(), again.join().unwrap(), slow.join().unwrap());
+    let compare = |a: &PathBuf, b: &PathBuf, more: &[&str]| {
+        let out = Command::new(BIN)
+            .args(["load", "compare"])
+            .args([a, b])
+            .args(["--max-p50-regression", "1ms", "--max-p99-regression", "1ms"])
+            .args(more)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), stderr(&out))
+    };
+    for (a, b) in [(&base, &again), (&base_log, &again_log), (&base, &again_log)] {
+        let (code, out, err) = compare(a, b, &[]);
+        println!("{out}");
+        assert_eq!(code, Some(0), "{out} {err}");
+        assert!(out.contains("verdict: no regression (4 checks, alpha 0.05)"), "{out}");
+    }
+    // (A log names the operation by its tag: `tools/call_sleep`.)
+    for (a, b, name) in
+        [(&base, &slow, "tools/call sleep"), (&base_log, &slow_log, "tools/call_sleep")]
+    {
+        let (code, out, err) = compare(a, b, &[]);
+        println!("{out}");
+        assert_eq!(code, Some(1), "{out} {err}");
+        assert!(out.contains(&format!("verdict: regression: {name} p50 +")), "{out}");
+    }
+    let (code, md, _) = compare(&base, &slow, &["--markdown"]);
+    assert_eq!(code, Some(1));
+    assert!(md.contains("| operation | metric | base | new | change | p-value | limit |"), "{md}");
+    assert!(md.contains("| `tools/call sleep` | p50 |"), "{md}");
+    assert!(md.contains("\n**Verdict: regression: tools/call sleep p50 +"), "{md}");
+    let (code, json, _) = compare(&base, &slow, &["--json"]);
+    assert_eq!(code, Some(1));
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        (&v["regression"], &v["checks"][0]["status"]),
+        (&Value::Bool(true), &"REGRESSION".into())
+    );
+
+    // Bad input: exit 2, with the reason.
+    let text = std::fs::read_to_string(&base).unwrap();
+    let cut = scenario("cut.json", &text[..text.len() / 2]);
+    let (code, _, err) = compare(&base, &cut, &[]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("cut.json: not a load --json report: EOF while parsing"), "{err}");
+    let other = scenario("other.json", &text.replace("tools/call sleep", "tools/call echo"));
+    let (code, _, err) = compare(&base, &other, &[]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("only in BASE: tools/call sleep; only in NEW: tools/call echo"), "{err}");
+    let (code, _, err) = compare(&base, &slow, &["--alpha", "1"]);
+    assert_eq!(code, Some(2), "{err}");
+}

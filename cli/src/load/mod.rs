@@ -3,8 +3,8 @@
 //!
 //! The jobs, one file each: `model` (closed and open loops, stages, the open loop's schedule),
 //! `scenario` (what is sent and how each answer is checked; `load init`), `drive` (the loops
-//! themselves, `--find-capacity`), `report` (tallies, the report, budgets) and `hdr_log`
-//! (`--hdr-log` and `report merge`).
+//! themselves, `--find-capacity`), `report` (tallies, the report, budgets), `hdr_log`
+//! (`--hdr-log` and `report merge`) and `compare` (`load compare`, its test in `stats`).
 //!
 //! Every target first gets the era decision of `--protocol-version` (`mcpwire::mcp::client`):
 //! with `auto`, a `server/discover` probe, and the legacy handshake (`initialize`, then
@@ -20,6 +20,7 @@
 
 mod capacity;
 mod closed;
+pub mod compare;
 pub mod cpu;
 mod drive;
 pub mod hdr_log;
@@ -30,6 +31,7 @@ mod open;
 pub mod report;
 mod request;
 pub mod scenario;
+pub mod stats;
 mod window;
 
 use std::path::PathBuf;

@@ -171,12 +171,40 @@ impl Shards {
 }
 
 /// One second of the run.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Point {
     /// Seconds since the window opened, at the end of the interval.
     pub t: f64,
     pub requests: u64,
     pub errors: u64,
+    /// Each operation's second, in the order of the report's operations (empty for a merge of
+    /// logs): what `load compare` tests per-second latencies on.
+    pub ops: Vec<OpSecond>,
+}
+
+/// One operation's second: its requests, errors, and the p50 and p99 of its successes (µs, 0
+/// when it had none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpSecond {
+    pub requests: u64,
+    pub errors: u64,
+    pub p50_us: u64,
+    pub p99_us: u64,
+}
+
+/// A timeline point as the JSON report gives it.
+fn point_json(p: &Point) -> Value {
+    let mut v = json!({"t_s": p.t, "requests": p.requests, "errors": p.errors});
+    if !p.ops.is_empty() {
+        v["operations"] = p
+            .ops
+            .iter()
+            .map(|o| {
+                json!({"requests": o.requests, "errors": o.errors, "p50_us": o.p50_us, "p99_us": o.p99_us})
+            })
+            .collect();
+    }
+    v
 }
 
 /// One operation in the report.
@@ -392,7 +420,7 @@ impl Report {
             "dropped": self.dropped,
             "sent": self.sent,
             "operations": self.ops.iter().map(|o| self.op_json(&o.name, &o.tally)).collect::<Vec<_>>(),
-            "timeline": self.timeline.iter().map(|p| json!({"t_s": p.t, "requests": p.requests, "errors": p.errors})).collect::<Vec<_>>(),
+            "timeline": self.timeline.iter().map(point_json).collect::<Vec<_>>(),
         });
         if let Some(c) = &self.capacity {
             v["capacity"] = c.clone();

@@ -22,7 +22,7 @@ use super::closed::worker;
 use super::cpu::Cpu;
 use super::hdr_log::HdrLog;
 use super::open::open_loop;
-use super::report::{OpTally, Point};
+use super::report::{OpSecond, OpTally, Point};
 use super::request::{Ctx, Window};
 
 /// How often the tallies are harvested into the timeline and the log.
@@ -116,7 +116,16 @@ pub(super) async fn window(
             e += i.error_count();
         }
         let t = now.duration_since(started).as_secs_f64();
-        timeline.push(Point { t, requests: n, errors: e });
+        let ops = interval
+            .iter()
+            .map(|i| OpSecond {
+                requests: i.requests(),
+                errors: i.error_count(),
+                p50_us: i.ok.value_at_quantile(0.5),
+                p99_us: i.ok.value_at_quantile(0.99),
+            })
+            .collect();
+        timeline.push(Point { t, requests: n, errors: e, ops });
         if let Some(log) = sinks.log {
             let len = now.duration_since(harvested_at);
             log.write(&names, &interval, harvested_at.duration_since(sinks.log_base), len);

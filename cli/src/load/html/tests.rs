@@ -31,8 +31,8 @@ fn report() -> Report {
         dropped: 0,
         sent: 0,
         timeline: vec![
-            Point { t: 1.0, requests: 5000, errors: 1 },
-            Point { t: 2.0, requests: 5001, errors: 0 },
+            Point { t: 1.0, requests: 5000, errors: 1, ops: Vec::new() },
+            Point { t: 2.0, requests: 5001, errors: 0, ops: Vec::new() },
         ],
         capacity: None,
         log_error: None,
