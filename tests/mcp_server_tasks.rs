@@ -357,14 +357,15 @@ async fn a_finished_task_is_kept_for_its_ttl_then_forgotten_and_its_place_freed(
 
 #[tokio::test]
 async fn a_result_is_kept_up_to_its_size_bound_and_a_larger_one_fails_the_task() {
-    // `{"content":[{"type":"text","text":"…"}]}`: 39 bytes around the text.
+    // `{"content":[{"type":"text","text":"…"}],"resultType":"complete"}`: 63 bytes around the
+    // text (the result as the modern call would have answered it).
     let bound = 1000;
     let s = builder().max_task_result_bytes(bound).build();
     let p = pair(&s);
-    let at = p.start("sleepy", json!({"ms": 5, "bytes": bound - 39})).await;
+    let at = p.start("sleepy", json!({"ms": 5, "bytes": bound - 63})).await;
     let t = p.until(&at, "completed").await;
     assert_eq!(t["status"], "completed", "{t}");
-    let past = p.start("sleepy", json!({"ms": 5, "bytes": bound - 38})).await;
+    let past = p.start("sleepy", json!({"ms": 5, "bytes": bound - 62})).await;
     let t = p.until(&past, "failed").await;
     assert_eq!(t["status"], "failed");
     assert_eq!(t["error"]["code"], -32603);
