@@ -346,8 +346,11 @@ impl ServerTls {
 
     fn build(cert: PathBuf, key: PathBuf, client_ca: Option<&Path>) -> Result<Self, TlsError> {
         let provider = provider();
+        // Stamped before the files are read: a change while they are read is seen as one.
+        let stamp = stamp_of(&cert, &key);
         let current = Arc::new(Current {
             key_now: RwLock::new(certified_key(&cert, &key, &provider)?),
+            loaded: std::sync::Mutex::new(stamp),
             cert,
             key,
             provider: provider.clone(),
@@ -383,8 +386,10 @@ impl ServerTls {
     /// When the files cannot be read, hold nothing usable, or do not fit each other.
     pub fn reload(&self) -> Result<(), TlsError> {
         let c = &self.current;
+        let stamp = stamp_of(&c.cert, &c.key);
         let fresh = certified_key(&c.cert, &c.key, &c.provider)?;
         *c.key_now.write().unwrap_or_else(PoisonError::into_inner) = fresh;
+        *c.loaded.lock().unwrap_or_else(PoisonError::into_inner) = stamp;
         Ok(())
     }
 
@@ -401,27 +406,22 @@ impl ServerTls {
     ) -> tokio::task::JoinHandle<()> {
         let tls = self.clone();
         tokio::spawn(async move {
-            let mut seen = tls.stamp();
+            // Compared with the files as they were when last loaded (not when this task first
+            // ran: a renewal written between the load and the first look is still seen); a
+            // pair that failed to load is tried again only once it changes again.
+            let mut tried: Option<Stamp> = None;
             let mut tick = tokio::time::interval(every);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            tick.tick().await;
             loop {
                 tick.tick().await;
-                let now = tls.stamp();
-                if now != seen {
-                    seen = now;
+                let now = stamp_of(&tls.current.cert, &tls.current.key);
+                let loaded = *tls.current.loaded.lock().unwrap_or_else(PoisonError::into_inner);
+                if now != loaded && tried != Some(now) {
+                    tried = Some(now);
                     on_reload(tls.reload());
                 }
             }
         })
-    }
-
-    /// The size and modification time of the certificate and key files (`None` for one that
-    /// cannot be read).
-    fn stamp(&self) -> [Option<(u64, std::time::SystemTime)>; 2] {
-        let of =
-            |p: &Path| std::fs::metadata(p).ok().and_then(|m| Some((m.len(), m.modified().ok()?)));
-        [of(&self.current.cert), of(&self.current.key)]
     }
 
     /// The rustls configuration (ALPN h2 and http/1.1).
@@ -431,10 +431,21 @@ impl ServerTls {
     }
 }
 
+/// The size and modification time of a certificate and key file (`None` for one that cannot be
+/// read).
+type Stamp = [Option<(u64, std::time::SystemTime)>; 2];
+
+fn stamp_of(cert: &Path, key: &Path) -> Stamp {
+    let of = |p: &Path| std::fs::metadata(p).ok().and_then(|m| Some((m.len(), m.modified().ok()?)));
+    [of(cert), of(key)]
+}
+
 /// The certificate shown now, and where it is read from.
 struct Current {
     cert: PathBuf,
     key: PathBuf,
+    /// The files' stamp when they were last loaded.
+    loaded: std::sync::Mutex<Stamp>,
     provider: Arc<CryptoProvider>,
     key_now: RwLock<Arc<CertifiedKey>>,
 }
