@@ -16,7 +16,7 @@ use crate::RawJson;
 use crate::mcp::Era;
 use crate::mcp::mrtr::{Outcome, created_task, outcome};
 use crate::mcp::types::{CallToolResult, ListToolsResult, ProgressParams, Tool};
-use crate::peer::{Incoming, Timeout};
+use crate::peer::{Incoming, RequestOptions, Timeout};
 
 /// Options of one call.
 #[derive(Clone, Default)]
@@ -174,6 +174,13 @@ pub(super) fn object_arguments(
 }
 
 impl Client {
+    /// The request options of one call with `options`.
+    pub(super) fn request_options(&self, options: &CallOptions) -> RequestOptions {
+        let mut request = RequestOptions::new();
+        request.timeout = options.timeout_or(self.0.timeout);
+        request
+    }
+
     /// Sends `method` with `params` in the agreed era, fulfils the server's input requests
     /// with the callbacks the host registered (modern `input_required` rounds; a legacy
     /// server's requests come on their own), and returns the final answer.

@@ -44,8 +44,8 @@ async fn by_id(
     agreed.request(peer, method, Some(Json(&TaskIdParams { task_id: id.into() })), options).await
 }
 
-/// The status of the task a `tasks/get` answer describes, checked to be task `id`.
-fn status_of(answer: &Incoming, id: &str) -> Result<TaskStatus, Malformed> {
+/// The task a `tasks/get` answer describes, checked to be task `id`.
+fn task_of<'a>(answer: &'a Incoming, id: &str) -> Result<DetailedTask<'a>, Malformed> {
     let text = answer.result().map_or("null", |r| r.get());
     let task: DetailedTask<'_> =
         serde_json::from_str(text).map_err(|e| Malformed(format!("tasks/get: {e}")))?;
@@ -55,7 +55,7 @@ fn status_of(answer: &Incoming, id: &str) -> Result<TaskStatus, Malformed> {
             task.task.task_id
         )));
     }
-    Ok(task.task.status)
+    Ok(task)
 }
 
 impl Negotiated {
@@ -88,13 +88,12 @@ impl Negotiated {
         loop {
             tokio::time::sleep(wait).await;
             let answer = by_id(self, peer, "tasks/get", id, options.clone()).await?;
-            let status = status_of(&answer, id)?;
+            let task = task_of(&answer, id)?;
+            let status = task.task.status;
             if status.is_terminal() {
+                drop(task);
                 return Ok(answer);
             }
-            let text = answer.result().map_or("null", |r| r.get());
-            let task: DetailedTask<'_> =
-                serde_json::from_str(text).map_err(|e| Malformed(format!("tasks/get: {e}")))?;
             wait = polling.next(task.task.poll_interval_ms, Some(wait));
             let Some(requests) =
                 task.input_requests.filter(|_| status == TaskStatus::InputRequired)
@@ -262,13 +261,6 @@ fn ended(answer: Incoming) -> Result<Decoded<CallToolResult<'static>>, ClientErr
 }
 
 impl Client {
-    /// The request options of one call with `options`.
-    pub(super) fn request_options(&self, options: &super::CallOptions) -> RequestOptions {
-        let mut request = RequestOptions::new();
-        request.timeout = options.timeout_or(self.0.timeout);
-        request
-    }
-
     /// `tasks/cancel` for task `id`.
     async fn cancel_task(&self, id: &str, options: &super::CallOptions) -> Result<(), ClientError> {
         let inner = &*self.0;

@@ -20,10 +20,19 @@ pub(in crate::server) fn modern_reply(
 /// `result`'s members, then `resultType` and, when given, the server's identity in `_meta`
 /// (a legacy-era result of the tasks extension carries no identity).
 pub(in crate::server) fn typed_reply(
-    mut json: String,
+    json: String,
     result_type: &'static str,
     meta: Option<&serde_json::value::RawValue>,
 ) -> Result<Reply, RpcError> {
+    typed_json(json, result_type, meta).map(Reply::raw_string)
+}
+
+/// The text of [`typed_reply`]: `json`'s members, then `resultType` (and `_meta` when given).
+pub(in crate::server) fn typed_json(
+    mut json: String,
+    result_type: &'static str,
+    meta: Option<&serde_json::value::RawValue>,
+) -> Result<String, RpcError> {
     // Every result type is a struct: an object, written without whitespace.
     if json.pop() != Some('}') {
         return Err(RpcError::internal("the result is not a JSON object"));
@@ -40,7 +49,7 @@ pub(in crate::server) fn typed_reply(
         json.push_str(meta.get());
     }
     json.push('}');
-    Ok(Reply::raw_string(json))
+    Ok(json)
 }
 
 /// A result as JSON text.

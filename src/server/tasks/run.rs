@@ -220,13 +220,16 @@ async fn run(
 /// `resultType: "complete"` (the extension's TypeScript requester refuses a result without it).
 fn completed(server: &Server, id: &str, result: &CallToolResult<'_>, era: Era) {
     let store = &server.0.tasks;
-    let mut json = match super::super::dispatch::encode::tool_json(result) {
+    let encode = super::super::dispatch::encode::tool_json(result);
+    let json = match era {
+        Era::Modern => encode
+            .and_then(|json| super::super::dispatch::encode::typed_json(json, "complete", None)),
+        Era::Legacy => encode,
+    };
+    let json = match json {
         Ok(json) => json,
         Err(e) => return failed(server, id, &e),
     };
-    if era == Era::Modern && json.pop() == Some('}') {
-        json.push_str(r#","resultType":"complete"}"#);
-    }
     if json.len() > store.bounds.result_bytes {
         let e = RpcError::internal(format!(
             "the task's result is {} bytes, past the {} a task keeps",
