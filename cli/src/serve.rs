@@ -309,13 +309,17 @@ async fn reload_on_sighup(tls: ServerTls) {
     }
 }
 
+/// Written, not printed: a server whose stderr was closed (a parent that read the announce and
+/// went) goes on serving and reloading; `eprintln!` would panic there and end the watcher.
 fn say_reloaded(outcome: Result<(), mcpwire::tls::TlsError>, why: &str) {
-    match outcome {
-        Ok(()) => eprintln!("mcpwire: TLS certificate reloaded ({why})"),
+    use std::io::Write as _;
+    let mut err = std::io::stderr();
+    let _ = match outcome {
+        Ok(()) => writeln!(err, "mcpwire: TLS certificate reloaded ({why})"),
         Err(e) => {
-            eprintln!("mcpwire: TLS certificate not reloaded ({why}), the old one stays: {e}")
+            writeln!(err, "mcpwire: TLS certificate not reloaded ({why}), the old one stays: {e}")
         }
-    }
+    };
 }
 
 /// Binds a Unix socket at `path`, replacing only a stale socket that nobody answers on: never

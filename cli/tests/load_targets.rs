@@ -148,9 +148,11 @@ fn https_drives_serve_with_tls_in_both_eras() {
     assert_eq!(out.status.code(), Some(0), "{r} {}", stderr(&out));
     assert!(stderr(&out).contains("NOT checked"), "{}", stderr(&out));
 
-    // Whether a load trusting the CA's file succeeds at `url` within 100 tries, 50 ms apart.
+    // `Ok` once a load trusting the CA's file succeeds at `url`, within 100 tries 50 ms apart;
+    // else the last try's stderr.
     let trusted_soon = |url: &str| {
-        (0..100).any(|_| {
+        let mut last = String::new();
+        for _ in 0..100 {
             let args = [
                 "--target",
                 url,
@@ -161,19 +163,23 @@ fn https_drives_serve_with_tls_in_both_eras() {
                 "--protocol-version",
                 "2026-07-28",
             ];
-            let ok = load(&args).0.status.code() == Some(0);
-            if !ok {
-                std::thread::sleep(std::time::Duration::from_millis(50));
+            let (out, _) = load(&args);
+            if out.status.code() == Some(0) {
+                return Ok(());
             }
-            ok
-        })
+            last = stderr(&out);
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Err(last)
     };
 
     // A renewal, read on SIGHUP: the new CA is trusted from then on.
     pki.issue("load-2", &["localhost", "127.0.0.1"]);
     let pid = http.0.id().to_string();
     assert!(Command::new("kill").args(["-HUP", &pid]).status().unwrap().success());
-    assert!(trusted_soon(&url), "the renewed certificate was not served after SIGHUP");
+    if let Err(last) = trusted_soon(&url) {
+        panic!("the renewed certificate was not served after SIGHUP: {last}");
+    }
     drop(http);
 
     // Watched files: a renewal is served without a signal.
@@ -188,7 +194,9 @@ fn https_drives_serve_with_tls_in_both_eras() {
         "0.1",
     ]);
     pki.issue("load-3", &["localhost", "127.0.0.1"]);
-    assert!(trusted_soon(&url), "the renewed certificate was not served once its files changed");
+    if let Err(last) = trusted_soon(&url) {
+        panic!("the renewed certificate was not served once its files changed: {last}");
+    }
     drop(watched);
 }
 
