@@ -14,7 +14,10 @@
 
 use std::collections::VecDeque;
 use std::fmt;
+use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, BytesMut};
@@ -330,3 +333,64 @@ impl fmt::Display for Summary<'_> {
 
 #[cfg(test)]
 mod tests;
+
+/// `mcpwire inspect --help`: what each output line holds.
+pub const ABOUT: &str = "\
+Classify each line of an NDJSON capture, or summarise it with decoder throughput.
+
+For every non-blank input line, prints one JSON object:
+  {\"line\":N,\"kind\":K,\"id\":…,\"method\":…,\"code\":…,\"reason\":…}
+line:   1-based input line number (blank lines are counted)
+kind:   request | notification | response | error | batch | invalid
+id:     the message id (number or string), when present and readable; null otherwise
+method: the method of a request or notification; null otherwise
+code:   an invalid frame's JSON-RPC error code, or an error response's error.code
+reason: why an invalid frame is invalid, or an error response's error.message
+A batch adds \"items\":[…] with the same fields (no \"line\") for each element.";
+
+#[derive(Debug, clap::Args)]
+pub struct InspectArgs {
+    /// NDJSON input; standard input when absent or `-`.
+    file: Option<PathBuf>,
+    /// Print counts by kind, bytes, elapsed time and MB/s instead of one line per frame.
+    #[arg(long)]
+    summary: bool,
+    /// Exit with status 1 if any frame (or batch element) is invalid.
+    #[arg(long)]
+    strict: bool,
+}
+
+pub fn run_args(args: &InspectArgs) -> ExitCode {
+    let mode = if args.summary { Mode::Summary } else { Mode::Lines };
+    let outcome = match args.file.as_deref() {
+        None => run(io::stdin().lock(), "<stdin>", mode),
+        Some(path) if path.as_os_str() == "-" => run(io::stdin().lock(), "<stdin>", mode),
+        Some(path) => match File::open(path) {
+            Ok(file) => run(file, &path.display().to_string(), mode),
+            Err(err) => {
+                eprintln!("mcpwire: cannot open {}: {err}", path.display());
+                return ExitCode::from(crate::EXIT_IO);
+            }
+        },
+    };
+    finish(outcome, args.strict)
+}
+
+fn finish(outcome: Result<Totals, Failure>, strict: bool) -> ExitCode {
+    match outcome {
+        Ok(totals) if strict && totals.invalid_messages() > 0 => {
+            ExitCode::from(crate::EXIT_INVALID)
+        }
+        Ok(_) => ExitCode::SUCCESS,
+        // The reader of our output went away (`mcpwire inspect big.ndjson | head`): stop quietly.
+        Err(Failure::Write(err)) if err.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(Failure::Write(err)) => {
+            eprintln!("mcpwire: cannot write output: {err}");
+            ExitCode::from(crate::EXIT_IO)
+        }
+        Err(Failure::Read(err)) => {
+            eprintln!("mcpwire: cannot read input: {err}");
+            ExitCode::from(crate::EXIT_IO)
+        }
+    }
+}

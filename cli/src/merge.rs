@@ -25,7 +25,7 @@ pub fn run(paths: &[PathBuf], json: bool, html: Option<&std::path::Path>) -> Exi
     }
     let report = merged_report(paths, &logs);
     if let Some(path) = html
-        && let Err(code) = crate::write_html(path, &report, &[])
+        && let Err(code) = crate::load::command::write_html(path, &report, &[])
     {
         return code;
     }

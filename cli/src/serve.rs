@@ -5,6 +5,7 @@ mod auth;
 mod tools;
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::builder::RangedU64ValueParser;
@@ -363,4 +364,63 @@ pub fn shutdown_signals() -> std::io::Result<impl std::future::Future<Output = &
             _ = term.recv() => "SIGTERM",
         }
     })
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    listen: ListenArgs,
+    #[command(flatten)]
+    limits: LimitArgs,
+    #[command(flatten)]
+    http: HttpArgs,
+}
+
+#[derive(Debug, clap::Args)]
+#[group(multiple = false)]
+struct ListenArgs {
+    /// Serve on standard input and output (the default).
+    #[arg(long)]
+    stdio: bool,
+    /// Listen on a TCP address, such as 127.0.0.1:7000.
+    #[arg(long, value_name = "ADDR")]
+    tcp: Option<String>,
+    /// Listen on a Unix socket path.
+    #[arg(long, value_name = "PATH")]
+    unix: Option<PathBuf>,
+    /// Serve MCP's Streamable HTTP on an address: HOST:PORT, or a PORT on 127.0.0.1 (a port of
+    /// 0 picks one; the address is printed on standard error).
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+}
+
+pub fn run_args(args: &ServeArgs) -> ExitCode {
+    let mcp = server();
+    let listen = match (&args.listen.tcp, &args.listen.unix, &args.listen.http) {
+        (Some(addr), _, _) => Listen::Tcp(addr.clone()),
+        (_, Some(path), _) => Listen::Unix(path.clone()),
+        (_, _, Some(addr)) => match args.http.server(args.limits.builder(), &mcp) {
+            Ok((server, tls)) => {
+                let watch =
+                    Duration::try_from_secs_f64(args.http.tls_watch).ok().filter(|d| !d.is_zero());
+                Listen::Http(addr.clone(), server, tls, Box::new(args.http.auth.clone()), watch)
+            }
+            Err(e) => {
+                eprintln!("mcpwire: serve: {e}");
+                return ExitCode::from(crate::EXIT_IO);
+            }
+        },
+        _ => Listen::Stdio,
+    };
+    let rt = crate::runtime();
+    let outcome = rt.block_on(run(listen, args.limits.builder(), mcp));
+    // Standard input is read on a blocking thread that only EOF would end; do not wait for it.
+    rt.shutdown_background();
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcpwire: serve: {e}");
+            ExitCode::from(crate::EXIT_IO)
+        }
+    }
 }

@@ -20,6 +20,7 @@
 
 mod capacity;
 mod closed;
+pub mod command;
 pub mod compare;
 pub mod cpu;
 mod drive;
