@@ -4,10 +4,11 @@ use std::sync::atomic::Ordering;
 
 use serde::{Deserialize, Serialize};
 
+use super::ToolEntry;
 use super::call::{Answer, Capabilities, MAX_INPUT_ROUNDS};
 use super::known::{Key, Known, Slot};
 use super::tasks::run::Started;
-use super::{BoxFuture, Call, Connection, Core, Error, HandlerFn, InputRequired, ToolEntry};
+use super::{BoxFuture, Call, Connection, Core, Error, HandlerFn, InputRequired};
 use crate::ErrorCode;
 use crate::mcp::meta::{Meta, Rejection, check_meta, member, str_of};
 use crate::mcp::types::{

@@ -52,6 +52,7 @@
 //! # let _ = server;
 //! ```
 
+mod builder;
 mod call;
 mod dispatch;
 mod doc_server;
@@ -77,6 +78,7 @@ use tokio::sync::broadcast;
 use crate::mcp::Era;
 use crate::transport::{BadTarget, IntoTarget, Target};
 
+pub use builder::ServerBuilder;
 pub use call::{Answer, Call, Error, InputRequired, MAX_INPUT_ROUNDS};
 #[doc(hidden)]
 pub use doc_server::__doc_server;
@@ -87,10 +89,9 @@ pub use state::MAX_REQUEST_STATE_BYTES;
 
 use self::state::StateKey;
 use crate::mcp::types::{
-    CacheScope, CallToolResult, CompleteResult, DiscoverResult, Empty, GetPromptResult,
-    Implementation, ListChanged, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, LoggingLevel, Prompt, Raw, ReadResourceResult, Resource,
-    ResourceTemplate, ResourcesCapability, ServerCapabilities, Tool,
+    CacheScope, CompleteResult, DiscoverResult, GetPromptResult, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel, Prompt, Raw,
+    ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities,
 };
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -115,226 +116,11 @@ pub const CHANGE_BACKLOG: usize = 64;
 
 /// A tool as registered: its definition, the one era it is served in (`None`: both) and its
 /// handler.
-type ToolEntry = (Tool<'static>, Option<Era>, HandlerFn<CallToolResult<'static>>);
-
-/// Builds a [`Server`].
-pub struct ServerBuilder {
-    info: Implementation<'static>,
-    instructions: Option<String>,
-    tools: Vec<ToolEntry>,
-    resources: Vec<(Resource<'static>, HandlerFn<ReadResourceResult<'static>>)>,
-    templates: Vec<(ResourceTemplate<'static>, HandlerFn<ReadResourceResult<'static>>)>,
-    prompts: Vec<(Prompt<'static>, HandlerFn<GetPromptResult<'static>>)>,
-    completion: Option<HandlerFn<CompleteResult<'static>>>,
-    list_ttl: Duration,
-    lists_change: bool,
-    key: Option<StateKey>,
-    scopes: scopes::Scopes,
-    task_bounds: tasks::Bounds,
-    skills: Option<Skills>,
-}
-
-impl std::fmt::Debug for ServerBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerBuilder").field("info", &self.info).finish_non_exhaustive()
-    }
-}
-
-impl ServerBuilder {
-    /// How to use the server, for the model (`initialize` and `server/discover`).
-    #[must_use]
-    pub fn instructions(mut self, text: impl Into<String>) -> Self {
-        self.instructions = Some(text.into());
-        self
-    }
-
-    /// A tool and its handler, served in both eras. A tool of the same name replaces the
-    /// earlier one.
-    #[must_use]
-    pub fn tool<F, Fut>(mut self, tool: Tool<'static>, handler: F) -> Self
-    where
-        F: Fn(Call) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<CallToolResult<'static>, Error>> + Send + 'static,
-    {
-        self.tools.retain(|(t, _, _)| t.name != tool.name);
-        self.tools.push((tool, None, boxed(handler)));
-        self
-    }
-
-    /// A tool served in one era only: that era's `tools/list` lists it and its requests call
-    /// it; to the other era's requests it does not exist (`tools/call` answers -32602, "Unknown
-    /// tool", as for any name the server does not know). For a tool whose job belongs to one
-    /// era, such as one that works the event streams of a legacy Streamable HTTP session. A
-    /// tool of the same name replaces the earlier one.
-    #[must_use]
-    pub fn tool_in<F, Fut>(mut self, era: Era, tool: Tool<'static>, handler: F) -> Self
-    where
-        F: Fn(Call) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<CallToolResult<'static>, Error>> + Send + 'static,
-    {
-        self.tools.retain(|(t, _, _)| t.name != tool.name);
-        self.tools.push((tool, Some(era), boxed(handler)));
-        self
-    }
-
-    /// A resource and the handler that reads it.
-    #[must_use]
-    pub fn resource<F, Fut>(mut self, resource: Resource<'static>, read: F) -> Self
-    where
-        F: Fn(Call) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ReadResourceResult<'static>, Error>> + Send + 'static,
-    {
-        self.resources.push((resource, boxed(read)));
-        self
-    }
-
-    /// A resource template and the handler that reads any URI it matches (see
-    /// [`crate::mcp::types::match_template`]).
-    #[must_use]
-    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate<'static>, read: F) -> Self
-    where
-        F: Fn(Call) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ReadResourceResult<'static>, Error>> + Send + 'static,
-    {
-        self.templates.push((template, boxed(read)));
-        self
-    }
-
-    /// A prompt and its handler.
-    #[must_use]
-    pub fn prompt<F, Fut>(mut self, prompt: Prompt<'static>, get: F) -> Self
-    where
-        F: Fn(Call) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<GetPromptResult<'static>, Error>> + Send + 'static,
-    {
-        self.prompts.retain(|(p, _)| p.name != prompt.name);
-        self.prompts.push((prompt, boxed(get)));
-        self
-    }
-
-    /// The `completion/complete` handler (the server then declares `completions`).
-    #[must_use]
-    pub fn completion<F, Fut>(mut self, complete: F) -> Self
-    where
-        F: Fn(Call) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<CompleteResult<'static>, Error>> + Send + 'static,
-    {
-        self.completion = Some(boxed(complete));
-        self
-    }
-
-    /// Requires `scope` of the caller's access token to use `on` (a tool, prompt or resource;
-    /// repeatable): a caller without it, or a transport that checks no one, gets
-    /// [`ErrorCode::INSUFFICIENT_SCOPE`](crate::ErrorCode::INSUFFICIENT_SCOPE) naming the
-    /// scopes to ask for (403 `insufficient_scope` from a guarded `HttpServer`). The caller is
-    /// [`Call::principal`].
-    #[must_use]
-    pub fn require_scope(mut self, on: Scoped, scope: impl Into<String>) -> Self {
-        self.scopes.require(on, scope.into());
-        self
-    }
-
-    /// Whether `tools/list` lists only the tools the caller's scopes permit (off by default:
-    /// every tool is listed, and calling one the caller may not use is refused).
-    #[must_use]
-    pub fn list_only_permitted(mut self, hide: bool) -> Self {
-        self.scopes.hide_forbidden = hide;
-        self
-    }
-
-    /// How long clients may cache list results (`ttlMs`, 2026-07-28); default
-    /// [`DEFAULT_LIST_TTL`].
-    #[must_use]
-    pub fn list_ttl(mut self, ttl: Duration) -> Self {
-        self.list_ttl = ttl;
-        self
-    }
-
-    /// Whether the tool, prompt and resource lists may change while the server runs (by
-    /// default they may): declared as `listChanged` in the capabilities. A server whose lists
-    /// are fixed says `false`, so clients know no `notifications/*/list_changed` will come;
-    /// [`Server::tools_changed`], [`Server::prompts_changed`] and
-    /// [`Server::resources_changed`] then send nothing. Resource updates
-    /// ([`Server::resource_updated`]) are not affected.
-    #[must_use]
-    pub fn lists_change(mut self, change: bool) -> Self {
-        self.lists_change = change;
-        self
-    }
-
-    /// The key `requestState` is sealed with. By default each server makes a random one; give
-    /// every instance behind a load balancer the same key, so any of them can open a state
-    /// another one sealed.
-    #[must_use]
-    pub fn request_state_key(mut self, key: [u8; 32]) -> Self {
-        self.key = Some(StateKey::new(key));
-        self
-    }
-
-    /// Serves `skills` (the skills extension, `io.modelcontextprotocol/skills`, with
-    /// `directoryRead`): see [`Skills`].
-    #[must_use]
-    pub fn skills(mut self, skills: Skills) -> Self {
-        self.skills = Some(skills);
-        self
-    }
-
-    /// The server.
-    #[must_use]
-    pub fn build(self) -> Server {
-        let list_changed = self.lists_change.then_some(true);
-        let capabilities = ServerCapabilities {
-            tools: (!self.tools.is_empty()).then_some(ListChanged { list_changed }),
-            resources: (!self.resources.is_empty()
-                || !self.templates.is_empty()
-                || self.skills.is_some())
-            .then_some(ResourcesCapability { subscribe: Some(true), list_changed }),
-            prompts: (!self.prompts.is_empty()).then_some(ListChanged { list_changed }),
-            logging: Some(Empty {}),
-            completions: self.completion.is_some().then_some(Empty {}),
-            extensions: extensions([
-                tasks::declared(&self.tools),
-                self.skills.as_ref().map(|_| skills::capability()),
-            ]),
-            experimental: None,
-        };
-        let meta = serde_json::value::to_raw_value(&ServerMeta { info: &self.info })
-            .expect("strings always serialise");
-        let ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
-        let lists = Lists::new(&self, &capabilities, &meta, ttl_ms);
-        let (changes, _) = broadcast::channel(CHANGE_BACKLOG);
-        let core = Core {
-            tool_index: self
-                .tools
-                .iter()
-                .enumerate()
-                .map(|(i, (t, _, _))| (t.name.to_string(), i))
-                .collect(),
-            prompt_index: self
-                .prompts
-                .iter()
-                .enumerate()
-                .map(|(i, (p, _))| (p.name.to_string(), i))
-                .collect(),
-            info: self.info,
-            instructions: self.instructions,
-            capabilities,
-            meta,
-            tools: self.tools,
-            resources: self.resources,
-            templates: self.templates,
-            prompts: self.prompts,
-            completion: self.completion,
-            lists,
-            key: self.key.unwrap_or_else(StateKey::random),
-            changes,
-            scopes: self.scopes,
-            tasks: tasks::Store::new(self.task_bounds),
-            skills: self.skills.map(|s| skills::Served::new(s, ttl_ms)),
-        };
-        Server(Arc::new(core))
-    }
-}
+pub(crate) type ToolEntry = (
+    crate::mcp::types::Tool<'static>,
+    Option<Era>,
+    HandlerFn<crate::mcp::types::CallToolResult<'static>>,
+);
 
 /// `_meta` of every modern result: the server's identity.
 #[derive(Serialize)]

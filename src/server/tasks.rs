@@ -327,40 +327,6 @@ pub(crate) fn declared(tools: &[super::ToolEntry]) -> Option<Raw<'static>> {
         .then(|| Raw::owned(format!(r#"{{"{TASKS_EXTENSION}":{{}}}}"#)).expect("JSON"))
 }
 
-impl super::ServerBuilder {
-    /// The most tasks held for one client at once (running, waiting for input, or finished
-    /// and kept); past it a call that would become a task is refused (-32000). Default
-    /// [`DEFAULT_MAX_TASKS_PER_CLIENT`].
-    #[must_use]
-    pub fn max_tasks_per_client(mut self, n: usize) -> Self {
-        self.task_bounds.per_client = n;
-        self
-    }
-
-    /// The most tasks the server holds in all (-32000 past it). Default [`DEFAULT_MAX_TASKS`].
-    #[must_use]
-    pub fn max_tasks(mut self, n: usize) -> Self {
-        self.task_bounds.total = n;
-        self
-    }
-
-    /// How long a finished task, and its result, is kept after it finishes (its `ttlMs`; at
-    /// least a millisecond). Default [`DEFAULT_TASK_RESULT_TTL`].
-    #[must_use]
-    pub fn task_result_ttl(mut self, ttl: Duration) -> Self {
-        self.task_bounds.result_ttl = ttl.max(Duration::from_millis(1));
-        self
-    }
-
-    /// The most bytes of encoded result a task keeps; a larger result fails the task
-    /// (-32603). Default [`DEFAULT_MAX_TASK_RESULT_BYTES`].
-    #[must_use]
-    pub fn max_task_result_bytes(mut self, n: usize) -> Self {
-        self.task_bounds.result_bytes = n;
-        self
-    }
-}
-
 /// The JSON-RPC error of an unknown task id.
 fn unknown(id: &str) -> RpcError {
     #[derive(Serialize)]
