@@ -4,6 +4,7 @@
 //! span from the earliest interval's start to the latest one's end; the requests and errors
 //! of each second of wall-clock time.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -49,6 +50,7 @@ pub fn merged_report(paths: &[PathBuf], logs: &[hdr_log::Read]) -> Report {
             requests: *n,
             errors: *e,
             ops: Vec::new(),
+            error_kinds: BTreeMap::new(),
         })
         .collect();
     Report {

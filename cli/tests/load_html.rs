@@ -12,6 +12,7 @@ use std::io::Read as _;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -72,7 +73,10 @@ fn hosts_asked(page: &Path, what: &str) -> (BTreeSet<String>, String) {
 /// Headless Chromium on `page` with every off-page request sent to `proxy`; `what` is
 /// `--dump-dom` or `--screenshot=FILE`. Returns standard output.
 fn chromium(page: &Path, proxy: &str, what: &str) -> String {
-    let profile = temp(&format!("profile-{}", what.len()));
+    // A profile each: two Chromiums on one profile hand the page to the first (the tests of
+    // this file run at once).
+    static PROFILES: AtomicUsize = AtomicUsize::new(0);
+    let profile = temp(&format!("profile-{}", PROFILES.fetch_add(1, Ordering::Relaxed)));
     let out = Command::new("timeout")
         .arg("120")
         .arg("chromium")
@@ -102,19 +106,16 @@ fn chromium(page: &Path, proxy: &str, what: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-#[test]
-fn the_html_report_renders_in_chromium_and_loads_nothing_from_outside() {
-    install();
-    let scenario = temp("mix.toml");
-    std::fs::write(
-        &scenario,
-        "[[operation]]\nmethod = \"tools/call\"\ntool = \"echo\"\nweight = 3\n\
-         [[operation]]\nmethod = \"tools/list\"\n",
-    )
-    .unwrap();
-    let page = temp("report.html");
+/// `mcpwire load` of the scenario `toml` with `args`, its report written to `NAME.html`:
+/// the page's path and the JSON report.
+fn load(name: &str, toml: &str, args: &[&str]) -> (PathBuf, Value) {
+    let scenario = temp(&format!("{name}.toml"));
+    std::fs::write(&scenario, toml).unwrap();
+    let page = temp(&format!("{name}.html"));
     let out = Command::new(BIN)
-        .args(["load", "--rate", "500", "--duration", "2.5", "--warmup", "0", "--json"])
+        .arg("load")
+        .args(args)
+        .arg("--json")
         .arg("--scenario")
         .arg(&scenario)
         .arg("--report")
@@ -122,7 +123,18 @@ fn the_html_report_renders_in_chromium_and_loads_nothing_from_outside() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    (page, serde_json::from_slice(&out.stdout).unwrap())
+}
+
+#[test]
+fn the_html_report_renders_in_chromium_and_loads_nothing_from_outside() {
+    install();
+    let (page, report) = load(
+        "report",
+        "[[operation]]\nmethod = \"tools/call\"\ntool = \"echo\"\nweight = 3\n\
+         [[operation]]\nmethod = \"tools/list\"\n",
+        &["--rate", "500", "--duration", "2.5", "--warmup", "0"],
+    );
 
     let blank = temp("blank.html");
     std::fs::write(&blank, "<!doctype html><p>blank</p>").unwrap();
@@ -160,4 +172,59 @@ fn the_html_report_renders_in_chromium_and_loads_nothing_from_outside() {
     std::fs::write(&control, r#"<!doctype html><img src="http://192.0.2.1/x.png">"#).unwrap();
     let (asked, _) = hosts_asked(&control, "--dump-dom");
     assert!(asked.contains("192.0.2.1"), "the proxy saw {asked:?}: the check is blind");
+}
+
+/// The plots over time, rendered: each operation's p50, p90 and p99 a second, errors by kind
+/// a second, and where the second stage begins, on every plot over time.
+#[test]
+fn the_plots_over_time_render_each_quantile_stage_and_error_kind() {
+    install();
+    let (page, report) = load(
+        "time",
+        "[[operation]]\nmethod = \"tools/call\"\ntool = \"echo\"\nweight = 4\n\
+         [[operation]]\nmethod = \"tools/call\"\ntool = \"no_such_tool\"\n",
+        &["--rate", "1", "--stages", "1.5s:300,1.5s:600", "--max-error-rate", "1"],
+    );
+    let kinds: Vec<String> = report["operations"][1]["errors_by_kind"]
+        .as_object()
+        .expect("the unknown tool's errors by kind")
+        .keys()
+        .cloned()
+        .collect();
+    assert!(!kinds.is_empty(), "{report}");
+    let seconds = report["timeline"].as_array().unwrap();
+    assert!(seconds.iter().any(|p| p["errors_by_kind"].is_object()), "{report}");
+    // The seconds with successes of the echo (the run's last harvest may close a sliver with
+    // none), each with its quantiles.
+    let answered: Vec<&Value> = seconds
+        .iter()
+        .map(|p| &p["operations"][0])
+        .filter(|o| o["requests"].as_u64() > o["errors"].as_u64())
+        .collect();
+    assert!(answered.len() >= 3, "{report}");
+    assert!(
+        answered.iter().all(|o| o["p90_us"].as_u64().unwrap() >= o["p50_us"].as_u64().unwrap()
+            && o["p99_us"].as_u64().unwrap() >= o["p90_us"].as_u64().unwrap()
+            && o["p50_us"].as_u64().unwrap() > 0)
+    );
+
+    let (_, dom) = hosts_asked(&page, "--dump-dom");
+    // Latency over time comes first, a plot per operation; the failing tool has no successes,
+    // so no line.
+    let lead = dom.find(r#"<svg id="latency-time-0""#).expect("latency over time");
+    assert!(lead < dom.find(r#"<svg id="percentiles""#).unwrap(), "{dom}");
+    assert!(dom.contains(r#"<svg id="latency-time-1""#), "{dom}");
+    for q in ["p50", "p90", "p99"] {
+        assert_eq!(dom.matches(&format!(r#"class="lot {q}""#)).count(), 1, "{q}: {dom}");
+    }
+    // A point a second with successes on each line.
+    let p99 = dom.split(r#"class="lot p99""#).nth(1).unwrap();
+    let points = p99.split("points=\"").nth(1).unwrap().split('"').next().unwrap();
+    assert_eq!(points.split(' ').count(), answered.len(), "{points}");
+    for kind in &kinds {
+        assert!(dom.contains(&format!(r#"class="ekind" data-name="{kind}""#)), "{kind}: {dom}");
+    }
+    // The second stage begins at 1.5 s: marked on the latency plots, the throughput and the
+    // errors.
+    assert_eq!(dom.matches(r#"class="stage""#).count(), 4, "{dom}");
 }

@@ -3,9 +3,11 @@
 //! Content-Security-Policy of `default-src 'none'` makes the browser refuse anything else, so
 //! the page opens the same offline, from a CI artefact, years later.
 //!
-//! The page: the totals; the latency percentile curve (x on a log scale of 1/(1-q), as
+//! The page: the totals; each operation's p50, p90 and p99 second by second (`time.rs`, with
+//! the other plots over time); the latency percentile curve (x on a log scale of 1/(1-q), as
 //! HdrHistogram plots it: 0%, 90%, 99%, 99.9% … evenly spaced) for the total and each
-//! operation; requests and errors per second; the per-operation table; the run's settings.
+//! operation; requests and errors per second; errors per second by kind; the per-operation
+//! table; the run's settings. The plots over time mark where each stage of `--stages` begins.
 
 use std::fmt::Write as _;
 
@@ -13,63 +15,10 @@ use hdrhistogram::Histogram;
 use serde_json::Value;
 
 use super::report::{OpTally, Report};
-
-/// Plot size, in SVG user units.
-const W: f64 = 760.0;
-const H: f64 = 300.0;
-/// Margins: left (the y labels), right, top, bottom (the x labels).
-const ML: f64 = 70.0;
-const MR: f64 = 20.0;
-const MT: f64 = 15.0;
-const MB: f64 = 40.0;
-
-/// Line colours, in turn (the total is always the first).
-const COLOURS: [&str; 8] =
-    ["#1f3b73", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#0b7285", "#e67700", "#495057"];
+use draw::{COLOURS, H, MB, ML, MR, MT, W, esc, legend, nice_step, y_grid};
 
 /// The deepest percentile plotted: 99.999% (five nines).
 const MAX_NINES: f64 = 5.0;
-
-fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// A "nice" step (1, 2 or 5 times a power of ten) giving about `n` ticks up to `max`.
-fn nice_step(max: f64, n: f64) -> f64 {
-    let raw = (max / n).max(1e-9);
-    let p = 10f64.powf(raw.log10().floor());
-    let m = raw / p;
-    p * if m <= 1.0 {
-        1.0
-    } else if m <= 2.0 {
-        2.0
-    } else if m <= 5.0 {
-        5.0
-    } else {
-        10.0
-    }
-}
-
-fn fmt_num(v: f64) -> String {
-    if v.fract() == 0.0 || v.abs() >= 10.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 1.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.3}")
-    }
-}
 
 /// (x in nines, latency in ms) along the curve, up to the depth the count supports.
 fn curve(h: &Histogram<u64>) -> Vec<(f64, f64)> {
@@ -107,24 +56,6 @@ fn percentile_label(nines: f64) -> String {
             s.push('%');
             s
         }
-    }
-}
-
-/// The horizontal grid lines of a plot, each labelled with its value and `unit`, every
-/// `ystep` up to `ytop`.
-fn y_grid(s: &mut String, ytop: f64, ystep: f64, py: &impl Fn(f64) -> f64, unit: &str) {
-    let mut y = 0.0;
-    while y <= ytop + ystep / 2.0 {
-        let _ = write!(
-            s,
-            r#"<line class="grid" x1="{ML}" x2="{}" y1="{yy:.1}" y2="{yy:.1}"/><text class="yl" x="{}" y="{:.1}">{}{unit}</text>"#,
-            W - MR,
-            ML - 6.0,
-            py(y) + 4.0,
-            fmt_num(y),
-            yy = py(y)
-        );
-        y += ystep;
     }
 }
 
@@ -174,77 +105,6 @@ fn percentile_plot(series: &[(String, &Histogram<u64>)]) -> String {
     s
 }
 
-fn legend<'a>(names: impl Iterator<Item = &'a str>) -> String {
-    let mut s = String::from(r#"<p class="legend">"#);
-    for (i, n) in names.enumerate() {
-        let _ = write!(
-            s,
-            r#"<span><i style="background:{}"></i>{}</span> "#,
-            COLOURS[i % COLOURS.len()],
-            esc(n)
-        );
-    }
-    s.push_str("</p>");
-    s
-}
-
-fn timeline_plot(report: &Report) -> String {
-    // Each point closes an interval that began at the previous one.
-    let mut bars = Vec::new();
-    let mut from = 0.0;
-    for p in &report.timeline {
-        let len = (p.t - from).max(1e-3);
-        bars.push((from, p.t, p.requests as f64 / len, p.errors as f64 / len));
-        from = p.t;
-    }
-    let tmax = bars.last().map_or(1.0, |b| b.1).max(1e-3);
-    let ymax = bars.iter().map(|b| b.2).fold(0.0, f64::max).max(1.0);
-    let ystep = nice_step(ymax, 5.0);
-    let ytop = (ymax / ystep).ceil() * ystep;
-    let px = |x: f64| ML + (W - ML - MR) * x / tmax;
-    let py = |y: f64| MT + (H - MT - MB) * (1.0 - y / ytop);
-    let mut s = format!(
-        r#"<svg id="throughput" role="img" aria-label="requests and errors per second" viewBox="0 0 {W} {H}" width="{W}" height="{H}">"#
-    );
-    y_grid(&mut s, ytop, ystep, &py, "/s");
-    let tstep = nice_step(tmax, 8.0);
-    let mut t = 0.0;
-    while t <= tmax + 1e-9 {
-        let _ = write!(
-            s,
-            r#"<text class="xl" x="{:.1}" y="{}">{} s</text>"#,
-            px(t),
-            H - MB + 16.0,
-            fmt_num(t)
-        );
-        t += tstep;
-    }
-    let _ =
-        write!(s, r#"<text class="xt" x="{}" y="{}">time</text>"#, (ML + W - MR) / 2.0, H - 4.0);
-    for (a, b, ok, err) in &bars {
-        let (x, w) = (px(*a), (px(*b) - px(*a) - 1.0).max(0.5));
-        let _ = write!(
-            s,
-            r##"<rect class="rps" x="{x:.1}" y="{:.1}" width="{w:.1}" height="{:.1}" fill="#1f3b73"><title>{:.0} requests/s</title></rect>"##,
-            py(*ok),
-            py(0.0) - py(*ok),
-            ok
-        );
-        if *err > 0.0 {
-            let _ = write!(
-                s,
-                r##"<rect class="eps" x="{x:.1}" y="{:.1}" width="{w:.1}" height="{:.1}" fill="#c92a2a"><title>{:.0} errors/s</title></rect>"##,
-                py(*err),
-                py(0.0) - py(*err),
-                err
-            );
-        }
-    }
-    s.push_str("</svg>");
-    s.push_str(r##"<p class="legend"><span><i style="background:#1f3b73"></i>requests/s</span> <span><i style="background:#c92a2a"></i>errors/s</span></p>"##);
-    s
-}
-
 fn op_row(s: &mut String, name: &str, t: &OpTally, secs: f64) {
     let h = &t.ok;
     let us = |v: u64| format!("{:.3}", v as f64 / 1000.0);
@@ -291,7 +151,7 @@ th{text-align:left;font-weight:600}td:first-child{text-align:left}\
 svg{background:#fff;border:1px solid #dee2e6}.grid{stroke:#e9ecef}\
 .yl{font-size:11px;text-anchor:end;fill:#495057}.xl{font-size:11px;text-anchor:middle;fill:#495057}\
 .xt{font-size:12px;text-anchor:middle;fill:#212529}\
-.legend span{margin-right:1em}.legend i{display:inline-block;width:.8em;height:.8em;margin-right:.3em}\
+h3{font-size:1em;margin:.8em 0 .3em}.legend span{margin-right:1em}.legend i{display:inline-block;width:.8em;height:.8em;margin-right:.3em}\
 .broken{color:#c92a2a;font-weight:600}";
 
 /// The page.
@@ -334,6 +194,11 @@ pub fn render(report: &Report, broken: &[String]) -> String {
         let _ = write!(s, r#"<p class="broken">{}</p>"#, esc(b));
     }
     s.push_str("</section>");
+    let _ = write!(
+        s,
+        r#"<section id="latency-over-time"><h2>Latency over time (successes, per second)</h2>{}</section>"#,
+        time::latency(report)
+    );
     let mut series: Vec<(String, &Histogram<u64>)> = vec![("total".into(), &total.ok)];
     if report.ops.len() > 1 {
         series.extend(report.ops.iter().map(|o| (o.name.clone(), &o.tally.ok)));
@@ -346,7 +211,12 @@ pub fn render(report: &Report, broken: &[String]) -> String {
     let _ = write!(
         s,
         r#"<section id="timeline"><h2>Requests and errors per second</h2>{}</section>"#,
-        timeline_plot(report)
+        time::throughput(report)
+    );
+    let _ = write!(
+        s,
+        r#"<section id="errors-over-time"><h2>Errors per second by kind</h2>{}</section>"#,
+        time::errors(report)
     );
     s.push_str(r#"<section id="operations"><h2>Operations</h2><table><tr><th>operation</th><th>requests</th><th>errors</th><th>by kind</th><th>req/s</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th><th>payload bytes sent</th><th>received</th></tr>"#);
     for op in &report.ops {
@@ -396,5 +266,7 @@ pub fn render(report: &Report, broken: &[String]) -> String {
     s
 }
 
+mod draw;
 #[cfg(test)]
 mod tests;
+mod time;

@@ -180,16 +180,33 @@ pub struct Point {
     /// Each operation's second, in the order of the report's operations (empty for a merge of
     /// logs): what `load compare` tests per-second latencies on.
     pub ops: Vec<OpSecond>,
+    /// The second's errors by kind, every operation's together (empty for a merge of logs).
+    pub error_kinds: BTreeMap<String, u64>,
 }
 
-/// One operation's second: its requests, errors, and the p50 and p99 of its successes (µs, 0
-/// when it had none).
+/// One operation's second: its requests, errors, and the p50, p90 and p99 of its successes
+/// (µs, 0 when it had none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OpSecond {
     pub requests: u64,
     pub errors: u64,
     pub p50_us: u64,
+    pub p90_us: u64,
     pub p99_us: u64,
+}
+
+impl OpSecond {
+    /// The second of an operation whose interval tallied `i`.
+    #[must_use]
+    pub fn of(i: &OpTally) -> Self {
+        Self {
+            requests: i.requests(),
+            errors: i.error_count(),
+            p50_us: i.ok.value_at_quantile(0.5),
+            p90_us: i.ok.value_at_quantile(0.9),
+            p99_us: i.ok.value_at_quantile(0.99),
+        }
+    }
 }
 
 /// A timeline point as the JSON report gives it.
@@ -200,9 +217,12 @@ fn point_json(p: &Point) -> Value {
             .ops
             .iter()
             .map(|o| {
-                json!({"requests": o.requests, "errors": o.errors, "p50_us": o.p50_us, "p99_us": o.p99_us})
+                json!({"requests": o.requests, "errors": o.errors, "p50_us": o.p50_us, "p90_us": o.p90_us, "p99_us": o.p99_us})
             })
             .collect();
+    }
+    if !p.error_kinds.is_empty() {
+        v["errors_by_kind"] = json!(p.error_kinds);
     }
     v
 }

@@ -10,6 +10,7 @@
 //! counted; in the open loop, requests due but not yet sent are counted as `dropped` (with
 //! `--requests N`, only those of the `N` that were never sent).
 
+use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -116,16 +117,12 @@ pub(super) async fn window(
             e += i.error_count();
         }
         let t = now.duration_since(started).as_secs_f64();
-        let ops = interval
-            .iter()
-            .map(|i| OpSecond {
-                requests: i.requests(),
-                errors: i.error_count(),
-                p50_us: i.ok.value_at_quantile(0.5),
-                p99_us: i.ok.value_at_quantile(0.99),
-            })
-            .collect();
-        timeline.push(Point { t, requests: n, errors: e, ops });
+        let ops = interval.iter().map(OpSecond::of).collect();
+        let mut error_kinds = BTreeMap::new();
+        for (kind, k) in interval.iter().flat_map(|i| &i.errors) {
+            *error_kinds.entry(kind.clone()).or_default() += k;
+        }
+        timeline.push(Point { t, requests: n, errors: e, ops, error_kinds });
         if let Some(log) = sinks.log {
             let len = now.duration_since(harvested_at);
             log.write(&names, &interval, harvested_at.duration_since(sinks.log_base), len);

@@ -1,6 +1,11 @@
 use super::*;
 use crate::load::report::{OpReport, Point};
+use std::collections::BTreeMap;
 use std::time::Duration;
+
+fn second(requests: u64, errors: u64) -> crate::load::report::OpSecond {
+    crate::load::report::OpSecond { requests, errors, p50_us: 5000, p90_us: 9000, p99_us: 9900 }
+}
 
 fn report() -> Report {
     let mut t = OpTally::new();
@@ -31,8 +36,20 @@ fn report() -> Report {
         dropped: 0,
         sent: 0,
         timeline: vec![
-            Point { t: 1.0, requests: 5000, errors: 1, ops: Vec::new() },
-            Point { t: 2.0, requests: 5001, errors: 0, ops: Vec::new() },
+            Point {
+                t: 1.0,
+                requests: 5000,
+                errors: 1,
+                ops: vec![second(5000, 1)],
+                error_kinds: [("timeout".to_owned(), 1)].into(),
+            },
+            Point {
+                t: 2.0,
+                requests: 5001,
+                errors: 0,
+                ops: vec![second(5001, 0)],
+                error_kinds: BTreeMap::new(),
+            },
         ],
         capacity: None,
         log_error: None,
@@ -55,6 +72,29 @@ fn the_page_is_self_contained_and_escapes_what_it_quotes() {
     assert_eq!(page.matches(r#"class="rps""#).count(), 2);
     assert_eq!(page.matches(r#"class="eps""#).count(), 1);
     assert!(!page.contains(r#"id="capacity""#));
+    // Latency over time leads: a line per quantile through both seconds; errors by kind.
+    let lead = page.find(r#"<svg id="latency-time-0""#).expect("latency over time");
+    assert!(lead < page.find(r#"<svg id="percentiles""#).unwrap());
+    for q in ["p50", "p90", "p99"] {
+        assert_eq!(page.matches(&format!(r#"class="lot {q}""#)).count(), 1, "{q}");
+    }
+    assert!(page.contains(r#"<svg id="errors-time""#));
+    assert_eq!(page.matches(r#"class="ekind" data-name="timeout""#).count(), 1);
+    assert!(!page.contains(r#"class="stage""#), "no stages, no marks");
+    // Stages: each one after the first is marked on all three plots over time.
+    let mut staged = report();
+    staged.model = serde_json::json!({"kind": "closed", "concurrency": [
+        {"duration_s": 1.0, "target": 2.0}, {"duration_s": 1.0, "target": 4.0}]});
+    assert_eq!(render(&staged, &[]).matches(r#"class="stage""#).count(), 3);
+    // A merge of logs keeps no per-second latencies, and says so.
+    let mut merged = report();
+    for p in &mut merged.timeline {
+        p.ops.clear();
+        p.error_kinds.clear();
+    }
+    let page = render(&merged, &[]);
+    assert!(!page.contains("latency-time-") && page.contains("not kept in HdrHistogram"));
+    assert!(page.contains("<p>No errors.</p>"));
     let mut with = report();
     with.capacity = Some(serde_json::json!({"last_held_rps": 200.0, "steps": [
         {"rate": 100.0, "achieved_rps": 100.0, "p99_us": 1500, "error_rate": 0.0, "late": 0, "dropped": 0, "held": true},
@@ -82,4 +122,17 @@ fn the_curve_rises_and_stops_at_the_depth_the_count_supports() {
     assert_eq!(percentile_label(2.0), "99%");
     assert_eq!(percentile_label(3.0), "99.9%");
     assert_eq!(nice_step(950.0, 5.0), 200.0);
+}
+
+#[test]
+fn stages_begin_where_the_ones_before_end() {
+    let stages = serde_json::json!({"kind": "closed", "concurrency": [
+        {"duration_s": 2.0, "target": 10.0},
+        {"duration_s": 3.5, "target": 20.0},
+        {"duration_s": 1.0, "target": 0.0},
+    ]});
+    assert_eq!(time::stage_starts(&stages), vec![2.0, 5.5]);
+    let open = serde_json::json!({"kind": "open", "rate": [{"duration_s": 1.0, "target": 5.0}]});
+    assert!(time::stage_starts(&open).is_empty());
+    assert!(time::stage_starts(&serde_json::json!({"kind": "open", "rate": 100})).is_empty());
 }
