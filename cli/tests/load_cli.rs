@@ -465,3 +465,68 @@ fn compare_flags_a_server_2ms_slower_and_passes_the_same_one_twice() {
     let (code, _, err) = compare(&base, &slow, &["--alpha", "1"]);
     assert_eq!(code, Some(2), "{err}");
 }
+
+/// A session of `[[step]]`s: each user lists the tools, calls the first one listed with a
+/// message of its own, then sends back what it got (a value carried from one result to the
+/// next request), and thinks 50 ms; the steps run in order, the think time bounds each user's
+/// pace, and a step that needs a value never saved fails as `missing_value`.
+#[test]
+fn a_session_carries_values_between_steps_and_thinks() {
+    let session = scenario(
+        "session.toml",
+        r#"
+        [[step]]
+        method = "tools/list"
+        save = { tool = "/tools/0/name" }
+        [[step]]
+        name = "first"
+        method = "tools/call"
+        tool = "${tool}"
+        arguments = { message = "u${user}-i${iteration}" }
+        expect_text = "u${user}-i${iteration}"
+        save = { text = "/content/0/text" }
+        [[step]]
+        name = "again"
+        method = "tools/call"
+        tool = "echo"
+        arguments = { message = "again ${text}" }
+        expect_text = "again u${user}-i${iteration}"
+        think_ms = 50
+        "#,
+    );
+    let s = session.to_str().unwrap();
+    let (out, report) =
+        load(&["--scenario", s, "--concurrency", "4", "--duration", "2", "--warmup", "0"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(report["errors"], 0, "{report}");
+    assert!(report["method"].as_str().unwrap().starts_with("session ("), "{report}");
+    let ops = report["operations"].as_array().unwrap();
+    let n: Vec<u64> = ops.iter().map(|o| o["requests"].as_u64().unwrap()).collect();
+    assert_eq!(ops[1]["name"], "first");
+    // In order: no step runs ahead of the one before it by more than a step a user.
+    assert!(n[0] >= n[1] && n[1] >= n[2] && n[0] - n[2] <= 2 * 4, "{n:?}");
+    // 50 ms a round: at most 2 s / 50 ms rounds a user, and some rounds done.
+    assert!((4..=4 * 41).contains(&n[2]), "{n:?}");
+
+    let broken = scenario(
+        "unsaved.toml",
+        "[[step]]\nmethod = \"tools/call\"\ntool = \"echo\"\n\
+         arguments = { message = \"x ${never_saved}\" }\n",
+    );
+    let (out, report) = load(&[
+        "--scenario",
+        broken.to_str().unwrap(),
+        "--concurrency",
+        "2",
+        "--requests",
+        "20",
+        "--warmup",
+        "0",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(report["errors_by_kind"]["missing_value"], 20, "{report}");
+    // Users are the closed loop's; an open loop schedules requests.
+    let (out, _) = load(&["--scenario", s, "--rate", "10", "--duration", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("runs users in the closed loop"), "{}", stderr(&out));
+}

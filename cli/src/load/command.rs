@@ -198,16 +198,28 @@ fn seconds(s: f64) -> Duration {
 }
 
 pub(crate) fn run_load(args: &LoadArgs) -> ExitCode {
-    let ops = match &args.scenario {
+    let mix = match &args.scenario {
         Some(path) => match load::scenario::load_file(path) {
-            Ok(ops) => ops,
+            Ok(mix) => mix,
             Err(e) => {
                 eprintln!("mcpwire: scenario {e}");
                 return ExitCode::from(EXIT_IO);
             }
         },
-        None => vec![load::Operation::single(args.method, &args.tool, args.arguments.clone())],
+        None => load::Mix::new(vec![load::Operation::single(
+            args.method,
+            &args.tool,
+            args.arguments.clone(),
+        )]),
     };
+    // A session's users are closed-loop workers; an open loop schedules requests, not users.
+    if mix.session.is_some() && (args.rate.is_some() || args.find_capacity) {
+        eprintln!(
+            "mcpwire: a scenario of [[step]]s runs users in the closed loop (--concurrency users, \
+             --stages to ramp them), not with --rate or --find-capacity"
+        );
+        return ExitCode::from(EXIT_IO);
+    }
     // A stage's target is a concurrency (one task each) or a rate: bounded as the flags are.
     if let Some(stages) = &args.stages {
         let (limit, what) = match args.rate {
@@ -262,7 +274,7 @@ pub(crate) fn run_load(args: &LoadArgs) -> ExitCode {
         requests: args.requests,
         duration: seconds(args.duration.unwrap_or(5.0)),
         warmup: seconds(args.warmup),
-        mix: load::Mix::new(ops),
+        mix,
         payload_bytes,
         filler: load::filler(payload_bytes),
         timeout: seconds(args.timeout),

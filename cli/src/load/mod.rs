@@ -33,6 +33,7 @@ pub mod report;
 mod request;
 pub mod scenario;
 pub mod stats;
+mod user;
 mod window;
 
 use std::path::PathBuf;
@@ -170,6 +171,10 @@ impl Plan {
     /// The report's `method`: the one operation, or the scenario's mix.
     #[must_use]
     pub fn method_label(&self) -> String {
+        if self.mix.session.is_some() {
+            let steps: Vec<&str> = self.mix.ops.iter().map(|o| o.name.as_str()).collect();
+            return format!("session ({})", steps.join(" -> "));
+        }
         match self.mix.ops.as_slice() {
             [one] => one.name.clone(),
             ops => format!(

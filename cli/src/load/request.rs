@@ -102,7 +102,27 @@ pub(super) struct Done {
 /// Sends one request of operation `op` and checks its answer; a task the server makes of it
 /// (`--tasks`) is polled to its end, and its end is checked as the answer.
 pub(super) async fn one(ctx: &Ctx, op: usize, seq: u64) -> Done {
+    send(ctx, op, seq, &Custom::default()).await.0
+}
+
+/// What a session's step changes in its request: params and `expect_text` rendered from saved
+/// values, and whether the result is kept (for `save`).
+#[derive(Default)]
+pub(super) struct Custom<'a> {
+    pub(super) params: Option<&'a str>,
+    pub(super) expect: Option<&'a str>,
+    pub(super) keep: bool,
+}
+
+/// As [`one`], as `custom` says; with the result when it is kept and the request succeeded.
+pub(super) async fn send(
+    ctx: &Ctx,
+    op: usize,
+    seq: u64,
+    custom: &Custom<'_>,
+) -> (Done, Option<String>) {
     let operation = &ctx.plan.mix.ops[op];
+    let expect = custom.expect.or(operation.expect_text.as_deref());
     let method = operation.method.name();
     let (reply, echo, sent) = if operation.generated_echo() {
         #[derive(serde::Serialize)]
@@ -121,7 +141,7 @@ pub(super) async fn one(ctx: &Ctx, op: usize, seq: u64) -> Done {
         let sent = msg.len() + 36;
         (r, Some(msg), sent)
     } else {
-        let params = ctx.params[op].as_deref();
+        let params = custom.params.or(ctx.params[op].as_deref());
         let r = ctx
             .agreed
             .request(&ctx.peer, method, params.map(RawJson::new), RequestOptions::new())
@@ -130,17 +150,22 @@ pub(super) async fn one(ctx: &Ctx, op: usize, seq: u64) -> Done {
     };
     let done = |outcome, got, first| Done { outcome, sent, got, first };
     let reply = match reply {
-        Err(e) => return done(Err(kind(&e)), 0, None),
+        Err(e) => return (done(Err(kind(&e)), 0, None), None),
         Ok(r) => r,
     };
-    let Some(result) = reply.result() else { return done(Err("bad_result".into()), 0, None) };
+    let Some(result) = reply.result() else {
+        return (done(Err("bad_result".into()), 0, None), None);
+    };
     if ctx.plan.tasks && matches!(outcome(result), Ok(Outcome::Task)) {
         let first = Instant::now();
-        let (outcome, got) = task(ctx, result, echo.as_deref(), op).await;
-        return done(outcome, got, Some(first));
+        let (outcome, got, kept) =
+            task(ctx, result, echo.as_deref(), op, expect, custom.keep).await;
+        return (done(outcome, got, Some(first)), kept);
     }
     let got = result.get().len();
-    done(operation.check(result.get(), echo.as_deref()), got, None)
+    let checked = operation.check(result.get(), echo.as_deref(), expect);
+    let kept = (custom.keep && checked.is_ok()).then(|| result.get().to_owned());
+    (done(checked, got, None), kept)
 }
 
 /// Refuses every input request: the generator has no user or model to ask.
@@ -159,9 +184,11 @@ async fn task(
     created: RawJson<'_>,
     echo: Option<&str>,
     op: usize,
-) -> (Result<(), String>, usize) {
+    expect: Option<&str>,
+    keep: bool,
+) -> (Result<(), String>, usize, Option<String>) {
     let Ok((id, suggested)) = created_task(created) else {
-        return (Err("bad_result".into()), 0);
+        return (Err("bad_result".into()), 0, None);
     };
     let settled = ctx
         .agreed
@@ -175,19 +202,25 @@ async fn task(
             InputLimits::default(),
         )
         .await;
+    let failed = |kind: &str| (Err(kind.to_owned()), 0, None);
     let answer = match settled {
         Ok(a) => a,
-        Err(InputError::Request(e)) => return (Err(kind(&e)), 0),
-        Err(InputError::Unfulfilled { .. }) => return (Err("task_input_required".into()), 0),
-        Err(_) => return (Err("bad_task".into()), 0),
+        Err(InputError::Request(e)) => return failed(&kind(&e)),
+        Err(InputError::Unfulfilled { .. }) => return failed("task_input_required"),
+        Err(_) => return failed("bad_task"),
     };
-    let Some(text) = answer.result() else { return (Err("bad_task".into()), 0) };
+    let Some(text) = answer.result() else { return failed("bad_task") };
     let Ok(task) = serde_json::from_str::<DetailedTask<'_>>(text.get()) else {
-        return (Err("bad_task".into()), 0);
+        return failed("bad_task");
     };
     let got = text.get().len();
+    let mut kept = None;
     let outcome = match (task.task.status, &task.result, &task.error) {
-        (TaskStatus::Completed, Some(result), _) => ctx.plan.mix.ops[op].check(result.get(), echo),
+        (TaskStatus::Completed, Some(result), _) => {
+            let checked = ctx.plan.mix.ops[op].check(result.get(), echo, expect);
+            kept = (keep && checked.is_ok()).then(|| result.get().to_owned());
+            checked
+        }
         (TaskStatus::Failed, _, Some(error)) => {
             let code = error.decode::<ErrorOnly>().map_or(0, |e| e.code);
             Err(format!("task_failed_{code}"))
@@ -195,7 +228,7 @@ async fn task(
         (TaskStatus::Cancelled, _, _) => Err("task_cancelled".into()),
         _ => Err("bad_task".into()),
     };
-    (outcome, got)
+    (outcome, got, kept)
 }
 
 /// The code of a JSON-RPC error object.

@@ -18,13 +18,33 @@
 //! expect_text = "slept"        # a text block of the result must contain it
 //! ```
 //!
-//! Methods: `tools/call`, `tools/list`, `resources/read` (`uri`), `prompts/get` (`prompt`,
-//! `arguments`), `completion/complete` (`ref`, `argument`), `ping` (legacy era only).
+//! Methods: `tools/call`, `tools/list`, `resources/list`, `prompts/list` (each list with an
+//! optional `cursor`), `resources/read` (`uri`), `prompts/get` (`prompt`, `arguments`),
+//! `completion/complete` (`ref`, `argument`), `ping` (legacy era only).
+//!
+//! A scenario of `[[step]]`s instead is a user's session (`steps.rs`; the users in `user.rs`): each closed-loop
+//! worker runs the steps in order, again and again, waiting `think_ms` after each, and carries
+//! values from one result to the next request (`save`, `${name}`):
+//!
+//! ```toml
+//! [[step]]
+//! method = "resources/list"
+//! cursor = "${cursor}"                        # omitted while `cursor` is unset
+//! save = { cursor = "/nextCursor", uri = "/resources/0/uri" }
+//! think_ms = [50, 250]                        # uniform in the range, or one number
+//!
+//! [[step]]
+//! method = "resources/read"
+//! uri = "${uri}"
+//! ```
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+pub use steps::{Session, Think};
 
 /// The most operations a scenario may list: the mix is walked for every request sent.
 pub const DEFAULT_MAX_OPERATIONS: usize = 256;
@@ -46,6 +66,14 @@ pub enum Method {
     #[serde(rename = "tools/list")]
     #[value(name = "tools/list")]
     ToolsList,
+    /// `resources/list` (a page: `cursor` names which).
+    #[serde(rename = "resources/list")]
+    #[value(name = "resources/list")]
+    ResourcesList,
+    /// `prompts/list` (a page: `cursor` names which).
+    #[serde(rename = "prompts/list")]
+    #[value(name = "prompts/list")]
+    PromptsList,
     /// `resources/read` of a URI.
     #[serde(rename = "resources/read")]
     #[value(name = "resources/read")]
@@ -65,12 +93,26 @@ pub enum Method {
 }
 
 impl Method {
+    /// Whether `params` (a session's, rendered) still have what the method needs.
+    #[must_use]
+    pub fn complete(self, params: &Value) -> bool {
+        let has = |k: &str| params.get(k).is_some_and(|v| !v.is_null());
+        match self {
+            Self::ToolsCall | Self::PromptsGet => has("name"),
+            Self::ResourcesRead => has("uri"),
+            Self::Complete => has("ref"),
+            _ => true,
+        }
+    }
+
     /// Its JSON-RPC method name.
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
             Self::ToolsCall => "tools/call",
             Self::ToolsList => "tools/list",
+            Self::ResourcesList => "resources/list",
+            Self::PromptsList => "prompts/list",
             Self::ResourcesRead => "resources/read",
             Self::PromptsGet => "prompts/get",
             Self::Complete => "completion/complete",
@@ -108,6 +150,16 @@ pub struct Operation {
     pub max_p99_ms: Option<f64>,
     #[serde(default)]
     pub max_error_rate: Option<f64>,
+    /// A list's page (`tools/list`, `resources/list`, `prompts/list`).
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// A session's step: the wait after it, in milliseconds.
+    #[serde(default)]
+    pub think_ms: Option<Think>,
+    /// A session's step: values of its result kept for the steps after it, each a name and
+    /// the JSON pointer of its value in the result.
+    #[serde(default)]
+    pub save: BTreeMap<String, String>,
 }
 
 fn one() -> u64 {
@@ -119,6 +171,11 @@ fn one() -> u64 {
 struct File {
     #[serde(default)]
     operation: Vec<Operation>,
+    #[serde(default)]
+    step: Vec<Operation>,
+    /// Sessions: the most bytes of one saved value (its JSON text).
+    #[serde(default)]
+    max_saved_value_bytes: Option<usize>,
 }
 
 impl Operation {
@@ -138,6 +195,9 @@ impl Operation {
             expect_text: None,
             max_p99_ms: None,
             max_error_rate: None,
+            cursor: None,
+            think_ms: None,
+            save: BTreeMap::new(),
         };
         op.name = op.default_name();
         op
@@ -170,7 +230,10 @@ impl Operation {
         let args = || self.arguments.clone().unwrap_or_else(|| json!({}));
         match self.method {
             Method::ToolsCall => Some(json!({"name": self.tool, "arguments": args()})),
-            Method::ToolsList | Method::Ping => None,
+            Method::ToolsList | Method::ResourcesList | Method::PromptsList => {
+                self.cursor.as_ref().map(|c| json!({ "cursor": c }))
+            }
+            Method::Ping => None,
             Method::ResourcesRead => Some(json!({"uri": self.uri})),
             Method::PromptsGet => Some(json!({"name": self.prompt, "arguments": args()})),
             Method::Complete => Some(json!({
@@ -180,8 +243,23 @@ impl Operation {
         }
     }
 
-    fn validate(&mut self) -> Result<(), String> {
+    fn validate(&mut self, step: bool) -> Result<(), String> {
         let missing = |what: &str| format!("{} needs `{what}`", self.method.name());
+        if !step && (self.think_ms.is_some() || !self.save.is_empty()) {
+            return Err("`think_ms` and `save` belong to a session's [[step]]".into());
+        }
+        if let Some(think) = &self.think_ms {
+            think.check()?;
+        }
+        steps::check_save(&self.save)?;
+        if self.cursor.is_some()
+            && !matches!(
+                self.method,
+                Method::ToolsList | Method::ResourcesList | Method::PromptsList
+            )
+        {
+            return Err(format!("{} takes no `cursor`", self.method.name()));
+        }
         match self.method {
             Method::ToolsCall if self.tool.is_none() => return Err(missing("tool")),
             Method::ResourcesRead if self.uri.is_none() => return Err(missing("uri")),
@@ -208,12 +286,18 @@ impl Operation {
         Ok(())
     }
 
-    /// Checks a result: the method's shape, and `expect_text`. `Err` names the failure kind.
+    /// Checks a result: the method's shape, and `expect` (the operation's `expect_text`, or a
+    /// session's, rendered). `Err` names the failure kind.
     ///
     /// # Errors
     ///
     /// `bad_result`, `tool_error`, `input_required`, `echo_mismatch` or `unexpected_result`.
-    pub fn check(&self, result: &str, echo: Option<&str>) -> Result<(), String> {
+    pub fn check(
+        &self,
+        result: &str,
+        echo: Option<&str>,
+        expect: Option<&str>,
+    ) -> Result<(), String> {
         #[derive(Deserialize)]
         struct Block<'a> {
             #[serde(borrow, default)]
@@ -266,7 +350,7 @@ impl Operation {
                 {
                     return Err("echo_mismatch".into());
                 }
-                if let Some(want) = &self.expect_text
+                if let Some(want) = expect
                     && !has(want)
                 {
                     return Err("unexpected_result".into());
@@ -274,6 +358,8 @@ impl Operation {
                 return Ok(());
             }
             Method::ToolsList => shape_ok("tools")?,
+            Method::ResourcesList => shape_ok("resources")?,
+            Method::PromptsList => shape_ok("prompts")?,
             Method::ResourcesRead => shape_ok("contents")?,
             Method::PromptsGet => shape_ok("messages")?,
             Method::Complete => match serde_json::from_str::<Value>(result) {
@@ -285,12 +371,19 @@ impl Operation {
                 _ => return Err("bad_result".into()),
             },
         }
-        if let Some(want) = &self.expect_text
-            && !result.contains(want.as_str())
+        if let Some(want) = expect
+            && !result.contains(want)
         {
             return Err("unexpected_result".into());
         }
         Ok(())
+    }
+
+    /// Whether a session's step renders its request (or its `expect_text`) from saved values.
+    #[must_use]
+    pub fn templated(&self) -> bool {
+        self.params().is_some_and(|p| steps::has_template(&p))
+            || self.expect_text.as_deref().is_some_and(steps::is_template)
     }
 }
 
@@ -300,6 +393,8 @@ impl Operation {
 #[derive(Debug, Clone)]
 pub struct Mix {
     pub ops: Vec<Operation>,
+    /// A session's settings when the operations are its steps, run in order by each user.
+    pub session: Option<Session>,
     /// Operation index for each slot of one round (`sum(weights)` slots, interleaved), when the
     /// round is short enough to tabulate; otherwise picks walk the cumulative weights.
     table: Vec<u32>,
@@ -337,7 +432,13 @@ impl Mix {
                 table.push(best as u32);
             }
         }
-        Self { ops, table, cumulative }
+        Self { ops, table, cumulative, session: None }
+    }
+
+    /// The steps of a session (non-empty, validated), each user running them in order.
+    #[must_use]
+    pub fn session(ops: Vec<Operation>, session: Session) -> Self {
+        Self { session: Some(session), ..Self::new(ops) }
     }
 
     /// The operation for the `seq`-th request (from 0).
@@ -359,7 +460,7 @@ impl Mix {
 ///
 /// The file cannot be read, is larger than [`DEFAULT_MAX_SCENARIO_BYTES`], is not a scenario,
 /// or lists no operation or more than [`DEFAULT_MAX_OPERATIONS`].
-pub fn load_file(path: &std::path::Path) -> Result<Vec<Operation>, String> {
+pub fn load_file(path: &std::path::Path) -> Result<Mix, String> {
     use std::io::Read as _;
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut text = String::new();
@@ -369,28 +470,56 @@ pub fn load_file(path: &std::path::Path) -> Result<Vec<Operation>, String> {
     if text.len() as u64 > DEFAULT_MAX_SCENARIO_BYTES {
         return Err(format!("{}: longer than {DEFAULT_MAX_SCENARIO_BYTES} bytes", path.display()));
     }
-    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    parse_mix(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Parses a scenario's text.
+/// Parses the text of a scenario of `[[operation]]`s (the tests' shorthand).
 ///
 /// # Errors
 ///
-/// As [`load_file`].
+/// As [`load_file`], and a session's `[[step]]`s.
+#[cfg(test)]
 pub fn parse(text: &str) -> Result<Vec<Operation>, String> {
-    let file: File = toml::from_str(text).map_err(|e| e.to_string())?;
-    if file.operation.is_empty() {
-        return Err("no [[operation]]".into());
+    let mix = parse_mix(text)?;
+    if mix.session.is_some() {
+        return Err("a session's [[step]]s, not [[operation]]s".into());
     }
-    if file.operation.len() > DEFAULT_MAX_OPERATIONS {
-        return Err(format!("more than {DEFAULT_MAX_OPERATIONS} operations"));
-    }
-    let mut ops = file.operation;
-    for (i, op) in ops.iter_mut().enumerate() {
-        op.validate().map_err(|e| format!("operation {}: {e}", i + 1))?;
-    }
-    Ok(ops)
+    Ok(mix.ops)
 }
 
+/// Parses a scenario's text: a mix of `[[operation]]`s, or a session of `[[step]]`s.
+///
+/// # Errors
+///
+/// As [`load_file`]; both kinds in one file; a bad `think_ms`, `save` or `cursor`.
+pub fn parse_mix(text: &str) -> Result<Mix, String> {
+    let file: File = toml::from_str(text).map_err(|e| e.to_string())?;
+    let step = !file.step.is_empty();
+    if step && !file.operation.is_empty() {
+        return Err("[[operation]]s (a mix) or [[step]]s (a session), not both".into());
+    }
+    if !step && file.max_saved_value_bytes.is_some() {
+        return Err("`max_saved_value_bytes` belongs to a session of [[step]]s".into());
+    }
+    let mut ops = if step { file.step } else { file.operation };
+    if ops.is_empty() {
+        return Err("no [[operation]] (or [[step]])".into());
+    }
+    if ops.len() > DEFAULT_MAX_OPERATIONS {
+        return Err(format!("more than {DEFAULT_MAX_OPERATIONS} operations"));
+    }
+    let what = if step { "step" } else { "operation" };
+    for (i, op) in ops.iter_mut().enumerate() {
+        op.validate(step).map_err(|e| format!("{what} {}: {e}", i + 1))?;
+    }
+    if !step {
+        return Ok(Mix::new(ops));
+    }
+    let max_saved_value_bytes =
+        file.max_saved_value_bytes.unwrap_or(steps::DEFAULT_MAX_SAVED_VALUE_BYTES);
+    Ok(Mix::session(ops, Session { max_saved_value_bytes }))
+}
+
+pub mod steps;
 #[cfg(test)]
 mod tests;

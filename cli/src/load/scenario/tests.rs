@@ -86,28 +86,29 @@ fn the_mix_picks_each_operation_exactly_its_weight_per_round() {
 fn checks_follow_the_method_and_expect_text() {
     let echo = Operation::single(Method::ToolsCall, "echo", None);
     let ok = r#"{"content":[{"type":"text","text":"Echo: hi there"}]}"#;
-    assert_eq!(echo.check(ok, Some("hi there")), Ok(()));
-    assert_eq!(echo.check(ok, Some("bye")).unwrap_err(), "echo_mismatch");
-    assert_eq!(echo.check(r#"{"content":[],"isError":true}"#, None).unwrap_err(), "tool_error");
-    let mut want = Operation::single(Method::ToolsCall, "x", Some(json!({})));
-    want.expect_text = Some("there".into());
-    assert_eq!(want.check(ok, None), Ok(()));
-    want.expect_text = Some("nowhere".into());
-    assert_eq!(want.check(ok, None).unwrap_err(), "unexpected_result");
+    assert_eq!(echo.check(ok, Some("hi there"), None), Ok(()));
+    assert_eq!(echo.check(ok, Some("bye"), None).unwrap_err(), "echo_mismatch");
+    assert_eq!(
+        echo.check(r#"{"content":[],"isError":true}"#, None, None).unwrap_err(),
+        "tool_error"
+    );
+    let want = Operation::single(Method::ToolsCall, "x", Some(json!({})));
+    assert_eq!(want.check(ok, None, Some("there")), Ok(()));
+    assert_eq!(want.check(ok, None, Some("nowhere")).unwrap_err(), "unexpected_result");
     let list = Operation::single(Method::ToolsList, "", None);
-    assert_eq!(list.check(r#"{"tools":[]}"#, None), Ok(()));
-    assert_eq!(list.check(r#"{"tool":[]}"#, None).unwrap_err(), "bad_result");
+    assert_eq!(list.check(r#"{"tools":[]}"#, None, None), Ok(()));
+    assert_eq!(list.check(r#"{"tool":[]}"#, None, None).unwrap_err(), "bad_result");
     // A multi round-trip answer is not a tool's result, whatever else it holds.
     let asks = r#"{"resultType":"input_required","inputRequests":{"a":{}}}"#;
-    assert_eq!(echo.check(asks, None).unwrap_err(), "input_required");
+    assert_eq!(echo.check(asks, None, None).unwrap_err(), "input_required");
     let asks = r#"{"resultType":"input_required","content":"not a list"}"#;
-    assert_eq!(echo.check(asks, None).unwrap_err(), "input_required");
+    assert_eq!(echo.check(asks, None, None).unwrap_err(), "input_required");
     let done = r#"{"resultType":"complete","content":[{"type":"text","text":"hi"}]}"#;
-    assert_eq!(echo.check(done, Some("hi")), Ok(()));
-    assert_eq!(echo.check(r#"{"content":7}"#, None).unwrap_err(), "bad_result");
+    assert_eq!(echo.check(done, Some("hi"), None), Ok(()));
+    assert_eq!(echo.check(r#"{"content":7}"#, None, None).unwrap_err(), "bad_result");
     let ping = Operation::single(Method::Ping, "", None);
-    assert_eq!(ping.check("{}", None), Ok(()));
-    assert_eq!(ping.check("[]", None).unwrap_err(), "bad_result");
+    assert_eq!(ping.check("{}", None, None), Ok(()));
+    assert_eq!(ping.check("[]", None, None).unwrap_err(), "bad_result");
 }
 
 #[test]
@@ -118,7 +119,7 @@ fn a_scenario_file_at_the_size_bound_loads_and_one_byte_more_does_not() {
     let pad = |n: usize| format!("{body}#{}\n", "x".repeat(n - body.len() - 2));
     let at = dir.join("at.toml");
     std::fs::write(&at, pad(DEFAULT_MAX_SCENARIO_BYTES as usize)).unwrap();
-    assert_eq!(load_file(&at).unwrap().len(), 1);
+    assert_eq!(load_file(&at).unwrap().ops.len(), 1);
     let past = dir.join("past.toml");
     std::fs::write(&past, pad(DEFAULT_MAX_SCENARIO_BYTES as usize + 1)).unwrap();
     assert!(load_file(&past).unwrap_err().contains("longer than"));
