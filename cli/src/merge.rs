@@ -78,5 +78,6 @@ pub fn merged_report(paths: &[PathBuf], logs: &[hdr_log::Read]) -> Report {
         timeline,
         capacity: None,
         log_error: None,
+        replay: None,
     }
 }

@@ -254,6 +254,8 @@ pub struct Report {
     pub capacity: Option<Value>,
     /// Why the `--hdr-log` file is incomplete, when it is.
     pub log_error: Option<String>,
+    /// `--replay`: the capture replayed (the report then counts `mismatches`).
+    pub replay: Option<Value>,
 }
 
 /// The latencies as the report gives them.
@@ -385,6 +387,9 @@ impl Report {
             v["tasks"] = json!(t.first_answer.len());
             v["first_answer_latency_us"] = percentiles(&t.first_answer);
         }
+        if self.replay.is_some() {
+            v["mismatches"] = json!(super::replay::mismatches(&t.errors));
+        }
         v
     }
 
@@ -425,6 +430,10 @@ impl Report {
         if let Some(c) = &self.capacity {
             v["capacity"] = c.clone();
         }
+        if let Some(r) = &self.replay {
+            v["replay"] = r.clone();
+            v["mismatches"] = json!(super::replay::mismatches(&t.errors));
+        }
         if !t.first_answer.is_empty() {
             v["tasks"] = json!(t.first_answer.len());
             v["first_answer_latency_us"] = percentiles(&t.first_answer);
@@ -458,6 +467,20 @@ impl Report {
             }
         }
         let _ = writeln!(out, "model:         {}", model_text(&self.model));
+        if let Some(r) = &self.replay {
+            let _ = writeln!(
+                out,
+                "replay:        {}: {} requests over {:.3} s ({:.2} requests/s recorded, {:.2} \
+                 replayed), speed x{}{}",
+                r["capture"].as_str().unwrap_or("?"),
+                r["requests"],
+                r["span_s"].as_f64().unwrap_or(0.0),
+                r["recorded_rate_rps"].as_f64().unwrap_or(0.0),
+                r["replayed_rate_rps"].as_f64().unwrap_or(0.0),
+                r["speed"],
+                if r["loop"] == true { ", looped" } else { "" }
+            );
+        }
         if self.interrupted {
             let _ = writeln!(out, "interrupted:   yes (partial report)");
         }
@@ -465,6 +488,13 @@ impl Report {
         let _ = writeln!(out, "errors:        {}", t.error_count());
         for (kind, n) in &t.errors {
             let _ = writeln!(out, "  {kind}: {n}");
+        }
+        if self.replay.is_some() {
+            let _ = writeln!(
+                out,
+                "mismatches:    {} (answers whose shape differs from the recorded one's)",
+                super::replay::mismatches(&t.errors)
+            );
         }
         if self.model["kind"] == "open" {
             let _ = writeln!(

@@ -32,6 +32,7 @@ mod load_modern;
 mod modern;
 mod oidc;
 mod oidc_sdks;
+mod replay;
 mod stdio;
 mod tasks;
 #[path = "../../../tests/common/tls.rs"]

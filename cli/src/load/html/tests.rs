@@ -36,6 +36,7 @@ fn report() -> Report {
         ],
         capacity: None,
         log_error: None,
+        replay: None,
     }
 }
 
