@@ -9,6 +9,8 @@
 //! - `serve`: a well-behaved, dual-era MCP server (legacy sessions and stateless 2026-07-28
 //!   requests at once; tools echo, sleep, route and confirm) on stdio, TCP, a Unix socket or
 //!   Streamable HTTP.
+//! - `record`: write a capture of a host's traffic with a server (a stdio tee, an HTTP proxy)
+//!   for `load --replay`.
 //! - `inspect [FILE]`: classify every line of an NDJSON capture (one JSON line per frame, or a
 //!   `--summary` with counts and decoder throughput).
 //!
