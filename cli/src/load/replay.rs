@@ -37,7 +37,8 @@ pub(crate) struct ReplayArgs {
     /// checked against the recorded one's shape, and those that differ are counted as
     /// `mismatches`. Runs once through the capture, unless --replay-loop.
     #[arg(long, value_name = "CAPTURE",
-          conflicts_with_all = ["scenario", "stages", "find_capacity", "rate", "method", "tool", "arguments"])]
+          conflicts_with_all = ["scenario", "stages", "find_capacity", "rate", "concurrency",
+                                "method", "tool", "arguments"])]
     pub(crate) replay: Option<PathBuf>,
     /// Replay this many times faster (2: twice the recorded rate; 0.5: half of it).
     #[arg(long, value_name = "FACTOR", default_value_t = 1.0, value_parser = parse_speed,
@@ -155,6 +156,31 @@ async fn one(ctx: &Ctx, seq: u64) -> Done {
         },
     };
     Done { outcome, sent: params.map_or(0, str::len), got, first: None }
+}
+
+/// The text report's `replay:` line.
+#[must_use]
+pub fn text_line(r: &serde_json::Value) -> String {
+    format!(
+        "replay:        {}: {} requests over {:.3} s ({:.2} requests/s recorded, {:.2} replayed), \
+         speed x{}{}\n",
+        r["capture"].as_str().unwrap_or("?"),
+        r["requests"],
+        r["span_s"].as_f64().unwrap_or(0.0),
+        r["recorded_rate_rps"].as_f64().unwrap_or(0.0),
+        r["replayed_rate_rps"].as_f64().unwrap_or(0.0),
+        r["speed"],
+        if r["loop"] == true { ", looped" } else { "" }
+    )
+}
+
+/// The text report's `mismatches:` line.
+#[must_use]
+pub fn mismatch_line(errors: &std::collections::BTreeMap<String, u64>) -> String {
+    format!(
+        "mismatches:    {} (answers whose shape differs from the recorded one's)\n",
+        mismatches(errors)
+    )
 }
 
 /// Of an operation's failures, those whose shape differed from the recorded one's.

@@ -466,20 +466,9 @@ impl Report {
                 let _ = writeln!(out, "method:        {}", self.method);
             }
         }
-        let _ = writeln!(out, "model:         {}", model_text(&self.model));
+        let _ = writeln!(out, "model:         {}", super::model::text(&self.model));
         if let Some(r) = &self.replay {
-            let _ = writeln!(
-                out,
-                "replay:        {}: {} requests over {:.3} s ({:.2} requests/s recorded, {:.2} \
-                 replayed), speed x{}{}",
-                r["capture"].as_str().unwrap_or("?"),
-                r["requests"],
-                r["span_s"].as_f64().unwrap_or(0.0),
-                r["recorded_rate_rps"].as_f64().unwrap_or(0.0),
-                r["replayed_rate_rps"].as_f64().unwrap_or(0.0),
-                r["speed"],
-                if r["loop"] == true { ", looped" } else { "" }
-            );
+            out.push_str(&super::replay::text_line(r));
         }
         if self.interrupted {
             let _ = writeln!(out, "interrupted:   yes (partial report)");
@@ -490,11 +479,7 @@ impl Report {
             let _ = writeln!(out, "  {kind}: {n}");
         }
         if self.replay.is_some() {
-            let _ = writeln!(
-                out,
-                "mismatches:    {} (answers whose shape differs from the recorded one's)",
-                super::replay::mismatches(&t.errors)
-            );
+            out.push_str(&super::replay::mismatch_line(&t.errors));
         }
         if self.model["kind"] == "open" {
             let _ = writeln!(
@@ -605,21 +590,6 @@ impl Report {
             }
         }
         out
-    }
-}
-
-fn model_text(m: &Value) -> String {
-    match m["kind"].as_str() {
-        Some("closed") => format!(
-            "closed loop, concurrency {} (throughput, not latency under a given load)",
-            m["concurrency"]
-        ),
-        Some("open") => format!(
-            "open loop, rate {} requests/s, at most {} in flight (latency from each request's intended start)",
-            m["rate"], m["max_in_flight"]
-        ),
-        Some("merged") => format!("merged from {} interval logs", m["logs"]),
-        _ => m.to_string(),
     }
 }
 

@@ -86,6 +86,8 @@ struct Entry {
     /// Its offset from the first request replayed, at the replay's speed.
     at: Duration,
     op: usize,
+    /// Its method, in `methods`.
+    method: usize,
     params: Option<String>,
     expect: Option<Shape>,
 }
@@ -94,7 +96,7 @@ struct Entry {
 #[derive(Debug)]
 pub struct Script {
     entries: Vec<Entry>,
-    /// Each operation's method, by operation.
+    /// The methods requests have.
     methods: Vec<String>,
     ops: Vec<Operation>,
     /// When the capture starts over (with `--replay-loop`): past its last request by one mean
@@ -122,6 +124,9 @@ struct LeftOut {
 /// The most answers held for a request not read yet (answers to requests the capture lost
 /// stay there): a bound on memory.
 const MAX_EARLY: usize = 100_000;
+
+/// The operation of the requests past the most a report lists.
+const OTHER: &str = "other";
 
 /// The methods that settle the era: the generator sends its own.
 const HANDSHAKE: [&str; 2] = ["initialize", "server/discover"];
@@ -242,31 +247,37 @@ impl Script {
         let first = raw[0].0;
         let span = raw[raw.len() - 1].0 - first;
         let mut ops: Vec<Operation> = Vec::new();
-        let mut methods: Vec<String> = Vec::new();
         let mut by_label: HashMap<String, usize> = HashMap::new();
+        let mut methods: Vec<String> = Vec::new();
+        let mut by_method: HashMap<String, usize> = HashMap::new();
         let unanswered = raw.iter().filter(|r| r.3.is_none()).count();
-        let entries = raw
-            .into_iter()
-            .map(|(t, method, params, expect)| {
-                let mut label = label(&method, params.as_deref());
-                if !by_label.contains_key(&label) && by_label.len() + 1 >= DEFAULT_MAX_OPERATIONS {
-                    // Past the most operations a report lists: the method alone.
-                    label.clone_from(&method);
-                }
-                let op = *by_label.entry(label.clone()).or_insert_with(|| {
-                    ops.push(operation(&method, &label, params.as_deref()));
-                    methods.push(method.clone());
-                    ops.len() - 1
-                });
-                ops[op].weight = (ops[op].weight + 1).min(MAX_WEIGHT);
-                Entry { at: (t - first).div_f64(speed), op, params, expect }
-            })
-            .collect::<Vec<_>>();
+        let scale = |d: Duration| {
+            Duration::try_from_secs_f64(d.as_secs_f64() / speed)
+                .map_err(|_| format!("an offset of {d:?} at speed {speed} is past any run"))
+        };
+        let mut entries = Vec::with_capacity(raw.len());
+        for (t, method, params, expect) in raw {
+            let mut label = label(&method, params.as_deref());
+            if !by_label.contains_key(&label) && by_label.len() + 1 >= DEFAULT_MAX_OPERATIONS {
+                // Past the most operations a report lists: one operation for the rest.
+                label = OTHER.to_owned();
+            }
+            let op = *by_label.entry(label.clone()).or_insert_with(|| {
+                ops.push(operation(&method, &label, params.as_deref()));
+                ops.len() - 1
+            });
+            ops[op].weight = (ops[op].weight + 1).min(MAX_WEIGHT);
+            let m = *by_method.entry(method.clone()).or_insert_with(|| {
+                methods.push(method);
+                methods.len() - 1
+            });
+            entries.push(Entry { at: scale(t - first)?, op, method: m, params, expect });
+        }
         let n = entries.len();
         let gap = if n > 1 {
-            span.div_f64(speed).div_f64((n - 1) as f64)
+            scale(span)?.div_f64((n - 1) as f64)
         } else {
-            Duration::from_secs(1).div_f64(speed)
+            scale(Duration::from_secs(1))?
         };
         let rate = if span.is_zero() { n as f64 } else { (n - 1) as f64 / span.as_secs_f64() };
         let summary = json!({
@@ -285,7 +296,7 @@ impl Script {
                 "unsampled": left.unsampled,
             },
         });
-        let period = entries[n - 1].at + gap;
+        let period = entries[n - 1].at.checked_add(gap).ok_or("the capture is too long to loop")?;
         Ok(Self {
             entries,
             methods,
@@ -378,7 +389,7 @@ impl Script {
     #[must_use]
     pub fn request(&self, i: u64) -> (&str, Option<&str>, Option<&Shape>) {
         let e = &self.entries[(i % self.entries.len() as u64) as usize];
-        (&self.methods[e.op], e.params.as_deref(), e.expect.as_ref())
+        (&self.methods[e.method], e.params.as_deref(), e.expect.as_ref())
     }
 }
 

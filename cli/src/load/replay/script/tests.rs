@@ -141,3 +141,33 @@ fn shapes_compare_as_the_issue_asks() {
     assert_eq!(compare(None, &Shape::Error(-1)).unwrap_err(), "rpc_error_-1");
     assert_eq!(compare(None, &tool_err), Ok(()));
 }
+
+#[test]
+fn extreme_offsets_neither_panic_nor_overflow() {
+    let mut c = HEADER.to_owned();
+    c += &line(0, "c2s", r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    c += &line(u64::MAX, "c2s", r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    for looped in [false, true] {
+        let s = script(&c, 0.001, 1.0, looped);
+        assert_eq!(s.due(0), Some(Duration::ZERO));
+        assert!(s.due(1).unwrap() > Duration::from_secs(1 << 50));
+        assert_eq!(s.due(2).is_some(), looped);
+        let _ = s.due(u64::MAX);
+        assert!(s.due_before(Duration::MAX) >= 2);
+    }
+}
+
+#[test]
+fn past_the_most_operations_the_rest_are_one_and_keep_their_methods() {
+    let mut c = HEADER.to_owned();
+    for i in 0..(DEFAULT_MAX_OPERATIONS as u64 + 50) {
+        let frame = format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"m/{i}"}}"#);
+        c += &line(i, "c2s", &frame);
+    }
+    let s = script(&c, 1.0, 1.0, false);
+    assert_eq!(s.ops.len(), DEFAULT_MAX_OPERATIONS);
+    assert_eq!(s.ops.last().unwrap().name, "other");
+    assert_eq!(s.ops.last().unwrap().weight, 51);
+    let last = s.len() as u64 - 1;
+    assert_eq!(s.request(last).0, format!("m/{last}"));
+}
