@@ -209,3 +209,41 @@ fn bad_captures_are_refused_with_the_line() {
     let (out, _) = replay(&serve, &temp("missing.ndjson"), LEGACY, &[]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A child that exits ends the tee, though the host still holds its standard input open; what
+/// the child wrote first is passed on and recorded.
+#[test]
+fn a_child_that_exits_ends_the_tee() {
+    let _one = serial();
+    let cap = temp("exits.ndjson");
+    let mut child = Command::new(BIN)
+        .args(["record", "--output", cap.to_str().unwrap(), "--", "sh", "-c"])
+        .arg("echo '{\"jsonrpc\":\"2.0\",\"method\":\"bye\"}'; exit 5")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "the tee hangs");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    drop(stdin);
+    assert_eq!(status.code(), Some(5));
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    assert_eq!(out, "{\"jsonrpc\":\"2.0\",\"method\":\"bye\"}\n");
+    let text = std::fs::read_to_string(&cap).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(
+        text.contains(
+            "\"dir\":\"s2c\",\"conn\":0,\"frame\":{\"jsonrpc\":\"2.0\",\"method\":\"bye\"}"
+        ),
+        "{text}"
+    );
+}
