@@ -9,16 +9,20 @@
 //! - `serve`: a well-behaved, dual-era MCP server (legacy sessions and stateless 2026-07-28
 //!   requests at once; tools echo, sleep, route and confirm) on stdio, TCP, a Unix socket or
 //!   Streamable HTTP.
+//! - `record`: write a capture of a host's traffic with a server (a stdio tee, an HTTP proxy)
+//!   for `load --replay`.
 //! - `inspect [FILE]`: classify every line of an NDJSON capture (one JSON line per frame, or a
 //!   `--summary` with counts and decoder throughput).
 //!
 //! Without a subcommand it runs `load` with its defaults: the embedded target.
 
+mod capture;
 mod inspect;
 mod load;
 mod login;
 mod merge;
 mod reach;
+mod record;
 mod serve;
 
 /// mimalloc serves the harness's many small, short-lived allocations (frames, tasks, replies)
@@ -72,6 +76,9 @@ enum Command {
     /// Classify each line of an NDJSON capture, or summarise it with decoder throughput.
     #[command(long_about = inspect::ABOUT)]
     Inspect(inspect::InspectArgs),
+    /// Record the traffic between a host and an MCP server (a tee in front of a stdio server,
+    /// or a reverse proxy in front of an HTTP one) into a capture for `load --replay`.
+    Record(record::RecordArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -98,6 +105,7 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Inspect(args)) => inspect::run_args(&args),
         Some(Command::Serve(args)) => serve::run_args(&args),
+        Some(Command::Record(args)) => record::run_args(&args),
         Some(Command::Load(LoadArgs {
             init: Some(LoadCommand::Init { target, protocol_version, reach }),
             ..

@@ -80,5 +80,6 @@ pub fn merged_report(paths: &[PathBuf], logs: &[hdr_log::Read]) -> Report {
         timeline,
         capacity: None,
         log_error: None,
+        replay: None,
     }
 }

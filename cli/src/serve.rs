@@ -370,6 +370,10 @@ pub fn shutdown_signals() -> std::io::Result<impl std::future::Future<Output = &
 pub struct ServeArgs {
     #[command(flatten)]
     listen: ListenArgs,
+    /// Make this tool answer every call with isError: true (a changed server, for checking
+    /// that `load --replay` counts the mismatches).
+    #[arg(long, value_name = "TOOL", value_parser = ["echo", "sleep", "route", "confirm"])]
+    fail_tool: Option<String>,
     #[command(flatten)]
     limits: LimitArgs,
     #[command(flatten)]
@@ -395,7 +399,10 @@ struct ListenArgs {
 }
 
 pub fn run_args(args: &ServeArgs) -> ExitCode {
-    let mcp = server();
+    let mcp = match args.fail_tool.as_deref().and_then(tools::failing) {
+        Some(changed) => changed,
+        None => server(),
+    };
     let listen = match (&args.listen.tcp, &args.listen.unix, &args.listen.http) {
         (Some(addr), _, _) => Listen::Tcp(addr.clone()),
         (_, Some(path), _) => Listen::Unix(path.clone()),

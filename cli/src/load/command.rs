@@ -113,6 +113,8 @@ pub(crate) struct LoadArgs {
     tasks: bool,
     #[command(flatten)]
     reach: reach::ReachArgs,
+    #[command(flatten)]
+    replay: load::replay::ReplayArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -283,6 +285,14 @@ pub(crate) fn run_load(args: &LoadArgs) -> ExitCode {
         http2: args.http2,
         connect,
         tasks: args.tasks,
+        replay: None,
+    };
+    let plan = match args.replay.apply(plan, max_in_flight) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("mcpwire: {e}");
+            return ExitCode::from(EXIT_IO);
+        }
     };
     let rt = runtime();
     let outcome = rt.block_on(async {

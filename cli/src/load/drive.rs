@@ -133,6 +133,7 @@ pub async fn run(
         timeline: measured.timeline,
         capacity,
         log_error,
+        replay: plan.replay.as_ref().map(|s| s.summary()),
     })
 }
 

@@ -29,6 +29,7 @@ pub mod html;
 mod init;
 pub mod model;
 mod open;
+pub mod replay;
 pub mod report;
 mod request;
 pub mod scenario;
@@ -165,6 +166,8 @@ pub struct Plan {
     /// (each polled to its end: its latency is the time to completion, and the time to the
     /// first answer is reported beside it).
     pub tasks: bool,
+    /// `--replay`: the capture's requests, sent by the open loop instead of the mix.
+    pub replay: Option<std::sync::Arc<replay::Script>>,
 }
 
 impl Plan {

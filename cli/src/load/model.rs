@@ -250,5 +250,22 @@ impl Schedule {
     }
 }
 
+/// A model as the text report gives it, from its JSON form.
+#[must_use]
+pub fn text(m: &serde_json::Value) -> String {
+    match m["kind"].as_str() {
+        Some("closed") => format!(
+            "closed loop, concurrency {} (throughput, not latency under a given load)",
+            m["concurrency"]
+        ),
+        Some("open") => format!(
+            "open loop, rate {} requests/s, at most {} in flight (latency from each request's intended start)",
+            m["rate"], m["max_in_flight"]
+        ),
+        Some("merged") => format!("merged from {} interval logs", m["logs"]),
+        _ => m.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -9,8 +9,41 @@ use futures_util::StreamExt as _;
 use futures_util::stream::FuturesUnordered;
 use tokio::time::Instant;
 
-use super::model::{Schedule, Shape};
-use super::request::{Ctx, LATE_AFTER, Window, one};
+use super::model::Schedule;
+use super::request::{Ctx, Done, LATE_AFTER, Window, one};
+
+/// When a lane's requests are due and what each one sends: the rate's [`Schedule`], or a
+/// replay's capture (`replay::Cursor`). The open loop is generic over it, so the rate's path
+/// is what it was without replay.
+pub(super) trait Due: Send + 'static {
+    /// The intended start of this lane's next request, or `None` when it has no more.
+    fn next(&mut self) -> Option<Duration>;
+    /// Passes over this lane's requests due before `t`; returns how many.
+    fn skip_before(&mut self, t: Duration) -> u64;
+    /// The request `next` just produced: its sequence number and its operation.
+    fn pick(&self, ctx: &Ctx, win: &Window) -> (u64, usize);
+    /// Sends it and checks the answer.
+    fn send(ctx: &Ctx, op: usize, seq: u64) -> impl Future<Output = Done> + Send + '_;
+}
+
+impl Due for Schedule {
+    fn next(&mut self) -> Option<Duration> {
+        Schedule::next(self)
+    }
+
+    fn skip_before(&mut self, t: Duration) -> u64 {
+        Schedule::skip_before(self, t)
+    }
+
+    fn pick(&self, ctx: &Ctx, win: &Window) -> (u64, usize) {
+        let seq = win.seq.fetch_add(1, Ordering::Relaxed);
+        (seq, ctx.plan.mix.pick(seq))
+    }
+
+    fn send(ctx: &Ctx, op: usize, seq: u64) -> impl Future<Output = Done> + Send + '_ {
+        one(ctx, op, seq)
+    }
+}
 
 /// Of `unsent` requests a lane had due at the window's close, those the run still owed: all of
 /// them without `--requests`; with `--requests N`, only those that claim one of the `N` (lanes
@@ -28,16 +61,14 @@ fn owed(unsent: u64, requests: Option<u64>, claimed: &AtomicU64) -> u64 {
 /// in this lane, and timed from its intended start. Lanes share the schedule, the `--requests`
 /// count and the operation sequence, and split the in-flight bound; they exist so that the
 /// sending spreads over the runtime's threads.
-pub(super) async fn open_loop(
+pub(super) async fn open_loop<D: Due>(
     ctx: Arc<Ctx>,
     win: Arc<Window>,
-    rate: Shape,
+    mut schedule: D,
     lane: usize,
-    lanes: usize,
     max_in_flight: usize,
 ) {
     let requests = ctx.plan.requests;
-    let mut schedule = Schedule::lane(rate, lane as u64, lanes as u64);
     let mut next = schedule.next();
     let mut pending = FuturesUnordered::new();
     let t0 = win.started;
@@ -65,11 +96,10 @@ pub(super) async fn open_loop(
                 }
                 win.sent.fetch_add(1, Ordering::Relaxed);
             }
-            let seq = win.seq.fetch_add(1, Ordering::Relaxed);
-            let op = ctx.plan.mix.pick(seq);
+            let (seq, op) = schedule.pick(&ctx, &win);
             let ctx = &ctx;
             pending.push(async move {
-                let r = one(ctx, op, seq).await;
+                let r = D::send(ctx, op, seq).await;
                 (op, due, measuring, r)
             });
             let now = win.in_flight.fetch_add(1, Ordering::Relaxed) + 1;

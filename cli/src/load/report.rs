@@ -274,6 +274,8 @@ pub struct Report {
     pub capacity: Option<Value>,
     /// Why the `--hdr-log` file is incomplete, when it is.
     pub log_error: Option<String>,
+    /// `--replay`: the capture replayed (the report then counts `mismatches`).
+    pub replay: Option<Value>,
 }
 
 /// The latencies as the report gives them.
@@ -405,6 +407,9 @@ impl Report {
             v["tasks"] = json!(t.first_answer.len());
             v["first_answer_latency_us"] = percentiles(&t.first_answer);
         }
+        if self.replay.is_some() {
+            v["mismatches"] = json!(super::replay::mismatches(&t.errors));
+        }
         v
     }
 
@@ -445,6 +450,10 @@ impl Report {
         if let Some(c) = &self.capacity {
             v["capacity"] = c.clone();
         }
+        if let Some(r) = &self.replay {
+            v["replay"] = r.clone();
+            v["mismatches"] = json!(super::replay::mismatches(&t.errors));
+        }
         if !t.first_answer.is_empty() {
             v["tasks"] = json!(t.first_answer.len());
             v["first_answer_latency_us"] = percentiles(&t.first_answer);
@@ -477,7 +486,10 @@ impl Report {
                 let _ = writeln!(out, "method:        {}", self.method);
             }
         }
-        let _ = writeln!(out, "model:         {}", model_text(&self.model));
+        let _ = writeln!(out, "model:         {}", super::model::text(&self.model));
+        if let Some(r) = &self.replay {
+            out.push_str(&super::replay::text_line(r));
+        }
         if self.interrupted {
             let _ = writeln!(out, "interrupted:   yes (partial report)");
         }
@@ -485,6 +497,9 @@ impl Report {
         let _ = writeln!(out, "errors:        {}", t.error_count());
         for (kind, n) in &t.errors {
             let _ = writeln!(out, "  {kind}: {n}");
+        }
+        if self.replay.is_some() {
+            out.push_str(&super::replay::mismatch_line(&t.errors));
         }
         if self.model["kind"] == "open" {
             let _ = writeln!(
@@ -595,21 +610,6 @@ impl Report {
             }
         }
         out
-    }
-}
-
-fn model_text(m: &Value) -> String {
-    match m["kind"].as_str() {
-        Some("closed") => format!(
-            "closed loop, concurrency {} (throughput, not latency under a given load)",
-            m["concurrency"]
-        ),
-        Some("open") => format!(
-            "open loop, rate {} requests/s, at most {} in flight (latency from each request's intended start)",
-            m["rate"], m["max_in_flight"]
-        ),
-        Some("merged") => format!("merged from {} interval logs", m["logs"]),
-        _ => m.to_string(),
     }
 }
 

@@ -237,7 +237,7 @@ struct ErrorOnly {
     code: i64,
 }
 
-fn kind(e: &RequestError) -> String {
+pub(super) fn kind(e: &RequestError) -> String {
     match e {
         RequestError::Rpc(e) => format!("rpc_error_{}", e.code.get()),
         RequestError::Timeout => "timeout".into(),

@@ -22,7 +22,9 @@ use super::Model;
 use super::closed::worker;
 use super::cpu::Cpu;
 use super::hdr_log::HdrLog;
+use super::model::Schedule;
 use super::open::open_loop;
+use super::replay::Cursor;
 use super::report::{OpSecond, OpTally, Point};
 use super::request::{Ctx, Window};
 
@@ -78,14 +80,16 @@ pub(super) async fn window(
             (0..lanes)
                 .map(|lane| {
                     let bound = max_in_flight / lanes + usize::from(lane < max_in_flight % lanes);
-                    tokio::spawn(open_loop(
-                        ctx.clone(),
-                        win.clone(),
-                        rate.clone(),
-                        lane,
-                        lanes,
-                        bound,
-                    ))
+                    match &ctx.plan.replay {
+                        None => {
+                            let s = Schedule::lane(rate.clone(), lane as u64, lanes as u64);
+                            tokio::spawn(open_loop(ctx.clone(), win.clone(), s, lane, bound))
+                        }
+                        Some(script) => {
+                            let s = Cursor::lane(script.clone(), lane, lanes);
+                            tokio::spawn(open_loop(ctx.clone(), win.clone(), s, lane, bound))
+                        }
+                    }
                 })
                 .collect()
         }

@@ -58,6 +58,32 @@ const NO_ARGUMENTS: &str = r#"{"type":"object","properties":{}}"#;
 /// hints; one per process, a [`Server::handler`] per connection.
 #[must_use]
 pub fn server() -> Server {
+    builder().build()
+}
+
+/// `serve --fail-tool NAME`: the same server, but tool `NAME` (echo, sleep, route or confirm)
+/// answers every call with `isError: true` (a changed server for `load --replay` to catch).
+#[must_use]
+pub fn failing(name: &str) -> Option<Server> {
+    let schema = match name {
+        "echo" => ECHO_SCHEMA,
+        "sleep" => SLEEP_SCHEMA,
+        "route" => ROUTE_SCHEMA,
+        "confirm" => CONFIRM_SCHEMA,
+        _ => return None,
+    };
+    let why = format!("{name}: failing on purpose (serve --fail-tool)");
+    let tool = Tool::new(name.to_owned())
+        .description("Fails every call (serve --fail-tool).")
+        .input_schema(schema);
+    let fail = move |_call: Call| {
+        let why = why.clone();
+        async move { Err(Error::tool(why)) }
+    };
+    Some(builder().tool(tool, fail).build())
+}
+
+fn builder() -> mcpwire::server::ServerBuilder {
     Server::builder("mcpwire", env!("CARGO_PKG_VERSION"))
         .instructions(INSTRUCTIONS)
         .list_ttl(LIST_TTL)
@@ -105,7 +131,6 @@ pub fn server() -> Server {
                 .input_schema(NO_ARGUMENTS),
             test_reconnection,
         )
-        .build()
 }
 
 /// A tool failure (bad arguments) named after its tool: `echo: invalid arguments...`.

@@ -34,6 +34,7 @@ mod load_modern;
 mod modern;
 mod oidc;
 mod oidc_sdks;
+mod replay;
 mod sessions;
 mod stdio;
 mod tasks;

@@ -30,8 +30,14 @@ impl Drop for Served {
 
 /// `mcpwire serve` with `args`, and the target it announces.
 pub fn serve_on(args: &[&str]) -> (Served, String) {
+    announced(&[&["serve"], args].concat())
+}
+
+/// `mcpwire ARGS` (`serve`, `record --http`) and the target it announces on standard error
+/// (`mcpwire: serving MCP on TARGET`); the rest of its standard error is read and dropped, so
+/// it never blocks on a full pipe.
+pub fn announced(args: &[&str]) -> (Served, String) {
     let mut child = Command::new(BIN)
-        .arg("serve")
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -43,6 +49,7 @@ pub fn serve_on(args: &[&str]) -> (Served, String) {
     err.read_line(&mut line).unwrap();
     let target =
         line.trim().strip_prefix("mcpwire: serving MCP on ").unwrap_or_else(|| panic!("{line}"));
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
     (Served(child), target.to_owned())
 }
 

@@ -53,6 +53,7 @@ fn report() -> Report {
         ],
         capacity: None,
         log_error: None,
+        replay: None,
     }
 }
 
