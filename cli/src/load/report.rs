@@ -408,7 +408,7 @@ impl Report {
             v["first_answer_latency_us"] = percentiles(&t.first_answer);
         }
         if self.replay.is_some() {
-            v["mismatches"] = json!(super::replay::mismatches(&t.errors));
+            v["mismatches"] = json!(super::replay::lines::mismatches(&t.errors));
         }
         v
     }
@@ -452,7 +452,7 @@ impl Report {
         }
         if let Some(r) = &self.replay {
             v["replay"] = r.clone();
-            v["mismatches"] = json!(super::replay::mismatches(&t.errors));
+            v["mismatches"] = json!(super::replay::lines::mismatches(&t.errors));
         }
         if !t.first_answer.is_empty() {
             v["tasks"] = json!(t.first_answer.len());
@@ -488,7 +488,7 @@ impl Report {
         }
         let _ = writeln!(out, "model:         {}", super::model::text(&self.model));
         if let Some(r) = &self.replay {
-            out.push_str(&super::replay::text_line(r));
+            out.push_str(&super::replay::lines::text_line(r));
         }
         if self.interrupted {
             let _ = writeln!(out, "interrupted:   yes (partial report)");
@@ -499,7 +499,7 @@ impl Report {
             let _ = writeln!(out, "  {kind}: {n}");
         }
         if self.replay.is_some() {
-            out.push_str(&super::replay::mismatch_line(&t.errors));
+            out.push_str(&super::replay::lines::mismatch_line(&t.errors));
         }
         if self.model["kind"] == "open" {
             let _ = writeln!(

@@ -25,7 +25,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
-use super::{Recorder, write_stderr};
+use super::recorder::{Recorder, write_stderr};
 use crate::capture::Dir;
 
 /// The largest body the proxy reads whole (a POST's, or a JSON answer's): the frame limit.

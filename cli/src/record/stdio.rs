@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 
-use super::{Recorder, write_stderr};
+use super::recorder::{Recorder, write_stderr};
 use crate::capture::{BAD_PREFIX, Dir};
 
 /// How long the child's output is drained once it exited.

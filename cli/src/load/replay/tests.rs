@@ -1,5 +1,6 @@
 use std::collections::BTreeMap;
 
+use super::lines::mismatches;
 use super::*;
 
 #[test]
