@@ -113,6 +113,8 @@ pub(crate) struct LoadArgs {
     tasks: bool,
     #[command(flatten)]
     reach: reach::ReachArgs,
+    #[command(flatten)]
+    live: load::live::LiveArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -271,6 +273,7 @@ pub(crate) fn run_load(args: &LoadArgs) -> ExitCode {
         http2: args.http2,
         connect,
         tasks: args.tasks,
+        live: args.live.clone(),
     };
     let rt = runtime();
     let outcome = rt.block_on(async {

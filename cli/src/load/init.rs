@@ -69,6 +69,7 @@ pub async fn init(
         http2: false,
         connect: reach,
         tasks: false,
+        live: super::live::LiveArgs::default(),
     };
     let name = target.to_string();
     let (peer, _conn) = connect(&plan)
