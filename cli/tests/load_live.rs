@@ -31,7 +31,7 @@ fn mix() -> std::path::PathBuf {
         "[[operation]]\nname = \"echo\"\nmethod = \"tools/call\"\ntool = \"echo\"\nweight = 3\n\
          [[operation]]\nname = \"nope\"\nmethod = \"tools/call\"\ntool = \"nope\"\n\
          [[operation]]\nname = \"sleep\"\nmethod = \"tools/call\"\ntool = \"sleep\"\n\
-         arguments = { ms = 40 }\n",
+         arguments = { ms = 60 }\n",
     )
 }
 
@@ -169,7 +169,7 @@ fn prometheus_scrapes_a_live_run_and_ends_at_the_reports_numbers() {
 
     // The counters rose while the run lasted (several distinct values were scraped)…
     let changes = one(web, "changes(mcpwire_load_requests_total[5m])", "operation", "echo");
-    assert!(changes >= 3.0, "the echo counter changed {changes} times in the scrapes");
+    assert!(changes >= 2.0, "the echo counter changed {changes} times in the scrapes");
     let in_flight = query(web, "max_over_time(mcpwire_load_in_flight[5m])");
     assert!(in_flight[0].1 >= 1.0, "{in_flight:?}");
     // …and ended at the report's numbers (the last scrape came after the run's end).
@@ -201,14 +201,14 @@ fn prometheus_scrapes_a_live_run_and_ends_at_the_reports_numbers() {
         assert_eq!(labels["operation"], "nope");
         assert_eq!(*n, by_kind[&labels["kind"]].as_f64().unwrap(), "{labels:?}");
     }
-    // The histogram answers PromQL: the sleeps' median is about their 40 ms.
+    // The histogram answers PromQL: the sleeps' median is in their bucket (50 to 100 ms).
     let p50 = one(
         web,
         "histogram_quantile(0.5, sum by (le, operation) (last_over_time(mcpwire_load_latency_seconds_bucket{outcome=\"ok\"}[5m])))",
         "operation",
         "sleep",
     );
-    assert!((0.025..=0.1).contains(&p50), "the sleeps' p50 is {p50} s");
+    assert!((0.05..=0.1).contains(&p50), "the sleeps' p50 is {p50} s");
 }
 
 #[test]
@@ -315,8 +315,18 @@ fn a_failing_or_silent_collector_is_told_once_and_never_holds_the_run_up() {
     assert_eq!(code, Some(0), "{err}");
     assert!(report["requests"].as_u64().unwrap() > 300, "{report}");
     assert_eq!(err.matches("failed: HTTP 500").count(), 1, "{err}");
+    // Every push failed (one the run's end cut short reached the receiver but is not counted).
     let pushes = failing.pushes.lock().unwrap().len();
-    assert!(err.contains(&format!("{pushes} of {pushes} OTLP pushes to {url} failed")), "{err}");
+    let told = err.lines().find_map(|l| l.split_once(" OTLP pushes to ")).map(|(n, _)| n);
+    let told = told.and_then(|n| n.strip_prefix("mcpwire: ")).unwrap_or_default();
+    let counts: Vec<usize> = told.split(" of ").filter_map(|n| n.parse().ok()).collect();
+    assert!(
+        counts.len() == 2
+            && counts[0] == counts[1]
+            && counts[0] + 1 >= pushes
+            && counts[0] <= pushes,
+        "{pushes} pushes received: {err}"
+    );
 
     // A collector that never answers: each push gives up after 5 s, the run keeps its rate and
     // ends on time, and only the last push adds to its length.
