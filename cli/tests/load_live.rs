@@ -348,6 +348,22 @@ fn a_failing_or_silent_collector_is_told_once_and_never_holds_the_run_up() {
 
 #[test]
 fn scrapers_past_the_bound_or_silent_never_hold_the_run_up() {
+    // The flags' ranges, at their bounds and past them (exit 2 before any load).
+    for (flag, ok, past) in
+        [("--metrics-linger", "3600", "3601"), ("--otlp-interval", "0.1", "0.09")]
+    {
+        let with = if flag == "--otlp-interval" { "--otlp" } else { "--metrics" };
+        let other = if with == "--otlp" { "http://127.0.0.1:9" } else { "127.0.0.1:0" };
+        let help = |v: &str| {
+            let out = Command::new(load_support::BIN)
+                .args(["load", with, other, flag, v, "--help"])
+                .output()
+                .unwrap();
+            out.status.code()
+        };
+        assert_eq!(help(ok), Some(0), "{flag} {ok}");
+        assert_eq!(help(past), Some(2), "{flag} {past}");
+    }
     // An address that cannot be bound fails the run before any load (exit 2).
     let taken = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
     let busy = taken.local_addr().unwrap().to_string();
@@ -367,13 +383,18 @@ fn scrapers_past_the_bound_or_silent_never_hold_the_run_up() {
     assert_eq!(status, 200);
     assert!(page.ends_with("# EOF\n"), "{page}");
     assert_eq!(get(port, "/", "").unwrap().0, 404);
-    // A head past 8 KiB is refused.
-    let big = format!("X-Big: {}\r\n", "a".repeat(16 << 10));
-    assert!(get(port, "/metrics", &big).is_none_or(|(s, _)| s == 431), "a 16 KiB head");
+    // A head within 8 KiB is read; one past it is refused.
+    let head = |n: usize| format!("X-Big: {}\r\n", "a".repeat(n));
+    assert_eq!(get(port, "/metrics", &head(6 << 10)).map(|r| r.0), Some(200), "a 6 KiB head");
+    assert!(get(port, "/metrics", &head(16 << 10)).is_none_or(|(s, _)| s == 431), "16 KiB");
 
-    // As many silent connections as the bound: one more scraper is closed unanswered.
-    let silent: Vec<TcpStream> =
-        (0..16).map(|_| TcpStream::connect((Ipv4Addr::LOCALHOST, port)).unwrap()).collect();
+    // One silent connection short of the bound, a scraper is answered; at the bound, one more
+    // is closed unanswered.
+    let connect = || TcpStream::connect((Ipv4Addr::LOCALHOST, port)).unwrap();
+    let mut silent: Vec<TcpStream> = (0..15).map(|_| connect()).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(get(port, "/metrics", "").map(|r| r.0), Some(200), "the 16th connection");
+    silent.push(connect());
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(get(port, "/metrics", ""), None, "a scraper past the bound");
     // The silent ones are closed after 5 s without a head; then scrapes are answered again.
