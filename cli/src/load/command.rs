@@ -115,6 +115,8 @@ pub(crate) struct LoadArgs {
     reach: reach::ReachArgs,
     #[command(flatten)]
     replay: load::replay::ReplayArgs,
+    #[command(flatten)]
+    live: load::live::LiveArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -286,6 +288,7 @@ pub(crate) fn run_load(args: &LoadArgs) -> ExitCode {
         connect,
         tasks: args.tasks,
         replay: None,
+        live: args.live.clone(),
     };
     let plan = match args.replay.apply(plan, max_in_flight) {
         Ok(p) => p,

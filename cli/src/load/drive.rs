@@ -10,6 +10,7 @@ use mcpwire::mcp::Era;
 use tokio::time::Instant;
 
 use super::hdr_log::HdrLog;
+use super::live::Live;
 use super::report::{OpReport, Report, Shards};
 use super::request::Ctx;
 use super::window::{Sinks, window};
@@ -54,13 +55,15 @@ pub async fn run(
         }
         None => None,
     };
+    let names = plan.mix.ops.iter().map(|o| o.name.clone()).collect();
+    let live = Live::start(&plan.live, names, &target).await?;
     let params = plan.mix.ops.iter().map(|o| o.params().map(|p| p.to_string())).collect();
     let threads = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
     let shards = Shards::new(threads * 2, plan.mix.ops.len());
     let ctx = Arc::new(Ctx { peer: peer.clone(), agreed, plan, params, shards, lanes: threads });
     let plan = &ctx.plan;
     let bar = progress_bar();
-    let sinks = Sinks { log: log.as_ref(), log_base, bar: bar.as_ref() };
+    let sinks = Sinks { log: log.as_ref(), log_base, bar: bar.as_ref(), live: live.as_ref() };
     let mut interrupt: Pin<Box<dyn std::future::Future<Output = ()> + Send>> = Box::pin(interrupt);
     let mut interrupted = false;
     let (measured, model, capacity) = match plan.capacity {
@@ -93,6 +96,9 @@ pub async fn run(
         b.finish_and_clear();
     }
     peer.close();
+    if let Some(live) = live {
+        live.finish().await;
+    }
     let _ = tokio::time::timeout(Duration::from_secs(5), conn.closed()).await;
     // A log that could not be written fails the run after its report, not instead of it.
     let log_error = log.and_then(|l| l.finish().err()).map(|e| e.to_string());

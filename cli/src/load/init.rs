@@ -70,6 +70,7 @@ pub async fn init(
         connect: reach,
         tasks: false,
         replay: None,
+        live: super::live::LiveArgs::default(),
     };
     let name = target.to_string();
     let (peer, _conn) = connect(&plan)

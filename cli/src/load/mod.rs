@@ -4,7 +4,7 @@
 //! The jobs, one file each: `model` (closed and open loops, stages, the open loop's schedule),
 //! `scenario` (what is sent and how each answer is checked; `load init`), `drive` (the loops
 //! themselves, `--find-capacity`), `report` (tallies, the report, budgets), `hdr_log`
-//! (`--hdr-log` and `report merge`) and `compare` (`load compare`, its test in `stats`).
+//! (`--hdr-log` and `report merge`), `live` (`--metrics`, `--otlp`) and `compare` (`load compare`, its test in `stats`).
 //!
 //! Every target first gets the era decision of `--protocol-version` (`mcpwire::mcp::client`):
 //! with `auto`, a `server/discover` probe, and the legacy handshake (`initialize`, then
@@ -27,6 +27,7 @@ mod drive;
 pub mod hdr_log;
 pub mod html;
 mod init;
+pub mod live;
 pub mod model;
 mod open;
 pub mod replay;
@@ -168,6 +169,8 @@ pub struct Plan {
     pub tasks: bool,
     /// `--replay`: the capture's requests, sent by the open loop instead of the mix.
     pub replay: Option<std::sync::Arc<replay::Script>>,
+    /// `--metrics`, `--otlp`: the run's live metrics.
+    pub live: live::LiveArgs,
 }
 
 impl Plan {
@@ -210,6 +213,8 @@ pub enum SetupError {
     Log(std::io::Error),
     #[error("{0}")]
     TooLarge(String),
+    #[error("{0}")]
+    Metrics(String),
 }
 
 /// Room left for the envelope around an operation's params: `jsonrpc`, `id`, `method`, and in

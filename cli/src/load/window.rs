@@ -4,9 +4,9 @@
 //! A window: the drivers start (closed-loop workers, or the open loop's lanes: one task per
 //! runtime thread, each sending every k-th request of the one schedule), the
 //! warm-up passes with results discarded, then the window opens (bytes and time are read) and
-//! the main task harvests the tallies every second (the timeline, the `--hdr-log`, the progress
-//! line) until `--requests` are done, `--duration` or the stages are over, the connection
-//! closes or Ctrl-C. Then the drivers stop: requests still in flight are cancelled and not
+//! the main task harvests the tallies every second (the timeline, the `--hdr-log`, the live
+//! metrics, the progress line) until `--requests` are done, `--duration` or the stages are over,
+//! the connection closes or Ctrl-C. Then the drivers stop: requests still in flight are cancelled and not
 //! counted; in the open loop, requests due but not yet sent are counted as `dropped` (with
 //! `--requests N`, only those of the `N` that were never sent).
 
@@ -22,6 +22,7 @@ use super::Model;
 use super::closed::worker;
 use super::cpu::Cpu;
 use super::hdr_log::HdrLog;
+use super::live::Live;
 use super::model::Schedule;
 use super::open::open_loop;
 use super::replay::Cursor;
@@ -52,6 +53,8 @@ pub(super) struct Sinks<'a> {
     /// When the log's timestamps count from.
     pub(super) log_base: Instant,
     pub(super) bar: Option<&'a indicatif::ProgressBar>,
+    /// `--metrics`, `--otlp`.
+    pub(super) live: Option<&'a Live>,
 }
 
 pub(super) type Interrupt<'a> =
@@ -127,6 +130,9 @@ pub(super) async fn window(
             *error_kinds.entry(kind.clone()).or_default() += k;
         }
         timeline.push(Point { t, requests: n, errors: e, ops, error_kinds });
+        if let Some(live) = sinks.live {
+            live.record(&interval, win.in_flight.load(Ordering::Relaxed));
+        }
         if let Some(log) = sinks.log {
             let len = now.duration_since(harvested_at);
             log.write(&names, &interval, harvested_at.duration_since(sinks.log_base), len);
