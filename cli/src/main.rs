@@ -14,6 +14,7 @@
 //!
 //! Without a subcommand it runs `load` with its defaults: the embedded target.
 
+mod bridge;
 mod inspect;
 mod load;
 mod login;
@@ -71,6 +72,8 @@ enum Command {
     /// Serve MCP, both eras at once (tools: echo, sleep, route, confirm), on stdio, TCP, a Unix
     /// socket or Streamable HTTP.
     Serve(ServeArgs),
+    /// Serve one stdio MCP server (started as a child) to many clients over Streamable HTTP.
+    Bridge(bridge::BridgeArgs),
     /// Classify each line of an NDJSON capture, or summarise it with decoder throughput.
     #[command(long_about = INSPECT_ABOUT)]
     Inspect(InspectArgs),
@@ -277,6 +280,7 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Inspect(args)) => run_inspect(&args),
         Some(Command::Serve(args)) => run_serve(&args),
+        Some(Command::Bridge(args)) => bridge::run(&args),
         Some(Command::Load(LoadArgs {
             init: Some(LoadCommand::Init { target, protocol_version, reach }),
             ..
