@@ -133,6 +133,13 @@ async fn a_child_that_exits_is_started_again() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let lost = a.call("echo", json!({"message": "x"}), json!({})).await.unwrap_err();
     assert!(lost.message.to_lowercase().contains("session"), "{lost:?}");
+    // Started again within the backoff and the child's own start.
+    let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !post_raw(&bridge.url, init).1.contains("\"serverInfo\"") {
+        assert!(std::time::Instant::now() < deadline, "{}", bridge.log.lock().unwrap());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let fresh = Client::new(&bridge.url, false, Answers::default()).await;
     assert_eq!(
         text(&fresh.call("echo", json!({"message": "back"}), json!({})).await.unwrap()),

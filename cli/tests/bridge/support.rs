@@ -22,7 +22,7 @@ pub struct Bridge {
 impl Drop for Bridge {
     fn drop(&mut self) {
         let pid = self.child.id() as i32;
-        let _ = Command::new("kill").args(["-TERM", &format!("-{pid}")]).status();
+        let _ = Command::new("kill").args(["-s", "TERM", "--", &format!("-{pid}")]).status();
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
@@ -30,7 +30,7 @@ impl Drop for Bridge {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        let _ = Command::new("kill").args(["-KILL", &format!("-{pid}")]).status();
+        let _ = Command::new("kill").args(["-s", "KILL", "--", &format!("-{pid}")]).status();
         let _ = self.child.wait();
     }
 }
