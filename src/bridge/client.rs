@@ -275,8 +275,14 @@ impl BridgeHandler {
             options.id_sink = Some(sink.clone());
             (sink, own_id.map_or_else(|| "null".to_owned(), |i| i.to_string()))
         });
-        let flight_of =
-            Flight { client: self.client.id, peer, token: edited.token, modern, listen };
+        let flight_of = Flight {
+            client: self.client.id,
+            peer,
+            token: edited.token,
+            modern,
+            listen,
+            answered: false,
+        };
         flight.fly(seq, flight_of);
         inner.counters.forwarded.fetch_add(1, Ordering::Relaxed);
         match link.peer.request_with(method, sent, options).await {

@@ -2,10 +2,15 @@
 //! the clients, the requests in flight to the child (each with the client it came from, so
 //! that what the child sends about it reaches that client alone), and the counters.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How long a request that was answered still counts, for what the child sends that names no
+/// request: the child's message may be read before its answer and handled after the answer
+/// reached the client (another thread), and must then count as possibly that request's.
+const RELATION_GRACE: Duration = Duration::from_millis(100);
 
 use super::admission::Admission;
 use crate::peer::{PeerHandle, RpcError};
@@ -86,6 +91,28 @@ pub(super) struct Flight {
     /// A `subscriptions/listen`: the child-side id (once sent), which the child's
     /// notifications for it name as their subscription, and the client's own id (JSON text).
     pub(super) listen: Option<(Arc<AtomicU64>, String)>,
+    /// Answered (it is kept [`RELATION_GRACE`] longer for [`Inner::relate`]).
+    pub(super) answered: bool,
+}
+
+/// The requests in flight to the child, and those answered in the last [`RELATION_GRACE`].
+#[derive(Default)]
+pub(super) struct Flights {
+    pub(super) map: HashMap<u64, Flight>,
+    answered: VecDeque<(Instant, u64)>,
+}
+
+impl Flights {
+    /// Forgets the requests answered longer ago than the grace.
+    fn sweep(&mut self, now: Instant) {
+        while let Some(&(at, seq)) = self.answered.front() {
+            if now.duration_since(at) < RELATION_GRACE {
+                break;
+            }
+            self.answered.pop_front();
+            self.map.remove(&seq);
+        }
+    }
 }
 
 /// Where the child's request or notification goes.
@@ -119,7 +146,7 @@ pub(super) struct Inner {
     /// Why the child is not there, when it is not (exited, restarting, gave up).
     pub(super) child_gone: Mutex<String>,
     pub(super) admission: Arc<Admission>,
-    pub(super) flights: Mutex<HashMap<u64, Flight>>,
+    pub(super) flights: Mutex<Flights>,
     pub(super) clients: Mutex<HashMap<u64, Weak<ClientState>>>,
     pub(super) next_seq: AtomicU64,
     pub(super) next_client: AtomicU64,
@@ -135,7 +162,7 @@ impl Inner {
             config,
             child: RwLock::new(None),
             child_gone: Mutex::new("the child server has not started".into()),
-            flights: Mutex::new(HashMap::new()),
+            flights: Mutex::new(Flights::default()),
             clients: Mutex::new(HashMap::new()),
             next_seq: AtomicU64::new(1),
             next_client: AtomicU64::new(1),
@@ -177,10 +204,11 @@ impl Inner {
     /// Which client a message of the child's concerns, when the wire does not say: the one
     /// client with requests in flight (its latest request), or none at all.
     pub(super) fn relate(&self) -> Relation {
-        let flights = lock(&self.flights);
+        let mut flights = lock(&self.flights);
+        flights.sweep(Instant::now());
         let mut latest: Option<(u64, &Flight)> = None;
         let mut clients = HashSet::new();
-        for (seq, f) in flights.iter() {
+        for (seq, f) in flights.map.iter() {
             clients.insert(f.client);
             if latest.is_none_or(|(s, _)| *seq > s) {
                 latest = Some((*seq, f));
@@ -197,8 +225,8 @@ impl Inner {
     /// `child_id`.
     pub(super) fn listen_target(&self, child_id: u64) -> Option<(PeerHandle, String)> {
         let flights = lock(&self.flights);
-        flights.values().find_map(|f| match &f.listen {
-            Some((id, own)) if id.load(Ordering::Acquire) == child_id => {
+        flights.map.values().find_map(|f| match &f.listen {
+            Some((id, own)) if !f.answered && id.load(Ordering::Acquire) == child_id => {
                 Some((f.peer.clone(), own.clone()))
             }
             _ => None,
@@ -208,7 +236,7 @@ impl Inner {
     /// The client's peer and own token for the bridge's progress token `seq`.
     pub(super) fn progress_target(&self, seq: u64) -> Option<(PeerHandle, String)> {
         let flights = lock(&self.flights);
-        let f = flights.get(&seq)?;
+        let f = flights.map.get(&seq).filter(|f| !f.answered)?;
         Some((f.peer.clone(), f.token.clone()?))
     }
 }
@@ -247,7 +275,9 @@ impl<'a> InFlight<'a> {
 
     /// Registers the request as in flight to the child under `seq`.
     pub(super) fn fly(&mut self, seq: u64, flight: Flight) {
-        lock(&self.inner.flights).insert(seq, flight);
+        let mut flights = lock(&self.inner.flights);
+        flights.sweep(Instant::now());
+        flights.map.insert(seq, flight);
         self.seq = Some(seq);
     }
 }
@@ -255,7 +285,11 @@ impl<'a> InFlight<'a> {
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         if let Some(seq) = self.seq {
-            lock(&self.inner.flights).remove(&seq);
+            let mut flights = lock(&self.inner.flights);
+            if let Some(f) = flights.map.get_mut(&seq) {
+                f.answered = true;
+                flights.answered.push_back((Instant::now(), seq));
+            }
         }
         self.client.in_flight.fetch_sub(1, Ordering::AcqRel);
     }

@@ -17,8 +17,8 @@
 #   tests/conformance/run.sh [--server CMD | --bridge] [--expected FILE] [--only server|client]
 #
 # --bridge serves examples/everything through `mcpwire bridge` (the example on stdio as the
-# bridge's child), judged by the same expectations: the bridge must be transparent. Its results
-# go to target/conformance/bridge/.
+# bridge's child), judged by the same expectations (the bridge must be transparent) but for the
+# few expected-bridge.toml names, and why. Its results go to target/conformance/bridge/.
 #
 # Installs what it needs first (tests/interop/install.sh, idempotent) and builds the examples in
 # the dev profile (what `cargo test` builds anyway: no second compile in CI), or in release with
@@ -199,4 +199,5 @@ fi
 
 echo
 echo "server expectations: ${SERVER_EXPECTED#"${ROOT}/"}; client expectations: cli/tests/conformance/expected.toml"
-python3 "${HERE}/score.py" "${OUT}" "${HERE}/expected.toml" "${SERVER_EXPECTED}"
+python3 "${HERE}/score.py" "${OUT}" "${HERE}/expected.toml" "${SERVER_EXPECTED}" \
+    ${BRIDGE:+"${HERE}/expected-bridge.toml"}
