@@ -42,6 +42,25 @@ impl std::fmt::Debug for BridgeHandler {
     }
 }
 
+/// A request on its way to the child: its method and params, whether its client is a modern
+/// one, and the client's own id for it (kept for a `subscriptions/listen`).
+struct Out<'a> {
+    method: &'a str,
+    params: Option<RawJson<'a>>,
+    modern: bool,
+    id: Option<crate::Id<'a>>,
+}
+
+impl<'a> Out<'a> {
+    fn legacy(method: &'a str, params: Option<RawJson<'a>>) -> Self {
+        Self { method, params, modern: false, id: None }
+    }
+
+    fn modern(method: &'a str, params: Option<RawJson<'a>>) -> Self {
+        Self { method, params, modern: true, id: None }
+    }
+}
+
 /// Whether a request's `_meta` names a protocol version.
 fn is_modern(params: Option<RawJson<'_>>) -> bool {
     mcp::meta::RequestParams::parse(params)
@@ -75,7 +94,7 @@ impl Handler for BridgeHandler {
             _ => {}
         }
         let answer =
-            self.forward(&link, method, params, &RequestEdit::default(), cx, false, None).await?;
+            self.forward(&link, Out::legacy(method, params), &RequestEdit::default(), cx).await?;
         Ok(Reply::raw(text(answer.result())))
     }
 
@@ -147,8 +166,14 @@ impl BridgeHandler {
         id: Option<crate::Id<'_>>,
     ) -> Result<Reply, RpcError> {
         if link.held.modern {
-            let answer =
-                self.forward(link, method, params, &RequestEdit::default(), cx, true, id).await?;
+            let answer = self
+                .forward(
+                    link,
+                    Out { id, ..Out::modern(method, params) },
+                    &RequestEdit::default(),
+                    cx,
+                )
+                .await?;
             return Ok(Reply::raw(text(answer.result())));
         }
         if method == "server/discover" {
@@ -158,7 +183,7 @@ impl BridgeHandler {
             return Err(RpcError::method_not_found(method));
         }
         let edit = RequestEdit { drop_meta: &ENVELOPE, ..RequestEdit::default() };
-        let answer = match self.forward(link, method, params, &edit, cx, true, None).await {
+        let answer = match self.forward(link, Out::modern(method, params), &edit, cx).await {
             // The legacy era's "resource not found" is the modern era's invalid params.
             Err(mut e) if e.code == ErrorCode::RESOURCE_NOT_FOUND => {
                 e.code = ErrorCode::INVALID_PARAMS;
@@ -209,7 +234,7 @@ impl BridgeHandler {
         let mut retry: Option<String> = None;
         for _ in 0..=MAX_INPUT_ROUNDS {
             let sent = retry.as_deref().map(RawJson::new).or(params);
-            let answer = self.forward(link, method, sent, &edit, cx, false, None).await?;
+            let answer = self.forward(link, Out::legacy(method, sent), &edit, cx).await?;
             let result = text(answer.result());
             let round = match mrtr::outcome(RawJson::new(result)) {
                 Ok(Outcome::InputRequired(round)) => round,
@@ -246,13 +271,11 @@ impl BridgeHandler {
     async fn forward(
         &self,
         link: &ChildLink,
-        method: &str,
-        params: Option<RawJson<'_>>,
+        out: Out<'_>,
         edit: &RequestEdit<'_>,
         cx: &Context,
-        modern: bool,
-        own_id: Option<crate::Id<'_>>,
     ) -> Result<Incoming, RpcError> {
+        let Out { method, params, modern, id: own_id } = out;
         let inner = &*self.inner;
         let mut flight = InFlight::start(inner, &self.client)?;
         // A listen stream stays open as long as its client listens: it takes no turn.
