@@ -27,7 +27,8 @@
 //! sockets or in-process duplex. The `http` module (feature `http`) carries the same peer over
 //! MCP's Streamable HTTP: a hyper server with a session per `initialize`, and a client
 //! transport. On top sit the two roles: `client` (feature `mcp` for the typed `Client`) and
-//! `server` (feature `mcp`).
+//! `server` (feature `mcp`). The `bridge` module (features `http` and `mcp`) serves one stdio
+//! child to many HTTP clients over one peer.
 //!
 //! Bad input never ends the stream: each bad frame decodes to a [`Kind::Invalid`] frame carrying a
 //! [`DecodeError`] with its JSON-RPC code, and [`Message::error_reply`] builds the answer.
@@ -100,6 +101,7 @@
 //! | `transport` | child stdio, TCP, Unix sockets, in-process pairs; [`transport::Target`] names any of them or HTTP | `http` |
 //! | `client` | the client role: era negotiation over a peer, the typed [`client::Client`] (tasks driven to their end, skills read and verified) | `transport` |
 //! | `server` | the server role: the typed [`server::Server`], tasks (`server::tasks`) among what it runs, a skill directory served | `transport` |
+//! | `bridge` | one stdio child served to many Streamable HTTP clients: ids and progress tokens rewritten, what the child sends routed to the client it concerns, eras translated | `transport` |
 //!
 //! The `mcpwire` tool (load, serve, inspect) is the workspace's `cli/` crate, on the public API.
 
@@ -107,6 +109,8 @@
 
 #[cfg(feature = "oauth")]
 pub mod auth;
+#[cfg(all(feature = "http", feature = "mcp"))]
+pub mod bridge;
 #[cfg(feature = "peer")]
 pub mod client;
 mod codec;

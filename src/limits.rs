@@ -375,6 +375,26 @@ pub const DEFAULT_CHILD_STDERR_TAIL: usize = 4 * 1024;
 /// is told (a grandchild that holds the pipe open does not hold the news back longer).
 pub const CHILD_STDERR_DRAIN: Duration = Duration::from_millis(250);
 
+// ---- The bridge (`mcpwire::bridge`, features `http` and `mcp`): one child shared by many
+// clients. Each is a default of `BridgeBuilder`. ----
+
+/// Default for `BridgeBuilder::max_client_in_flight`: requests one client may have in flight
+/// to a shared child; one more is refused at once (-32000), so one client cannot take every
+/// place the child has. A quarter of a session's handler slots (`DEFAULT_MAX_HANDLERS`).
+pub const DEFAULT_BRIDGE_CLIENT_IN_FLIGHT: usize = 64;
+
+/// Default for `BridgeBuilder::max_child_in_flight`: requests of all clients in flight to the
+/// child at once; past it they wait, and each waiting client is served in turn. A quarter of
+/// the child peer's own `DEFAULT_MAX_IN_FLIGHT`, so the child's pipe never stops the bridge.
+pub const DEFAULT_BRIDGE_CHILD_IN_FLIGHT: usize = 1_024;
+
+/// Default first delay before a bridge starts an exited child again; it doubles for each
+/// restart in a row.
+pub const DEFAULT_BRIDGE_RESTART_MIN: Duration = Duration::from_millis(100);
+
+/// Default longest delay between two restarts of a bridge's child.
+pub const DEFAULT_BRIDGE_RESTART_MAX: Duration = Duration::from_secs(30);
+
 // ---- Skills (the `io.modelcontextprotocol/skills` extension): what a served skill directory
 // may hold, and what a client reads. Each is a default of `SkillLimits` (feature `mcp`). ----
 

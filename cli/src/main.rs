@@ -16,6 +16,7 @@
 //!
 //! Without a subcommand it runs `load` with its defaults: the embedded target.
 
+mod bridge;
 mod capture;
 mod inspect;
 mod load;
@@ -73,6 +74,8 @@ enum Command {
     /// Serve MCP, both eras at once (tools: echo, sleep, route, confirm), on stdio, TCP, a Unix
     /// socket or Streamable HTTP.
     Serve(serve::ServeArgs),
+    /// Serve one stdio MCP server (started as a child) to many clients over Streamable HTTP.
+    Bridge(bridge::BridgeArgs),
     /// Classify each line of an NDJSON capture, or summarise it with decoder throughput.
     #[command(long_about = inspect::ABOUT)]
     Inspect(inspect::InspectArgs),
@@ -106,6 +109,7 @@ fn main() -> ExitCode {
         Some(Command::Inspect(args)) => inspect::run_args(&args),
         Some(Command::Serve(args)) => serve::run_args(&args),
         Some(Command::Record(args)) => record::run_args(&args),
+        Some(Command::Bridge(args)) => bridge::run(&args),
         Some(Command::Load(LoadArgs {
             init: Some(LoadCommand::Init { target, protocol_version, reach }),
             ..

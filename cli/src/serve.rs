@@ -192,14 +192,25 @@ impl HttpArgs {
         builder: PeerBuilder,
         mcp: &Server,
     ) -> Result<(HttpServer, Option<ServerTls>), mcpwire::tls::TlsError> {
-        let idle = (self.session_idle_timeout > 0.0)
-            .then(|| Duration::try_from_secs_f64(self.session_idle_timeout).ok())
-            .flatten();
         let (tools, _) =
             mcpwire::mcp::annotations::ToolHeaders::from_tools_list(mcp.tools_list_json())
                 .expect("the tool list is fixed and valid");
-        let mut server = HttpServer::new(builder)
-            .tool_headers(tools)
+        self.server_with(HttpServer::new(builder).tool_headers(tools))
+    }
+
+    /// `server` with these settings, and its TLS when a certificate was given.
+    ///
+    /// # Errors
+    ///
+    /// As [`HttpArgs::server`].
+    pub fn server_with(
+        &self,
+        server: HttpServer,
+    ) -> Result<(HttpServer, Option<ServerTls>), mcpwire::tls::TlsError> {
+        let idle = (self.session_idle_timeout > 0.0)
+            .then(|| Duration::try_from_secs_f64(self.session_idle_timeout).ok())
+            .flatten();
+        let mut server = server
             .path(self.http_path.clone())
             .max_sessions(self.max_sessions)
             .session_idle_timeout(idle)
@@ -302,7 +313,7 @@ pub async fn run(listen: Listen, builder: PeerBuilder, mcp: Server) -> std::io::
 
 /// Reads the certificate and key again on each SIGHUP: new connections get the new one, and a
 /// pair that cannot be read or does not fit leaves the old in place (and says why).
-async fn reload_on_sighup(tls: ServerTls) {
+pub(crate) async fn reload_on_sighup(tls: ServerTls) {
     use tokio::signal::unix::{SignalKind, signal};
     let Ok(mut hup) = signal(SignalKind::hangup()) else { return };
     while hup.recv().await.is_some() {
@@ -312,7 +323,7 @@ async fn reload_on_sighup(tls: ServerTls) {
 
 /// Written, not printed: a server whose stderr was closed (a parent that read the announce and
 /// went) goes on serving and reloading; `eprintln!` would panic there and end the watcher.
-fn say_reloaded(outcome: Result<(), mcpwire::tls::TlsError>, why: &str) {
+pub(crate) fn say_reloaded(outcome: Result<(), mcpwire::tls::TlsError>, why: &str) {
     use std::io::Write as _;
     let mut err = std::io::stderr();
     let _ = match outcome {

@@ -25,9 +25,30 @@ fn drain(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> {
 
 #[test]
 fn conformance_outcomes_are_as_expected() {
+    let out = run_script(&[]);
+    // The table was printed: the legs ran and were scored.
+    for leg in ["server 0.1.16", "server 0.2.0-alpha.12", "client 0.1.16", "client 0.2.0-alpha.12"]
+    {
+        assert!(out.contains(&format!("| {leg} (")), "no score for {leg}\n{out}");
+    }
+}
+
+/// The server legs through `mcpwire bridge` in front of `examples/everything --stdio`: the
+/// same expectations as the example served directly (the bridge is transparent).
+#[test]
+fn conformance_through_the_bridge_is_as_direct() {
+    let out = run_script(&["--bridge", "--only", "server"]);
+    for leg in ["server 0.1.16", "server 0.2.0-alpha.12"] {
+        assert!(out.contains(&format!("| {leg} (")), "no score for {leg}\n{out}");
+    }
+}
+
+/// Runs tests/conformance/run.sh with `args`; its stdout, once it succeeded.
+fn run_script(args: &[&str]) -> String {
     let root = env!("CARGO_MANIFEST_DIR");
     let mut child = Command::new("bash")
         .arg("tests/conformance/run.sh")
+        .args(args)
         .current_dir(root)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -56,9 +77,5 @@ fn conformance_outcomes_are_as_expected() {
         None => panic!("tests/conformance/run.sh did not end within {RUN_TIMEOUT:?}\n{report}"),
         Some(s) => assert!(s.success(), "tests/conformance/run.sh failed ({s})\n{report}"),
     }
-    // The table was printed: the legs ran and were scored.
-    for leg in ["server 0.1.16", "server 0.2.0-alpha.12", "client 0.1.16", "client 0.2.0-alpha.12"]
-    {
-        assert!(out.contains(&format!("| {leg} (")), "no score for {leg}\n{report}");
-    }
+    out
 }

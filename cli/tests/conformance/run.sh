@@ -14,7 +14,11 @@
 # --http 127.0.0.1:0` judged by expected-serve.toml (what serve, an echo target, scores). The
 # server legs' expectations are MCPWIRE_CONFORMANCE_EXPECTED (or --expected FILE) when given.
 #
-#   tests/conformance/run.sh [--server CMD] [--expected FILE] [--only server|client]
+#   tests/conformance/run.sh [--server CMD | --bridge] [--expected FILE] [--only server|client]
+#
+# --bridge serves examples/everything through `mcpwire bridge` (the example on stdio as the
+# bridge's child), judged by the same expectations (the bridge must be transparent) but for the
+# few expected-bridge.toml names, and why. Its results go to target/conformance/bridge/.
 #
 # Installs what it needs first (tests/interop/install.sh, idempotent) and builds the examples in
 # the dev profile (what `cargo test` builds anyway: no second compile in CI), or in release with
@@ -43,9 +47,11 @@ ANNOUNCE_TIMEOUT_S=120
 SERVER_CMD="${MCPWIRE_CONFORMANCE_SERVER:-}"
 SERVER_EXPECTED="${MCPWIRE_CONFORMANCE_EXPECTED:-}"
 ONLY=""
+BRIDGE=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --server) SERVER_CMD="$2"; shift 2 ;;
+        --bridge) BRIDGE=1; shift ;;
         --expected) SERVER_EXPECTED="$2"; shift 2 ;;
         --only) ONLY="$2"; shift 2 ;;
         *) echo "conformance/run.sh: unknown argument $1" >&2; exit 2 ;;
@@ -74,6 +80,14 @@ echo "conformance: building examples/conformance_client (${MCPWIRE_CONFORMANCE_P
 cargo build "${PROFILE_FLAG[@]}" --quiet -p mcpwire --example conformance_client
 CLIENT="${BUILT}/examples/conformance_client"
 
+if [ -n "${BRIDGE}" ]; then
+    echo "conformance: building mcpwire and examples/everything (${MCPWIRE_CONFORMANCE_PROFILE:-dev})"
+    cargo build "${PROFILE_FLAG[@]}" --quiet -p mcpwire --example everything
+    cargo build "${PROFILE_FLAG[@]}" --quiet -p mcpwire-cli --bin mcpwire
+    SERVER_CMD="${BUILT}/mcpwire bridge --http 127.0.0.1:0 -- ${BUILT}/examples/everything --stdio"
+    SERVER_EXPECTED="${SERVER_EXPECTED:-${HERE}/expected.toml}"
+    OUT="${ROOT}/target/conformance/bridge"
+fi
 if [ -z "${SERVER_CMD}" ]; then
     if [ -f examples/everything.rs ]; then
         echo "conformance: building examples/everything (${MCPWIRE_CONFORMANCE_PROFILE:-dev})"
@@ -185,4 +199,5 @@ fi
 
 echo
 echo "server expectations: ${SERVER_EXPECTED#"${ROOT}/"}; client expectations: cli/tests/conformance/expected.toml"
-python3 "${HERE}/score.py" "${OUT}" "${HERE}/expected.toml" "${SERVER_EXPECTED}"
+python3 "${HERE}/score.py" "${OUT}" "${HERE}/expected.toml" "${SERVER_EXPECTED}" \
+    ${BRIDGE:+"${HERE}/expected-bridge.toml"}

@@ -1,0 +1,135 @@
+//! `mcpwire bridge`: one stdio MCP server, started as a child, served to many clients over
+//! Streamable HTTP (`mcpwire::bridge`), with every guard and limit `serve --http` has.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::builder::RangedU64ValueParser;
+use mcpwire::bridge::{
+    BridgeBuilder, DEFAULT_BRIDGE_CHILD_IN_FLIGHT, DEFAULT_BRIDGE_CLIENT_IN_FLIGHT,
+};
+use mcpwire::http::HttpServer;
+use mcpwire::transport::ChildStderr;
+
+use crate::serve;
+
+/// `mcpwire bridge`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct BridgeArgs {
+    /// Serve Streamable HTTP on this address: HOST:PORT, or a PORT on 127.0.0.1 (a port of 0
+    /// picks one; the URL is printed on standard error).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:3000")]
+    http: String,
+    #[command(flatten)]
+    bridge: BridgeLimits,
+    #[command(flatten)]
+    limits: serve::LimitArgs,
+    #[command(flatten)]
+    http_args: serve::HttpArgs,
+    /// The stdio MCP server to run, and its arguments (after `--`).
+    #[arg(required = true, last = true, value_name = "CMD")]
+    command: Vec<String>,
+}
+
+/// The bridge's own bounds (`mcpwire bridge --help`, under "Bridge").
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Bridge")]
+struct BridgeLimits {
+    /// Requests one client may have in flight to the child; one more is answered -32000 at
+    /// once.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BRIDGE_CLIENT_IN_FLIGHT,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_client_in_flight: usize,
+    /// Requests of all clients in flight to the child at once; past it they wait, each
+    /// waiting client served in turn.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BRIDGE_CHILD_IN_FLIGHT,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_child_in_flight: usize,
+    /// Seconds a forwarded request waits for the child's answer (progress restarts it; 0:
+    /// as long as its client waits).
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::peer::DEFAULT_REQUEST_TIMEOUT.as_secs_f64())]
+    child_timeout: f64,
+    /// Seconds before a child that exited is started again, doubling for each restart in a
+    /// row.
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_RESTART_MIN.as_secs_f64())]
+    restart_min: f64,
+    /// The longest wait between two restarts, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_RESTART_MAX.as_secs_f64())]
+    restart_max: f64,
+    /// Give up after this many restarts in a row (default: never).
+    #[arg(long, value_name = "N")]
+    max_restarts: Option<u32>,
+}
+
+fn seconds(s: f64) -> Option<Duration> {
+    Duration::try_from_secs_f64(s).ok().filter(|d| !d.is_zero())
+}
+
+/// Runs `mcpwire bridge` until SIGINT or SIGTERM.
+pub fn run(args: &BridgeArgs) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return fail(&format!("cannot start the runtime: {e}")),
+    };
+    let outcome = rt.block_on(serve_bridge(args));
+    rt.shutdown_timeout(Duration::from_secs(1));
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(e: &str) -> ExitCode {
+    let _ = writeln!(std::io::stderr(), "mcpwire: bridge: {e}");
+    ExitCode::from(crate::EXIT_IO)
+}
+
+async fn serve_bridge(args: &BridgeArgs) -> Result<(), String> {
+    let signals = serve::shutdown_signals().map_err(|e| e.to_string())?;
+    let b = &args.bridge;
+    let mut builder = BridgeBuilder::new()
+        .max_client_in_flight(b.max_client_in_flight)
+        .max_child_in_flight(b.max_child_in_flight)
+        .request_timeout(seconds(b.child_timeout))
+        .max_restarts(b.max_restarts)
+        .stderr(ChildStderr::Lines(Arc::new(|line: &str| {
+            // Written, not printed: a closed stderr must not end the bridge.
+            let _ = writeln!(std::io::stderr(), "mcpwire: bridge: child: {line}");
+        })));
+    if let (Some(min), Some(max)) = (seconds(b.restart_min), seconds(b.restart_max)) {
+        builder = builder.restart_backoff(min, max);
+    }
+    let (program, rest) = args.command.split_first().ok_or("no command to run")?;
+    let bridge = builder.start(program, rest).await.map_err(|e| format!("{program}: {e}"))?;
+    let mut server = HttpServer::new(args.limits.builder());
+    if let Some(tools) = bridge.tool_headers().await {
+        server = server.tool_headers(tools);
+    }
+    let (mut server, tls) = args.http_args.server_with(server).map_err(|e| e.to_string())?;
+    let listener = mcpwire::http::server::bind(&args.http).await.map_err(|e| e.to_string())?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let url = format!("{scheme}://{addr}{}", server.endpoint());
+    if let Some(rs) = args.http_args.auth.resource_server(&url)? {
+        server = server.auth(rs);
+    }
+    let _ = writeln!(std::io::stderr(), "mcpwire: serving MCP on {url}");
+    let mut reloads = Vec::new();
+    if let Some(tls) = tls {
+        if let Some(every) = seconds(args.http_args.tls_watch) {
+            reloads.push(tls.watch(every, |r| serve::say_reloaded(r, "its files changed")));
+        }
+        reloads.push(tokio::spawn(serve::reload_on_sighup(tls)));
+    }
+    let stop = async {
+        let name = signals.await;
+        tracing::info!(signal = name, "shutting down");
+    };
+    let served = bridge.serve(server, listener, stop).await;
+    for r in reloads {
+        r.abort();
+    }
+    served.map_err(|e| e.to_string())
+}

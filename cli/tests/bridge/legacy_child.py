@@ -1,0 +1,99 @@
+"""A legacy-only (2025-11-25) stdio MCP server for the bridge tests, with tools that misbehave
+on purpose. One thread, event-driven: it never blocks on an answer it waits for.
+
+Tools: echo {message}; garbage (writes a line that is not JSON, then answers); sample {text}
+(asks the client for a sampling/createMessage and answers with what came back, or the
+error); hold (answered only once `release` is called); release; roots_error (the error the
+bridge gave the roots/list this server sent right after notifications/initialized, when no
+client request was in flight); exit (the process exits with status 3 at once)."""
+import json
+import sys
+
+out = sys.stdout
+
+
+def send(msg):
+    out.write(json.dumps(msg) + "\n")
+    out.flush()
+
+
+def result(id_, text, is_error=False):
+    send({"jsonrpc": "2.0", "id": id_,
+          "result": {"content": [{"type": "text", "text": text}], "isError": is_error}})
+
+
+TOOLS = ["echo", "garbage", "sample", "hold", "release", "roots_error", "exit"]
+held = []
+waiting = {}  # our request id -> (kind, the tools/call id)
+roots_error = ["(none yet)"]
+next_id = [0]
+
+
+def ask(method, params, kind, call_id):
+    next_id[0] += 1
+    rid = "child-%d" % next_id[0]
+    waiting[rid] = (kind, call_id)
+    send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+
+
+for line in sys.stdin:
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        continue
+    method = msg.get("method")
+    if method is None:
+        kind, call_id = waiting.pop(msg.get("id"), (None, None))
+        if kind == "roots":
+            roots_error[0] = json.dumps(msg.get("error", msg.get("result")))
+        elif kind == "sample":
+            if "error" in msg:
+                result(call_id, "refused: " + msg["error"]["message"], True)
+            else:
+                result(call_id, "sampled: " + msg["result"]["content"]["text"])
+        continue
+    id_ = msg.get("id")
+    params = msg.get("params") or {}
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": id_, "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {"listChanged": True}, "logging": {}},
+            "serverInfo": {"name": "legacy-child", "version": "1"}}})
+    elif method == "notifications/initialized":
+        ask("roots/list", {}, "roots", None)
+    elif id_ is None:
+        continue
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": id_, "result": {"tools": [
+            {"name": t, "inputSchema": {"type": "object"}} for t in TOOLS]}})
+    elif method == "tools/call":
+        name = params.get("name")
+        args = params.get("arguments") or {}
+        if name == "echo":
+            result(id_, args.get("message", ""))
+        elif name == "garbage":
+            out.write("this is not json\n")
+            out.flush()
+            result(id_, "after garbage")
+        elif name == "sample":
+            ask("sampling/createMessage", {"messages": [{"role": "user", "content": {
+                "type": "text", "text": args.get("text", "")}}], "maxTokens": 10}, "sample", id_)
+        elif name == "hold":
+            held.append(id_)
+        elif name == "release":
+            for h in held:
+                result(h, "released")
+            held.clear()
+            result(id_, "released all")
+        elif name == "roots_error":
+            result(id_, roots_error[0])
+        elif name == "exit":
+            sys.stderr.write("legacy-child: exiting on request\n")
+            sys.stderr.flush()
+            sys.exit(3)
+        else:
+            send({"jsonrpc": "2.0", "id": id_,
+                  "error": {"code": -32602, "message": "Unknown tool: %s" % name}})
+    else:
+        send({"jsonrpc": "2.0", "id": id_,
+              "error": {"code": -32601, "message": "Method not found: %s" % method}})

@@ -1,0 +1,167 @@
+//! What the child sends the bridge: its requests (sampling, elicitation, roots) go to the client
+//! whose request they concern and are refused where that cannot be told; its progress goes to
+//! the request whose token it carries, under the client's own token; its log messages to the
+//! client they concern; list changes to every session, resource updates to the sessions that
+//! subscribed.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+
+use super::json;
+use super::state::{Inner, Relation, text};
+use crate::peer::{Context, Handler, Incoming, PeerHandle, Reply, RequestError, RpcError};
+use crate::{ErrorCode, RawJson};
+
+/// The child connection's handler.
+pub(super) struct ChildHandler {
+    pub(super) inner: Weak<Inner>,
+}
+
+impl Handler for ChildHandler {
+    async fn request(&self, req: &Incoming, _cx: &Context) -> Result<Reply, RpcError> {
+        let Some(inner) = self.inner.upgrade() else {
+            return Err(RpcError::internal("mcpwire bridge: stopping"));
+        };
+        if req.method() == "ping" {
+            return Ok(Reply::empty());
+        }
+        let (peer, modern) = match inner.relate() {
+            Relation::To { peer, modern } => (peer, modern),
+            other => {
+                inner.counters.child_requests_refused.fetch_add(1, Ordering::Relaxed);
+                let why = match other {
+                    Relation::Ambiguous(n) => format!(
+                        "requests of {n} clients are in flight and the request names none of \
+                         them"
+                    ),
+                    _ => "no client request is in flight".into(),
+                };
+                tracing::warn!(method = req.method(), %why, "mcpwire bridge: child request refused");
+                return Err(RpcError::new(
+                    ErrorCode::SERVER_ERROR,
+                    format!(
+                        "mcpwire bridge: {} was sent to no client: it cannot be told which \
+                         client it concerns ({why})",
+                        req.method()
+                    ),
+                ));
+            }
+        };
+        if modern {
+            // A 2026-07-28 client takes no requests from a server: it is asked through an
+            // `input_required` result, which a legacy child cannot give.
+            inner.counters.child_requests_refused.fetch_add(1, Ordering::Relaxed);
+            return Err(RpcError::new(
+                ErrorCode::SERVER_ERROR,
+                format!(
+                    "mcpwire bridge: {} was sent to no client: the request it concerns came \
+                     from a 2026-07-28 client, which takes no server requests",
+                    req.method()
+                ),
+            ));
+        }
+        inner.counters.child_requests_routed.fetch_add(1, Ordering::Relaxed);
+        drop(inner);
+        match peer.request(req.method(), req.params()).await {
+            Ok(answer) => Ok(Reply::raw(text(answer.result()))),
+            Err(RequestError::Rpc(e)) => Err(e),
+            Err(e) => Err(RpcError::internal(format!(
+                "mcpwire bridge: the client did not answer {}: {e}",
+                req.method()
+            ))),
+        }
+    }
+
+    async fn notification(&self, note: &Incoming, _cx: &Context) {
+        let Some(inner) = self.inner.upgrade() else { return };
+        let method = note.method();
+        let params = note.params();
+        // A notification of a listen stream: to the client whose `subscriptions/listen` it is,
+        // under that client's id for it.
+        let sub = params.and_then(|p| json::meta_member(p.get(), crate::mcp::SUBSCRIPTION_ID_KEY));
+        if let Some(sub) = sub {
+            let target = sub.trim().parse().ok().and_then(|id| inner.listen_target(id));
+            let rewritten = target.and_then(|(peer, own)| {
+                let p = json::set_meta_member(text(params), crate::mcp::SUBSCRIPTION_ID_KEY, &own)?;
+                Some((peer, p))
+            });
+            let Some((peer, p)) = rewritten else {
+                inner.counters.notifications_dropped.fetch_add(1, Ordering::Relaxed);
+                return;
+            };
+            inner.counters.notifications_routed.fetch_add(1, Ordering::Relaxed);
+            let _ = peer.notify(method, Some(RawJson::new(&p))).await;
+            return;
+        }
+        match method {
+            "notifications/progress" => progress(&inner, params).await,
+            "notifications/tools/list_changed"
+            | "notifications/prompts/list_changed"
+            | "notifications/resources/list_changed" => {
+                fan_out(&inner, method, params, |_| true);
+            }
+            "notifications/resources/updated" => {
+                let uri = params.and_then(|p| json::member(p.get(), "uri")).and_then(unquote);
+                fan_out(&inner, method, params, |s| {
+                    uri.as_ref().is_some_and(|u| s.subscriptions.contains(u))
+                });
+            }
+            // `notifications/message` and anything else: the client it concerns, if one.
+            _ => match inner.relate() {
+                Relation::To { peer, .. } => {
+                    inner.counters.notifications_routed.fetch_add(1, Ordering::Relaxed);
+                    let _ = peer.notify(method, params).await;
+                }
+                _ => {
+                    inner.counters.notifications_dropped.fetch_add(1, Ordering::Relaxed);
+                }
+            },
+        }
+    }
+}
+
+/// A progress notification, to the request whose (bridge's) token it carries, with the
+/// client's own token in its place.
+async fn progress(inner: &Arc<Inner>, params: Option<RawJson<'_>>) {
+    let params = text(params);
+    let target = json::progress_token(params).and_then(|seq| inner.progress_target(seq));
+    let Some((peer, token)) = target else {
+        inner.counters.notifications_dropped.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    let Some(params) = json::set_member(params, "progressToken", &token) else {
+        inner.counters.notifications_dropped.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    inner.counters.notifications_routed.fetch_add(1, Ordering::Relaxed);
+    let _ = peer.notify("notifications/progress", Some(RawJson::new(&params))).await;
+}
+
+/// Sends the notification to every session `to` picks, each on a task of its own (one slow
+/// client does not hold back the others, nor the child).
+fn fan_out(
+    inner: &Inner,
+    method: &str,
+    params: Option<RawJson<'_>>,
+    to: impl Fn(&super::state::Session) -> bool,
+) {
+    let params: Option<Arc<str>> = params.map(|p| Arc::from(p.get()));
+    let method: Arc<str> = Arc::from(method);
+    for client in inner.sessions() {
+        let peer: Option<PeerHandle> = {
+            let s = super::state::lock(&client.session);
+            s.peer.clone().filter(|_| to(&s))
+        };
+        let Some(peer) = peer else { continue };
+        inner.counters.notifications_fanned_out.fetch_add(1, Ordering::Relaxed);
+        let (method, params) = (method.clone(), params.clone());
+        tokio::spawn(async move {
+            let _ = peer.notify(&method, params.as_deref().map(RawJson::new)).await;
+        });
+    }
+}
+
+/// A JSON string's value.
+fn unquote(raw: &str) -> Option<String> {
+    serde_json::from_str(raw).ok()
+}

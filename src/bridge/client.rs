@@ -1,0 +1,324 @@
+//! What a client sends the bridge. A legacy client's `initialize` is answered from the child's
+//! held one; every other request goes to the child through the bridge's one peer to it (so it
+//! gets the child-side id of that peer, and the answer comes back under the client's own id),
+//! counted against the client's bound and admitted in turn with other clients' requests. A
+//! progress token is replaced with the bridge's own and the client's put back on the way out.
+//!
+//! Eras: a modern (2026-07-28) client's request goes to a modern child as it is; to a legacy
+//! child with its envelope stripped, `server/discover` answered from the held `initialize`,
+//! and the answer given `resultType` and the server's identity. A legacy client's `tools/call`
+//! and `prompts/get` go to a modern child as modern requests carrying the client's
+//! capabilities: the child then asks for input with an `input_required` answer the bridge
+//! fulfils by asking that client itself, so a request the child needs answered always
+//! reaches the client whose call it belongs to, however many clients call at once.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use super::era::{ENVELOPE, initialize_answer};
+use super::json::{self, RequestEdit};
+use super::state::{ChildLink, ClientState, Flight, InFlight, Inner, lock, text};
+use crate::mcp::mrtr::{self, Outcome};
+use crate::mcp::{
+    self, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY,
+};
+use crate::peer::{Context, Handler, Incoming, Reply, RequestError, RequestOptions, RpcError};
+use crate::{ErrorCode, OwnedId, RawJson};
+
+/// The most `input_required` rounds one legacy client's call may take through a modern child
+/// ([`mrtr::DEFAULT_MAX_INPUT_ROUNDS`]).
+const MAX_INPUT_ROUNDS: u32 = mrtr::DEFAULT_MAX_INPUT_ROUNDS;
+
+/// One client's handler: a legacy session's, or the peer a modern request runs in. Made by
+/// [`Bridge::handler`](super::Bridge::handler), one per client.
+pub struct BridgeHandler {
+    pub(super) inner: Arc<Inner>,
+    pub(super) client: Arc<ClientState>,
+}
+
+impl std::fmt::Debug for BridgeHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BridgeHandler").field("client", &self.client.id).finish()
+    }
+}
+
+/// A request on its way to the child: its method and params, whether its client is a modern
+/// one, and the client's own id for it (kept for a `subscriptions/listen`).
+struct Out<'a> {
+    method: &'a str,
+    params: Option<RawJson<'a>>,
+    modern: bool,
+    id: Option<crate::Id<'a>>,
+}
+
+impl<'a> Out<'a> {
+    fn legacy(method: &'a str, params: Option<RawJson<'a>>) -> Self {
+        Self { method, params, modern: false, id: None }
+    }
+
+    fn modern(method: &'a str, params: Option<RawJson<'a>>) -> Self {
+        Self { method, params, modern: true, id: None }
+    }
+}
+
+/// Whether a request's `_meta` names a protocol version.
+fn is_modern(params: Option<RawJson<'_>>) -> bool {
+    mcp::meta::RequestParams::parse(params)
+        .ok()
+        .and_then(|p| p.meta().ok().flatten())
+        .is_some_and(|m| m.is_modern())
+}
+
+impl Handler for BridgeHandler {
+    async fn request(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
+        let link = self.inner.child()?;
+        let (method, params) = (req.method(), req.params());
+        if is_modern(params) {
+            return self.modern(&link, method, params, cx, req.id()).await;
+        }
+        match method {
+            "initialize" => return Ok(self.initialize(req, cx, &link)),
+            "ping" => return Ok(Reply::empty()),
+            "logging/setLevel" => {
+                let level = params.and_then(|p| json::member(p.get(), "level"));
+                lock(&self.client.session).log_level = level.map(str::to_owned);
+            }
+            "resources/subscribe" | "resources/unsubscribe" => {
+                if let Some(done) = self.subscription(method, params) {
+                    return Ok(done);
+                }
+            }
+            "tools/call" | "prompts/get" if link.held.modern && !self.asked_for_tasks() => {
+                return self.legacy_via_modern(&link, method, params, cx).await;
+            }
+            _ => {}
+        }
+        let answer =
+            self.forward(&link, Out::legacy(method, params), &RequestEdit::default(), cx).await?;
+        Ok(Reply::raw(text(answer.result())))
+    }
+
+    async fn notification(&self, note: &Incoming, _cx: &Context) {
+        match note.method() {
+            // The bridge opened the child's session; a client's roots are asked of it when a
+            // request of its concerns them, not announced to a child shared by all.
+            "notifications/initialized" | "notifications/roots/list_changed" => {}
+            method => {
+                if let Ok(link) = self.inner.child() {
+                    let _ = link.peer.notify(method, note.params()).await;
+                }
+            }
+        }
+    }
+}
+
+impl BridgeHandler {
+    /// A legacy client's `initialize`, answered from the child's, and the session noted.
+    fn initialize(&self, req: &Incoming, cx: &Context, link: &ChildLink) -> Reply {
+        let params = req.params().map(|p| p.get());
+        let member = |k| params.and_then(|p| json::member(p, k));
+        let asked: Option<String> =
+            member("protocolVersion").and_then(|v| serde_json::from_str(v).ok());
+        {
+            let mut s = lock(&self.client.session);
+            s.capabilities = member("capabilities").map(str::to_owned);
+            s.client_info = member("clientInfo").map(str::to_owned);
+            s.peer = Some(cx.peer().unrelated());
+        }
+        Reply::raw_string(initialize_answer(&link.held, asked.as_deref()))
+    }
+
+    /// Whether the client declared the tasks extension (its calls then stay legacy, as the
+    /// child's task results for a legacy session are shaped for one).
+    fn asked_for_tasks(&self) -> bool {
+        lock(&self.client.session)
+            .capabilities
+            .as_deref()
+            .is_some_and(|c| c.contains("io.modelcontextprotocol/tasks"))
+    }
+
+    /// Notes a subscription; answers an unsubscription itself while another session still
+    /// subscribes to the resource (the child's one subscription serves them all).
+    fn subscription(&self, method: &str, params: Option<RawJson<'_>>) -> Option<Reply> {
+        let uri: String = params
+            .and_then(|p| json::member(p.get(), "uri"))
+            .and_then(|u| serde_json::from_str(u).ok())?;
+        if method == "resources/subscribe" {
+            lock(&self.client.session).subscriptions.insert(uri);
+            return None;
+        }
+        lock(&self.client.session).subscriptions.remove(&uri);
+        let others = self
+            .inner
+            .sessions()
+            .iter()
+            .any(|c| c.id != self.client.id && lock(&c.session).subscriptions.contains(&uri));
+        others.then(Reply::empty)
+    }
+
+    /// A modern client's request.
+    async fn modern(
+        &self,
+        link: &ChildLink,
+        method: &str,
+        params: Option<RawJson<'_>>,
+        cx: &Context,
+        id: Option<crate::Id<'_>>,
+    ) -> Result<Reply, RpcError> {
+        if link.held.modern {
+            let answer = self
+                .forward(
+                    link,
+                    Out { id, ..Out::modern(method, params) },
+                    &RequestEdit::default(),
+                    cx,
+                )
+                .await?;
+            return Ok(Reply::raw(text(answer.result())));
+        }
+        if method == "server/discover" {
+            return Ok(Reply::raw(&link.held.discover));
+        }
+        if mcp::is_legacy_only(method) {
+            return Err(RpcError::method_not_found(method));
+        }
+        let edit = RequestEdit { drop_meta: &ENVELOPE, ..RequestEdit::default() };
+        let answer = match self.forward(link, Out::modern(method, params), &edit, cx).await {
+            // The legacy era's "resource not found" is the modern era's invalid params.
+            Err(mut e) if e.code == ErrorCode::RESOURCE_NOT_FOUND => {
+                e.code = ErrorCode::INVALID_PARAMS;
+                return Err(e);
+            }
+            other => other?,
+        };
+        let result = text(answer.result());
+        let Some(mut out) =
+            json::modern_result(result, mcp::SERVER_INFO_KEY, &link.held.server_info)
+        else {
+            return Ok(Reply::raw(result));
+        };
+        if mcp::is_cacheable(method) && json::member(&out, "ttlMs").is_none() {
+            out = json::set_member(&out, "ttlMs", "0").unwrap_or(out);
+            out = json::set_member(&out, "cacheScope", "\"private\"").unwrap_or(out);
+        }
+        Ok(Reply::raw_string(out))
+    }
+
+    /// A legacy client's call through a modern child: each `input_required` round is asked of
+    /// this client, on this call's own stream, and the call sent again with the answers.
+    async fn legacy_via_modern(
+        &self,
+        link: &ChildLink,
+        method: &str,
+        params: Option<RawJson<'_>>,
+        cx: &Context,
+    ) -> Result<Reply, RpcError> {
+        let (caps, info, level) = {
+            let s = lock(&self.client.session);
+            (
+                s.capabilities.clone().unwrap_or_else(|| "{}".into()),
+                s.client_info.clone(),
+                s.log_level.clone().unwrap_or_else(|| "\"debug\"".into()),
+            )
+        };
+        let version = format!("\"{}\"", mcp::MODERN_VERSIONS[0]);
+        let mut add = vec![
+            (PROTOCOL_VERSION_KEY, version.as_str()),
+            (CLIENT_CAPABILITIES_KEY, caps.as_str()),
+            (LOG_LEVEL_KEY, level.as_str()),
+        ];
+        if let Some(info) = &info {
+            add.push((CLIENT_INFO_KEY, info.as_str()));
+        }
+        let edit = RequestEdit { drop_meta: &ENVELOPE, add_meta: &add, token: None };
+        let mut retry: Option<String> = None;
+        for _ in 0..=MAX_INPUT_ROUNDS {
+            let sent = retry.as_deref().map(RawJson::new).or(params);
+            let answer = self.forward(link, Out::legacy(method, sent), &edit, cx).await?;
+            let result = text(answer.result());
+            let round = match mrtr::outcome(RawJson::new(result)) {
+                Ok(Outcome::InputRequired(round)) => round,
+                Ok(Outcome::Complete | Outcome::Task) | Err(_) => {
+                    let out = json::legacy_result(result, mcp::SERVER_INFO_KEY);
+                    return Ok(out.map_or_else(|| Reply::raw(result), Reply::raw_string));
+                }
+            };
+            let mut responses = Vec::with_capacity(round.requests.len());
+            for r in &round.requests {
+                // Asked on this call's own stream: the client that made the call answers.
+                match cx.peer().request(&r.method, r.params).await {
+                    Ok(a) => responses.push((r.key.to_string(), text(a.result()).to_owned())),
+                    Err(RequestError::Rpc(e)) => return Err(e),
+                    Err(e) => {
+                        return Err(RpcError::internal(format!(
+                            "mcpwire bridge: the client did not answer {}: {e}",
+                            r.method
+                        )));
+                    }
+                }
+            }
+            let next = mrtr::retry_params(params, &responses, round.request_state)
+                .map_err(|e| RpcError::internal(format!("mcpwire bridge: {e}")))?;
+            retry = Some(next);
+        }
+        Err(RpcError::internal(format!(
+            "mcpwire bridge: the child asked for input more than {MAX_INPUT_ROUNDS} times"
+        )))
+    }
+
+    /// Sends a request to the child on the client's behalf and waits for its answer: counted
+    /// against the client's bound, admitted in turn, its progress token replaced.
+    async fn forward(
+        &self,
+        link: &ChildLink,
+        out: Out<'_>,
+        edit: &RequestEdit<'_>,
+        cx: &Context,
+    ) -> Result<Incoming, RpcError> {
+        let Out { method, params, modern, id: own_id } = out;
+        let inner = &*self.inner;
+        let mut flight = InFlight::start(inner, &self.client)?;
+        // A listen stream stays open as long as its client listens: it takes no turn.
+        let _slot = match method {
+            "subscriptions/listen" => None,
+            _ => Some(inner.admission.acquire(self.client.id).await),
+        };
+        let seq = inner.next_seq.fetch_add(1, Ordering::Relaxed);
+        let edit =
+            RequestEdit { token: Some(seq), drop_meta: edit.drop_meta, add_meta: edit.add_meta };
+        let edited = json::edit_request(params.map(|p| p.get()), &edit);
+        let sent = edited.params.as_deref().map(RawJson::new).or(params);
+        let mut options = RequestOptions::new().timeout(inner.config.request_timeout);
+        if edited.token.is_some() {
+            options = options.reset_on_progress(OwnedId::Num(seq as i64), None);
+        }
+        let peer = cx.peer().clone();
+        let listen = (method == "subscriptions/listen").then(|| {
+            let sink = Arc::new(std::sync::atomic::AtomicU64::new(0));
+            options.id_sink = Some(sink.clone());
+            (sink, own_id.map_or_else(|| "null".to_owned(), |i| i.to_string()))
+        });
+        let flight_of = Flight {
+            client: self.client.id,
+            peer,
+            token: edited.token,
+            modern,
+            listen,
+            answered: false,
+        };
+        flight.fly(seq, flight_of);
+        inner.counters.forwarded.fetch_add(1, Ordering::Relaxed);
+        match link.peer.request_with(method, sent, options).await {
+            Ok(answer) => Ok(answer),
+            Err(RequestError::Rpc(e)) => Err(e),
+            Err(RequestError::Timeout) => Err(RpcError::internal(format!(
+                "mcpwire bridge: the child server did not answer {method} within {:?}",
+                inner.config.request_timeout.unwrap_or_default()
+            ))),
+            Err(RequestError::Closed(reason)) => Err(RpcError::internal(format!(
+                "mcpwire bridge: the child server ended before it answered {method}: {reason}"
+            ))),
+            Err(e) => Err(RpcError::internal(format!("mcpwire bridge: {method}: {e}"))),
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! The eras on both sides of the bridge: the child's one `initialize`, what a legacy client's
+//! `initialize` is answered with, `server/discover` for a modern client of a legacy child, and
+//! the `_meta` members that tell the eras apart.
+
+use serde_json::Value;
+
+use super::state::Held;
+use crate::mcp::{
+    self, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY,
+};
+
+/// The `_meta` members of a modern request that a legacy child does not take.
+pub(super) const ENVELOPE: [&str; 4] =
+    [PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY];
+
+/// What the bridge tells the child it can do: every client feature, each asked of the client a
+/// request concerns.
+pub(super) const BRIDGE_CAPABILITIES: &str =
+    r#"{"sampling":{},"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true}}"#;
+
+/// The bridge's `initialize` params to the child.
+pub(super) fn initialize_params() -> String {
+    format!(
+        r#"{{"protocolVersion":"{}","capabilities":{BRIDGE_CAPABILITIES},"clientInfo":{{"name":"mcpwire-bridge","version":"{}"}}}}"#,
+        mcp::LEGACY_VERSIONS[mcp::LEGACY_VERSIONS.len() - 1],
+        env!("CARGO_PKG_VERSION"),
+    )
+}
+
+/// The bridge's `server/discover` params to the child: the probe for the modern era.
+pub(super) fn discover_params() -> String {
+    format!(
+        r#"{{"_meta":{{"{PROTOCOL_VERSION_KEY}":"{}","{CLIENT_CAPABILITIES_KEY}":{BRIDGE_CAPABILITIES},"{CLIENT_INFO_KEY}":{{"name":"mcpwire-bridge","version":"{}"}}}}}}"#,
+        mcp::MODERN_VERSIONS[0],
+        env!("CARGO_PKG_VERSION"),
+    )
+}
+
+/// What the child's `initialize` answered, read; `modern` is whether it answered the probe.
+///
+/// # Errors
+///
+/// When the result is not an object with a string `protocolVersion`.
+pub(super) fn held(result: &str, modern: bool) -> Result<Held, String> {
+    let v: Value = serde_json::from_str(result).map_err(|e| format!("not JSON: {e}"))?;
+    let version = v
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .ok_or("the initialize result names no protocolVersion")?
+        .to_owned();
+    let server_info = v.get("serverInfo").map_or_else(|| "{}".to_owned(), Value::to_string);
+    let mut discover = serde_json::json!({
+        "supportedVersions": mcp::MODERN_VERSIONS,
+        "capabilities": v.get("capabilities").cloned().unwrap_or_else(|| serde_json::json!({})),
+        "ttlMs": 0,
+        "cacheScope": "private",
+        "resultType": "complete",
+        "_meta": { mcp::SERVER_INFO_KEY: v.get("serverInfo").cloned().unwrap_or_default() },
+    });
+    if let Some(i) = v.get("instructions") {
+        discover["instructions"] = i.clone();
+    }
+    Ok(Held {
+        result: result.to_owned(),
+        version,
+        server_info,
+        discover: discover.to_string(),
+        modern,
+    })
+}
+
+/// The answer to a legacy client's `initialize`: the child's own, at the version the client
+/// asked for when the child's is later and the client's a legacy one (what the child would
+/// have answered it), else at the child's.
+pub(super) fn initialize_answer(held: &Held, requested: Option<&str>) -> String {
+    let Some(asked) = requested else { return held.result.clone() };
+    if asked == held.version
+        || !mcp::LEGACY_VERSIONS.contains(&asked)
+        || asked > held.version.as_str()
+    {
+        return held.result.clone();
+    }
+    let Ok(mut v) = serde_json::from_str::<Value>(&held.result) else {
+        return held.result.clone();
+    };
+    v["protocolVersion"] = Value::String(asked.to_owned());
+    v.to_string()
+}
+
+#[cfg(test)]
+mod tests;

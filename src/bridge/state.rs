@@ -1,0 +1,301 @@
+//! What the bridge's two sides share: the child's handle and what its `initialize` answered,
+//! the clients, the requests in flight to the child (each with the client it came from, so
+//! that what the child sends about it reaches that client alone), and the counters.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, Weak};
+use std::time::{Duration, Instant};
+
+/// How long a request that was answered still counts, for what the child sends that names no
+/// request: the child's message may be read before its answer and handled after the answer
+/// reached the client (another thread), and must then count as possibly that request's.
+const RELATION_GRACE: Duration = Duration::from_millis(100);
+
+use super::admission::Admission;
+use crate::peer::{PeerHandle, RpcError};
+use crate::{ErrorCode, RawJson};
+
+/// Locks, taking over a lock poisoned by a panic (every table is consistent at each unlock).
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The bounds and behaviour the bridge was built with.
+#[derive(Clone, Debug)]
+pub(super) struct Config {
+    pub(super) max_client_in_flight: usize,
+    pub(super) max_child_in_flight: usize,
+    pub(super) request_timeout: Option<Duration>,
+    pub(super) restart_backoff: (Duration, Duration),
+    pub(super) max_restarts: Option<u32>,
+}
+
+/// What the child's `initialize` answered, held for every client, and what the bridge built
+/// from it.
+#[derive(Debug)]
+pub(super) struct Held {
+    /// The result's text.
+    pub(super) result: String,
+    /// Its `protocolVersion`.
+    pub(super) version: String,
+    /// Its `serverInfo` (JSON text), `{}` when it named none.
+    pub(super) server_info: String,
+    /// `server/discover` answered for modern clients of a legacy child.
+    pub(super) discover: String,
+    /// Whether the child also answers modern (2026-07-28) requests.
+    pub(super) modern: bool,
+}
+
+/// The child as the bridge holds it now.
+#[derive(Clone)]
+pub(super) struct ChildLink {
+    pub(super) peer: PeerHandle,
+    pub(super) held: Arc<Held>,
+}
+
+/// One client: a legacy session, or the peer a modern request ran in.
+#[derive(Debug, Default)]
+pub(super) struct ClientState {
+    pub(super) id: u64,
+    /// Its requests in flight to the child.
+    pub(super) in_flight: AtomicUsize,
+    pub(super) session: Mutex<Session>,
+}
+
+/// What a legacy client's `initialize` and later requests told the bridge.
+#[derive(Debug, Default)]
+pub(super) struct Session {
+    /// The session's handle, not tied to any of its requests: list changes and resource
+    /// updates go to its GET stream through it.
+    pub(super) peer: Option<PeerHandle>,
+    /// The client's capabilities (JSON text), for its requests sent on as modern ones.
+    pub(super) capabilities: Option<String>,
+    /// The client's `clientInfo` (JSON text).
+    pub(super) client_info: Option<String>,
+    /// The level of `logging/setLevel` (JSON text of the name).
+    pub(super) log_level: Option<String>,
+    /// The resources it subscribed to.
+    pub(super) subscriptions: HashSet<String>,
+}
+
+/// A request in flight to the child: whose it is and where what concerns it goes.
+pub(super) struct Flight {
+    pub(super) client: u64,
+    /// The client's peer, tied to the request (over HTTP: its POST's stream).
+    pub(super) peer: PeerHandle,
+    /// The client's own progress token (JSON text), when the bridge put its own in its place.
+    pub(super) token: Option<String>,
+    /// Whether the client is a modern one (it takes no requests from a server).
+    pub(super) modern: bool,
+    /// A `subscriptions/listen`: the child-side id (once sent), which the child's
+    /// notifications for it name as their subscription, and the client's own id (JSON text).
+    pub(super) listen: Option<(Arc<AtomicU64>, String)>,
+    /// Answered (it is kept [`RELATION_GRACE`] longer for [`Inner::relate`]).
+    pub(super) answered: bool,
+}
+
+/// The requests in flight to the child, and those answered in the last [`RELATION_GRACE`].
+#[derive(Default)]
+pub(super) struct Flights {
+    pub(super) map: HashMap<u64, Flight>,
+    answered: VecDeque<(Instant, u64)>,
+}
+
+impl Flights {
+    /// Forgets the requests answered longer ago than the grace.
+    fn sweep(&mut self, now: Instant) {
+        while let Some(&(at, seq)) = self.answered.front() {
+            if now.duration_since(at) < RELATION_GRACE {
+                break;
+            }
+            self.answered.pop_front();
+            self.map.remove(&seq);
+        }
+    }
+}
+
+/// Where the child's request or notification goes.
+pub(super) enum Relation {
+    /// To this client's request.
+    To { peer: PeerHandle, modern: bool },
+    /// Requests of this many clients are in flight: which one it concerns cannot be told.
+    Ambiguous(usize),
+    /// No request is in flight.
+    None,
+}
+
+/// The bridge's counters.
+#[derive(Debug, Default)]
+pub(super) struct Counters {
+    pub(super) forwarded: AtomicU64,
+    pub(super) refused_client_bound: AtomicU64,
+    pub(super) child_requests_routed: AtomicU64,
+    pub(super) child_requests_refused: AtomicU64,
+    pub(super) notifications_routed: AtomicU64,
+    pub(super) notifications_dropped: AtomicU64,
+    pub(super) notifications_fanned_out: AtomicU64,
+    pub(super) child_restarts: AtomicU64,
+    pub(super) sessions_ended_by_restart: AtomicU64,
+}
+
+/// Everything the bridge shares.
+pub(super) struct Inner {
+    pub(super) config: Config,
+    pub(super) child: RwLock<Option<ChildLink>>,
+    /// Why the child is not there, when it is not (exited, restarting, gave up).
+    pub(super) child_gone: Mutex<String>,
+    pub(super) admission: Arc<Admission>,
+    pub(super) flights: Mutex<Flights>,
+    pub(super) clients: Mutex<HashMap<u64, Weak<ClientState>>>,
+    pub(super) next_seq: AtomicU64,
+    pub(super) next_client: AtomicU64,
+    pub(super) counters: Counters,
+    /// Set by `Bridge::close`: the child is not started again.
+    pub(super) stopping: AtomicBool,
+}
+
+impl Inner {
+    pub(super) fn new(config: Config) -> Self {
+        Self {
+            admission: Admission::new(config.max_child_in_flight),
+            config,
+            child: RwLock::new(None),
+            child_gone: Mutex::new("the child server has not started".into()),
+            flights: Mutex::new(Flights::default()),
+            clients: Mutex::new(HashMap::new()),
+            next_seq: AtomicU64::new(1),
+            next_client: AtomicU64::new(1),
+            counters: Counters::default(),
+            stopping: AtomicBool::new(false),
+        }
+    }
+
+    /// The child now, or the error a request gets while there is none.
+    pub(super) fn child(&self) -> Result<ChildLink, RpcError> {
+        let link = self.child.read().unwrap_or_else(PoisonError::into_inner).clone();
+        match link {
+            Some(l) if !l.peer.is_closed() => Ok(l),
+            _ => Err(RpcError::new(
+                ErrorCode::INTERNAL_ERROR,
+                format!("mcpwire bridge: {}", lock(&self.child_gone)),
+            )),
+        }
+    }
+
+    /// A new client's state, registered for list changes and resource updates.
+    pub(super) fn new_client(&self) -> Arc<ClientState> {
+        let id = self.next_client.fetch_add(1, Ordering::Relaxed);
+        let c = Arc::new(ClientState { id, ..ClientState::default() });
+        let mut clients = lock(&self.clients);
+        // Clients that ended leave a dead entry: swept once they are as many as the live ones.
+        if clients.len() >= 64 && clients.len().is_power_of_two() {
+            clients.retain(|_, w| w.strong_count() > 0);
+        }
+        clients.insert(id, Arc::downgrade(&c));
+        c
+    }
+
+    /// The live clients that opened a session.
+    pub(super) fn sessions(&self) -> Vec<Arc<ClientState>> {
+        lock(&self.clients).values().filter_map(Weak::upgrade).collect()
+    }
+
+    /// Which client a message of the child's concerns, when the wire does not say: the one
+    /// client with requests in flight (its latest request), or none at all.
+    pub(super) fn relate(&self) -> Relation {
+        let mut flights = lock(&self.flights);
+        flights.sweep(Instant::now());
+        let mut latest: Option<(u64, &Flight)> = None;
+        let mut clients = HashSet::new();
+        for (seq, f) in flights.map.iter() {
+            clients.insert(f.client);
+            if latest.is_none_or(|(s, _)| *seq > s) {
+                latest = Some((*seq, f));
+            }
+        }
+        match (clients.len(), latest) {
+            (1, Some((_, f))) => Relation::To { peer: f.peer.clone(), modern: f.modern },
+            (0, _) | (_, None) => Relation::None,
+            (n, _) => Relation::Ambiguous(n),
+        }
+    }
+
+    /// The client's peer and own request id (JSON text) for the listen stream the child names
+    /// `child_id`.
+    pub(super) fn listen_target(&self, child_id: u64) -> Option<(PeerHandle, String)> {
+        let flights = lock(&self.flights);
+        flights.map.values().find_map(|f| match &f.listen {
+            Some((id, own)) if !f.answered && id.load(Ordering::Acquire) == child_id => {
+                Some((f.peer.clone(), own.clone()))
+            }
+            _ => None,
+        })
+    }
+
+    /// The client's peer and own token for the bridge's progress token `seq`.
+    pub(super) fn progress_target(&self, seq: u64) -> Option<(PeerHandle, String)> {
+        let flights = lock(&self.flights);
+        let f = flights.map.get(&seq).filter(|f| !f.answered)?;
+        Some((f.peer.clone(), f.token.clone()?))
+    }
+}
+
+/// A request of `client`'s counted in flight: refused past the client's bound, and forgotten
+/// (its flight too) when dropped.
+pub(super) struct InFlight<'a> {
+    inner: &'a Inner,
+    client: &'a ClientState,
+    seq: Option<u64>,
+}
+
+impl<'a> InFlight<'a> {
+    /// Counts one more request of `client`'s.
+    ///
+    /// # Errors
+    ///
+    /// -32000 when the client already has `max_client_in_flight` requests in flight.
+    pub(super) fn start(inner: &'a Inner, client: &'a ClientState) -> Result<Self, RpcError> {
+        let bound = inner.config.max_client_in_flight;
+        let before = client.in_flight.fetch_add(1, Ordering::AcqRel);
+        if before >= bound {
+            client.in_flight.fetch_sub(1, Ordering::AcqRel);
+            inner.counters.refused_client_bound.fetch_add(1, Ordering::Relaxed);
+            return Err(RpcError::new(
+                ErrorCode::SERVER_ERROR,
+                format!(
+                    "mcpwire bridge: too many requests in flight: at most {bound} per client; \
+                     send this one again once an answer has come"
+                ),
+            )
+            .with_data(&serde_json::json!({ "maxInFlight": bound })));
+        }
+        Ok(Self { inner, client, seq: None })
+    }
+
+    /// Registers the request as in flight to the child under `seq`.
+    pub(super) fn fly(&mut self, seq: u64, flight: Flight) {
+        let mut flights = lock(&self.inner.flights);
+        flights.sweep(Instant::now());
+        flights.map.insert(seq, flight);
+        self.seq = Some(seq);
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if let Some(seq) = self.seq {
+            let mut flights = lock(&self.inner.flights);
+            if let Some(f) = flights.map.get_mut(&seq) {
+                f.answered = true;
+                flights.answered.push_back((Instant::now(), seq));
+            }
+        }
+        self.client.in_flight.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// `raw` as text, or `null`.
+pub(super) fn text(raw: Option<RawJson<'_>>) -> &str {
+    raw.map_or("null", |r| r.get())
+}
