@@ -7,8 +7,9 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::model::Shape;
-use super::report::{OpTally, error_rate};
+use super::report::error_rate;
 use super::request::Ctx;
+use super::tally::OpTally;
 use super::window::{Interrupt, Measured, Sinks, window};
 use super::{Capacity, DEFAULT_MAX_IN_FLIGHT, Model};
 

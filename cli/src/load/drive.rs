@@ -11,8 +11,9 @@ use tokio::time::Instant;
 
 use super::hdr_log::HdrLog;
 use super::live::Live;
-use super::report::{OpReport, Report, Shards};
+use super::report::{OpReport, Report};
 use super::request::Ctx;
+use super::tally::Shards;
 use super::window::{Sinks, window};
 use super::{Model, Plan, SetupError, connect, handshake};
 

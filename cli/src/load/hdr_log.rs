@@ -22,7 +22,7 @@ use hdrhistogram::serialization::interval_log::{
 };
 use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 
-use super::report::OpTally;
+use super::tally::OpTally;
 
 /// Prefix of the tag of an operation's failures.
 pub const FAILED: &str = "failed:";

@@ -14,7 +14,8 @@ use std::fmt::Write as _;
 use hdrhistogram::Histogram;
 use serde_json::Value;
 
-use super::report::{OpTally, Report};
+use super::report::Report;
+use super::tally::OpTally;
 use draw::{COLOURS, H, MB, ML, MR, MT, W, esc, legend, nice_step, y_grid};
 
 /// The deepest percentile plotted: 99.999% (five nines).

@@ -35,6 +35,7 @@ pub mod report;
 mod request;
 pub mod scenario;
 pub mod stats;
+pub mod tally;
 mod user;
 mod window;
 

@@ -14,7 +14,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::report::Shards;
+use super::tally::Shards;
 use super::{Plan, message};
 
 /// A request sent more than this after its intended start is counted `late` (it waited for an

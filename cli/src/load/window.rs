@@ -26,8 +26,9 @@ use super::live::Live;
 use super::model::Schedule;
 use super::open::open_loop;
 use super::replay::Cursor;
-use super::report::{OpSecond, OpTally, Point};
+use super::report::{OpSecond, Point};
 use super::request::{Ctx, Window};
+use super::tally::OpTally;
 
 /// How often the tallies are harvested into the timeline and the log.
 const INTERVAL: Duration = Duration::from_secs(1);

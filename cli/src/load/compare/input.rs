@@ -8,7 +8,7 @@ use hdrhistogram::Histogram;
 use serde_json::Value;
 
 use crate::load::hdr_log::{self, FAILED, tag_of};
-use crate::load::report::histogram;
+use crate::load::tally::histogram;
 
 /// One operation's second.
 #[derive(Debug, Clone, Copy, PartialEq)]

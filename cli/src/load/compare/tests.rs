@@ -3,7 +3,7 @@ use std::time::{Duration, SystemTime};
 use super::input::from_report;
 use super::*;
 use crate::load::hdr_log::HdrLog;
-use crate::load::report::OpTally;
+use crate::load::tally::OpTally;
 
 const T: Thresholds = Thresholds {
     p50: Limit::Share(0.10),

@@ -117,7 +117,7 @@ fn the_curve_rises_and_stops_at_the_depth_the_count_supports() {
     let c = curve(&t.ok);
     assert!(c.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1));
     assert!((c.last().unwrap().0 - 4.0).abs() < 1e-9);
-    assert!(curve(&crate::load::report::histogram()).is_empty());
+    assert!(curve(&crate::load::tally::histogram()).is_empty());
     assert_eq!(percentile_label(0.0), "0%");
     assert_eq!(percentile_label(1.0), "90%");
     assert_eq!(percentile_label(2.0), "99%");

@@ -25,7 +25,7 @@ use clap::Args;
 use hdrhistogram::Histogram;
 
 use super::SetupError;
-use super::report::OpTally;
+use super::tally::OpTally;
 
 /// `load`'s live-metrics flags.
 #[derive(Debug, Clone, Default, Args)]

@@ -5,7 +5,7 @@ use opentelemetry_proto::tonic::metrics::v1::{metric, number_data_point};
 use prost::Message as _;
 
 use super::*;
-use crate::load::report::OpTally;
+use crate::load::tally::OpTally;
 
 fn tally(latencies_us: &[u64], errors: &[&str]) -> OpTally {
     let mut t = OpTally::new();
