@@ -6,7 +6,7 @@ use std::task::Waker;
 use bytes::BytesMut;
 
 use super::*;
-use crate::{FrameParser, RawJson};
+use crate::{FrameParser, Kind, RawJson};
 
 const NO: Option<RawJson<'static>> = None;
 
