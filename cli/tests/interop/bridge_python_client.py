@@ -307,12 +307,10 @@ async def run(args: argparse.Namespace, checks: Checks) -> dict[str, Any]:
                 )
             )
             clients[name] = (client, cb)
-        report["protocol_version"] = clients["A"][0].protocol_version
-        expected = MODERN if args.era == "modern" else None
-        checks.check(
-            (report["protocol_version"] == MODERN) == (expected == MODERN),
-            f"negotiated {report['protocol_version']} in the {args.era} era",
-        )
+        versions = {n: c.protocol_version for n, (c, _) in clients.items()}
+        report["protocol_versions"] = versions
+        modern = [v == MODERN for v in versions.values()]
+        checks.check(modern == [args.era == "modern"] * 2, f"negotiated {versions} in the {args.era} era")
         if child["basics"] is not None:
             await basics(clients["A"][0], child, checks, report)
         await one_at_a_time(clients, child, refused_alone, checks)

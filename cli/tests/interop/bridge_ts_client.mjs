@@ -240,8 +240,9 @@ async function bothAtOnceRefused([a, b]) {
 async function run() {
     const report = { era: opts.era, child: opts.child };
     const clients = [await connect('A'), await connect('B')];
-    report.protocol_version = clients[0].client.getNegotiatedProtocolVersion();
-    check((report.protocol_version === MODERN) === (opts.era === 'modern'), `negotiated ${report.protocol_version} in the ${opts.era} era`);
+    report.protocol_versions = clients.map((c) => c.client.getNegotiatedProtocolVersion());
+    check(report.protocol_versions.every((v) => (v === MODERN) === (opts.era === 'modern')),
+        `negotiated ${short(report.protocol_versions)} in the ${opts.era} era`);
     try {
         if (child.basics) await basics(clients[0].client, report);
         const refusedAlone = opts.era === 'modern' && child.era === 'legacy';
