@@ -17,30 +17,12 @@ MCPWIRE="${MCPWIRE:-target/release/mcpwire}"
 DURATION="${DURATION:-5}"
 WARMUP="${WARMUP:-1}"
 CONCURRENCIES="${CONCURRENCIES:-1 32 64}"
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill -TERM -- "-${p}" 2>/dev/null || true; done; }
-trap cleanup EXIT
+# shellcheck source=lib/servers.sh
+source "${ROOT}/benches/lib/servers.sh"
 
-# start NAME CMD...: runs CMD in its own group; sets URL once it announced it.
-start() {
-    local log
-    log="$(mktemp)"
-    shift
-    setsid "$@" 2>"${log}" >/dev/null </dev/null &
-    PIDS+=("$!")
-    for _ in $(seq 1 200); do
-        URL="$(grep -o 'serving MCP on http://[^ ]*' "${log}" | head -n1 | sed 's/^serving MCP on //')" || true
-        [ -n "${URL}" ] && return 0
-        sleep 0.05
-    done
-    cat "${log}" >&2
-    echo "bridge_load.sh: no URL from $*" >&2
-    exit 1
-}
-
-start direct "${MCPWIRE}" serve --http 127.0.0.1:0
+start_announced "${MCPWIRE}" serve --http 127.0.0.1:0
 DIRECT="${URL}"
-start bridge "${MCPWIRE}" bridge --http 127.0.0.1:0 -- "${MCPWIRE}" serve --stdio
+start_announced "${MCPWIRE}" bridge --http 127.0.0.1:0 -- "${MCPWIRE}" serve --stdio
 BRIDGE="${URL}"
 
 printf '%-8s %-11s %5s %10s %8s %8s %6s\n' target era conc req/s p50_us p99_us errors

@@ -51,6 +51,8 @@ impl Handler for ChildHandler {
             // A 2026-07-28 client takes no requests from a server: it is asked through an
             // `input_required` result, which a legacy child cannot give.
             inner.counters.child_requests_refused.fetch_add(1, Ordering::Relaxed);
+            let why = "the request it concerns came from a 2026-07-28 client";
+            tracing::warn!(method = req.method(), why, "mcpwire bridge: child request refused");
             return Err(RpcError::new(
                 ErrorCode::SERVER_ERROR,
                 format!(

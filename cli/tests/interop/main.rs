@@ -9,6 +9,10 @@
 //! `auto`) against a server built with the Python SDK, over stdio and HTTP (`load_modern.rs`).
 //! The other way round, the host client `client::Client` against the TypeScript SDK v2 server (npm
 //! `@modelcontextprotocol/server`), over stdio and HTTP, in both eras (`ts_server.rs`).
+//! `mcpwire bridge` in front of server-everything, a Python SDK server and `examples/everything`,
+//! with two official SDK clients of each kind and era at once, each sampling and elicitation
+//! answer checked to come from its own client, and the refusals where none can be told
+//! (`bridge.rs`).
 //! OAuth 2.1 end to end (`oidc.rs`): `mcpwire login` and `load` through npm `oidc-provider`, a
 //! certified authorization server, in front of `mcpwire serve --http --tls --auth-*`; and the
 //! same setup with the official SDKs' OAuth clients, the Python SDK's `OAuthClientProvider` and
@@ -26,6 +30,7 @@
 //! installer is idempotent). When node, npm or python3 is missing, or the install fails, every
 //! test here fails with the installer's output: these tests never skip.
 
+mod bridge;
 mod client;
 mod conformance;
 mod harness;
