@@ -16,7 +16,6 @@
 //! -32000. The bridge's log must show exactly the refusals the scripts expect.
 
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::harness::{
@@ -100,43 +99,10 @@ fn official_sdk_clients_through_the_bridge_to_a_python_sdk_server() {
     through_the_bridge(&[python, script], "python", legacy_child_refusals);
 }
 
-/// mcpwire's `examples/everything`, built by cargo next to the tool when it is not there yet.
-fn example_everything() -> String {
-    static BUILT: OnceLock<Result<String, String>> = OnceLock::new();
-    let built = BUILT.get_or_init(|| {
-        let dir = std::path::Path::new(BIN).parent().expect("the tool's folder");
-        let exe = dir.join("examples/everything");
-        let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        cmd.args(["build", "--quiet", "-p", "mcpwire", "--example", "everything"]);
-        // Without what cargo set for this test (its package's variables, OUT_DIR), which would
-        // make the build differ from one run from a shell and rebuild what that one built.
-        for (key, _) in std::env::vars_os() {
-            let key = key.to_string_lossy();
-            let config = ["CARGO_HOME", "CARGO_TARGET_DIR", "CARGO_INCREMENTAL"].contains(&&*key)
-                || ["CARGO_BUILD_", "CARGO_PROFILE_", "CARGO_TERM_", "CARGO_NET_", "CARGO_REGISTR"]
-                    .iter()
-                    .any(|p| key.starts_with(p));
-            if (key.starts_with("CARGO_") && !config) || key == "OUT_DIR" {
-                cmd.env_remove(&*key);
-            }
-        }
-        if dir.ends_with("release") {
-            cmd.arg("--release");
-        }
-        let run = run_bounded(cmd, Duration::from_secs(1200));
-        if run.success() && exe.is_file() {
-            Ok(exe.to_str().expect("UTF-8 path").to_owned())
-        } else {
-            Err(run.describe("cargo build -p mcpwire --example everything"))
-        }
-    });
-    built.clone().unwrap_or_else(|report| panic!("{report}"))
-}
-
 /// A child that speaks 2026-07-28: two clients' questions in flight at once, each routed to its
 /// own client, nothing refused.
 #[test]
 fn official_sdk_clients_through_the_bridge_to_a_modern_child_each_get_their_own_questions() {
-    let exe = example_everything();
+    let exe = crate::client::everything().to_str().expect("UTF-8 path").to_owned();
     through_the_bridge(&[exe, "--stdio".into()], "mcpwire", |_| 0);
 }
