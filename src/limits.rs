@@ -395,6 +395,12 @@ pub const DEFAULT_BRIDGE_RESTART_MIN: Duration = Duration::from_millis(100);
 /// Default longest delay between two restarts of a bridge's child.
 pub const DEFAULT_BRIDGE_RESTART_MAX: Duration = Duration::from_secs(30);
 
+/// Default for `BridgeBuilder::hang_timeout`: once a request has waited this long for the
+/// child, the bridge pings it, and a child that does not answer the ping within as long again
+/// is taken to hang: it is killed and started again. A slow call of a child that still answers
+/// pings goes on.
+pub const DEFAULT_BRIDGE_HANG_TIMEOUT: Duration = Duration::from_secs(10);
+
 // ---- Skills (the `io.modelcontextprotocol/skills` extension): what a served skill directory
 // may hold, and what a client reads. Each is a default of `SkillLimits` (feature `mcp`). ----
 

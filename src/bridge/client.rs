@@ -305,6 +305,7 @@ impl BridgeHandler {
             modern,
             listen,
             answered: false,
+            sent: std::time::Instant::now(),
         };
         flight.fly(seq, flight_of);
         inner.counters.forwarded.fetch_add(1, Ordering::Relaxed);
@@ -315,9 +316,15 @@ impl BridgeHandler {
                 "mcpwire bridge: the child server did not answer {method} within {:?}",
                 inner.config.request_timeout.unwrap_or_default()
             ))),
-            Err(RequestError::Closed(reason)) => Err(RpcError::internal(format!(
-                "mcpwire bridge: the child server ended before it answered {method}: {reason}"
-            ))),
+            Err(RequestError::Closed(reason)) => Err(RpcError::internal(match link.hung.get() {
+                Some(why) => format!(
+                    "mcpwire bridge: the child server hung before it answered {method}: {why}; \
+                     it was killed and is starting again"
+                ),
+                None => format!(
+                    "mcpwire bridge: the child server ended before it answered {method}: {reason}"
+                ),
+            })),
             Err(e) => Err(RpcError::internal(format!("mcpwire bridge: {method}: {e}"))),
         }
     }

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 /// How long a request that was answered still counts, for what the child sends that names no
@@ -29,6 +29,7 @@ pub(super) struct Config {
     pub(super) request_timeout: Option<Duration>,
     pub(super) restart_backoff: (Duration, Duration),
     pub(super) max_restarts: Option<u32>,
+    pub(super) hang_timeout: Option<Duration>,
 }
 
 /// What the child's `initialize` answered, held for every client, and what the bridge built
@@ -52,6 +53,8 @@ pub(super) struct Held {
 pub(super) struct ChildLink {
     pub(super) peer: PeerHandle,
     pub(super) held: Arc<Held>,
+    /// Set when the child was found to hang and killed: why.
+    pub(super) hung: Arc<OnceLock<String>>,
 }
 
 /// One client: a legacy session, or the peer a modern request ran in.
@@ -93,6 +96,8 @@ pub(super) struct Flight {
     pub(super) listen: Option<(Arc<AtomicU64>, String)>,
     /// Answered (it is kept [`RELATION_GRACE`] longer for [`Inner::relate`]).
     pub(super) answered: bool,
+    /// When it was sent to the child.
+    pub(super) sent: Instant,
 }
 
 /// The requests in flight to the child, and those answered in the last [`RELATION_GRACE`].
@@ -136,6 +141,7 @@ pub(super) struct Counters {
     pub(super) notifications_dropped: AtomicU64,
     pub(super) notifications_fanned_out: AtomicU64,
     pub(super) child_restarts: AtomicU64,
+    pub(super) child_hangs: AtomicU64,
     pub(super) sessions_ended_by_restart: AtomicU64,
 }
 
@@ -231,6 +237,18 @@ impl Inner {
             }
             _ => None,
         })
+    }
+
+    /// How long the oldest request still waiting for the child has waited (a listen stream
+    /// waits by design and does not count).
+    pub(super) fn longest_wait(&self, now: Instant) -> Option<Duration> {
+        let flights = lock(&self.flights);
+        flights
+            .map
+            .values()
+            .filter(|f| !f.answered && f.listen.is_none())
+            .map(|f| now.saturating_duration_since(f.sent))
+            .max()
     }
 
     /// The client's peer and own token for the bridge's progress token `seq`.
