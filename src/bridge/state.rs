@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 const RELATION_GRACE: Duration = Duration::from_millis(100);
 
 use super::admission::Admission;
+use super::held::{AskSender, Holds};
 use crate::peer::{PeerHandle, RpcError};
 use crate::{ErrorCode, RawJson};
 
@@ -30,6 +31,8 @@ pub(super) struct Config {
     pub(super) restart_backoff: (Duration, Duration),
     pub(super) max_restarts: Option<u32>,
     pub(super) hang_timeout: Option<Duration>,
+    pub(super) max_held_calls: usize,
+    pub(super) held_timeout: Duration,
 }
 
 /// What the child's `initialize` answered, held for every client, and what the bridge built
@@ -98,6 +101,12 @@ pub(super) struct Flight {
     pub(super) answered: bool,
     /// When it was sent to the child.
     pub(super) sent: Instant,
+    /// A modern client's call to a legacy child: where the child's requests for it go (to be
+    /// asked in an `input_required` result).
+    pub(super) asks: Option<AskSender>,
+    /// The child asked something for it and waits for the answer: the child's next message
+    /// concerns another request (its call waits on the answer).
+    pub(super) parked: bool,
 }
 
 /// The requests in flight to the child, and those answered in the last [`RELATION_GRACE`].
@@ -122,8 +131,8 @@ impl Flights {
 
 /// Where the child's request or notification goes.
 pub(super) enum Relation {
-    /// To this client's request.
-    To { peer: PeerHandle, modern: bool },
+    /// To this client's request (`seq`), or for a modern client's held call, to `asks`.
+    To { peer: PeerHandle, modern: bool, seq: u64, asks: Option<AskSender> },
     /// Requests of this many clients are in flight: which one it concerns cannot be told.
     Ambiguous(usize),
     /// No request is in flight.
@@ -142,6 +151,9 @@ pub(super) struct Counters {
     pub(super) notifications_fanned_out: AtomicU64,
     pub(super) child_restarts: AtomicU64,
     pub(super) child_hangs: AtomicU64,
+    pub(super) calls_held: AtomicU64,
+    pub(super) held_calls_refused: AtomicU64,
+    pub(super) held_calls_expired: AtomicU64,
     pub(super) sessions_ended_by_restart: AtomicU64,
 }
 
@@ -159,6 +171,8 @@ pub(super) struct Inner {
     pub(super) counters: Counters,
     /// Set by `Bridge::close`: the child is not started again.
     pub(super) stopping: AtomicBool,
+    /// Modern clients' calls held for their input.
+    pub(super) holds: Holds,
 }
 
 impl Inner {
@@ -174,6 +188,7 @@ impl Inner {
             next_client: AtomicU64::new(1),
             counters: Counters::default(),
             stopping: AtomicBool::new(false),
+            holds: Holds::new(),
         }
     }
 
@@ -214,16 +229,28 @@ impl Inner {
         flights.sweep(Instant::now());
         let mut latest: Option<(u64, &Flight)> = None;
         let mut clients = HashSet::new();
-        for (seq, f) in flights.map.iter() {
+        for (seq, f) in flights.map.iter().filter(|(_, f)| !f.parked) {
             clients.insert(f.client);
             if latest.is_none_or(|(s, _)| *seq > s) {
                 latest = Some((*seq, f));
             }
         }
         match (clients.len(), latest) {
-            (1, Some((_, f))) => Relation::To { peer: f.peer.clone(), modern: f.modern },
+            (1, Some((seq, f))) => Relation::To {
+                peer: f.peer.clone(),
+                modern: f.modern,
+                seq,
+                asks: f.asks.clone().filter(|_| !f.answered),
+            },
             (0, _) | (_, None) => Relation::None,
             (n, _) => Relation::Ambiguous(n),
+        }
+    }
+
+    /// Marks the request `seq` parked (the child waits on an answer for it), or no longer.
+    pub(super) fn park(&self, seq: u64, parked: bool) {
+        if let Some(f) = lock(&self.flights).map.get_mut(&seq) {
+            f.parked = parked;
         }
     }
 
