@@ -32,13 +32,29 @@ async fn modern(url: &str) -> Client {
     Client::new(url, true, Answers::default()).await
 }
 
-/// `tools/call` of `tool` with `extra` members (a retry's) in the params.
+/// `tools/call` of `tool` with `extra` members (a retry's) in the params, from a client that
+/// declares elicitation, and sampling for the tool `sample`.
 async fn call(m: &Client, tool: &str, arguments: Value, extra: Value) -> Result<Value, RpcError> {
+    let caps = match tool {
+        "sample" => json!({"elicitation": {}, "sampling": {}}),
+        _ => json!({"elicitation": {}}),
+    };
+    call_as(m, tool, arguments, extra, caps).await
+}
+
+/// [`call`] with the client's declared capabilities.
+async fn call_as(
+    m: &Client,
+    tool: &str,
+    arguments: Value,
+    extra: Value,
+    caps: Value,
+) -> Result<Value, RpcError> {
     let mut p = json!({"name": tool, "arguments": arguments});
     for (k, v) in extra.as_object().cloned().unwrap_or_default() {
         p[k] = v;
     }
-    let p = m.params(p, json!({}));
+    let p = m.params(p, json!({"io.modelcontextprotocol/clientCapabilities": caps}));
     match m.peer.request("tools/call", Some(mcpwire::RawJson::new(&p))).await {
         Ok(a) => Ok(serde_json::from_str(a.result().unwrap().get()).unwrap()),
         Err(mcpwire::peer::RequestError::Rpc(e)) => Err(e),
@@ -92,6 +108,19 @@ async fn a_legacy_childs_requests_are_asked_in_input_required_results() {
     let retry = json!({"inputResponses": {"input": sampled}, "requestState": state});
     let r = call(&m, "sample", s, retry).await.unwrap();
     assert_eq!(text(&r), "sampled: yes", "{r}");
+}
+
+/// A client that declared elicitation but not sampling: the child's sampling request for its
+/// call is refused to the child (which answers the call with the refusal), never asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_for_a_capability_the_client_did_not_declare_is_refused() {
+    let c = child();
+    let bridge = start(&[], &args(&c));
+    let m = modern(&bridge.url).await;
+    let caps = json!({"elicitation": {}});
+    let r = call_as(&m, "sample", json!({"text": "hi"}), json!({}), caps).await.unwrap();
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(text(&r).contains("did not declare the sampling capability"), "{r}");
 }
 
 /// Four modern clients, each call held in turn (each earlier one waiting for its answer), then

@@ -252,7 +252,8 @@ impl BridgeHandler {
             });
             (call, 0)
         };
-        Ok(hold::wait(&self.inner, call, binding, round).await)
+        let caps = p.and_then(|p| json::meta_member(p, CLIENT_CAPABILITIES_KEY));
+        Ok(hold::wait(&self.inner, call, binding, round, caps).await)
     }
 
     /// A legacy client's call through a modern child: each `input_required` round is asked of

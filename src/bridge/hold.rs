@@ -62,28 +62,52 @@ impl Drop for Running {
 }
 
 /// Waits on `call` (round `round`): its answer, or the next request of the child's for it,
-/// which holds the call and makes the `input_required` result.
-pub(super) async fn wait(inner: &Arc<Inner>, call: Call, binding: String, round: u32) -> Next {
+/// which holds the call and makes the `input_required` result. A request for a capability the
+/// client did not declare in `caps` (its `clientCapabilities`) is refused to the child, and the
+/// wait goes on.
+pub(super) async fn wait(
+    inner: &Arc<Inner>,
+    call: Call,
+    binding: String,
+    round: u32,
+    caps: Option<&str>,
+) -> Next {
     let mut running = Running(Some(call));
-    let Some(c) = running.0.as_mut() else { return Next::Answer(Err(gone())) };
-    let ask = tokio::select! {
-        answer = &mut c.answer => {
+    loop {
+        let Some(c) = running.0.as_mut() else { return Next::Answer(Err(gone())) };
+        let ask = tokio::select! {
+            answer = &mut c.answer => {
+                running.0 = None;
+                return Next::Answer(answer.unwrap_or_else(|e| {
+                    Err(RpcError::internal(format!("mcpwire bridge: the call failed: {e}")))
+                }));
+            }
+            ask = c.asks.recv() => ask,
+        };
+        // The sender lives in the flight until the call ends: none left means it just ended.
+        let Some(ask) = ask else {
+            let answer = (&mut c.answer).await;
             running.0 = None;
-            return Next::Answer(answer.unwrap_or_else(|e| {
-                Err(RpcError::internal(format!("mcpwire bridge: the call failed: {e}")))
-            }));
+            return Next::Answer(answer.unwrap_or_else(|_| Err(gone())));
+        };
+        let capability = ask.method.split('/').next().unwrap_or_default();
+        if caps.is_none_or(|c| super::json::member(c, capability).is_none()) {
+            inner.counters.child_requests_refused.fetch_add(1, Ordering::Relaxed);
+            let _ = ask.reply.send(Err(RpcError::new(
+                ErrorCode::SERVER_ERROR,
+                format!(
+                    "mcpwire bridge: {} was sent to no client: the 2026-07-28 client whose call \
+                     it concerns did not declare the {capability} capability",
+                    ask.method
+                ),
+            )));
+            continue;
         }
-        ask = c.asks.recv() => ask,
-    };
-    // The sender lives in the flight until the call ends: none left means it just ended.
-    let Some(ask) = ask else {
-        let c = running.0.take().expect("the call is there");
-        return Next::Answer(c.answer.await.unwrap_or_else(|_| Err(gone())));
-    };
-    let call = running.0.take().expect("the call is there");
-    match hold(inner, call, ask, binding, round) {
-        Ok(result) => Next::InputRequired(result),
-        Err(refused) => Next::Answer(Err(refused)),
+        let Some(call) = running.0.take() else { return Next::Answer(Err(gone())) };
+        return match hold(inner, call, ask, binding, round) {
+            Ok(result) => Next::InputRequired(result),
+            Err(refused) => Next::Answer(Err(refused)),
+        };
     }
 }
 
