@@ -395,6 +395,23 @@ pub const DEFAULT_BRIDGE_RESTART_MIN: Duration = Duration::from_millis(100);
 /// Default longest delay between two restarts of a bridge's child.
 pub const DEFAULT_BRIDGE_RESTART_MAX: Duration = Duration::from_secs(30);
 
+/// Default for `BridgeBuilder::hang_timeout`: once a request has waited this long for the
+/// child, the bridge pings it, and a child that does not answer the ping within as long again
+/// is taken to hang: it is killed and started again. A slow call of a child that still answers
+/// pings goes on.
+pub const DEFAULT_BRIDGE_HANG_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Default for `BridgeBuilder::max_held_calls`: a modern client's calls to a legacy child
+/// held at once while the child waits for the client's input (each holds the child's call
+/// and its request); past it the child's request is refused and the call cancelled.
+pub const DEFAULT_BRIDGE_HELD_CALLS: usize = 256;
+
+/// Default for `BridgeBuilder::held_timeout`: how long a held call waits for its client to
+/// come back with the input; then the child's request is answered `cancel` (or -32603) and the
+/// call cancelled. As long as a forwarded request's own timeout (`DEFAULT_REQUEST_TIMEOUT`),
+/// which the held call's wait also counts against.
+pub const DEFAULT_BRIDGE_HELD_TIMEOUT: Duration = Duration::from_secs(60);
+
 // ---- Skills (the `io.modelcontextprotocol/skills` extension): what a served skill directory
 // may hold, and what a client reads. Each is a default of `SkillLimits` (feature `mcp`). ----
 

@@ -51,6 +51,19 @@ struct BridgeLimits {
     /// as long as its client waits).
     #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::peer::DEFAULT_REQUEST_TIMEOUT.as_secs_f64())]
     child_timeout: f64,
+    /// Seconds a request may wait for the child before the bridge pings it; a child that does
+    /// not answer the ping within as long again hangs, and is killed and started again (0:
+    /// never pinged).
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_HANG_TIMEOUT.as_secs_f64())]
+    hang_timeout: f64,
+    /// Calls of modern clients to a legacy-only child held at once for their input; past it
+    /// the child's request is refused and the call answered -32000.
+    #[arg(long, value_name = "N", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_HELD_CALLS,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_held_calls: usize,
+    /// Seconds a held call waits for its client to come back with the input.
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_HELD_TIMEOUT.as_secs_f64())]
+    held_timeout: f64,
     /// Seconds before a child that exited is started again, doubling for each restart in a
     /// row.
     #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_RESTART_MIN.as_secs_f64())]
@@ -93,6 +106,11 @@ async fn serve_bridge(args: &BridgeArgs) -> Result<(), String> {
         .max_client_in_flight(b.max_client_in_flight)
         .max_child_in_flight(b.max_child_in_flight)
         .request_timeout(seconds(b.child_timeout))
+        .hang_timeout(seconds(b.hang_timeout))
+        .max_held_calls(b.max_held_calls)
+        .held_timeout(
+            seconds(b.held_timeout).unwrap_or(mcpwire::bridge::DEFAULT_BRIDGE_HELD_TIMEOUT),
+        )
         .max_restarts(b.max_restarts)
         .stderr(ChildStderr::Lines(Arc::new(|line: &str| {
             // Written, not printed: a closed stderr must not end the bridge.

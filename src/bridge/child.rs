@@ -7,6 +7,9 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
+use tokio::sync::oneshot;
+
+use super::hold::Ask;
 use super::json;
 use super::state::{Inner, Relation, text};
 use crate::peer::{Context, Handler, Incoming, PeerHandle, Reply, RequestError, RpcError};
@@ -25,8 +28,8 @@ impl Handler for ChildHandler {
         if req.method() == "ping" {
             return Ok(Reply::empty());
         }
-        let (peer, modern) = match inner.relate() {
-            Relation::To { peer, modern } => (peer, modern),
+        let (peer, modern, seq, asks) = match inner.relate() {
+            Relation::To { peer, modern, seq, asks } => (peer, modern, seq, asks),
             other => {
                 inner.counters.child_requests_refused.fetch_add(1, Ordering::Relaxed);
                 let why = match other {
@@ -37,30 +40,41 @@ impl Handler for ChildHandler {
                     _ => "no client request is in flight".into(),
                 };
                 tracing::warn!(method = req.method(), %why, "mcpwire bridge: child request refused");
-                return Err(RpcError::new(
-                    ErrorCode::SERVER_ERROR,
-                    format!(
-                        "mcpwire bridge: {} was sent to no client: it cannot be told which \
-                         client it concerns ({why})",
-                        req.method()
-                    ),
+                return Err(refused(
+                    req.method(),
+                    &format!("it cannot be told which client it concerns ({why})"),
                 ));
             }
         };
         if modern {
-            // A 2026-07-28 client takes no requests from a server: it is asked through an
-            // `input_required` result, which a legacy child cannot give.
-            inner.counters.child_requests_refused.fetch_add(1, Ordering::Relaxed);
-            let why = "the request it concerns came from a 2026-07-28 client";
-            tracing::warn!(method = req.method(), why, "mcpwire bridge: child request refused");
-            return Err(RpcError::new(
-                ErrorCode::SERVER_ERROR,
-                format!(
-                    "mcpwire bridge: {} was sent to no client: the request it concerns came \
-                     from a 2026-07-28 client, which takes no server requests",
-                    req.method()
-                ),
-            ));
+            // A 2026-07-28 client takes no requests from a server: its call is held and the
+            // request asked in an `input_required` result, when the call can be.
+            let Some(asks) = asks.filter(|_| INPUT_METHODS.contains(&req.method())) else {
+                inner.counters.child_requests_refused.fetch_add(1, Ordering::Relaxed);
+                let why = "the call it concerns is no call the bridge can hold for its input";
+                tracing::warn!(method = req.method(), why, "mcpwire bridge: child request refused");
+                return Err(refused(
+                    req.method(),
+                    "the request it concerns came from a 2026-07-28 client, which takes no \
+                     server requests, and is no call the bridge can hold for its input",
+                ));
+            };
+            inner.counters.child_requests_routed.fetch_add(1, Ordering::Relaxed);
+            let (reply, answer) = oneshot::channel();
+            let params = req.params().map(|p| p.get().to_owned());
+            inner.park(seq, true);
+            drop(inner);
+            let ask = Ask { method: req.method().to_owned(), params, reply };
+            let answered = match asks.send(ask).await {
+                Ok(()) => answer.await.unwrap_or_else(|_| {
+                    Err(RpcError::internal("mcpwire bridge: the held call was given up"))
+                }),
+                Err(_) => Err(RpcError::internal("mcpwire bridge: the call it concerns ended")),
+            };
+            if let Some(inner) = self.inner.upgrade() {
+                inner.park(seq, false);
+            }
+            return answered.map(Reply::raw_string);
         }
         inner.counters.child_requests_routed.fetch_add(1, Ordering::Relaxed);
         drop(inner);
@@ -120,6 +134,17 @@ impl Handler for ChildHandler {
             },
         }
     }
+}
+
+/// The requests of the child's a modern client can be asked in an `input_required` result.
+const INPUT_METHODS: [&str; 3] = ["elicitation/create", "sampling/createMessage", "roots/list"];
+
+/// The child's request refused: sent to no client, and why.
+fn refused(method: &str, why: &str) -> RpcError {
+    RpcError::new(
+        ErrorCode::SERVER_ERROR,
+        format!("mcpwire bridge: {method} was sent to no client: {why}"),
+    )
 }
 
 /// A progress notification, to the request whose (bridge's) token it carries, with the

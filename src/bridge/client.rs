@@ -16,13 +16,16 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::era::{ENVELOPE, initialize_answer};
+use super::hold::{self, AskSender, Next};
 use super::json::{self, RequestEdit};
 use super::state::{ChildLink, ClientState, Flight, InFlight, Inner, lock, text};
 use crate::mcp::mrtr::{self, Outcome};
 use crate::mcp::{
     self, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY,
 };
-use crate::peer::{Context, Handler, Incoming, Reply, RequestError, RequestOptions, RpcError};
+use crate::peer::{
+    Context, Handler, Incoming, PeerHandle, Reply, RequestError, RequestOptions, RpcError,
+};
 use crate::{ErrorCode, OwnedId, RawJson};
 
 /// The most `input_required` rounds one legacy client's call may take through a modern child
@@ -49,15 +52,17 @@ struct Out<'a> {
     params: Option<RawJson<'a>>,
     modern: bool,
     id: Option<crate::Id<'a>>,
+    /// Where the child's requests for it go, for a call that may be held.
+    asks: Option<AskSender>,
 }
 
 impl<'a> Out<'a> {
     fn legacy(method: &'a str, params: Option<RawJson<'a>>) -> Self {
-        Self { method, params, modern: false, id: None }
+        Self { method, params, modern: false, id: None, asks: None }
     }
 
     fn modern(method: &'a str, params: Option<RawJson<'a>>) -> Self {
-        Self { method, params, modern: true, id: None }
+        Self { method, params, modern: true, id: None, asks: None }
     }
 }
 
@@ -93,8 +98,9 @@ impl Handler for BridgeHandler {
             }
             _ => {}
         }
-        let answer =
-            self.forward(&link, Out::legacy(method, params), &RequestEdit::default(), cx).await?;
+        let answer = self
+            .forward(&link, Out::legacy(method, params), &RequestEdit::default(), cx.peer())
+            .await?;
         Ok(Reply::raw(text(answer.result())))
     }
 
@@ -171,7 +177,7 @@ impl BridgeHandler {
                     link,
                     Out { id, ..Out::modern(method, params) },
                     &RequestEdit::default(),
-                    cx,
+                    cx.peer(),
                 )
                 .await?;
             return Ok(Reply::raw(text(answer.result())));
@@ -182,8 +188,17 @@ impl BridgeHandler {
         if mcp::is_legacy_only(method) {
             return Err(RpcError::method_not_found(method));
         }
-        let edit = RequestEdit { drop_meta: &ENVELOPE, ..RequestEdit::default() };
-        let answer = match self.forward(link, Out::modern(method, params), &edit, cx).await {
+        let answer = if matches!(method, "tools/call" | "prompts/get") {
+            match self.holdable(link, method, params, cx).await? {
+                Next::InputRequired(result) => return Ok(Reply::raw_string(result)),
+                Next::Answer(answer) => answer,
+            }
+        } else {
+            let edit = RequestEdit { drop_meta: &ENVELOPE, ..RequestEdit::default() };
+            let out = Out::modern(method, params);
+            self.forward(link, out, &edit, cx.peer()).await.map(|a| text(a.result()).to_owned())
+        };
+        let answer = match answer {
             // The legacy era's "resource not found" is the modern era's invalid params.
             Err(mut e) if e.code == ErrorCode::RESOURCE_NOT_FOUND => {
                 e.code = ErrorCode::INVALID_PARAMS;
@@ -191,7 +206,7 @@ impl BridgeHandler {
             }
             other => other?,
         };
-        let result = text(answer.result());
+        let result = answer.as_str();
         let Some(mut out) =
             json::modern_result(result, mcp::SERVER_INFO_KEY, &link.held.server_info)
         else {
@@ -202,6 +217,43 @@ impl BridgeHandler {
             out = json::set_member(&out, "cacheScope", "\"private\"").unwrap_or(out);
         }
         Ok(Reply::raw_string(out))
+    }
+
+    /// A modern client's call to a legacy child, which may ask for input mid-call: a new call
+    /// sent, or a retry's held call resumed with its answer; then its answer, or the next
+    /// input it needs.
+    async fn holdable(
+        &self,
+        link: &ChildLink,
+        method: &str,
+        params: Option<RawJson<'_>>,
+        cx: &Context,
+    ) -> Result<Next, RpcError> {
+        let p = params.map(|p| p.get());
+        let binding = hold::binding(method, p);
+        let state = p.and_then(|p| json::member(p, "requestState")).filter(|s| *s != "null");
+        let (call, round) = if let Some(state) = state {
+            let state: String = serde_json::from_str(state).map_err(|_| {
+                RpcError::invalid_params("mcpwire bridge: requestState is not a string")
+            })?;
+            let responses = p.and_then(|p| json::member(p, "inputResponses"));
+            hold::resume(&self.inner, &binding, &state, responses)?
+        } else {
+            let me = Self { inner: self.inner.clone(), client: self.client.clone() };
+            let (link, peer) = (link.clone(), cx.peer().clone());
+            let (method, params) = (method.to_owned(), p.map(str::to_owned));
+            let call = hold::Call::start(move |asks| async move {
+                let edit = RequestEdit { drop_meta: &ENVELOPE, ..RequestEdit::default() };
+                let out = Out {
+                    asks: Some(asks),
+                    ..Out::modern(&method, params.as_deref().map(RawJson::new))
+                };
+                me.forward(&link, out, &edit, &peer).await.map(|a| text(a.result()).to_owned())
+            });
+            (call, 0)
+        };
+        let caps = p.and_then(|p| json::meta_member(p, CLIENT_CAPABILITIES_KEY));
+        Ok(hold::wait(&self.inner, call, binding, round, caps).await)
     }
 
     /// A legacy client's call through a modern child: each `input_required` round is asked of
@@ -234,7 +286,7 @@ impl BridgeHandler {
         let mut retry: Option<String> = None;
         for _ in 0..=MAX_INPUT_ROUNDS {
             let sent = retry.as_deref().map(RawJson::new).or(params);
-            let answer = self.forward(link, Out::legacy(method, sent), &edit, cx).await?;
+            let answer = self.forward(link, Out::legacy(method, sent), &edit, cx.peer()).await?;
             let result = text(answer.result());
             let round = match mrtr::outcome(RawJson::new(result)) {
                 Ok(Outcome::InputRequired(round)) => round,
@@ -273,9 +325,9 @@ impl BridgeHandler {
         link: &ChildLink,
         out: Out<'_>,
         edit: &RequestEdit<'_>,
-        cx: &Context,
+        peer: &PeerHandle,
     ) -> Result<Incoming, RpcError> {
-        let Out { method, params, modern, id: own_id } = out;
+        let Out { method, params, modern, id: own_id, asks } = out;
         let inner = &*self.inner;
         let mut flight = InFlight::start(inner, &self.client)?;
         // A listen stream stays open as long as its client listens: it takes no turn.
@@ -292,7 +344,7 @@ impl BridgeHandler {
         if edited.token.is_some() {
             options = options.reset_on_progress(OwnedId::Num(seq as i64), None);
         }
-        let peer = cx.peer().clone();
+        let peer = peer.clone();
         let listen = (method == "subscriptions/listen").then(|| {
             let sink = Arc::new(std::sync::atomic::AtomicU64::new(0));
             options.id_sink = Some(sink.clone());
@@ -305,6 +357,9 @@ impl BridgeHandler {
             modern,
             listen,
             answered: false,
+            sent: std::time::Instant::now(),
+            asks,
+            parked: false,
         };
         flight.fly(seq, flight_of);
         inner.counters.forwarded.fetch_add(1, Ordering::Relaxed);
@@ -315,9 +370,15 @@ impl BridgeHandler {
                 "mcpwire bridge: the child server did not answer {method} within {:?}",
                 inner.config.request_timeout.unwrap_or_default()
             ))),
-            Err(RequestError::Closed(reason)) => Err(RpcError::internal(format!(
-                "mcpwire bridge: the child server ended before it answered {method}: {reason}"
-            ))),
+            Err(RequestError::Closed(reason)) => Err(RpcError::internal(match link.hung.get() {
+                Some(why) => format!(
+                    "mcpwire bridge: the child server hung before it answered {method}: {why}; \
+                     it was killed and is starting again"
+                ),
+                None => format!(
+                    "mcpwire bridge: the child server ended before it answered {method}: {reason}"
+                ),
+            })),
             Err(e) => Err(RpcError::internal(format!("mcpwire bridge: {method}: {e}"))),
         }
     }

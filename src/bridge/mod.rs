@@ -18,7 +18,9 @@
 //! What the child sends: progress goes to the request whose token it carries; a request
 //! (sampling, elicitation, roots) or log message goes to the one client with requests in
 //! flight, and is refused with -32000 (and counted) when several have, since the wire does not
-//! say which it concerns. With a child that also speaks 2026-07-28, a legacy client's
+//! say which it concerns. For a modern client of a legacy-only child, such a request during its
+//! `tools/call` or `prompts/get` holds the call: the client is answered `input_required` with
+//! the request and a sealed `requestState`, and its retry answers the child. With a child that also speaks 2026-07-28, a legacy client's
 //! `tools/call` and `prompts/get` go to it as modern requests: the child then asks for input in
 //! its answer, and the bridge asks the calling client, so each client gets its own questions
 //! however many call at once. List changes go to every session, resource updates to the
@@ -28,7 +30,9 @@
 //! past it), [`BridgeBuilder::max_child_in_flight`] of all clients, admitted round-robin
 //! between clients past it. A child that exits is started again after a backoff; its requests
 //! in flight fail with -32603 saying so, and the legacy sessions end (their clients get 404
-//! and initialize again).
+//! and initialize again). A child that hangs (a request waited [`BridgeBuilder::hang_timeout`]
+//! and the child did not answer the bridge's `ping` within as long again) is killed and
+//! treated the same.
 //!
 //! ```no_run
 //! # async fn run() -> std::io::Result<()> {
@@ -46,7 +50,10 @@ mod admission;
 mod child;
 mod client;
 mod era;
+mod held;
+mod hold;
 mod json;
+mod liveness;
 mod state;
 
 use std::ffi::OsString;
@@ -60,7 +67,8 @@ use tokio::net::TcpListener;
 
 use crate::http::HttpServer;
 pub use crate::limits::{
-    DEFAULT_BRIDGE_CHILD_IN_FLIGHT, DEFAULT_BRIDGE_CLIENT_IN_FLIGHT, DEFAULT_BRIDGE_RESTART_MAX,
+    DEFAULT_BRIDGE_CHILD_IN_FLIGHT, DEFAULT_BRIDGE_CLIENT_IN_FLIGHT, DEFAULT_BRIDGE_HANG_TIMEOUT,
+    DEFAULT_BRIDGE_HELD_CALLS, DEFAULT_BRIDGE_HELD_TIMEOUT, DEFAULT_BRIDGE_RESTART_MAX,
     DEFAULT_BRIDGE_RESTART_MIN,
 };
 use crate::peer::{Connection, PeerBuilder, RequestOptions};
@@ -105,6 +113,9 @@ impl BridgeBuilder {
                 request_timeout: Some(crate::peer::DEFAULT_REQUEST_TIMEOUT),
                 restart_backoff: (DEFAULT_BRIDGE_RESTART_MIN, DEFAULT_BRIDGE_RESTART_MAX),
                 max_restarts: None,
+                hang_timeout: Some(DEFAULT_BRIDGE_HANG_TIMEOUT),
+                max_held_calls: DEFAULT_BRIDGE_HELD_CALLS,
+                held_timeout: DEFAULT_BRIDGE_HELD_TIMEOUT,
             },
             peer: PeerBuilder::new(),
             stderr: ChildStderr::Tracing,
@@ -148,6 +159,32 @@ impl BridgeBuilder {
     #[must_use]
     pub fn max_restarts(mut self, n: Option<u32>) -> Self {
         self.config.max_restarts = n;
+        self
+    }
+
+    /// How long a request may wait for the child before the bridge pings it, and how long the
+    /// child then has to answer the ping; one that does not is taken to hang, killed and
+    /// started again (`None`: never pinged). [`DEFAULT_BRIDGE_HANG_TIMEOUT`] by default.
+    #[must_use]
+    pub fn hang_timeout(mut self, t: Option<Duration>) -> Self {
+        self.config.hang_timeout = t.filter(|t| !t.is_zero());
+        self
+    }
+
+    /// The most calls of modern clients to a legacy-only child held at once for their input
+    /// (at least 1): past it the child's request is refused and the call answered -32000.
+    /// [`DEFAULT_BRIDGE_HELD_CALLS`] by default.
+    #[must_use]
+    pub fn max_held_calls(mut self, n: usize) -> Self {
+        self.config.max_held_calls = n.max(1);
+        self
+    }
+
+    /// How long a held call waits for its client to come back with the input (the
+    /// `requestState` expires then): [`DEFAULT_BRIDGE_HELD_TIMEOUT`] by default.
+    #[must_use]
+    pub fn held_timeout(mut self, t: Duration) -> Self {
+        self.config.held_timeout = t;
         self
     }
 
@@ -242,6 +279,16 @@ pub struct BridgeStats {
     pub notifications_fanned_out: u64,
     /// Times the child was started again after it exited.
     pub child_restarts: u64,
+    /// Times the child was found to hang (it did not answer a ping in time) and killed.
+    pub child_hangs: u64,
+    /// Modern clients' calls held for their input (one per `input_required` round).
+    pub calls_held: u64,
+    /// Calls held now.
+    pub held_now: usize,
+    /// Child requests refused past [`BridgeBuilder::max_held_calls`].
+    pub held_calls_refused: u64,
+    /// Held calls given up: their client did not come back in time.
+    pub held_calls_expired: u64,
     /// Legacy sessions ended because their child exited.
     pub sessions_ended_by_restart: u64,
 }
@@ -308,6 +355,11 @@ impl Bridge {
             notifications_dropped: get(&c.notifications_dropped),
             notifications_fanned_out: get(&c.notifications_fanned_out),
             child_restarts: get(&c.child_restarts),
+            child_hangs: get(&c.child_hangs),
+            calls_held: get(&c.calls_held),
+            held_now: self.inner.holds.len(),
+            held_calls_refused: get(&c.held_calls_refused),
+            held_calls_expired: get(&c.held_calls_expired),
             sessions_ended_by_restart: get(&c.sessions_ended_by_restart),
         }
     }
@@ -366,7 +418,12 @@ async fn launch(inner: &Arc<Inner>, spec: &Spec) -> io::Result<(ChildLink, Conne
     };
     let held =
         era::held(&result, modern).map_err(|e| fail(format!("answered initialize badly: {e}")))?;
-    Ok((ChildLink { peer, held: Arc::new(held) }, conn))
+    let hung = Arc::default();
+    if let Some(t) = inner.config.hang_timeout {
+        let watch = liveness::watch(Arc::downgrade(inner), peer.clone(), Arc::clone(&hung), t);
+        tokio::spawn(watch);
+    }
+    Ok((ChildLink { peer, held: Arc::new(held), hung }, conn))
 }
 
 /// Watches the child: when it exits, ends the legacy sessions and starts it again after the
@@ -380,9 +437,19 @@ async fn supervise(weak: Weak<Inner>, spec: Arc<Spec>, mut conn: Connection) {
         if inner.stopping.load(Ordering::SeqCst) {
             return;
         }
-        tracing::warn!(%reason, "mcpwire bridge: the child server ended; starting it again");
-        *lock(&inner.child_gone) =
-            format!("the child server ended ({reason}); it is starting again");
+        let hung = inner
+            .child
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .and_then(|l| l.hung.get().cloned());
+        if let Some(why) = hung {
+            tracing::warn!(%why, "mcpwire bridge: the child server hung; starting it again");
+        } else {
+            tracing::warn!(%reason, "mcpwire bridge: the child server ended; starting it again");
+            *lock(&inner.child_gone) =
+                format!("the child server ended ({reason}); it is starting again");
+        }
         // The requests that failed with it answer their clients first; then their sessions end.
         tokio::time::sleep(SESSION_END_GRACE).await;
         for c in inner.sessions() {

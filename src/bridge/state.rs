@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 /// How long a request that was answered still counts, for what the child sends that names no
@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 const RELATION_GRACE: Duration = Duration::from_millis(100);
 
 use super::admission::Admission;
+use super::held::{AskSender, Holds};
 use crate::peer::{PeerHandle, RpcError};
 use crate::{ErrorCode, RawJson};
 
@@ -29,6 +30,9 @@ pub(super) struct Config {
     pub(super) request_timeout: Option<Duration>,
     pub(super) restart_backoff: (Duration, Duration),
     pub(super) max_restarts: Option<u32>,
+    pub(super) hang_timeout: Option<Duration>,
+    pub(super) max_held_calls: usize,
+    pub(super) held_timeout: Duration,
 }
 
 /// What the child's `initialize` answered, held for every client, and what the bridge built
@@ -52,6 +56,8 @@ pub(super) struct Held {
 pub(super) struct ChildLink {
     pub(super) peer: PeerHandle,
     pub(super) held: Arc<Held>,
+    /// Set when the child was found to hang and killed: why.
+    pub(super) hung: Arc<OnceLock<String>>,
 }
 
 /// One client: a legacy session, or the peer a modern request ran in.
@@ -93,6 +99,14 @@ pub(super) struct Flight {
     pub(super) listen: Option<(Arc<AtomicU64>, String)>,
     /// Answered (it is kept [`RELATION_GRACE`] longer for [`Inner::relate`]).
     pub(super) answered: bool,
+    /// When it was sent to the child.
+    pub(super) sent: Instant,
+    /// A modern client's call to a legacy child: where the child's requests for it go (to be
+    /// asked in an `input_required` result).
+    pub(super) asks: Option<AskSender>,
+    /// The child asked something for it and waits for the answer: the child's next message
+    /// concerns another request (its call waits on the answer).
+    pub(super) parked: bool,
 }
 
 /// The requests in flight to the child, and those answered in the last [`RELATION_GRACE`].
@@ -117,8 +131,8 @@ impl Flights {
 
 /// Where the child's request or notification goes.
 pub(super) enum Relation {
-    /// To this client's request.
-    To { peer: PeerHandle, modern: bool },
+    /// To this client's request (`seq`), or for a modern client's held call, to `asks`.
+    To { peer: PeerHandle, modern: bool, seq: u64, asks: Option<AskSender> },
     /// Requests of this many clients are in flight: which one it concerns cannot be told.
     Ambiguous(usize),
     /// No request is in flight.
@@ -136,6 +150,10 @@ pub(super) struct Counters {
     pub(super) notifications_dropped: AtomicU64,
     pub(super) notifications_fanned_out: AtomicU64,
     pub(super) child_restarts: AtomicU64,
+    pub(super) child_hangs: AtomicU64,
+    pub(super) calls_held: AtomicU64,
+    pub(super) held_calls_refused: AtomicU64,
+    pub(super) held_calls_expired: AtomicU64,
     pub(super) sessions_ended_by_restart: AtomicU64,
 }
 
@@ -153,6 +171,8 @@ pub(super) struct Inner {
     pub(super) counters: Counters,
     /// Set by `Bridge::close`: the child is not started again.
     pub(super) stopping: AtomicBool,
+    /// Modern clients' calls held for their input.
+    pub(super) holds: Holds,
 }
 
 impl Inner {
@@ -168,6 +188,7 @@ impl Inner {
             next_client: AtomicU64::new(1),
             counters: Counters::default(),
             stopping: AtomicBool::new(false),
+            holds: Holds::new(),
         }
     }
 
@@ -208,16 +229,28 @@ impl Inner {
         flights.sweep(Instant::now());
         let mut latest: Option<(u64, &Flight)> = None;
         let mut clients = HashSet::new();
-        for (seq, f) in flights.map.iter() {
+        for (seq, f) in flights.map.iter().filter(|(_, f)| !f.parked) {
             clients.insert(f.client);
             if latest.is_none_or(|(s, _)| *seq > s) {
                 latest = Some((*seq, f));
             }
         }
         match (clients.len(), latest) {
-            (1, Some((_, f))) => Relation::To { peer: f.peer.clone(), modern: f.modern },
+            (1, Some((seq, f))) => Relation::To {
+                peer: f.peer.clone(),
+                modern: f.modern,
+                seq,
+                asks: f.asks.clone().filter(|_| !f.answered),
+            },
             (0, _) | (_, None) => Relation::None,
             (n, _) => Relation::Ambiguous(n),
+        }
+    }
+
+    /// Marks the request `seq` parked (the child waits on an answer for it), or no longer.
+    pub(super) fn park(&self, seq: u64, parked: bool) {
+        if let Some(f) = lock(&self.flights).map.get_mut(&seq) {
+            f.parked = parked;
         }
     }
 
@@ -231,6 +264,18 @@ impl Inner {
             }
             _ => None,
         })
+    }
+
+    /// How long the oldest request still waiting for the child has waited (a listen stream
+    /// waits by design and does not count).
+    pub(super) fn longest_wait(&self, now: Instant) -> Option<Duration> {
+        let flights = lock(&self.flights);
+        flights
+            .map
+            .values()
+            .filter(|f| !f.answered && f.listen.is_none())
+            .map(|f| now.saturating_duration_since(f.sent))
+            .max()
     }
 
     /// The client's peer and own token for the bridge's progress token `seq`.

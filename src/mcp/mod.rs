@@ -34,6 +34,8 @@ pub mod mrtr;
 pub mod negotiation;
 pub(crate) mod scan;
 #[cfg(feature = "mcp")]
+pub(crate) mod seal;
+#[cfg(feature = "mcp")]
 pub mod skills;
 #[cfg(feature = "mcp")]
 pub mod types;

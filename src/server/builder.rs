@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use tokio::sync::broadcast;
 
-use super::state::StateKey;
 use super::{
     CHANGE_BACKLOG, Call, Core, Error, HandlerFn, Lists, Scoped, Server, ServerMeta, Skills,
     ToolEntry, boxed, extensions, scopes, skills, tasks,
 };
 use crate::mcp::Era;
+use crate::mcp::seal::StateKey;
 use crate::mcp::types::{
     CallToolResult, CompleteResult, Empty, GetPromptResult, Implementation, ListChanged, Prompt,
     ReadResourceResult, Resource, ResourceTemplate, ResourcesCapability, ServerCapabilities, Tool,

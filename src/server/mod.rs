@@ -60,7 +60,6 @@ mod known;
 mod listen;
 mod scopes;
 mod skills;
-mod state;
 mod tasks;
 
 use std::collections::HashMap;
@@ -78,6 +77,7 @@ use tokio::sync::broadcast;
 use crate::mcp::Era;
 use crate::transport::{BadTarget, IntoTarget, Target};
 
+pub use crate::mcp::seal::MAX_REQUEST_STATE_BYTES;
 pub use builder::ServerBuilder;
 pub use call::{Answer, Call, Error, InputRequired, MAX_INPUT_ROUNDS};
 #[doc(hidden)]
@@ -85,9 +85,8 @@ pub use doc_server::__doc_server;
 pub use listen::{MAX_LISTEN_STREAMS, MAX_RESOURCE_SUBSCRIPTIONS};
 pub use scopes::Scoped;
 pub use skills::{Skills, SkillsError};
-pub use state::MAX_REQUEST_STATE_BYTES;
 
-use self::state::StateKey;
+use crate::mcp::seal::StateKey;
 use crate::mcp::types::{
     CacheScope, CompleteResult, DiscoverResult, GetPromptResult, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel, Prompt, Raw,

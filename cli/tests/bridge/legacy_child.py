@@ -5,7 +5,9 @@ Tools: echo {message}; garbage (writes a line that is not JSON, then answers); s
 (asks the client for a sampling/createMessage and answers with what came back, or the
 error); hold (answered only once `release` is called); release; roots_error (the error the
 bridge gave the roots/list this server sent right after notifications/initialized, when no
-client request was in flight); exit (the process exits with status 3 at once)."""
+client request was in flight); exit (the process exits with status 3 at once); ask {question,
+rounds} (asks the client an elicitation/create of `question`, `rounds` times (1 by default),
+then answers with what came back; each answer is also written to stderr)."""
 import json
 import sys
 
@@ -22,7 +24,8 @@ def result(id_, text, is_error=False):
           "result": {"content": [{"type": "text", "text": text}], "isError": is_error}})
 
 
-TOOLS = ["echo", "garbage", "sample", "hold", "release", "roots_error", "exit"]
+TOOLS = ["echo", "garbage", "sample", "hold", "release", "roots_error", "exit", "ask"]
+asking = {}  # the tools/call id -> [question, rounds left, answers so far]
 held = []
 waiting = {}  # our request id -> (kind, the tools/call id)
 roots_error = ["(none yet)"]
@@ -36,6 +39,11 @@ def ask(method, params, kind, call_id):
     send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
 
 
+def ask_question(question, call_id):
+    ask("elicitation/create", {"message": question, "requestedSchema": {
+        "type": "object", "properties": {"answer": {"type": "string"}}}}, "ask", call_id)
+
+
 for line in sys.stdin:
     try:
         msg = json.loads(line)
@@ -46,6 +54,22 @@ for line in sys.stdin:
         kind, call_id = waiting.pop(msg.get("id"), (None, None))
         if kind == "roots":
             roots_error[0] = json.dumps(msg.get("error", msg.get("result")))
+        elif kind == "ask":
+            sys.stderr.write("legacy-child: elicitation answered %s\n"
+                             % json.dumps(msg.get("result", msg.get("error"))))
+            sys.stderr.flush()
+            state = asking.pop(call_id)
+            if "error" in msg:
+                result(call_id, "refused: " + msg["error"]["message"], True)
+                continue
+            r = msg["result"]
+            state[2].append((r.get("content") or {}).get("answer", r.get("action")))
+            state[1] -= 1
+            if state[1] > 0:
+                asking[call_id] = state
+                ask_question(state[0] + " again", call_id)
+            else:
+                result(call_id, "answers: " + ", ".join(map(str, state[2])))
         elif kind == "sample":
             if "error" in msg:
                 result(call_id, "refused: " + msg["error"]["message"], True)
@@ -87,6 +111,9 @@ for line in sys.stdin:
             result(id_, "released all")
         elif name == "roots_error":
             result(id_, roots_error[0])
+        elif name == "ask":
+            asking[id_] = [args.get("question", ""), int(args.get("rounds", 1)), []]
+            ask_question(args.get("question", ""), id_)
         elif name == "exit":
             sys.stderr.write("legacy-child: exiting on request\n")
             sys.stderr.flush()

@@ -168,10 +168,8 @@ impl Client {
         let mut meta = extra_meta.as_object().cloned().unwrap_or_default();
         if self.modern {
             meta.insert("io.modelcontextprotocol/protocolVersion".into(), MODERN.into());
-            meta.insert(
-                "io.modelcontextprotocol/clientCapabilities".into(),
-                serde_json::json!({"elicitation": {}}),
-            );
+            meta.entry("io.modelcontextprotocol/clientCapabilities")
+                .or_insert_with(|| serde_json::json!({"elicitation": {}}));
         }
         if !meta.is_empty() {
             params["_meta"] = serde_json::Value::Object(meta);

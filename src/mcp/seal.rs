@@ -1,7 +1,8 @@
-//! Sealing `requestState` (2026-07-28 multi round-trip requests): the state a server hands the
-//! client travels through the client and comes back, so it is signed with HMAC-SHA256 under a
-//! key only the server (or every instance of it behind a load balancer) holds. A state that was
-//! changed on the way is refused (-32602) before any handler sees it.
+//! Sealing `requestState` (2026-07-28 multi round-trip requests; the server's, and the bridge's
+//! held calls): the state a server hands the client travels through the client and comes back,
+//! so it is signed with HMAC-SHA256 under a key only the server (or every instance of it behind
+//! a load balancer) holds. A state that was changed on the way is refused (-32602) before any
+//! handler sees it.
 //!
 //! A state is also bound to the request it was made for (its method and what it names: the
 //! tool, the prompt, the resource), as the specification asks: the tag covers that binding, so
