@@ -1,5 +1,7 @@
 //! `mcpwire bridge`: one stdio MCP server, started as a child, served to many clients over
-//! Streamable HTTP (`mcpwire::bridge`), with every guard and limit `serve --http` has.
+//! Streamable HTTP (`mcpwire::bridge`), with every guard and limit `serve --http` has; or,
+//! with `--stdio URL`, the reverse: a remote Streamable HTTP server served on stdio
+//! (`reverse.rs`).
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -13,7 +15,9 @@ use mcpwire::bridge::{
 use mcpwire::http::HttpServer;
 use mcpwire::transport::ChildStderr;
 
-use crate::serve;
+use crate::{reach, serve};
+
+mod reverse;
 
 /// `mcpwire bridge`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -22,6 +26,16 @@ pub struct BridgeArgs {
     /// picks one; the URL is printed on standard error).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:3000")]
     http: String,
+    /// The reverse: serve the Streamable HTTP MCP server at this URL (http:// or https://) on
+    /// standard input and output, for a host that only starts processes (no CMD then).
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    stdio: Option<String>,
+    /// With --stdio: seconds a request waits for the remote's answer (progress restarts it;
+    /// 0: as long as the host waits).
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::peer::DEFAULT_REQUEST_TIMEOUT.as_secs_f64())]
+    remote_timeout: f64,
+    #[command(flatten)]
+    reach: reach::ReachArgs,
     #[command(flatten)]
     bridge: BridgeLimits,
     #[command(flatten)]
@@ -29,7 +43,7 @@ pub struct BridgeArgs {
     #[command(flatten)]
     http_args: serve::HttpArgs,
     /// The stdio MCP server to run, and its arguments (after `--`).
-    #[arg(required = true, last = true, value_name = "CMD")]
+    #[arg(required_unless_present = "stdio", last = true, value_name = "CMD")]
     command: Vec<String>,
 }
 
@@ -73,7 +87,13 @@ pub fn run(args: &BridgeArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(&format!("cannot start the runtime: {e}")),
     };
-    let outcome = rt.block_on(serve_bridge(args));
+    let outcome = match &args.stdio {
+        Some(url) => {
+            let timeout = seconds(args.remote_timeout);
+            rt.block_on(reverse::serve(url, &args.reach, args.limits.builder(), timeout))
+        }
+        None => rt.block_on(serve_bridge(args)),
+    };
     rt.shutdown_timeout(Duration::from_secs(1));
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -47,6 +47,7 @@ mod child;
 mod client;
 mod era;
 mod json;
+pub mod reverse;
 mod state;
 
 use std::ffi::OsString;
@@ -68,6 +69,7 @@ use crate::transport::{self, ChildStderr};
 use crate::{RawJson, mcp};
 use child::ChildHandler;
 pub use client::BridgeHandler;
+pub use reverse::{ReverseBuilder, ReverseStats};
 use state::{ChildLink, Config, Inner, lock};
 
 /// How long after the child ended its clients' sessions are ended: the requests that failed
