@@ -395,6 +395,14 @@ pub const DEFAULT_BRIDGE_RESTART_MIN: Duration = Duration::from_millis(100);
 /// Default longest delay between two restarts of a bridge's child.
 pub const DEFAULT_BRIDGE_RESTART_MAX: Duration = Duration::from_secs(30);
 
+/// Default most children an isolated bridge runs at once (one per legacy session): each is a
+/// process of its own, so the bound is a machine's, not a protocol's.
+pub const DEFAULT_BRIDGE_MAX_CHILDREN: usize = 16;
+
+/// Default time an isolated bridge's child may sit without a request before it is ended (and
+/// its session with it): a forgotten session must not hold a process for ever.
+pub const DEFAULT_BRIDGE_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
 // ---- Skills (the `io.modelcontextprotocol/skills` extension): what a served skill directory
 // may hold, and what a client reads. Each is a default of `SkillLimits` (feature `mcp`). ----
 

@@ -75,6 +75,20 @@ struct BridgeLimits {
     /// Give up after this many restarts in a row (default: never).
     #[arg(long, value_name = "N")]
     max_restarts: Option<u32>,
+    /// Isolated mode: a child of its own for each legacy session (for servers that keep state
+    /// per connection), never restarted; 2026-07-28 requests, which have no session, are
+    /// refused with -32000.
+    #[arg(long)]
+    isolated: bool,
+    /// With --isolated: children at once; one more session's initialize is refused with
+    /// -32000.
+    #[arg(long, value_name = "N", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_MAX_CHILDREN,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_children: usize,
+    /// With --isolated: seconds a child may go without a request before it and its session
+    /// end (0: never).
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_IDLE_TIMEOUT.as_secs_f64())]
+    idle_timeout: f64,
 }
 
 fn seconds(s: f64) -> Option<Duration> {
@@ -106,6 +120,12 @@ fn fail(e: &str) -> ExitCode {
     ExitCode::from(crate::EXIT_IO)
 }
 
+/// The bridge served: one child shared, or a child per session.
+enum Served {
+    Shared(mcpwire::bridge::Bridge),
+    Isolated(mcpwire::bridge::IsolatedBridge),
+}
+
 async fn serve_bridge(args: &BridgeArgs) -> Result<(), String> {
     let signals = serve::shutdown_signals().map_err(|e| e.to_string())?;
     let b = &args.bridge;
@@ -122,11 +142,18 @@ async fn serve_bridge(args: &BridgeArgs) -> Result<(), String> {
         builder = builder.restart_backoff(min, max);
     }
     let (program, rest) = args.command.split_first().ok_or("no command to run")?;
-    let bridge = builder.start(program, rest).await.map_err(|e| format!("{program}: {e}"))?;
     let mut server = HttpServer::new(args.limits.builder());
-    if let Some(tools) = bridge.tool_headers().await {
-        server = server.tool_headers(tools);
-    }
+    let bridge = if b.isolated {
+        let idle = seconds(b.idle_timeout);
+        let pool = builder.isolated().max_children(b.max_children).idle_timeout(idle);
+        Served::Isolated(pool.start(program, rest))
+    } else {
+        let bridge = builder.start(program, rest).await.map_err(|e| format!("{program}: {e}"))?;
+        if let Some(tools) = bridge.tool_headers().await {
+            server = server.tool_headers(tools);
+        }
+        Served::Shared(bridge)
+    };
     let (mut server, tls) = args.http_args.server_with(server).map_err(|e| e.to_string())?;
     let listener = mcpwire::http::server::bind(&args.http).await.map_err(|e| e.to_string())?;
     let scheme = if tls.is_some() { "https" } else { "http" };
@@ -147,7 +174,10 @@ async fn serve_bridge(args: &BridgeArgs) -> Result<(), String> {
         let name = signals.await;
         tracing::info!(signal = name, "shutting down");
     };
-    let served = bridge.serve(server, listener, stop).await;
+    let served = match bridge {
+        Served::Shared(b) => b.serve(server, listener, stop).await,
+        Served::Isolated(b) => b.serve(server, listener, stop).await,
+    };
     for r in reloads {
         r.abort();
     }

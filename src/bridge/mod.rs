@@ -30,6 +30,10 @@
 //! in flight fail with -32603 saying so, and the legacy sessions end (their clients get 404
 //! and initialize again).
 //!
+//! Two other modes: [`BridgeBuilder::isolated`] gives each legacy session a child of its own
+//! ([`isolated`]), and [`ReverseBuilder`] serves a remote Streamable HTTP server on stdio
+//! ([`reverse`]).
+//!
 //! ```no_run
 //! # async fn run() -> std::io::Result<()> {
 //! use mcpwire::bridge::BridgeBuilder;
@@ -46,6 +50,7 @@ mod admission;
 mod child;
 mod client;
 mod era;
+pub mod isolated;
 mod json;
 pub mod reverse;
 mod state;
@@ -61,14 +66,15 @@ use tokio::net::TcpListener;
 
 use crate::http::HttpServer;
 pub use crate::limits::{
-    DEFAULT_BRIDGE_CHILD_IN_FLIGHT, DEFAULT_BRIDGE_CLIENT_IN_FLIGHT, DEFAULT_BRIDGE_RESTART_MAX,
-    DEFAULT_BRIDGE_RESTART_MIN,
+    DEFAULT_BRIDGE_CHILD_IN_FLIGHT, DEFAULT_BRIDGE_CLIENT_IN_FLIGHT, DEFAULT_BRIDGE_IDLE_TIMEOUT,
+    DEFAULT_BRIDGE_MAX_CHILDREN, DEFAULT_BRIDGE_RESTART_MAX, DEFAULT_BRIDGE_RESTART_MIN,
 };
 use crate::peer::{Connection, PeerBuilder, RequestOptions};
 use crate::transport::{self, ChildStderr};
 use crate::{RawJson, mcp};
 use child::ChildHandler;
 pub use client::BridgeHandler;
+pub use isolated::{IsolatedBridge, IsolatedBuilder, IsolatedHandler, IsolatedStats};
 pub use reverse::{ReverseBuilder, ReverseStats};
 use state::{ChildLink, Config, Inner, lock};
 
