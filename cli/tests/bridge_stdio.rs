@@ -191,3 +191,73 @@ async fn a_remote_that_goes_away_and_comes_back_is_initialized_again() {
     let r = host.call("echo", json!({"message": "after"}), json!({})).await.unwrap();
     assert_eq!(text(&r), "after");
 }
+
+/// `--remote-timeout 0.5`: a call the remote answers within it goes through; one past it fails
+/// with -32603 naming the method and the time, and the bridge goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_remote_timeout_at_and_past_its_bound() {
+    let (_served, url) = serve_on(&["--http", "127.0.0.1:0"]);
+    let host = Client::stdio(&url, &["--remote-timeout", "0.5"], false, Answers::default()).await;
+    let r = host.call("sleep", json!({"ms": 200}), json!({})).await.unwrap();
+    assert_eq!(text(&r), "slept 200");
+    let e = host.call("sleep", json!({"ms": 1500}), json!({})).await.unwrap_err();
+    assert_eq!(e.code, mcpwire::ErrorCode::INTERNAL_ERROR, "{e:?}");
+    assert!(e.message.contains("did not answer tools/call within 500ms"), "{e:?}");
+    let r = host.call("echo", json!({"message": "still here"}), json!({})).await.unwrap();
+    assert_eq!(text(&r), "still here");
+}
+
+/// `examples/everything --http` behind the reverse bridge (built here when absent): a legacy
+/// host is asked the server's sampling request and its answer reaches the tool; progress comes
+/// under the host's token; a modern host gets `input_required` and `server/discover`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn examples_everything_in_both_eras() {
+    let everything = everything();
+    let (_served, url) = load_support::announced_by(&everything, &["--http", "127.0.0.1:0"]);
+    let answers = Answers { sampled: "sampled by the host".into(), ..Answers::default() };
+    let legacy = Client::stdio(&url, &[], false, answers).await;
+    let r = legacy.call("test_sampling", json!({"prompt": "hi"}), json!({})).await.unwrap();
+    assert_eq!(text(&r), "LLM response: sampled by the host", "{r}");
+    assert_eq!(legacy.seen.requests.lock().unwrap()[0].0, "sampling/createMessage");
+    let modern = Client::stdio(&url, &[], true, Answers::default()).await;
+    let r = modern.call("test_simple_text", json!({}), json!({})).await.unwrap();
+    assert_eq!(r["resultType"], "complete", "{r}");
+    let meta = json!({"progressToken": "everything-1"});
+    let r = modern.call("test_tool_with_progress", json!({}), meta).await.unwrap();
+    assert_eq!(text(&r), "Progress reported", "{r}");
+    eventually("three progress notifications under the host's token", || {
+        let notes = modern.seen.notes.lock().unwrap();
+        let p: Vec<_> = notes.iter().filter(|(m, _)| m == "notifications/progress").collect();
+        p.len() == 3 && p.iter().all(|(_, p)| p["progressToken"] == "everything-1")
+    })
+    .await;
+    let r = modern
+        .call("test_input_required_result_request_state", json!({}), json!({}))
+        .await
+        .unwrap();
+    assert_eq!(r["resultType"], "input_required", "{r}");
+    assert!(r["requestState"].is_string(), "{r}");
+    assert_eq!(r["inputRequests"]["confirm"]["method"], "elicitation/create", "{r}");
+    let p = modern.params(json!({}), json!({}));
+    let d = modern.peer.request("server/discover", Some(mcpwire::RawJson::new(&p))).await.unwrap();
+    assert!(d.result().unwrap().get().contains("2026-07-28"));
+}
+
+/// The `everything` example of this workspace, built (debug) when it is not there yet.
+fn everything() -> std::path::PathBuf {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| root.join("target"), std::path::PathBuf::from);
+    let bin = target.join("debug").join("examples").join("everything");
+    if !bin.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "--quiet", "-p", "mcpwire", "--example", "everything"])
+            .current_dir(&root)
+            .status()
+            .expect("cargo build --example everything");
+        assert!(status.success(), "cargo build --example everything: {status}");
+    }
+    assert!(bin.exists(), "no {}", bin.display());
+    bin
+}
