@@ -28,7 +28,8 @@
 //! MCP's Streamable HTTP: a hyper server with a session per `initialize`, and a client
 //! transport. On top sit the two roles: `client` (feature `mcp` for the typed `Client`) and
 //! `server` (feature `mcp`). The `bridge` module (features `http` and `mcp`) serves one stdio
-//! child to many HTTP clients over one peer.
+//! child to many HTTP clients over one peer (or a child per session), and a remote HTTP server
+//! to a stdio host.
 //!
 //! Bad input never ends the stream: each bad frame decodes to a [`Kind::Invalid`] frame carrying a
 //! [`DecodeError`] with its JSON-RPC code, and [`Message::error_reply`] builds the answer.
@@ -101,7 +102,7 @@
 //! | `transport` | child stdio, TCP, Unix sockets, in-process pairs; [`transport::Target`] names any of them or HTTP | `http` |
 //! | `client` | the client role: era negotiation over a peer, the typed [`client::Client`] (tasks driven to their end, skills read and verified) | `transport` |
 //! | `server` | the server role: the typed [`server::Server`], tasks (`server::tasks`) among what it runs, a skill directory served | `transport` |
-//! | `bridge` | one stdio child served to many Streamable HTTP clients: ids and progress tokens rewritten, what the child sends routed to the client it concerns, eras translated | `transport` |
+//! | `bridge` | one stdio child served to many Streamable HTTP clients: ids and progress tokens rewritten, what the child sends routed to the client it concerns, eras translated; a child per session from a bounded pool (isolated mode); a remote HTTP server served on stdio (the reverse) | `transport` |
 //!
 //! The `mcpwire` tool (load, serve, inspect) is the workspace's `cli/` crate, on the public API.
 

@@ -412,6 +412,14 @@ pub const DEFAULT_BRIDGE_HELD_CALLS: usize = 256;
 /// which the held call's wait also counts against.
 pub const DEFAULT_BRIDGE_HELD_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Default most children an isolated bridge runs at once (one per legacy session): each is a
+/// process of its own, so the bound is a machine's, not a protocol's.
+pub const DEFAULT_BRIDGE_MAX_CHILDREN: usize = 16;
+
+/// Default time an isolated bridge's child may sit without a request before it is ended (and
+/// its session with it): a forgotten session must not hold a process for ever.
+pub const DEFAULT_BRIDGE_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
 // ---- Skills (the `io.modelcontextprotocol/skills` extension): what a served skill directory
 // may hold, and what a client reads. Each is a default of `SkillLimits` (feature `mcp`). ----
 

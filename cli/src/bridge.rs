@@ -1,5 +1,7 @@
 //! `mcpwire bridge`: one stdio MCP server, started as a child, served to many clients over
-//! Streamable HTTP (`mcpwire::bridge`), with every guard and limit `serve --http` has.
+//! Streamable HTTP (`mcpwire::bridge`), with every guard and limit `serve --http` has; or,
+//! with `--stdio URL`, the reverse: a remote Streamable HTTP server served on stdio
+//! (`reverse.rs`).
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -13,7 +15,9 @@ use mcpwire::bridge::{
 use mcpwire::http::HttpServer;
 use mcpwire::transport::ChildStderr;
 
-use crate::serve;
+use crate::{reach, serve};
+
+mod reverse;
 
 /// `mcpwire bridge`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -22,6 +26,16 @@ pub struct BridgeArgs {
     /// picks one; the URL is printed on standard error).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:3000")]
     http: String,
+    /// The reverse: serve the Streamable HTTP MCP server at this URL (http:// or https://) on
+    /// standard input and output, for a host that only starts processes (no CMD then).
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    stdio: Option<String>,
+    /// With --stdio: seconds a request waits for the remote's answer (progress restarts it;
+    /// 0: as long as the host waits).
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::peer::DEFAULT_REQUEST_TIMEOUT.as_secs_f64())]
+    remote_timeout: f64,
+    #[command(flatten)]
+    reach: reach::ReachArgs,
     #[command(flatten)]
     bridge: BridgeLimits,
     #[command(flatten)]
@@ -29,7 +43,7 @@ pub struct BridgeArgs {
     #[command(flatten)]
     http_args: serve::HttpArgs,
     /// The stdio MCP server to run, and its arguments (after `--`).
-    #[arg(required = true, last = true, value_name = "CMD")]
+    #[arg(required_unless_present = "stdio", last = true, value_name = "CMD")]
     command: Vec<String>,
 }
 
@@ -74,6 +88,20 @@ struct BridgeLimits {
     /// Give up after this many restarts in a row (default: never).
     #[arg(long, value_name = "N")]
     max_restarts: Option<u32>,
+    /// Isolated mode: a child of its own for each legacy session (for servers that keep state
+    /// per connection), never restarted; 2026-07-28 requests, which have no session, are
+    /// refused with -32000.
+    #[arg(long)]
+    isolated: bool,
+    /// With --isolated: children at once; one more session's initialize is refused with
+    /// -32000.
+    #[arg(long, value_name = "N", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_MAX_CHILDREN,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_children: usize,
+    /// With --isolated: seconds a child may go without a request before it and its session
+    /// end (0: never).
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_IDLE_TIMEOUT.as_secs_f64())]
+    idle_timeout: f64,
 }
 
 fn seconds(s: f64) -> Option<Duration> {
@@ -86,7 +114,13 @@ pub fn run(args: &BridgeArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(&format!("cannot start the runtime: {e}")),
     };
-    let outcome = rt.block_on(serve_bridge(args));
+    let outcome = match &args.stdio {
+        Some(url) => {
+            let timeout = seconds(args.remote_timeout);
+            rt.block_on(reverse::serve(url, &args.reach, args.limits.builder(), timeout))
+        }
+        None => rt.block_on(serve_bridge(args)),
+    };
     rt.shutdown_timeout(Duration::from_secs(1));
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -97,6 +131,12 @@ pub fn run(args: &BridgeArgs) -> ExitCode {
 fn fail(e: &str) -> ExitCode {
     let _ = writeln!(std::io::stderr(), "mcpwire: bridge: {e}");
     ExitCode::from(crate::EXIT_IO)
+}
+
+/// The bridge served: one child shared, or a child per session.
+enum Served {
+    Shared(mcpwire::bridge::Bridge),
+    Isolated(mcpwire::bridge::IsolatedBridge),
 }
 
 async fn serve_bridge(args: &BridgeArgs) -> Result<(), String> {
@@ -120,11 +160,18 @@ async fn serve_bridge(args: &BridgeArgs) -> Result<(), String> {
         builder = builder.restart_backoff(min, max);
     }
     let (program, rest) = args.command.split_first().ok_or("no command to run")?;
-    let bridge = builder.start(program, rest).await.map_err(|e| format!("{program}: {e}"))?;
     let mut server = HttpServer::new(args.limits.builder());
-    if let Some(tools) = bridge.tool_headers().await {
-        server = server.tool_headers(tools);
-    }
+    let bridge = if b.isolated {
+        let idle = seconds(b.idle_timeout);
+        let pool = builder.isolated().max_children(b.max_children).idle_timeout(idle);
+        Served::Isolated(pool.start(program, rest))
+    } else {
+        let bridge = builder.start(program, rest).await.map_err(|e| format!("{program}: {e}"))?;
+        if let Some(tools) = bridge.tool_headers().await {
+            server = server.tool_headers(tools);
+        }
+        Served::Shared(bridge)
+    };
     let (mut server, tls) = args.http_args.server_with(server).map_err(|e| e.to_string())?;
     let listener = mcpwire::http::server::bind(&args.http).await.map_err(|e| e.to_string())?;
     let scheme = if tls.is_some() { "https" } else { "http" };
@@ -145,7 +192,10 @@ async fn serve_bridge(args: &BridgeArgs) -> Result<(), String> {
         let name = signals.await;
         tracing::info!(signal = name, "shutting down");
     };
-    let served = bridge.serve(server, listener, stop).await;
+    let served = match bridge {
+        Served::Shared(b) => b.serve(server, listener, stop).await,
+        Served::Isolated(b) => b.serve(server, listener, stop).await,
+    };
     for r in reloads {
         r.abort();
     }

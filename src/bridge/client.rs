@@ -67,7 +67,7 @@ impl<'a> Out<'a> {
 }
 
 /// Whether a request's `_meta` names a protocol version.
-fn is_modern(params: Option<RawJson<'_>>) -> bool {
+pub(super) fn is_modern(params: Option<RawJson<'_>>) -> bool {
     mcp::meta::RequestParams::parse(params)
         .ok()
         .and_then(|p| p.meta().ok().flatten())

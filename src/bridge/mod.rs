@@ -34,6 +34,10 @@
 //! and the child did not answer the bridge's `ping` within as long again) is killed and
 //! treated the same.
 //!
+//! Two other modes: [`BridgeBuilder::isolated`] gives each legacy session a child of its own
+//! ([`isolated`]), and [`ReverseBuilder`] serves a remote Streamable HTTP server on stdio
+//! ([`reverse`]).
+//!
 //! ```no_run
 //! # async fn run() -> std::io::Result<()> {
 //! use mcpwire::bridge::BridgeBuilder;
@@ -52,8 +56,10 @@ mod client;
 mod era;
 mod held;
 mod hold;
+pub mod isolated;
 mod json;
 mod liveness;
+pub mod reverse;
 mod state;
 
 use std::ffi::OsString;
@@ -68,14 +74,16 @@ use tokio::net::TcpListener;
 use crate::http::HttpServer;
 pub use crate::limits::{
     DEFAULT_BRIDGE_CHILD_IN_FLIGHT, DEFAULT_BRIDGE_CLIENT_IN_FLIGHT, DEFAULT_BRIDGE_HANG_TIMEOUT,
-    DEFAULT_BRIDGE_HELD_CALLS, DEFAULT_BRIDGE_HELD_TIMEOUT, DEFAULT_BRIDGE_RESTART_MAX,
-    DEFAULT_BRIDGE_RESTART_MIN,
+    DEFAULT_BRIDGE_HELD_CALLS, DEFAULT_BRIDGE_HELD_TIMEOUT, DEFAULT_BRIDGE_IDLE_TIMEOUT,
+    DEFAULT_BRIDGE_MAX_CHILDREN, DEFAULT_BRIDGE_RESTART_MAX, DEFAULT_BRIDGE_RESTART_MIN,
 };
 use crate::peer::{Connection, PeerBuilder, RequestOptions};
 use crate::transport::{self, ChildStderr};
 use crate::{RawJson, mcp};
 use child::ChildHandler;
 pub use client::BridgeHandler;
+pub use isolated::{IsolatedBridge, IsolatedBuilder, IsolatedHandler, IsolatedStats};
+pub use reverse::{ReverseBuilder, ReverseStats};
 use state::{ChildLink, Config, Inner, lock};
 
 /// How long after the child ended its clients' sessions are ended: the requests that failed

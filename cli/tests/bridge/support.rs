@@ -155,6 +155,32 @@ impl Client {
             Recorder { seen: seen.clone(), answers },
         )
         .unwrap();
+        Self::open(peer, conn, seen, modern).await
+    }
+
+    /// A host on the stdio of `mcpwire bridge --stdio URL FLAGS` (its stderr on the test's);
+    /// a legacy one opens its session.
+    pub async fn stdio(url: &str, flags: &[&str], modern: bool, answers: Answers) -> Self {
+        let seen = Arc::new(Seen::default());
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpwire"));
+        cmd.args(["bridge", "--stdio", url]).args(flags);
+        let (peer, conn) = mcpwire::transport::spawn_child_with(
+            &PeerBuilder::new(),
+            cmd,
+            mcpwire::transport::ChildStderr::Inherit,
+            4096,
+            Recorder { seen: seen.clone(), answers },
+        )
+        .unwrap();
+        Self::open(peer, conn, seen, modern).await
+    }
+
+    async fn open(
+        peer: PeerHandle,
+        conn: mcpwire::peer::Connection,
+        seen: Arc<Seen>,
+        modern: bool,
+    ) -> Self {
         if !modern {
             let init = r#"{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{},"sampling":{}},"clientInfo":{"name":"t","version":"1"}}"#;
             peer.request("initialize", Some(RawJson::new(init))).await.unwrap();

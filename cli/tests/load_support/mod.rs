@@ -37,7 +37,12 @@ pub fn serve_on(args: &[&str]) -> (Served, String) {
 /// (`mcpwire: serving MCP on TARGET`); the rest of its standard error is read and dropped, so
 /// it never blocks on a full pipe.
 pub fn announced(args: &[&str]) -> (Served, String) {
-    let mut child = Command::new(BIN)
+    announced_by(std::path::Path::new(BIN), args)
+}
+
+/// [`announced`] of another program.
+pub fn announced_by(program: &std::path::Path, args: &[&str]) -> (Served, String) {
+    let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())

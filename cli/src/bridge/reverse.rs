@@ -1,0 +1,32 @@
+//! `mcpwire bridge --stdio URL`: a remote Streamable HTTP server served to a host on this
+//! process's stdin and stdout (`mcpwire::bridge::reverse`), reached with the flags `load` uses
+//! (`--header`, `--cacert`, `--oauth`, …). Standard output carries MCP only; what the bridge
+//! has to say goes to standard error.
+
+use std::time::Duration;
+
+use mcpwire::bridge::ReverseBuilder;
+use mcpwire::peer::PeerBuilder;
+use mcpwire::transport::ConnectOptions;
+
+use crate::reach::ReachArgs;
+
+/// Serves `url` on stdio until the host closes stdin: the host's peer made by `host`, the
+/// remote reached as `reach` says, its answers awaited `timeout` (`None`: without end).
+pub async fn serve(
+    url: &str,
+    reach: &ReachArgs,
+    host: PeerBuilder,
+    timeout: Option<Duration>,
+) -> Result<(), String> {
+    let options = reach.apply(ConnectOptions::default())?;
+    let stats = ReverseBuilder::new()
+        .host_peer(host)
+        .connect_options(options)
+        .request_timeout(timeout)
+        .serve(url, tokio::io::stdin(), tokio::io::stdout())
+        .await
+        .map_err(|e| e.to_string())?;
+    tracing::debug!(?stats, "mcpwire bridge --stdio: the host closed its input");
+    Ok(())
+}
