@@ -31,14 +31,7 @@ for c in ${CONCURRENCIES}; do
         for t in direct bridge; do
             url="${DIRECT}"
             [ "${t}" = bridge ] && url="${BRIDGE}"
-            "${MCPWIRE}" load --target "${url}" --protocol-version "${era}" --concurrency "${c}" \
-                --duration "${DURATION}" --warmup "${WARMUP}" --method tools/call --tool echo \
-                --arguments '{"message":"hello"}' --json 2>/dev/null |
-                python3 -c 'import json,sys
-r=json.load(sys.stdin)
-print("%-8s %-11s %5s %10.0f %8d %8d %6d" % (sys.argv[1], sys.argv[2], sys.argv[3],
-      r["requests"]/r["elapsed_s"], r["latency_us"]["p50"], r["latency_us"]["p99"], r["errors"]))' \
-                "${t}" "${era}" "${c}"
+            load_row "${t}" "${era}" "${c}" "${url}"
         done
     done
 done

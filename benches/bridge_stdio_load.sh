@@ -18,17 +18,10 @@ MCPWIRE="${MCPWIRE:-target/release/mcpwire}"
 DURATION="${DURATION:-5}"
 WARMUP="${WARMUP:-1}"
 CONCURRENCIES="${CONCURRENCIES:-1 32}"
-LOG="$(mktemp)"
-setsid "${MCPWIRE}" serve --http 127.0.0.1:0 2>"${LOG}" >/dev/null </dev/null &
-SERVER=$!
-trap 'kill -TERM -- "-${SERVER}" 2>/dev/null || true' EXIT
-URL=""
-for _ in $(seq 1 200); do
-    URL="$(grep -o 'serving MCP on http://[^ ]*' "${LOG}" | head -n1 | sed 's/^serving MCP on //')" || true
-    [ -n "${URL}" ] && break
-    sleep 0.05
-done
-[ -n "${URL}" ] || { cat "${LOG}" >&2; echo "bridge_stdio_load.sh: no URL" >&2; exit 1; }
+# shellcheck source=lib/servers.sh
+source "${ROOT}/benches/lib/servers.sh"
+
+start_announced "${MCPWIRE}" serve --http 127.0.0.1:0
 
 printf '%-8s %-11s %5s %10s %8s %8s %6s\n' target era conc req/s p50_us p99_us errors
 for c in ${CONCURRENCIES}; do
@@ -36,14 +29,7 @@ for c in ${CONCURRENCIES}; do
         for t in direct reverse; do
             target="${URL}"
             [ "${t}" = reverse ] && target="stdio:${MCPWIRE} bridge --stdio ${URL}"
-            "${MCPWIRE}" load --target "${target}" --protocol-version "${era}" --concurrency "${c}" \
-                --duration "${DURATION}" --warmup "${WARMUP}" --method tools/call --tool echo \
-                --arguments '{"message":"hello"}' --json 2>/dev/null |
-                python3 -c 'import json,sys
-r=json.load(sys.stdin)
-print("%-8s %-11s %5s %10.0f %8d %8d %6d" % (sys.argv[1], sys.argv[2], sys.argv[3],
-      r["requests"]/r["elapsed_s"], r["latency_us"]["p50"], r["latency_us"]["p99"], r["errors"]))' \
-                "${t}" "${era}" "${c}"
+            load_row "${t}" "${era}" "${c}" "${target}"
         done
     done
 done

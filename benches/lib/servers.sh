@@ -20,3 +20,17 @@ start_announced() {
     echo "$(basename "$0"): no URL from $*" >&2
     exit 1
 }
+
+# load_row LABEL ERA CONC TARGET: one closed-loop `mcpwire load` run (tools/call echo, DURATION
+# and WARMUP seconds) against TARGET, printed as a row: label, era, concurrency, requests/s, p50
+# and p99 (µs), errors. Needs MCPWIRE, DURATION and WARMUP.
+load_row() {
+    "${MCPWIRE}" load --target "$4" --protocol-version "$2" --concurrency "$3" \
+        --duration "${DURATION}" --warmup "${WARMUP}" --method tools/call --tool echo \
+        --arguments '{"message":"hello"}' --json 2>/dev/null |
+        python3 -c 'import json,sys
+r=json.load(sys.stdin)
+print("%-8s %-11s %5s %10.0f %8d %8d %6d" % (sys.argv[1], sys.argv[2], sys.argv[3],
+      r["requests"]/r["elapsed_s"], r["latency_us"]["p50"], r["latency_us"]["p99"], r["errors"]))' \
+        "$1" "$2" "$3"
+}
