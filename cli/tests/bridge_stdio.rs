@@ -6,6 +6,8 @@
 #[path = "bridge/support.rs"]
 mod support;
 
+#[path = "common/everything.rs"]
+mod everything;
 mod load_support;
 #[path = "../../tests/common/tls.rs"]
 mod tls;
@@ -14,6 +16,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use everything::everything;
 use load_support::{BIN, load, serve_on, stderr};
 use serde_json::{Value, json};
 use support::{Answers, Client, text};
@@ -241,23 +244,4 @@ async fn examples_everything_in_both_eras() {
     let p = modern.params(json!({}), json!({}));
     let d = modern.peer.request("server/discover", Some(mcpwire::RawJson::new(&p))).await.unwrap();
     assert!(d.result().unwrap().get().contains("2026-07-28"));
-}
-
-/// The `everything` example of this workspace, built (debug) when it is not there yet.
-fn everything() -> std::path::PathBuf {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| root.join("target"), std::path::PathBuf::from);
-    let bin = target.join("debug").join("examples").join("everything");
-    if !bin.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "--quiet", "-p", "mcpwire", "--example", "everything"])
-            .current_dir(&root)
-            .status()
-            .expect("cargo build --example everything");
-        assert!(status.success(), "cargo build --example everything: {status}");
-    }
-    assert!(bin.exists(), "no {}", bin.display());
-    bin
 }

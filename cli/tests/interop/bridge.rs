@@ -104,6 +104,6 @@ fn official_sdk_clients_through_the_bridge_to_a_python_sdk_server() {
 /// own client, nothing refused.
 #[test]
 fn official_sdk_clients_through_the_bridge_to_a_modern_child_each_get_their_own_questions() {
-    let exe = crate::client::everything().to_str().expect("UTF-8 path").to_owned();
+    let exe = crate::everything::everything().to_str().expect("UTF-8 path").to_owned();
     through_the_bridge(&[exe, "--stdio".into()], "mcpwire", |_| 0);
 }

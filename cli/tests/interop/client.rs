@@ -4,9 +4,7 @@
 //! `examples/everything` (stdio and HTTP), whose tools ask the client for input: the Client's
 //! elicitation and sampling callbacks answer them, as legacy requests and as modern input rounds.
 
-use std::path::PathBuf;
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use mcpwire::mcp::Era;
@@ -21,6 +19,7 @@ use mcpwire::mcp::types::{
 use mcpwire::transport::{ChildStderr, Target};
 use serde_json::json;
 
+use crate::everything::everything;
 use crate::harness::{self, BIN, Server, ensure_installed, root, venv_python};
 
 const LEGACY: &str = "2025-11-25";
@@ -152,29 +151,6 @@ fn client_against_mcpwire_serve_on_every_transport() {
     let (_http, url) = harness::serve_http();
     echo_everywhere(|| Target::Http(url.clone()), "mcpwire", String::new);
     let _ = std::fs::remove_dir_all(dir);
-}
-
-/// `examples/everything`, built once per test binary.
-pub(crate) fn everything() -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            // Into the target folder and profile this test's binary was built in.
-            let profile_dir = PathBuf::from(BIN).parent().unwrap().to_owned();
-            let mut cargo = Command::new(env!("CARGO"));
-            cargo.current_dir(root()).args(["build", "--quiet", "-p", "mcpwire"]);
-            cargo.args(["--example", "everything", "--target-dir"]);
-            cargo.arg(profile_dir.parent().unwrap());
-            if !cfg!(debug_assertions) {
-                cargo.arg("--release");
-            }
-            let out = cargo.output().expect("run cargo build");
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-            let exe = PathBuf::from(BIN).parent().unwrap().join("examples/everything");
-            assert!(exe.exists(), "{} is not there", exe.display());
-            exe
-        })
-        .clone()
 }
 
 /// `everything --http` started, and its URL.

@@ -33,6 +33,8 @@
 mod bridge;
 mod client;
 mod conformance;
+#[path = "../common/everything.rs"]
+mod everything;
 mod harness;
 mod http;
 mod load_modern;

@@ -19,7 +19,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::client::{everything, everything_http};
+use crate::client::everything_http;
+use crate::everything::everything;
 use crate::harness::{
     BIN, RUN_TIMEOUT, ensure_installed, node_modern_prefix, node22, run_bounded, sh_quote,
 };
