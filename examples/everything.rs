@@ -57,6 +57,12 @@ struct Message<'a> {
 }
 
 #[derive(serde::Deserialize)]
+struct Uri<'a> {
+    #[serde(borrow, default)]
+    uri: Option<Cow<'a, str>>,
+}
+
+#[derive(serde::Deserialize)]
 struct PromptArg<'a> {
     #[serde(borrow)]
     prompt: Cow<'a, str>,
@@ -291,6 +297,16 @@ fn modern_tools(b: mcpwire::server::ServerBuilder) -> mcpwire::server::ServerBui
         call.server().tools_changed();
         text("Mutation triggered")
     })
+    .tool(
+        Tool::new("test_trigger_resource_update")
+            .description("Announces an update of a resource (test://watched-resource unless uri names another) to its subscribers")
+            .input_schema(r#"{"type":"object","properties":{"uri":{"type":"string","description":"The resource updated"}}}"#),
+        |call| async move {
+            let args: Uri<'_> = call.arguments()?;
+            call.server().resource_updated(args.uri.as_deref().unwrap_or("test://watched-resource"));
+            text("Update announced")
+        },
+    )
     .tool(Tool::new("test_trigger_prompt_change").description("Announces a prompt list change to listeners"), |call| async move {
         call.server().prompts_changed();
         text("Mutation triggered")

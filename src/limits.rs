@@ -420,6 +420,11 @@ pub const DEFAULT_BRIDGE_MAX_CHILDREN: usize = 16;
 /// its session with it): a forgotten session must not hold a process for ever.
 pub const DEFAULT_BRIDGE_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// Default for `ReverseBuilder::max_remembered_subscriptions`: resource subscriptions the
+/// reverse bridge keeps to subscribe again when the remote's session is opened anew; as many as
+/// a session of `mcpwire::server` takes (`MAX_RESOURCE_SUBSCRIPTIONS`).
+pub const DEFAULT_REVERSE_SUBSCRIPTIONS: usize = 1_024;
+
 // ---- Skills (the `io.modelcontextprotocol/skills` extension): what a served skill directory
 // may hold, and what a client reads. Each is a default of `SkillLimits` (feature `mcp`). ----
 

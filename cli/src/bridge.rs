@@ -11,6 +11,7 @@ use std::time::Duration;
 use clap::builder::RangedU64ValueParser;
 use mcpwire::bridge::{
     BridgeBuilder, DEFAULT_BRIDGE_CHILD_IN_FLIGHT, DEFAULT_BRIDGE_CLIENT_IN_FLIGHT,
+    DEFAULT_REVERSE_SUBSCRIPTIONS,
 };
 use mcpwire::http::HttpServer;
 use mcpwire::transport::ChildStderr;
@@ -34,6 +35,11 @@ pub struct BridgeArgs {
     /// 0: as long as the host waits).
     #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::peer::DEFAULT_REQUEST_TIMEOUT.as_secs_f64())]
     remote_timeout: f64,
+    /// With --stdio: resource subscriptions kept to be made again when the remote's session is
+    /// lost and opened anew (its `logging/setLevel` is set again too); past it a subscription
+    /// still reaches the remote, but is not made again.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_REVERSE_SUBSCRIPTIONS)]
+    max_remembered_subscriptions: usize,
     #[command(flatten)]
     reach: reach::ReachArgs,
     #[command(flatten)]
@@ -117,7 +123,8 @@ pub fn run(args: &BridgeArgs) -> ExitCode {
     let outcome = match &args.stdio {
         Some(url) => {
             let timeout = seconds(args.remote_timeout);
-            rt.block_on(reverse::serve(url, &args.reach, args.limits.builder(), timeout))
+            let kept = args.max_remembered_subscriptions;
+            rt.block_on(reverse::serve(url, &args.reach, args.limits.builder(), timeout, kept))
         }
         None => rt.block_on(serve_bridge(args)),
     };

@@ -245,3 +245,56 @@ async fn examples_everything_in_both_eras() {
     let d = modern.peer.request("server/discover", Some(mcpwire::RawJson::new(&p))).await.unwrap();
     assert!(d.result().unwrap().get().contains("2026-07-28"));
 }
+
+/// What the host set on a remote session the remote then lost is set again on the new one: its
+/// `logging/setLevel` (`error`: the tool's `info` logs stay away after the loss as before it)
+/// and its resource subscriptions, up to `--max-remembered-subscriptions` (1 here: of two, the
+/// first is made again and the one past the bound is not).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_remote_session_gets_the_level_and_the_subscriptions_back() {
+    const WATCHED: &str = "test://watched-resource";
+    const STATIC: &str = "test://static-text";
+    let everything = everything();
+    let (served, url) = load_support::announced_by(&everything, &["--http", "127.0.0.1:0"]);
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+    let flags = ["--max-remembered-subscriptions", "1"];
+    let host = Client::stdio(&url, &flags, false, Answers::default()).await;
+    let ask = |method: &'static str, params: Value| {
+        let peer = host.peer.clone();
+        async move {
+            let p = params.to_string();
+            peer.request(method, Some(mcpwire::RawJson::new(&p))).await.unwrap();
+        }
+    };
+    ask("logging/setLevel", json!({"level": "error"})).await;
+    ask("resources/subscribe", json!({"uri": WATCHED})).await;
+    ask("resources/subscribe", json!({"uri": STATIC})).await;
+    let updated = |uri: &str| {
+        let notes = host.seen.notes.lock().unwrap();
+        notes.iter().any(|(m, p)| m == "notifications/resources/updated" && p["uri"] == uri)
+    };
+    let logged =
+        || host.seen.notes.lock().unwrap().iter().any(|(m, _)| m == "notifications/message");
+    let trigger =
+        |uri: &str| host.call("test_trigger_resource_update", json!({"uri": uri}), json!({}));
+    // Before the loss: both subscriptions hold, the level holds.
+    let r = host.call("test_tool_with_logging", json!({}), json!({})).await.unwrap();
+    assert_eq!(text(&r), "Tool with logging executed successfully", "{r}");
+    assert!(!logged(), "info logs came under level error: {:?}", host.seen.notes.lock().unwrap());
+    trigger(WATCHED).await.unwrap();
+    trigger(STATIC).await.unwrap();
+    eventually("both updates before the loss", || updated(WATCHED) && updated(STATIC)).await;
+
+    drop(served);
+    let (_again, url_again) = load_support::announced_by(&everything, &["--http", &addr]);
+    assert_eq!(url_again, url);
+    host.seen.notes.lock().unwrap().clear();
+    let r = host.call("test_tool_with_logging", json!({}), json!({})).await.unwrap();
+    assert_eq!(text(&r), "Tool with logging executed successfully", "{r}");
+    assert!(!logged(), "the level was not set again: {:?}", host.seen.notes.lock().unwrap());
+    trigger(STATIC).await.unwrap();
+    trigger(WATCHED).await.unwrap();
+    eventually("the kept subscription made again", || updated(WATCHED)).await;
+    // Sent before the watched one's, on the same stream: had it been made again, it would be in.
+    assert!(!updated(STATIC), "a subscription past the bound was made again");
+}

@@ -15,8 +15,10 @@
 //! the remote session (the HTTP client keeps its id), modern requests pass stateless.
 //!
 //! A remote that ends the legacy session (404) is initialized again with the host's own
-//! `initialize`, once per loss, and the request sent again (a 404 means the remote did not run
-//! it); a remote that cannot be reached fails the request with -32603 saying why, and the next
+//! `initialize`, once per loss, what the host set on the lost session is set again (its last
+//! `logging/setLevel`, its resource subscriptions, up to
+//! [`ReverseBuilder::max_remembered_subscriptions`]), and the request sent again (a 404 means
+//! the remote did not run it); a remote that cannot be reached fails the request with -32603 saying why, and the next
 //! one tries again. The host closing its stdin ends the bridge (the session is deleted).
 
 use std::io;
@@ -26,6 +28,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use super::DEFAULT_REVERSE_SUBSCRIPTIONS;
 use super::state::{lock, text};
 use crate::peer::{
     Context, Handler, Incoming, PeerBuilder, PeerHandle, Reply, RequestError, RequestOptions,
@@ -44,6 +47,7 @@ pub struct ReverseBuilder {
     remote: PeerBuilder,
     options: ConnectOptions,
     request_timeout: Option<Duration>,
+    max_subscriptions: usize,
 }
 
 impl Default for ReverseBuilder {
@@ -62,6 +66,7 @@ impl ReverseBuilder {
             remote: PeerBuilder::new(),
             options: ConnectOptions::default(),
             request_timeout: Some(crate::peer::DEFAULT_REQUEST_TIMEOUT),
+            max_subscriptions: DEFAULT_REVERSE_SUBSCRIPTIONS,
         }
     }
 
@@ -94,6 +99,16 @@ impl ReverseBuilder {
         self
     }
 
+    /// Resource subscriptions kept to be made again on a new remote session
+    /// ([`DEFAULT_REVERSE_SUBSCRIPTIONS`] by default). Past the bound a subscription still
+    /// reaches the remote, but is not made again after a loss of the session (a warning says
+    /// so, and [`ReverseStats::forgotten_subscriptions`] counts it).
+    #[must_use]
+    pub fn max_remembered_subscriptions(mut self, n: usize) -> Self {
+        self.max_subscriptions = n;
+        self
+    }
+
     /// Serves the remote at `url` (`http://` or `https://`) to the host on `reader` and
     /// `writer` (a process's stdin and stdout) until the reader ends.
     ///
@@ -120,7 +135,8 @@ impl ReverseBuilder {
         let shared = Arc::new(Shared {
             remote: remote.clone(),
             url: url.to_owned(),
-            init: Mutex::new(None),
+            kept: Mutex::new(Kept::default()),
+            max_subscriptions: self.max_subscriptions,
             epoch: AtomicU64::new(0),
             reinit: tokio::sync::Mutex::new(()),
             timeout: self.request_timeout,
@@ -146,6 +162,12 @@ pub struct ReverseStats {
     pub remote_requests: u64,
     /// Times the remote's session was opened again after it ended it.
     pub reinitialized: u64,
+    /// Requests sent again to a new session to set what the host had set on the lost one
+    /// (`logging/setLevel`, `resources/subscribe`).
+    pub restored: u64,
+    /// Subscriptions past [`ReverseBuilder::max_remembered_subscriptions`]: not made again on
+    /// a new session.
+    pub forgotten_subscriptions: u64,
 }
 
 #[derive(Debug, Default)]
@@ -153,6 +175,8 @@ struct Counters {
     forwarded: AtomicU64,
     remote_requests: AtomicU64,
     reinitialized: AtomicU64,
+    restored: AtomicU64,
+    forgotten_subscriptions: AtomicU64,
 }
 
 impl Counters {
@@ -161,16 +185,35 @@ impl Counters {
             forwarded: self.forwarded.load(Ordering::Relaxed),
             remote_requests: self.remote_requests.load(Ordering::Relaxed),
             reinitialized: self.reinitialized.load(Ordering::Relaxed),
+            restored: self.restored.load(Ordering::Relaxed),
+            forgotten_subscriptions: self.forgotten_subscriptions.load(Ordering::Relaxed),
         }
     }
+}
+
+/// What the host set on the remote session, kept to set it again on a new one.
+#[derive(Debug, Default)]
+struct Kept {
+    /// The params of the host's `initialize`, to open the session again with.
+    init: Option<String>,
+    /// The params of the last `logging/setLevel` the remote took.
+    level: Option<String>,
+    /// The URIs of the resources subscribed to (and not unsubscribed from), in order.
+    subscribed: Vec<String>,
+}
+
+/// The `uri` of `resources/subscribe` or `resources/unsubscribe`.
+#[derive(serde::Deserialize)]
+struct UriParams {
+    uri: String,
 }
 
 /// What the host's side shares with its requests.
 struct Shared {
     remote: PeerHandle,
     url: String,
-    /// The params of the host's `initialize`, to open the session again with.
-    init: Mutex<Option<String>>,
+    kept: Mutex<Kept>,
+    max_subscriptions: usize,
     /// Counts the sessions opened again: a request that saw the session lost under epoch `n`
     /// opens it again only when no other request did since.
     epoch: AtomicU64,
@@ -201,7 +244,7 @@ impl Shared {
         if self.epoch.load(Ordering::Acquire) != seen {
             return Ok(());
         }
-        let Some(init) = lock(&self.init).clone() else {
+        let Some(init) = lock(&self.kept).init.clone() else {
             return Err(RpcError::internal(format!(
                 "mcpwire bridge: {} ended the session, and the host never sent initialize",
                 self.url
@@ -211,10 +254,71 @@ impl Shared {
             .await
             .map_err(|e| self.error("initialize (again, the session having ended)", e))?;
         let _ = self.remote.notify("notifications/initialized", crate::peer::NO_PARAMS).await;
+        self.restore().await;
         self.epoch.fetch_add(1, Ordering::AcqRel);
         self.counters.reinitialized.fetch_add(1, Ordering::Relaxed);
         tracing::info!(url = %self.url, "mcpwire bridge --stdio: the remote session was opened again");
         Ok(())
+    }
+
+    /// Keeps what a request the remote took set on its session.
+    fn keep(&self, method: &str, params: Option<RawJson<'_>>) {
+        let params = params.map(|p| p.get());
+        let uri = || serde_json::from_str::<UriParams>(params?).ok().map(|p| p.uri);
+        let mut kept = lock(&self.kept);
+        match method {
+            "initialize" => kept.init = params.map(str::to_owned),
+            "logging/setLevel" => kept.level = params.map(str::to_owned),
+            "resources/subscribe" => {
+                let Some(uri) = uri() else { return };
+                if kept.subscribed.contains(&uri) {
+                    return;
+                }
+                if kept.subscribed.len() >= self.max_subscriptions {
+                    drop(kept);
+                    self.counters.forgotten_subscriptions.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(
+                        %uri,
+                        max = self.max_subscriptions,
+                        "mcpwire bridge --stdio: past the subscriptions kept; this one is not \
+                         made again if the remote session is lost"
+                    );
+                    return;
+                }
+                kept.subscribed.push(uri);
+            }
+            "resources/unsubscribe" => {
+                if let Some(uri) = uri() {
+                    kept.subscribed.retain(|u| *u != uri);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Sets again on a new session what the host had set on the lost one: its last
+    /// `logging/setLevel`, then its subscriptions in the order they were made. A refusal is
+    /// logged; the rest goes on.
+    async fn restore(&self) {
+        let (level, subscribed) = {
+            let kept = lock(&self.kept);
+            (kept.level.clone(), kept.subscribed.clone())
+        };
+        let level = level.map(|p| ("logging/setLevel", p));
+        let subscriptions = subscribed.into_iter().map(|uri| {
+            let params = serde_json::json!({ "uri": uri }).to_string();
+            ("resources/subscribe", params)
+        });
+        for (method, params) in level.into_iter().chain(subscriptions) {
+            self.counters.restored.fetch_add(1, Ordering::Relaxed);
+            let options = RequestOptions::new().timeout(self.timeout);
+            let sent = self.remote.request_with(method, Some(RawJson::new(&params)), options);
+            if let Err(e) = sent.await {
+                let e = self.error(method, e);
+                tracing::warn!(%method, %params, error = %e.message, "mcpwire bridge --stdio: \
+                    not set again on the new remote session");
+            }
+        }
     }
 
     /// The host's error for a request the remote did not answer.
@@ -253,9 +357,6 @@ impl Handler for HostSide {
     async fn request(&self, req: &Incoming, _cx: &Context) -> Result<Reply, RpcError> {
         let s = &self.shared;
         let (method, params) = (req.method(), req.params());
-        if method == "initialize" {
-            *lock(&s.init) = params.map(|p| p.get().to_owned());
-        }
         let epoch = s.epoch.load(Ordering::Acquire);
         let answer = match s.send(method, params).await {
             Err(RequestError::Transport(TransportError::SessionLost(why)))
@@ -268,7 +369,12 @@ impl Handler for HostSide {
             other => other,
         };
         match answer {
-            Ok(a) => Ok(Reply::raw(text(a.result()))),
+            Ok(a) => {
+                if a.result().is_some() {
+                    s.keep(method, params);
+                }
+                Ok(Reply::raw(text(a.result())))
+            }
             Err(e) => Err(s.error(method, e)),
         }
     }

@@ -12,18 +12,21 @@ use mcpwire::transport::ConnectOptions;
 use crate::reach::ReachArgs;
 
 /// Serves `url` on stdio until the host closes stdin: the host's peer made by `host`, the
-/// remote reached as `reach` says, its answers awaited `timeout` (`None`: without end).
+/// remote reached as `reach` says, its answers awaited `timeout` (`None`: without end), up to
+/// `subscriptions` resource subscriptions made again on a new remote session.
 pub async fn serve(
     url: &str,
     reach: &ReachArgs,
     host: PeerBuilder,
     timeout: Option<Duration>,
+    subscriptions: usize,
 ) -> Result<(), String> {
     let options = reach.apply(ConnectOptions::default())?;
     let stats = ReverseBuilder::new()
         .host_peer(host)
         .connect_options(options)
         .request_timeout(timeout)
+        .max_remembered_subscriptions(subscriptions)
         .serve(url, tokio::io::stdin(), tokio::io::stdout())
         .await
         .map_err(|e| e.to_string())?;
