@@ -420,6 +420,11 @@ pub const DEFAULT_BRIDGE_MAX_CHILDREN: usize = 16;
 /// its session with it): a forgotten session must not hold a process for ever.
 pub const DEFAULT_BRIDGE_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// Default for `BridgeBuilder::max_listen_streams`: `subscriptions/listen` streams of modern
+/// clients a bridge in front of a legacy-only child holds open at once (each holds a POST and
+/// a handler slot); one more is refused at once (-32000).
+pub const DEFAULT_BRIDGE_LISTEN_STREAMS: usize = 256;
+
 /// Default for `ReverseBuilder::max_remembered_subscriptions`: resource subscriptions the
 /// reverse bridge keeps to subscribe again when the remote's session is opened anew; as many as
 /// a session of `mcpwire::server` takes (`MAX_RESOURCE_SUBSCRIPTIONS`).

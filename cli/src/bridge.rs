@@ -81,6 +81,12 @@ struct BridgeLimits {
     #[arg(long, value_name = "N", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_HELD_CALLS,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_held_calls: usize,
+    /// `subscriptions/listen` streams of modern clients held open at once when the child is
+    /// legacy-only (the bridge serves them from the child's session); one more is refused
+    /// -32000.
+    #[arg(long, value_name = "N", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_LISTEN_STREAMS,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_listen_streams: usize,
     /// Seconds a held call waits for its client to come back with the input.
     #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_HELD_TIMEOUT.as_secs_f64())]
     held_timeout: f64,
@@ -155,6 +161,7 @@ async fn serve_bridge(args: &BridgeArgs) -> Result<(), String> {
         .request_timeout(seconds(b.child_timeout))
         .hang_timeout(seconds(b.hang_timeout))
         .max_held_calls(b.max_held_calls)
+        .max_listen_streams(b.max_listen_streams)
         .held_timeout(
             seconds(b.held_timeout).unwrap_or(mcpwire::bridge::DEFAULT_BRIDGE_HELD_TIMEOUT),
         )

@@ -57,10 +57,6 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "parsed once at start-up; boxing would only add a dereference"
-)]
 enum Command {
     /// Drive MCP requests at a server (closed or open loop) and report throughput and latency.
     #[command(args_conflicts_with_subcommands = true)]

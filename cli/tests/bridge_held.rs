@@ -3,7 +3,8 @@
 //! the client answered `input_required` with the child's request and a sealed `requestState`,
 //! and the client's retry answers the child, whose call goes on. Each client gets its own
 //! questions; a changed, replayed or expired state is refused; the bound on held calls at and
-//! past it.
+//! past it. And `subscriptions/listen`, which the bridge serves itself from the child's
+//! session, with its bound at and past it.
 
 #[path = "bridge/support.rs"]
 mod support;
@@ -247,4 +248,130 @@ async fn the_mcpwire_client_answers_a_held_calls_rounds() {
     let r = client.call_tool("ask", json!({"question": "who?", "rounds": 2})).await;
     let r = r.unwrap_or_else(|e| panic!("{e:?} {}", bridge.log.lock().unwrap()));
     assert_eq!(r.get().content[0].as_text(), Some("answers: re: who?, re: who? again"));
+}
+
+/// Opens a `subscriptions/listen` of `m` with `filter` (the request runs until it is aborted);
+/// the acknowledgement's params once it came, or the request's error.
+async fn listen(
+    m: &Client,
+    filter: Value,
+) -> (tokio::task::JoinHandle<()>, Result<Value, RpcError>) {
+    let p = m.params(json!({"notifications": filter}), json!({}));
+    let peer = m.peer.clone();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let stream = tokio::spawn(async move {
+        let e = match peer.request("subscriptions/listen", Some(mcpwire::RawJson::new(&p))).await {
+            Ok(a) => RpcError::internal(format!(
+                "answered: {:?}",
+                a.result().map(|r| r.get().to_owned())
+            )),
+            Err(mcpwire::peer::RequestError::Rpc(e)) => e,
+            Err(e) => RpcError::internal(e.to_string()),
+        };
+        let _ = tx.send(e);
+    });
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let mut rx = rx;
+    loop {
+        let ack = m.seen.notes.lock().unwrap().iter().find_map(|(method, p)| {
+            (method == "notifications/subscriptions/acknowledged").then(|| p.clone())
+        });
+        if let Some(ack) = ack {
+            return (stream, Ok(ack));
+        }
+        if let Ok(e) = rx.try_recv() {
+            return (stream, Err(e));
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no acknowledgement");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A modern client listens through the bridge to a legacy-only child: acknowledged with what
+/// the child can send (its tools' list changes and resource subscriptions; it has no prompts),
+/// the child subscribed to the resource, a resource update and a list change delivered on the
+/// stream under its subscription id. `--max-listen-streams 1`: one stream at the bound, a
+/// second refused -32000 past it; once the first is closed the child's subscription is undone
+/// and a new stream is taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_stream_of_a_legacy_child_is_served_by_the_bridge() {
+    let c = child();
+    let bridge = start(&["--max-listen-streams", "1"], &args(&c));
+    let listener = modern(&bridge.url).await;
+    let filter = json!({"toolsListChanged": true, "promptsListChanged": true,
+                        "resourceSubscriptions": ["test://a", "test://a"]});
+    let (stream, ack) = listen(&listener, filter.clone()).await;
+    let ack = ack.unwrap();
+    assert_eq!(
+        ack["notifications"],
+        json!({"toolsListChanged": true, "resourceSubscriptions": ["test://a"]}),
+        "{ack}"
+    );
+    let sub = ack["_meta"]["io.modelcontextprotocol/subscriptionId"].clone();
+    assert!(!sub.is_null(), "{ack}");
+
+    let other = modern(&bridge.url).await;
+    let (_refused, e) = listen(&other, filter.clone()).await;
+    let e = e.unwrap_err();
+    assert_eq!(e.code, mcpwire::ErrorCode::SERVER_ERROR, "{e:?}");
+    assert!(e.message.contains("at most 1 listen streams"), "{e:?}");
+
+    let caller = modern(&bridge.url).await;
+    assert_eq!(text(&call(&caller, "subscribed", json!({}), json!({})).await.unwrap()), "test://a");
+    grace().await;
+    assert_eq!(
+        text(&call(&caller, "touch", json!({"uri": "test://a"}), json!({})).await.unwrap()),
+        "touched"
+    );
+    grace().await;
+    assert_eq!(
+        text(&call(&caller, "change_tools", json!({}), json!({})).await.unwrap()),
+        "changed"
+    );
+    let seen = |method: &str| {
+        listener
+            .seen
+            .notes
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|(m, _)| m == method)
+            .map(|(_, p)| p.clone())
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while seen("notifications/resources/updated").is_none()
+        || seen("notifications/tools/list_changed").is_none()
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{:?}",
+            listener.seen.notes.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let updated = seen("notifications/resources/updated").unwrap();
+    assert_eq!(updated["uri"], "test://a", "{updated}");
+    assert_eq!(updated["_meta"]["io.modelcontextprotocol/subscriptionId"], sub, "{updated}");
+    let changed = seen("notifications/tools/list_changed").unwrap();
+    assert_eq!(changed["_meta"]["io.modelcontextprotocol/subscriptionId"], sub, "{changed}");
+    // Neither went to the client that made the calls.
+    assert!(
+        caller.seen.notes.lock().unwrap().is_empty(),
+        "{:?}",
+        caller.seen.notes.lock().unwrap()
+    );
+
+    stream.abort();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        grace().await;
+        let r = call(&caller, "subscribed", json!({}), json!({})).await.unwrap();
+        if text(&r).is_empty() {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the child's subscription stayed: {r}");
+    }
+    let again = modern(&bridge.url).await;
+    let (_stream, ack) = listen(&again, filter).await;
+    assert_eq!(ack.unwrap()["notifications"]["resourceSubscriptions"], json!(["test://a"]));
 }

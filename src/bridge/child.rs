@@ -115,12 +115,14 @@ impl Handler for ChildHandler {
             | "notifications/prompts/list_changed"
             | "notifications/resources/list_changed" => {
                 fan_out(&inner, method, params, |_| true);
+                listens(&inner, method, params);
             }
             "notifications/resources/updated" => {
                 let uri = params.and_then(|p| json::member(p.get(), "uri")).and_then(unquote);
                 fan_out(&inner, method, params, |s| {
                     uri.as_ref().is_some_and(|u| s.subscriptions.contains(u))
                 });
+                listens(&inner, method, params);
             }
             // `notifications/message` and anything else: the client it concerns, if one.
             _ => match inner.relate() {
@@ -186,6 +188,12 @@ fn fan_out(
             let _ = peer.notify(&method, params.as_deref().map(RawJson::new)).await;
         });
     }
+}
+
+/// A change to the listen streams the bridge serves itself that take it.
+fn listens(inner: &Inner, method: &str, params: Option<RawJson<'_>>) {
+    let sent = inner.listens.deliver(method, params);
+    inner.counters.notifications_fanned_out.fetch_add(sent, Ordering::Relaxed);
 }
 
 /// A JSON string's value.

@@ -158,7 +158,8 @@ impl BridgeHandler {
             .inner
             .sessions()
             .iter()
-            .any(|c| c.id != self.client.id && lock(&c.session).subscriptions.contains(&uri));
+            .any(|c| c.id != self.client.id && lock(&c.session).subscriptions.contains(&uri))
+            || self.inner.listens.watches(&uri, None);
         others.then(Reply::empty)
     }
 
@@ -184,6 +185,9 @@ impl BridgeHandler {
         }
         if method == "server/discover" {
             return Ok(Reply::raw(&link.held.discover));
+        }
+        if method == "subscriptions/listen" {
+            return super::listen::serve(&self.inner, link, params, cx, id).await;
         }
         if mcp::is_legacy_only(method) {
             return Err(RpcError::method_not_found(method));

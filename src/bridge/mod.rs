@@ -58,6 +58,7 @@ mod held;
 mod hold;
 pub mod isolated;
 mod json;
+mod listen;
 mod liveness;
 pub mod reverse;
 mod state;
@@ -75,8 +76,8 @@ use crate::http::HttpServer;
 pub use crate::limits::{
     DEFAULT_BRIDGE_CHILD_IN_FLIGHT, DEFAULT_BRIDGE_CLIENT_IN_FLIGHT, DEFAULT_BRIDGE_HANG_TIMEOUT,
     DEFAULT_BRIDGE_HELD_CALLS, DEFAULT_BRIDGE_HELD_TIMEOUT, DEFAULT_BRIDGE_IDLE_TIMEOUT,
-    DEFAULT_BRIDGE_MAX_CHILDREN, DEFAULT_BRIDGE_RESTART_MAX, DEFAULT_BRIDGE_RESTART_MIN,
-    DEFAULT_REVERSE_SUBSCRIPTIONS,
+    DEFAULT_BRIDGE_LISTEN_STREAMS, DEFAULT_BRIDGE_MAX_CHILDREN, DEFAULT_BRIDGE_RESTART_MAX,
+    DEFAULT_BRIDGE_RESTART_MIN, DEFAULT_REVERSE_SUBSCRIPTIONS,
 };
 use crate::peer::{Connection, PeerBuilder, RequestOptions};
 use crate::transport::{self, ChildStderr};
@@ -125,6 +126,7 @@ impl BridgeBuilder {
                 hang_timeout: Some(DEFAULT_BRIDGE_HANG_TIMEOUT),
                 max_held_calls: DEFAULT_BRIDGE_HELD_CALLS,
                 held_timeout: DEFAULT_BRIDGE_HELD_TIMEOUT,
+                max_listen_streams: DEFAULT_BRIDGE_LISTEN_STREAMS,
             },
             peer: PeerBuilder::new(),
             stderr: ChildStderr::Tracing,
@@ -194,6 +196,16 @@ impl BridgeBuilder {
     #[must_use]
     pub fn held_timeout(mut self, t: Duration) -> Self {
         self.config.held_timeout = t;
+        self
+    }
+
+    /// The most `subscriptions/listen` streams of modern clients held open at once when the
+    /// child is legacy-only (the bridge serves them itself, from the child's session); one more
+    /// is answered -32000 at once. [`DEFAULT_BRIDGE_LISTEN_STREAMS`] by default; 0 is taken as
+    /// 1. A child that speaks 2026-07-28 holds its listen streams itself, under its own bound.
+    #[must_use]
+    pub fn max_listen_streams(mut self, n: usize) -> Self {
+        self.config.max_listen_streams = n.max(1);
         self
     }
 

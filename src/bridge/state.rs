@@ -14,6 +14,7 @@ const RELATION_GRACE: Duration = Duration::from_millis(100);
 
 use super::admission::Admission;
 use super::held::{AskSender, Holds};
+use super::json;
 use crate::peer::{PeerHandle, RpcError};
 use crate::{ErrorCode, RawJson};
 
@@ -33,6 +34,7 @@ pub(super) struct Config {
     pub(super) hang_timeout: Option<Duration>,
     pub(super) max_held_calls: usize,
     pub(super) held_timeout: Duration,
+    pub(super) max_listen_streams: usize,
 }
 
 /// What the child's `initialize` answered, held for every client, and what the bridge built
@@ -173,6 +175,8 @@ pub(super) struct Inner {
     pub(super) stopping: AtomicBool,
     /// Modern clients' calls held for their input.
     pub(super) holds: Holds,
+    /// The listen streams the bridge serves itself (a legacy-only child).
+    pub(super) listens: Listens,
 }
 
 impl Inner {
@@ -189,6 +193,7 @@ impl Inner {
             counters: Counters::default(),
             stopping: AtomicBool::new(false),
             holds: Holds::new(),
+            listens: Listens::default(),
         }
     }
 
@@ -343,4 +348,81 @@ impl Drop for InFlight<'_> {
 /// `raw` as text, or `null`.
 pub(super) fn text(raw: Option<RawJson<'_>>) -> &str {
     raw.map_or("null", |r| r.get())
+}
+
+// ---- Listen streams the bridge serves itself (`listen.rs`), a legacy-only child's. ----
+
+/// One stream: where its notifications go, and which it takes.
+pub(super) struct Stream {
+    pub(super) peer: PeerHandle,
+    /// The client's id for the stream (JSON text), the notifications' subscription id.
+    pub(super) id: String,
+    pub(super) tools: bool,
+    pub(super) prompts: bool,
+    pub(super) resources: bool,
+    /// The resources it watches (those the child took).
+    pub(super) uris: Mutex<Vec<String>>,
+    /// Acknowledged: its notifications may go out.
+    pub(super) ready: AtomicBool,
+}
+
+/// The streams the bridge serves itself.
+#[derive(Default)]
+pub(super) struct Listens {
+    pub(super) streams: Mutex<HashMap<u64, Arc<Stream>>>,
+    pub(super) next: AtomicU64,
+    /// Held from the check of who holds a resource to the child's answer, by a stream that
+    /// subscribes and one that unsubscribes, so that neither undoes the other.
+    pub(super) changing: tokio::sync::Mutex<()>,
+}
+
+impl Listens {
+    /// Whether a stream (but `except`) watches `uri`.
+    pub(super) fn watches(&self, uri: &str, except: Option<u64>) -> bool {
+        lock(&self.streams)
+            .iter()
+            .any(|(k, s)| Some(*k) != except && lock(&s.uris).iter().any(|u| u == uri))
+    }
+
+    /// Sends a change of the child's to the acknowledged streams that take it; how many.
+    pub(super) fn deliver(&self, method: &str, params: Option<RawJson<'_>>) -> u64 {
+        let uri: Option<String> = (method == "notifications/resources/updated")
+            .then(|| params.and_then(|p| json::member(p.get(), "uri")))
+            .flatten()
+            .and_then(|u| serde_json::from_str(u).ok());
+        let takes = |s: &Stream| match method {
+            "notifications/tools/list_changed" => s.tools,
+            "notifications/prompts/list_changed" => s.prompts,
+            "notifications/resources/list_changed" => s.resources,
+            "notifications/resources/updated" => {
+                uri.as_ref().is_some_and(|u| lock(&s.uris).contains(u))
+            }
+            _ => false,
+        };
+        let to: Vec<Arc<Stream>> = lock(&self.streams)
+            .values()
+            .filter(|s| s.ready.load(Ordering::Acquire) && takes(s))
+            .cloned()
+            .collect();
+        let mut sent = 0;
+        for s in to {
+            let Some(tagged) = tag(params.map(|p| p.get()), &s.id) else { continue };
+            let method: Arc<str> = Arc::from(method);
+            sent += 1;
+            tokio::spawn(async move {
+                let _ = s.peer.notify(&method, Some(RawJson::new(&tagged))).await;
+            });
+        }
+        sent
+    }
+}
+
+/// `params` (an object, or none) with the subscription id `id` in its `_meta`.
+fn tag(params: Option<&str>, id: &str) -> Option<String> {
+    let text = params.unwrap_or("{}");
+    if json::member(text, "_meta").is_some() {
+        return json::set_meta_member(text, crate::mcp::SUBSCRIPTION_ID_KEY, id);
+    }
+    let key = serde_json::to_string(crate::mcp::SUBSCRIPTION_ID_KEY).ok()?;
+    json::set_member(text, "_meta", &format!("{{{key}:{id}}}"))
 }

@@ -3,11 +3,12 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::{Change, Connection};
 use crate::mcp::meta::{member, str_of};
+use crate::mcp::types::ListenParams;
 use crate::peer::{Context, Incoming, Reply, RpcError};
 use crate::{ErrorCode, Json, RawJson};
 
@@ -27,22 +28,6 @@ impl Drop for Held<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
     }
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct Filter<'a> {
-    #[serde(default)]
-    tools_list_changed: bool,
-    #[serde(default)]
-    prompts_list_changed: bool,
-    #[serde(default)]
-    resources_list_changed: bool,
-    #[serde(borrow, default)]
-    resource_subscriptions: Vec<std::borrow::Cow<'a, str>>,
-    /// The tasks extension: tasks whose status changes the client wants.
-    #[serde(borrow, default)]
-    task_ids: Vec<std::borrow::Cow<'a, str>>,
 }
 
 #[derive(Serialize, Default)]
@@ -98,12 +83,7 @@ impl Connection {
                 ),
             ));
         }
-        #[derive(Deserialize)]
-        struct Params<'a> {
-            #[serde(borrow, default)]
-            notifications: Option<Filter<'a>>,
-        }
-        let p: Params<'_> = req.params_as().map_err(RpcError::invalid_params)?;
+        let p: ListenParams<'_> = req.params_as().map_err(RpcError::invalid_params)?;
         let f = p.notifications.unwrap_or_default();
         let owner = self.owner_in(cx.principal(), crate::mcp::Era::Modern);
         let caps = &self.server.0.capabilities;

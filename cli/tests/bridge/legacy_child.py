@@ -7,7 +7,10 @@ error); hold (answered only once `release` is called); release; roots_error (the
 bridge gave the roots/list this server sent right after notifications/initialized, when no
 client request was in flight); exit (the process exits with status 3 at once); ask {question,
 rounds} (asks the client an elicitation/create of `question`, `rounds` times (1 by default),
-then answers with what came back; each answer is also written to stderr)."""
+then answers with what came back; each answer is also written to stderr); touch {uri}
+(notifications/resources/updated of `uri` when it is subscribed to); change_tools
+(notifications/tools/list_changed); subscribed (the resources subscribed to, sorted, joined by
+spaces). resources/subscribe and resources/unsubscribe keep that list."""
 import json
 import sys
 
@@ -24,7 +27,9 @@ def result(id_, text, is_error=False):
           "result": {"content": [{"type": "text", "text": text}], "isError": is_error}})
 
 
-TOOLS = ["echo", "garbage", "sample", "hold", "release", "roots_error", "exit", "ask"]
+TOOLS = ["echo", "garbage", "sample", "hold", "release", "roots_error", "exit", "ask", "touch",
+         "change_tools", "subscribed"]
+subscribed = set()
 asking = {}  # the tools/call id -> [question, rounds left, answers so far]
 held = []
 waiting = {}  # our request id -> (kind, the tools/call id)
@@ -81,7 +86,8 @@ for line in sys.stdin:
     if method == "initialize":
         send({"jsonrpc": "2.0", "id": id_, "result": {
             "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {"listChanged": True}, "logging": {}},
+            "capabilities": {"tools": {"listChanged": True}, "logging": {},
+                             "resources": {"subscribe": True}},
             "serverInfo": {"name": "legacy-child", "version": "1"}}})
     elif method == "notifications/initialized":
         ask("roots/list", {}, "roots", None)
@@ -90,6 +96,13 @@ for line in sys.stdin:
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": id_, "result": {"tools": [
             {"name": t, "inputSchema": {"type": "object"}} for t in TOOLS]}})
+    elif method in ("resources/subscribe", "resources/unsubscribe"):
+        uri = params.get("uri", "")
+        if method == "resources/subscribe":
+            subscribed.add(uri)
+        else:
+            subscribed.discard(uri)
+        send({"jsonrpc": "2.0", "id": id_, "result": {}})
     elif method == "tools/call":
         name = params.get("name")
         args = params.get("arguments") or {}
@@ -114,6 +127,16 @@ for line in sys.stdin:
         elif name == "ask":
             asking[id_] = [args.get("question", ""), int(args.get("rounds", 1)), []]
             ask_question(args.get("question", ""), id_)
+        elif name == "touch":
+            if args.get("uri") in subscribed:
+                send({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                      "params": {"uri": args["uri"]}})
+            result(id_, "touched")
+        elif name == "change_tools":
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            result(id_, "changed")
+        elif name == "subscribed":
+            result(id_, " ".join(sorted(subscribed)))
         elif name == "exit":
             sys.stderr.write("legacy-child: exiting on request\n")
             sys.stderr.flush()

@@ -53,7 +53,7 @@ pub use tools::{
     CallToolParams, CallToolResult, EMPTY_OBJECT_SCHEMA, ListToolsResult, Tool, ToolAnnotations,
 };
 pub use utilities::{
-    CompleteArgument, CompleteParams, CompleteRef, CompleteResult, Completion, LoggingLevel,
-    LoggingMessageParams, MAX_COMPLETION_VALUES, ProgressParams, ResourceUpdatedParams,
-    SetLevelParams,
+    CompleteArgument, CompleteParams, CompleteRef, CompleteResult, Completion, ListenFilter,
+    ListenParams, LoggingLevel, LoggingMessageParams, MAX_COMPLETION_VALUES, ProgressParams,
+    ResourceUpdatedParams, SetLevelParams,
 };

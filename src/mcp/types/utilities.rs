@@ -175,3 +175,33 @@ pub struct ResourceUpdatedParams<'a> {
     #[serde(borrow)]
     pub uri: Cow<'a, str>,
 }
+
+/// The `subscriptions/listen` params (2026-07-28): which change notifications the stream wants.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListenParams<'a> {
+    /// The filter; none asks for nothing.
+    #[serde(borrow, default)]
+    pub notifications: Option<ListenFilter<'a>>,
+}
+
+/// What a listen stream asks for (`params.notifications`), and what its acknowledgement says
+/// the server honours of it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListenFilter<'a> {
+    /// `notifications/tools/list_changed`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tools_list_changed: bool,
+    /// `notifications/prompts/list_changed`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prompts_list_changed: bool,
+    /// `notifications/resources/list_changed`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resources_list_changed: bool,
+    /// The resources whose `notifications/resources/updated` the stream wants.
+    #[serde(borrow, default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_subscriptions: Vec<Cow<'a, str>>,
+    /// The tasks extension: tasks whose status changes the stream wants.
+    #[serde(borrow, default, skip_serializing_if = "Vec::is_empty")]
+    pub task_ids: Vec<Cow<'a, str>>,
+}
