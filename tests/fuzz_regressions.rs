@@ -2,9 +2,9 @@
 //! each folder through its target's own checks, so a file fails here exactly when it made the
 //! fuzzer crash.
 //!
-//! - `frame/`: one body through `FrameParser` under several limits (`checks::check_body`).
+//! - `frame/`: one body through `FrameParser` under several limits (`body::check_body`).
 //! - `stream/`: the first byte chooses the chunk sizes, the rest is an NDJSON stream fed to the
-//!   codec (`checks::check_stream`); the stream is also fed whole and one byte at a time.
+//!   codec (`feed::check_stream`); the stream is also fed whole and one byte at a time.
 //! - `differential/`: one body compared with the serde_json reference classifier
 //!   (`reference::check_differential`).
 //! - `roundtrip/`: bytes decoded by `arbitrary` into messages, encoded and decoded back
@@ -34,6 +34,13 @@ use tokio_util::codec::{Decoder, Encoder};
 #[allow(dead_code, reason = "shared with the fuzz targets, which use more of it")]
 #[path = "../fuzz/src/checks.rs"]
 mod checks;
+
+#[path = "../fuzz/src/body.rs"]
+mod body;
+
+#[allow(dead_code, reason = "shared with the fuzz targets, which use more of it")]
+#[path = "../fuzz/src/feed.rs"]
+mod feed;
 
 #[allow(dead_code, reason = "shared with the fuzz targets, which use more of it")]
 #[path = "../fuzz/src/reference.rs"]
@@ -119,13 +126,13 @@ fn replay(target: &str, check: impl Fn(&[u8])) {
 }
 
 fn whole_and_bytewise(input: &[u8]) {
-    checks::check_stream_with(input, checks::limits(), || 1);
+    feed::check_stream_with(input, checks::limits(), || 1);
 }
 
 #[test]
 fn frame_regressions_hold_as_bodies_and_as_streams() {
     replay("frame", |data| {
-        checks::check_body(data);
+        body::check_body(data);
         whole_and_bytewise(data);
     });
 }
@@ -133,7 +140,7 @@ fn frame_regressions_hold_as_bodies_and_as_streams() {
 #[test]
 fn stream_regressions_hold_fed_as_fuzzed_and_byte_by_byte() {
     replay("stream", |data| {
-        checks::check_stream(data);
+        feed::check_stream(data);
         whole_and_bytewise(data.get(1..).unwrap_or_default());
     });
 }
@@ -142,7 +149,7 @@ fn stream_regressions_hold_fed_as_fuzzed_and_byte_by_byte() {
 fn differential_regressions_match_the_reference_and_hold_as_bodies_and_streams() {
     replay("differential", |data| {
         reference::check_differential(data);
-        checks::check_body(data);
+        body::check_body(data);
         whole_and_bytewise(data);
     });
 }

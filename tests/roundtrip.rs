@@ -16,6 +16,10 @@ use tokio_util::codec::Decoder;
 mod checks;
 
 #[allow(dead_code, reason = "shared with the fuzz targets, which use more of it")]
+#[path = "../fuzz/src/feed.rs"]
+mod feed;
+
+#[allow(dead_code, reason = "shared with the fuzz targets, which use more of it")]
 #[path = "../fuzz/src/generate.rs"]
 mod generate;
 

@@ -1,7 +1,7 @@
 //! The codec over a stream: cut at every byte, fed a byte at a time, read through a real
 //! `FramedRead`, and pushed to every limit through the codec. A cut stream must decode to exactly
 //! the frames of the uncut one; the proptest at the end checks that for arbitrary streams and
-//! arbitrary cuts with the `stream` fuzz target's own checks (`fuzz/src/checks.rs`).
+//! arbitrary cuts with the `stream` fuzz target's own checks (`fuzz/src/feed.rs`).
 
 use std::io;
 use std::pin::Pin;
@@ -20,6 +20,9 @@ use tokio_util::codec::{Decoder, FramedRead};
 #[path = "../fuzz/src/checks.rs"]
 mod checks;
 mod common;
+#[allow(dead_code, reason = "shared with the fuzz targets, which use more of it")]
+#[path = "../fuzz/src/feed.rs"]
+mod feed;
 
 use common::{nested_arrays, nested_objects, through_duplex};
 
@@ -687,6 +690,6 @@ proptest! {
         checks::SKIP_KNOWN_BUGS.store(true, std::sync::atomic::Ordering::Relaxed);
         let input = pieces.concat();
         let mut next = cuts.into_iter().cycle();
-        checks::check_stream_with(&input, checks::limits(), move || next.next().unwrap_or(1));
+        feed::check_stream_with(&input, checks::limits(), move || next.next().unwrap_or(1));
     }
 }

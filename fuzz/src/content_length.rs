@@ -16,6 +16,7 @@ use mcpwire::{DecodeError, Frame, FrameParser, Framing, JsonRpcCodec, Kind, Limi
 use tokio_util::codec::Encoder;
 
 use crate::checks::{self, FrameView, MsgView};
+use crate::feed;
 
 /// The header name, matched without regard to case.
 const NAME: &[u8] = b"content-length";
@@ -174,7 +175,7 @@ pub fn reference_detect(input: &[u8]) -> (&[u8], Framing) {
     (rest, if picked { Framing::ContentLength } else { Framing::Ndjson })
 }
 
-/// Feeds `input` to a fresh codec in `framing` (see `checks::feed_decoder`); returns the frames
+/// Feeds `input` to a fresh codec in `framing` (see `feed::feed_decoder`); returns the frames
 /// and the framing in effect at the end. Between reads the buffer holds at most an unfinished
 /// header block (`MAX_HEADER_BYTES`), an unfinished body (below the frame limit), or an NDJSON
 /// line and a CR (after detection).
@@ -186,7 +187,7 @@ pub fn feed(
 ) -> (Vec<Frame>, Framing) {
     let held = MAX_HEADER_BYTES.max(limits.frame_bytes() + 1);
     let mut codec = JsonRpcCodec::with_framing(limits, framing);
-    let frames = checks::feed_decoder(&mut codec, input, held, |f| f, next_chunk);
+    let frames = feed::feed_decoder(&mut codec, input, held, |f| f, next_chunk);
     (frames, codec.framing())
 }
 
@@ -298,9 +299,9 @@ pub fn check_content_length_with(input: &[u8], limits: Limits, mut plan: impl Fn
     }
 }
 
-/// The `content_length` target: the first byte picks the chunk sizes (`checks::chunk_plan`), the
+/// The `content_length` target: the first byte picks the chunk sizes (`feed::chunk_plan`), the
 /// rest is the stream, decoded with the small fuzzing limits.
 pub fn check_content_length(data: &[u8]) {
     let Some((&control, input)) = data.split_first() else { return };
-    check_content_length_with(input, checks::limits(), checks::chunk_plan(control, input.len()));
+    check_content_length_with(input, checks::limits(), feed::chunk_plan(control, input.len()));
 }

@@ -239,7 +239,7 @@ pub fn check_roundtrip(msgs: &[(Msg, Mode)]) {
         }
     }
     let limits = Limits::default();
-    let frames = checks::feed(&out, limits, || usize::MAX);
+    let frames = crate::feed::feed(&out, limits, || usize::MAX);
     assert_eq!(frames.len(), msgs.len(), "one frame per message");
     for (frame, (m, mode)) in frames.iter().zip(msgs) {
         let got = checks::check_frame(frame, limits, true);

@@ -21,6 +21,7 @@ use mcpwire::framing::sse::LINE_SLACK;
 use mcpwire::{DecodeError, FrameParser, Kind, Limits, SseDecoder, SseEvent};
 
 use crate::checks::{self, MsgView};
+use crate::feed;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -148,7 +149,7 @@ pub fn reference_events(input: &[u8], max: usize) -> RefStream {
     RefStream { events: p.events, last_event_id: p.last_event_id, retry: p.retry }
 }
 
-/// Feeds `input` to a fresh decoder (see `checks::feed_decoder`). Between reads the buffer holds
+/// Feeds `input` to a fresh decoder (see `feed::feed_decoder`). Between reads the buffer holds
 /// at most one line: an unfinished one (up to the limit plus `LINE_SLACK`), or the event's one
 /// data line, kept in place, with its CRLF.
 fn feed(
@@ -158,7 +159,7 @@ fn feed(
 ) -> (Vec<SseEvent>, SseDecoder) {
     let held = limits.frame_bytes() + LINE_SLACK + 2;
     let mut decoder = SseDecoder::new(limits);
-    let events = checks::feed_decoder(&mut decoder, input, held, SseEvent::frame, next_chunk);
+    let events = feed::feed_decoder(&mut decoder, input, held, SseEvent::frame, next_chunk);
     (events, decoder)
 }
 
@@ -232,9 +233,9 @@ pub fn check_sse_with(input: &[u8], limits: Limits, plan: impl FnMut() -> usize)
     assert_eq!(decoder.retry(), expected.retry, "retry at the end, chunked");
 }
 
-/// The `sse` target: the first byte picks the chunk sizes (`checks::chunk_plan`), the rest is the
+/// The `sse` target: the first byte picks the chunk sizes (`feed::chunk_plan`), the rest is the
 /// event stream, decoded with the small fuzzing limits.
 pub fn check_sse(data: &[u8]) {
     let Some((&control, input)) = data.split_first() else { return };
-    check_sse_with(input, checks::limits(), checks::chunk_plan(control, input.len()));
+    check_sse_with(input, checks::limits(), feed::chunk_plan(control, input.len()));
 }
