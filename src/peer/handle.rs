@@ -232,6 +232,11 @@ impl PeerHandle {
     /// Dropping the future before it completes cancels the request: its slot is freed and, if it
     /// was sent, `notifications/cancelled` goes to the other side.
     ///
+    /// Over Streamable HTTP ([`crate::http::HttpClient`]) the request's POST runs inside this
+    /// future, so it goes forward only while the future is polled: await it (or poll it in a
+    /// `select!`) rather than leaving it unpolled and expecting it to be sent meanwhile. Over
+    /// the other transports the connection's task sends it once the future has been polled once.
+    ///
     /// # Errors
     ///
     /// The other side's error response, a timeout, the connection's end, or params that cannot

@@ -3,8 +3,14 @@
 //! optional GET stream for the server's own messages.
 //!
 //! Requests are POSTed concurrently, each on a connection of the pool (HTTP/1.1, kept alive).
-//! Notifications and responses are POSTed one at a time, in order, and a request waits until
-//! the notifications queued before it were accepted, so the server sees
+//! A request's POST runs in the future that awaits it ([`PeerHandle::request`]): no task of its
+//! own, and nothing through the connection's task; a response that comes alone, or first in
+//! its event stream, completes the caller's wait from there. What comes before it in the
+//! stream (progress, the server's requests) goes to the connection's task, and the response
+//! then follows it there, so the handler has seen it before the caller has the response. A
+//! request begun while a notification of ours is still queued goes behind it, through the
+//! connection's task. Notifications and responses are POSTed one at a time, in order, and a
+//! request waits until the notifications queued before it were accepted, so the server sees
 //! `notifications/initialized` before the requests that follow it. The session id from the
 //! `initialize` answer, and the protocol version of its result, go on every later message; the
 //! session is deleted when the connection closes.
