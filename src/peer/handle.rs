@@ -2,18 +2,20 @@
 //! with the connection's driver.
 
 use std::fmt;
-use std::future::poll_fn;
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
+use bytes::BytesMut;
 use smallvec::SmallVec;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::core::Timeout;
 use super::core::{Config, Core, PeerStats};
+use super::core::{Started, Timeout};
 use super::error::{CloseReason, RequestError};
 use super::incoming::{Incoming, RpcError};
 use super::principal::Principal;
@@ -59,6 +61,20 @@ pub(crate) fn now() -> Instant {
     tokio::time::Instant::now().into_std()
 }
 
+/// A transport that sends a request itself, from the caller's task: the Streamable HTTP
+/// client, whose POST then runs in the future of the caller's request, not in a task of its
+/// own behind the connection's task.
+pub(crate) trait Direct: Send + Sync + 'static {
+    /// The exchange that sends request `id` (`body`, one JSON-RPC request without a line
+    /// ending) and hands its answer to the core: the response straight to its waiter
+    /// ([`RequestFailer::deliver`]), or whatever came before it to the connection's task, and
+    /// then the response after it. Dropping the future ends the exchange.
+    fn post(&self, body: BytesMut, id: u64) -> DirectPost;
+}
+
+/// An exchange a [`Direct`] transport runs in the caller's task.
+pub(crate) type DirectPost = Pin<Box<dyn Future<Output = ()> + Send>>;
+
 /// What a connection's handles, driver and handler tasks share: the core behind its lock, and
 /// the signals that live outside it.
 pub(crate) struct Shared {
@@ -76,6 +92,8 @@ pub(crate) struct Shared {
     principal: Mutex<Option<Arc<Principal>>>,
     /// Whether `principal` was ever set: a peer with none skips its lock.
     has_principal: AtomicBool,
+    /// The transport's way to send a request from the caller's task, if it has one.
+    pub(crate) direct: OnceLock<Arc<dyn Direct>>,
 }
 
 /// Tasks to wake once the lock is released; four fit without allocating.
@@ -91,6 +109,7 @@ impl Shared {
             bytes_read: Arc::new(AtomicU64::new(0)),
             principal: Mutex::new(None),
             has_principal: AtomicBool::new(false),
+            direct: OnceLock::new(),
         }
     }
 
@@ -172,6 +191,17 @@ impl RequestFailer {
         shared.with(|c| c.handle_transport_failure(id, error));
         true
     }
+
+    /// Hands a response the transport read straight to its waiter, from the task whose waker
+    /// is `me` (not woken: it is running). Gives `frame` back when it is no response, or the
+    /// connection is gone.
+    pub(crate) fn deliver(&self, frame: crate::Frame, me: &Waker) -> Result<(), crate::Frame> {
+        let Some(shared) = self.0.upgrade() else { return Err(frame) };
+        let len = frame.as_bytes().len() as u64;
+        shared.with_from(Some(me), |c| c.deliver_response(frame))?;
+        shared.bytes_read.fetch_add(len, Ordering::Relaxed);
+        Ok(())
+    }
 }
 
 /// A cloneable handle to one connection: send requests and notifications, read counters, close.
@@ -201,6 +231,11 @@ impl PeerHandle {
     /// Waits first for a free slot when [`Limits::max_in_flight`](crate::Limits::max_in_flight) requests are outstanding.
     /// Dropping the future before it completes cancels the request: its slot is freed and, if it
     /// was sent, `notifications/cancelled` goes to the other side.
+    ///
+    /// Over Streamable HTTP ([`crate::http::HttpClient`]) the request's POST runs inside this
+    /// future, so it goes forward only while the future is polled: await it (or poll it in a
+    /// `select!`) rather than leaving it unpolled and expecting it to be sent meanwhile. Over
+    /// the other transports the connection's task sends it once the future has been polled once.
     ///
     /// # Errors
     ///
@@ -232,6 +267,11 @@ impl PeerHandle {
         let token = options.progress.as_ref().map(|(t, _)| t.clone());
         let id_sink = options.id_sink.clone();
         let mut options = Some(options);
+        // A transport that sends requests itself does so here, in this task: its exchange is
+        // polled by this future, and nothing crosses the connection's task.
+        let direct = shared.direct.get();
+        let mut body = None;
+        let mut post: Option<DirectPost> = None;
         let mut pending = Pending {
             shared,
             id: None,
@@ -246,19 +286,28 @@ impl PeerHandle {
         // in the write buffer too: a timeout (or the connection's end) before it is sent returns
         // at once, and nothing is sent.
         let outcome = poll_fn(|cx| {
-            shared.with(|c| {
+            let polled = shared.with(|c| {
                 let id = match pending.id {
                     Some(id) => id,
                     None => {
                         let o = options.take().unwrap_or_default();
-                        match c.start_request(
+                        let related = self.related.as_ref();
+                        let started = c.start_direct(
                             now(),
                             method,
                             &params,
-                            o.timeout,
-                            o.progress,
-                            self.related.as_ref(),
-                        ) {
+                            (o.timeout, o.progress),
+                            related,
+                            direct.is_some(),
+                        );
+                        let started = started.map(|(id, how)| match how {
+                            Started::Direct(b) => {
+                                body = Some(b);
+                                (id, true)
+                            }
+                            Started::Queued(sent) => (id, sent),
+                        });
+                        match started {
                             Ok((id, sent)) => {
                                 if let Some(sink) = &id_sink {
                                     sink.store(id, Ordering::Release);
@@ -283,9 +332,27 @@ impl PeerHandle {
                 let outcome = c.poll_request(id, pending.sent, cx.waker());
                 pending.done = outcome.is_ready();
                 outcome
-            })
+            });
+            if polled.is_ready() {
+                return polled;
+            }
+            if let (Some(b), Some(d), Some(id)) = (body.take(), direct, pending.id) {
+                post = Some(d.post(b, id));
+            }
+            // The exchange ended: its response, if it came first, is in the waiter's cell now.
+            if let (Some(p), Some(id)) = (post.as_mut(), pending.id)
+                && p.as_mut().poll(cx).is_ready()
+            {
+                post = None;
+                let outcome = shared
+                    .with_from(Some(cx.waker()), |c| c.poll_request(id, pending.sent, cx.waker()));
+                pending.done = outcome.is_ready();
+                return outcome;
+            }
+            Poll::Pending
         })
         .await;
+        drop(post);
         if let (Err(RequestError::Timeout), Some(id)) = (&outcome, pending.id)
             && pending.sent
             && pending.cancellable

@@ -64,6 +64,8 @@ pub(crate) use core::transmit::{Route, Sent};
 pub(crate) use driver::{Async, AsyncOutlet};
 #[cfg(feature = "http")]
 pub(crate) use handle::RequestFailer;
+#[cfg(feature = "http")]
+pub(crate) use handle::{Direct, DirectPost};
 
 use crate::RawJson;
 

@@ -20,6 +20,7 @@ use crate::harness::*;
 /// | `hangup` | the connection closed without an answer |
 /// | `never` | no answer, the connection kept open until the client closes it |
 /// | `sse_kept_open` | 200 `text/event-stream` with the response, then the stream kept open |
+/// | `progress_first` | 200 `text/event-stream`, in one write: two progress events, then the response |
 /// | `gone` | 404, -32001: the session ended |
 /// | anything else | 200, `{"method": ...}` as the result |
 ///
@@ -98,6 +99,19 @@ async fn fake_exchange(
                     hold_open(sock).await;
                 }
                 return;
+            }
+            Some("progress_first") => {
+                let note = |i| {
+                    format!(
+                        r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":"t","progress":{i}}}}}"#
+                    )
+                };
+                let reply = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#);
+                format!(
+                    "{SSE_HEAD}event: message\ndata: {}\n\nevent: message\ndata: {}\n\nevent: message\ndata: {reply}\n\n",
+                    note(1),
+                    note(2)
+                )
             }
             Some("gone") => fixed(
                 "404 Not Found",
@@ -367,4 +381,52 @@ async fn the_host_header_is_sent_once_the_callers_own_in_place_of_the_urls() {
     assert!(heads.len() >= 3, "{heads:?}");
     named(&heads, "mcp.example");
     assert!(heads.iter().all(|h| h.contains("\r\nx-tenant: blue\r\n")), "{heads:?}");
+}
+
+/// Counts the progress notifications it is handed.
+#[derive(Clone, Default)]
+struct Progress(Arc<AtomicUsize>);
+
+impl Handler for Progress {
+    async fn request(&self, req: &Incoming, _: &Context) -> Result<Reply, RpcError> {
+        Err(RpcError::method_not_found(req.method()))
+    }
+
+    async fn notification(&self, n: &Incoming, _: &Context) {
+        if n.method() == "notifications/progress" {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// The progress a request's event stream carries before its response reaches the client's
+/// handler before the caller has the response: the response, which would otherwise go straight
+/// to its waiter from the exchange, follows the notifications through the connection's task.
+/// On one thread the exchange runs in the caller's task, and all three events come in one
+/// read: a response that overtook them would reach the caller before the connection's task had
+/// run at all.
+#[tokio::test]
+async fn progress_before_a_response_reaches_the_handler_before_the_caller_has_the_response() {
+    let fake = Fake::start().await;
+    let handler = Progress::default();
+    let (peer, _conn) = connect(&PeerBuilder::new(), &fake.server.url, handler.clone()).unwrap();
+    handshake(&peer).await;
+    for k in 1..=20 {
+        let r = within(peer.request("progress_first", NO_PARAMS)).await.unwrap();
+        assert_eq!(r.result().unwrap().get(), "{}");
+        assert_eq!(handler.0.load(Ordering::SeqCst), 2 * k, "after request {k}");
+    }
+}
+
+/// A response alone goes straight to its waiter, on one thread as on many, and the peer counts
+/// its bytes as read.
+#[tokio::test]
+async fn a_response_alone_completes_its_request_and_is_counted_as_read() {
+    let (_fake, peer, _conn) = fake_client().await;
+    let before = peer.stats().bytes_read;
+    for _ in 0..20 {
+        still_works(&peer).await;
+    }
+    let one = r#"{"jsonrpc":"2.0","id":0,"result":{"method":"ok"}}"#.len() as u64;
+    assert!(peer.stats().bytes_read >= before + 20 * one, "{:?}", peer.stats());
 }

@@ -3,8 +3,14 @@
 //! optional GET stream for the server's own messages.
 //!
 //! Requests are POSTed concurrently, each on a connection of the pool (HTTP/1.1, kept alive).
-//! Notifications and responses are POSTed one at a time, in order, and a request waits until
-//! the notifications queued before it were accepted, so the server sees
+//! A request's POST runs in the future that awaits it ([`PeerHandle::request`]): no task of its
+//! own, and nothing through the connection's task; a response that comes alone, or first in
+//! its event stream, completes the caller's wait from there. What comes before it in the
+//! stream (progress, the server's requests) goes to the connection's task, and the response
+//! then follows it there, so the handler has seen it before the caller has the response. A
+//! request begun while a notification of ours is still queued goes behind it, through the
+//! connection's task. Notifications and responses are POSTed one at a time, in order, and a
+//! request waits until the notifications queued before it were accepted, so the server sees
 //! `notifications/initialized` before the requests that follow it. The session id from the
 //! `initialize` answer, and the protocol version of its result, go on every later message; the
 //! session is deleted when the connection closes.
@@ -75,6 +81,14 @@ use send::{ordered_worker, post_request};
 
 /// How long closing waits for the server to take the session's DELETE.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The bounds our own messages are parsed with, on their way to a POST: they are ours, so
+/// only the ceilings.
+fn own_frames() -> Limits {
+    Limits::default()
+        .max_frame_bytes(crate::limits::MAX_FRAME_BYTES_CEILING)
+        .max_depth(usize::MAX / 2)
+}
 
 /// How long an idle pooled connection is kept.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(20);
@@ -288,6 +302,7 @@ impl HttpClient {
             get_started: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             posts: Mutex::new(std::collections::HashMap::new()),
+            queued: AtomicU64::new(0),
             acked: acked_rx,
             tools: RwLock::new(ToolHeaders::new()),
             modern: RwLock::new(None),
@@ -295,21 +310,19 @@ impl HttpClient {
             failer: std::sync::OnceLock::new(),
         });
         let worker = tokio::spawn(ordered_worker(ctx.clone(), ordered_rx, acked));
+        let slots = Arc::new(Semaphore::new(self.max_posts));
         let poster = Poster {
             ctx: ctx.clone(),
-            parser: FrameParser::new(
-                Limits::default()
-                    .max_frame_bytes(crate::limits::MAX_FRAME_BYTES_CEILING)
-                    .max_depth(usize::MAX / 2),
-            ),
-            slots: Arc::new(Semaphore::new(self.max_posts)),
+            parser: FrameParser::new(own_frames()),
+            slots: slots.clone(),
             ordered: Some(ordered),
-            queued: AtomicU64::new(0),
             worker: Some(worker),
         };
         let (peer, connection) =
             self.peer.spawn_parts(frames, Async::new(poster), Arc::new(handler));
         let _ = ctx.failer.set(peer.failer());
+        // Requests are POSTed from their callers' tasks (`send::Posts`).
+        let _ = peer.shared.direct.set(Arc::new(send::Posts { ctx, slots }));
         Ok((peer, connection))
     }
 }
@@ -342,6 +355,8 @@ struct Ctx {
     closed: AtomicBool,
     /// The POST of each request in flight, so a cancellation of ours can end it.
     posts: Mutex<std::collections::HashMap<OwnedId, tokio::task::AbortHandle>>,
+    /// Ordered messages queued so far.
+    queued: AtomicU64,
     /// How many ordered messages the server has taken.
     acked: watch::Receiver<u64>,
     /// The `x-mcp-header` annotations of the tools listed so far (modern requests).
@@ -401,6 +416,23 @@ impl Ctx {
         self.inject.send(frame).await.is_ok()
     }
 
+    /// Hands a response to one of our requests straight to its waiter, from this task (the
+    /// connection's task is not involved); anything else, or once the peer is gone, goes to the
+    /// connection's task. `false` once it has ended.
+    async fn answer(&self, frame: Frame) -> bool {
+        let Some(failer) = self.failer.get() else { return self.inject(frame).await };
+        let mut frame = Some(frame);
+        let handed = std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(frame.take().map(|f| failer.deliver(f, cx.waker())))
+        })
+        .await;
+        match handed {
+            Some(Ok(())) => true,
+            Some(Err(f)) => self.inject(f).await,
+            None => false,
+        }
+    }
+
     /// Fails the request `id` with why no response came: a [`TransportError`] the caller
     /// sees as such (an error response of ours, -32603, once the peer is gone).
     async fn fail(&self, id: &OwnedId, why: TransportError) {
@@ -415,7 +447,7 @@ impl Ctx {
         let mut out = BytesMut::new();
         let msg: Outgoing<'_> = Outgoing::Error { id: id.as_id(), code, message: why, data };
         if msg.write_value(&mut out).is_ok() {
-            self.inject(FrameParser::new(self.limits).parse(out)).await;
+            self.answer(FrameParser::new(self.limits).parse(out)).await;
         }
     }
 }
@@ -427,8 +459,6 @@ struct Poster {
     slots: Arc<Semaphore>,
     /// `None` once shutting down, which ends the worker after what was queued.
     ordered: Option<mpsc::Sender<Frame>>,
-    /// Ordered messages queued so far.
-    queued: AtomicU64,
     worker: Option<JoinHandle<()>>,
 }
 
@@ -471,7 +501,7 @@ impl AsyncOutlet for Poster {
                 Some(m) => {
                     let id = m.id().and_then(OwnedId::from_id).expect("a request has an id");
                     let permit = self.slots.clone().acquire_owned().await.expect("never closed");
-                    let after = self.queued.load(Ordering::Relaxed);
+                    let after = self.ctx.queued.load(Ordering::Acquire);
                     let ctx = self.ctx.clone();
                     let key = id.clone();
                     // Held until the task is in the table, so it cannot finish (and look for
@@ -502,7 +532,7 @@ impl AsyncOutlet for Poster {
                             post.abort();
                         }
                     }
-                    self.queued.fetch_add(1, Ordering::Relaxed);
+                    self.ctx.queued.fetch_add(1, Ordering::Release);
                     let sent = match &self.ordered {
                         Some(o) => o.send(frame).await.is_ok(),
                         None => false,

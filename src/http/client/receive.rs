@@ -105,7 +105,8 @@ impl Ctx {
         let body = resp.into_body();
         if sse {
             let mut decoder = SseDecoder::new(self.limits);
-            let outcome = self.take_events(body, &mut decoder, expect, mode, take).await;
+            let injected = &mut cursor.injected;
+            let outcome = self.take_events(body, &mut decoder, expect, mode, take, injected).await;
             cursor.read(&decoder);
             return outcome;
         }
@@ -137,7 +138,7 @@ impl Ctx {
         answered |= is;
         if let Mode::Modern { tools } = mode {
             if is && tools && ok {
-                self.inject(self.learn_tools(frame)).await;
+                self.answer(self.learn_tools(frame)).await;
                 return Ok(true);
             }
             // A modern server's 4xx carries the JSON-RPC error of the request it refused; one
@@ -159,12 +160,19 @@ impl Ctx {
             let why = m.as_ref().and_then(crate::Message::error).map(|e| e.message.to_owned());
             return Err(why.unwrap_or_else(|| "the answer is not a response".into()));
         }
-        self.inject(frame).await;
+        if is && !cursor.injected {
+            self.answer(frame).await;
+        } else {
+            cursor.injected = true;
+            self.inject(frame).await;
+        }
         Ok(answered)
     }
 
     /// Reads an event stream, handing each message to the peer; returns whether a response to
-    /// `expect` was among them (`is` says which is), and stops reading once it was.
+    /// `expect` was among them (`is` says which is), and stops reading once it was. The
+    /// response goes straight to its waiter unless a message went to the peer's task before
+    /// it (`injected`): then it follows them there, so it is not seen before them.
     pub(super) async fn take_events(
         &self,
         mut body: HyperBody,
@@ -172,6 +180,7 @@ impl Ctx {
         expect: Option<&OwnedId>,
         mode: Mode,
         is: impl Fn(&Frame) -> bool,
+        injected: &mut bool,
     ) -> Result<bool, String> {
         let mut answered = false;
         let mut buf = BytesMut::new();
@@ -199,9 +208,15 @@ impl Ctx {
                         if it && mode == (Mode::Modern { tools: true }) {
                             frame = self.learn_tools(frame);
                         }
+                        let handed = if it && !*injected {
+                            self.answer(frame).await
+                        } else {
+                            *injected = true;
+                            self.inject(frame).await
+                        };
                         // The stream has done its work once the response came: a server
                         // that keeps it open must not keep this request's POST slot.
-                        if !self.inject(frame).await || (expect.is_some() && answered) {
+                        if !handed || (expect.is_some() && answered) {
                             return Ok(answered);
                         }
                     }
@@ -300,6 +315,9 @@ const LAST_EVENT_ID: &str = "last-event-id";
 pub(super) struct Cursor {
     /// Whether the answer was an event stream.
     pub(super) sse: bool,
+    /// Whether a message of the answer went to the peer's task: the response then follows it
+    /// there, never overtaking it straight to its waiter.
+    pub(super) injected: bool,
     /// The last event id the stream gave; empty when it gave none.
     last_id: String,
     /// The stream's reconnection time in milliseconds, from its last `retry` field.

@@ -1,9 +1,10 @@
 //! Sending: a request POSTed on its own (with the headers of its era) and its answer taken,
 //! resumed when its event stream ends early; notifications and responses POSTed in order.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http::header::HeaderValue;
 use http::{Method, Request, StatusCode};
 use http_body_util::Full;
@@ -15,8 +16,8 @@ use super::receive::Cursor;
 use super::{Ctx, ERROR_BODY_KEPT, Mode};
 use crate::limits::ORDERED_POST_TIMEOUT;
 use crate::mcp::meta::RequestParams;
-use crate::peer::TransportError;
-use crate::{Frame, OwnedId, RawJson};
+use crate::peer::{Direct, DirectPost, TransportError};
+use crate::{Frame, FrameParser, OwnedId, RawJson};
 
 /// Writes the headers a modern request carries into `headers`; `None` for a request without a
 /// modern `_meta` (nothing written).
@@ -139,6 +140,31 @@ fn tls_failed(e: &(dyn std::error::Error + 'static)) -> bool {
     {
         let _ = e;
         false
+    }
+}
+
+/// Requests POSTed from their callers' tasks: the peer's handle runs the exchange in the
+/// future of the request (no task of its own, nothing through the connection's task), and the
+/// response completes the caller's waiter from there.
+pub(super) struct Posts {
+    pub(super) ctx: Arc<Ctx>,
+    /// The POSTs in flight at once ([`HttpClient::max_concurrent_posts`](super::HttpClient::max_concurrent_posts)).
+    pub(super) slots: Arc<tokio::sync::Semaphore>,
+}
+
+impl Direct for Posts {
+    fn post(&self, body: BytesMut, id: u64) -> DirectPost {
+        let ctx = self.ctx.clone();
+        let slots = self.slots.clone();
+        // The core hands a request over only once every message queued before it reached
+        // the outlet, which counted it: the request waits for those to be taken.
+        let after = ctx.queued.load(Ordering::Acquire);
+        Box::pin(async move {
+            let Ok(_slot) = slots.acquire().await else { return };
+            let frame = FrameParser::parse_bytes_with(super::own_frames(), body.freeze());
+            let id = OwnedId::Num(i64::try_from(id).expect("ids stay below 2^53"));
+            post_request(ctx, frame, id, after).await;
+        })
     }
 }
 

@@ -7,6 +7,8 @@
 //!  handle_timeout(now)             notifications:     handed out, in order
 //!  start_request / notify /        invalid:           -32700 / -32600 queued (rate-limited without an id)
 //!  forget_request (the handle)
+//!  start_direct / deliver_response  a request the transport sends from the caller's task, and
+//!                                   its response straight to the waiter (`direct.rs`)
 //!  handler_done / notification_*  ──►  transmit: encoded replies, requests, notifications
 //!  close()
 //!                                 ◄──  poll_event, poll_transmit, poll_timeout, wants_read,
@@ -29,6 +31,7 @@
 //! - Once closed, every waiter has its outcome, every handler is told to stop, and the transmit
 //!   buffer takes nothing more (what it holds is still written).
 
+mod direct;
 mod receive;
 mod received_notifications;
 mod received_requests;
@@ -42,6 +45,7 @@ use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 
+pub(crate) use direct::Started;
 use receive::Limiter;
 use received_notifications::ReceivedNotifications;
 use received_requests::ReceivedRequests;
@@ -147,6 +151,8 @@ pub(crate) struct Core {
     driver: Option<Waker>,
     /// The deadline the driver last read from [`Core::poll_timeout`].
     armed: Option<Instant>,
+    /// Whether the writer holds messages it took and has not yet reported written.
+    writer_busy: bool,
     stats: PeerStats,
 }
 
@@ -172,6 +178,7 @@ impl Core {
             now: None,
             driver: None,
             armed: None,
+            writer_busy: false,
             stats: PeerStats::default(),
         }
     }
@@ -240,6 +247,24 @@ impl Core {
         progress: Option<(OwnedId, Option<Duration>)>,
         related: Option<&OwnedId>,
     ) -> Result<(u64, bool), RequestError> {
+        let id = self.register_request(now, timeout, progress)?;
+        match self.send_request(id, method, params, related) {
+            Ok(sent) => Ok((id, sent)),
+            Err(e) => {
+                self.sent.forget(id, None);
+                Err(e)
+            }
+        }
+    }
+
+    /// Registers a request of ours: its slot, its deadline (the driver's timer moved earlier
+    /// when it is the first), the progress token that restarts it.
+    fn register_request(
+        &mut self,
+        now: Instant,
+        timeout: Timeout,
+        progress: Option<(OwnedId, Option<Duration>)>,
+    ) -> Result<u64, RequestError> {
         self.now = Some(now);
         if let Some(reason) = self.refusing() {
             return Err(RequestError::Closed(reason));
@@ -252,13 +277,7 @@ impl Core {
         if deadline.is_some() && (self.armed.is_none() || deadline < self.armed) {
             self.kick();
         }
-        match self.send_request(id, method, params, related) {
-            Ok(sent) => Ok((id, sent)),
-            Err(e) => {
-                self.sent.forget(id, None);
-                Err(e)
-            }
-        }
+        Ok(id)
     }
 
     /// Queues request `id` if there is room; `Ok(false)` when there is none yet. `related` is
@@ -405,6 +424,7 @@ impl Core {
 
     /// The writer wrote `n` bytes.
     pub(crate) fn wrote(&mut self, n: usize) {
+        self.writer_busy = false;
         self.stats.bytes_written += n as u64;
     }
 
@@ -441,6 +461,7 @@ impl Core {
         if !self.tx.take(out, sent, &mut self.wake) {
             return false;
         }
+        self.writer_busy = true;
         self.flush_blocked();
         self.pump();
         true
