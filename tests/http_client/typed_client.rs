@@ -93,7 +93,17 @@ async fn a_restarted_server_gets_a_new_session_and_the_call_is_sent_again() {
     within(first.task).await.unwrap().unwrap();
     let again = HttpServer::new(PeerBuilder::new());
     let second = serve_greeter(&again, TcpListener::bind(addr).await.unwrap());
-    let r = within(client.call_tool("greet", json!({ "who": "b" }))).await.unwrap();
+    // The first server closed its connections as it stopped. A call that takes the pooled
+    // connection before the client has read that close fails as a transport error and is not
+    // sent again (the server may have read it); the next call goes on a new connection. On a
+    // loaded machine this happens about one run in five.
+    let r = match within(client.call_tool("greet", json!({ "who": "b" }))).await {
+        Err(ClientError::Transport { cause, .. }) if cause.contains("connection closed") => {
+            within(client.call_tool("greet", json!({ "who": "b" }))).await
+        }
+        other => other,
+    }
+    .unwrap();
     assert_eq!(r.get().content[0].as_text(), Some("hello b"));
     assert_eq!(client.session_renewals(), 1);
     assert_eq!(again.stats().sessions_started, 1, "{:?}", again.stats());
