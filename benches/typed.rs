@@ -10,7 +10,8 @@
 //! | `T_encode_call_tool_result/mcpwire` | a `CallToolResult` of one text block, built and written into a reused `BytesMut` as a whole JSON-RPC response |
 //! | `T_encode_call_tool_result/rmcp` | rmcp's `CallToolResult::success(vec![Content::text(..)])` with `serde_json::to_writer` into a reused `Vec` (the result alone) |
 //!
-//! Run: `cargo bench --bench typed`.
+//! Run: `cargo bench --bench typed`. Instruction counts of one function (`mcpwire`,
+//! `mcpwire_frame_only`, `rmcp_typed`): `MCPWIRE_ITERS=N` under callgrind, as `common/counted.rs` says.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -21,6 +22,10 @@ use mcpwire::mcp::types::{CallToolParams, CallToolResult};
 use mcpwire::{FrameParser, Id, Json, Limits, Outgoing};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 
+#[path = "common/counted.rs"]
+mod counted;
+use counted::counted;
+
 const LINE: &str = r#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello, world: a short tool call as an agent sends it","count":3},"_meta":{"progressToken":7}}}"#;
 
 const TEXT: &str = "The quick brown fox jumps over the lazy dog; a typical short tool answer.";
@@ -29,30 +34,33 @@ fn decode(c: &mut Criterion) {
     let mut g = c.benchmark_group("T_decode_tools_call");
     g.throughput(Throughput::Bytes(LINE.len() as u64));
     let mut p = FrameParser::new(Limits::default());
-    g.bench_function("mcpwire", |b| {
-        b.iter_batched(
-            || BytesMut::from(LINE),
-            |line| {
-                let f = p.parse(line);
-                let call = CallToolParams::of(&f.message().unwrap()).unwrap();
-                black_box((call.name.len(), call.arguments.as_ref().map(|a| a.get().len())));
-                drop(call);
-                f
-            },
-            BatchSize::SmallInput,
-        );
-    });
-    g.bench_function("mcpwire_frame_only", |b| {
-        b.iter_batched(
-            || BytesMut::from(LINE),
-            |line| {
-                let f = p.parse(line);
-                black_box(f.method().map(str::len));
-                f
-            },
-            BatchSize::SmallInput,
-        );
-    });
+    let input = || BytesMut::from(LINE);
+    {
+        let mut typed = |line| {
+            let f = p.parse(line);
+            let call = CallToolParams::of(&f.message().unwrap()).unwrap();
+            black_box((call.name.len(), call.arguments.as_ref().map(|a| a.get().len())));
+            drop(call);
+            f
+        };
+        if !counted("mcpwire", input, &mut typed) {
+            g.bench_function("mcpwire", |b| {
+                b.iter_batched(input, &mut typed, BatchSize::SmallInput);
+            });
+        }
+    }
+    {
+        let mut frame_only = |line| {
+            let f = p.parse(line);
+            black_box(f.method().map(str::len));
+            f
+        };
+        if !counted("mcpwire_frame_only", input, &mut frame_only) {
+            g.bench_function("mcpwire_frame_only", |b| {
+                b.iter_batched(input, &mut frame_only, BatchSize::SmallInput);
+            });
+        }
+    }
     g.bench_function("mcpwire_serde", |b| {
         b.iter_batched(
             || BytesMut::from(LINE),
@@ -66,21 +74,22 @@ fn decode(c: &mut Criterion) {
             BatchSize::SmallInput,
         );
     });
-    g.bench_function("rmcp_typed", |b| {
-        b.iter(|| {
-            let m: ClientJsonRpcMessage =
-                serde_json::from_slice(black_box(LINE.as_bytes())).unwrap();
-            match m {
-                JsonRpcMessage::Request(r) => match r.request {
-                    ClientRequest::CallToolRequest(call) => {
-                        black_box((call.params.name.len(), call.params.arguments.map(|a| a.len())));
-                    }
-                    _ => unreachable!("a tools/call"),
-                },
-                _ => unreachable!("a request"),
-            }
-        });
-    });
+    let rmcp_typed = |line: &[u8]| {
+        let m: ClientJsonRpcMessage = serde_json::from_slice(line).unwrap();
+        match m {
+            JsonRpcMessage::Request(r) => match r.request {
+                ClientRequest::CallToolRequest(call) => {
+                    black_box((call.params.name.len(), call.params.arguments.map(|a| a.len())));
+                }
+                _ => unreachable!("a tools/call"),
+            },
+            _ => unreachable!("a request"),
+        }
+    };
+    if counted("rmcp_typed", || LINE.as_bytes(), rmcp_typed) {
+        return;
+    }
+    g.bench_function("rmcp_typed", |b| b.iter(|| rmcp_typed(black_box(LINE.as_bytes()))));
     g.bench_function("serde_json_value", |b| {
         b.iter(|| {
             black_box(

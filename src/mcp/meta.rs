@@ -3,8 +3,11 @@
 //!
 //! Every view borrows from the frame: a string member is a slice of the frame's bytes unless it
 //! was written with escapes (then it is unescaped into a `String`, the one case that
-//! allocates). Members are found in one pass over `params` (and one over `_meta`), each member
-//! the view does not name skipped without being built. A member named twice is an error, never
+//! allocates). The members of `params` and of `_meta` of a decoded message are read from the
+//! table its parse recorded (`Message::param_members`): no byte of a value is read again to
+//! find them. Without one (more members than the table holds, a key written with an escape,
+//! text from elsewhere), they are found in one pass over `params` (and one over `_meta`), each
+//! member the view does not name skipped without being built. A member named twice is an error, never
 //! a choice between the two: a gateway that reads the first and a server that reads the last
 //! would disagree about what the request is.
 
@@ -13,6 +16,7 @@ use std::fmt;
 
 use super::scan::{self, ScanError};
 use super::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY};
+use crate::message::members::Members;
 use crate::{ErrorCode, Message, RawJson};
 
 /// A request refused before any handler runs, as the JSON-RPC error it is answered with.
@@ -98,11 +102,40 @@ pub(crate) fn pick<'a, const N: usize>(
     keys: [&str; N],
     what: &str,
 ) -> Result<[Option<RawJson<'a>>; N], Rejection> {
-    let bad = |why: &str| Rejection::invalid(format!("Invalid params: {what} {why}"));
     let members = scan::members(text).map_err(|e| match e {
-        ScanError::NotObject => bad("must be an object"),
-        ScanError::Malformed => bad("is not well-formed JSON"),
+        ScanError::NotObject => malformed(what, "must be an object"),
+        ScanError::Malformed => malformed(what, "is not well-formed JSON"),
     })?;
+    pick_from(members, keys, what)
+}
+
+/// [`pick`] from the members the parse recorded: no byte of a value is read.
+///
+/// # Errors
+///
+/// -32602 naming `what` when a key is named twice.
+pub(crate) fn pick_members<'a, const N: usize>(
+    members: Members<'a>,
+    keys: [&str; N],
+    what: &str,
+) -> Result<[Option<RawJson<'a>>; N], Rejection> {
+    let found =
+        members.pick(keys).map_err(|i| malformed(what, &format!("names {} twice", keys[i])))?;
+    Ok(found.map(|v| v.filter(|v| *v != "null").map(RawJson::new)))
+}
+
+#[cold]
+fn malformed(what: &str, why: &str) -> Rejection {
+    Rejection::invalid(format!("Invalid params: {what} {why}"))
+}
+
+/// The values of `keys` among `members`, each named at most once.
+fn pick_from<'a, const N: usize>(
+    members: impl Iterator<Item = Result<scan::Member<'a>, ScanError>>,
+    keys: [&str; N],
+    what: &str,
+) -> Result<[Option<RawJson<'a>>; N], Rejection> {
+    let bad = |why: &str| malformed(what, why);
     let mut found = [None; N];
     let mut seen = [false; N];
     for m in members {
@@ -143,7 +176,12 @@ pub struct RequestParams<'a> {
     uri: Option<RawJson<'a>>,
     arguments: Option<RawJson<'a>>,
     task_id: Option<RawJson<'a>>,
+    /// The members of `_meta` the parse recorded, when it did.
+    meta_members: Option<Members<'a>>,
 }
+
+/// The members of `params` a [`RequestParams`] reads.
+const PARAMS_KEYS: [&str; 5] = ["_meta", "name", "uri", "arguments", "taskId"];
 
 impl<'a> RequestParams<'a> {
     /// Reads `params` (absent `params` reads as empty).
@@ -153,18 +191,22 @@ impl<'a> RequestParams<'a> {
     /// -32602 when `params` is not an object or names a member twice.
     pub fn parse(params: Option<RawJson<'a>>) -> Result<Self, Rejection> {
         let Some(params) = params else { return Ok(Self::default()) };
-        let [meta, name, uri, arguments, task_id] =
-            pick(params.get(), ["_meta", "name", "uri", "arguments", "taskId"], "params")?;
-        Ok(Self { params: Some(params), meta, name, uri, arguments, task_id })
+        let [meta, name, uri, arguments, task_id] = pick(params.get(), PARAMS_KEYS, "params")?;
+        Ok(Self { params: Some(params), meta, name, uri, arguments, task_id, meta_members: None })
     }
 
-    /// Reads a message's `params`.
+    /// Reads a message's `params`: from the members the parse recorded when it did (so
+    /// neither `params` nor its `_meta` is read again), else as [`RequestParams::parse`] does.
     ///
     /// # Errors
     ///
     /// As [`RequestParams::parse`].
     pub fn of(msg: &Message<'a>) -> Result<Self, Rejection> {
-        Self::parse(msg.params())
+        let Some((members, meta_members)) = msg.param_members() else {
+            return Self::parse(msg.params());
+        };
+        let [meta, name, uri, arguments, task_id] = pick_members(members, PARAMS_KEYS, "params")?;
+        Ok(Self { params: msg.params(), meta, name, uri, arguments, task_id, meta_members })
     }
 
     /// `params._meta`, read; `Ok(None)` when absent.
@@ -173,7 +215,10 @@ impl<'a> RequestParams<'a> {
     ///
     /// -32602 when `_meta` is not an object, or names a member twice.
     pub fn meta(&self) -> Result<Option<Meta<'a>>, Rejection> {
-        self.meta.map(Meta::parse).transpose()
+        match (self.meta, self.meta_members) {
+            (Some(_), Some(members)) => Meta::from_members(members).map(Some),
+            (meta, _) => meta.map(Meta::parse).transpose(),
+        }
     }
 
     /// The whole `params`, as given to [`RequestParams::parse`].
@@ -225,6 +270,19 @@ impl<'a> RequestParams<'a> {
     }
 }
 
+/// The members of `_meta` a [`Meta`] reads, in the order of its fields.
+const META_KEYS: [&str; 9] = [
+    PROTOCOL_VERSION_KEY,
+    CLIENT_CAPABILITIES_KEY,
+    super::CLIENT_INFO_KEY,
+    super::LOG_LEVEL_KEY,
+    super::SUBSCRIPTION_ID_KEY,
+    "progressToken",
+    "traceparent",
+    "tracestate",
+    "baggage",
+];
+
 /// A `_meta` object, read in one pass: each reserved key's value as raw JSON, borrowed. A key
 /// whose value is `null` reads as absent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -247,6 +305,16 @@ impl<'a> Meta<'a> {
     ///
     /// -32602 when it is not an object or names a member twice.
     pub fn parse(meta: RawJson<'a>) -> Result<Self, Rejection> {
+        Ok(Self::of(pick(meta.get(), META_KEYS, "params._meta")?))
+    }
+
+    /// A `_meta` from the members the parse recorded.
+    fn from_members(members: Members<'a>) -> Result<Self, Rejection> {
+        Ok(Self::of(pick_members(members, META_KEYS, "params._meta")?))
+    }
+
+    /// A `_meta` from the values of [`META_KEYS`].
+    fn of(values: [Option<RawJson<'a>>; 9]) -> Self {
         let [
             protocol_version,
             client_capabilities,
@@ -257,22 +325,8 @@ impl<'a> Meta<'a> {
             traceparent,
             tracestate,
             baggage,
-        ] = pick(
-            meta.get(),
-            [
-                super::PROTOCOL_VERSION_KEY,
-                CLIENT_CAPABILITIES_KEY,
-                super::CLIENT_INFO_KEY,
-                super::LOG_LEVEL_KEY,
-                super::SUBSCRIPTION_ID_KEY,
-                "progressToken",
-                "traceparent",
-                "tracestate",
-                "baggage",
-            ],
-            "params._meta",
-        )?;
-        Ok(Self {
+        ] = values;
+        Self {
             protocol_version,
             client_capabilities,
             client_info,
@@ -282,7 +336,7 @@ impl<'a> Meta<'a> {
             traceparent,
             tracestate,
             baggage,
-        })
+        }
     }
 
     /// `io.modelcontextprotocol/protocolVersion`.
@@ -421,9 +475,10 @@ pub fn check_meta<'a, S: AsRef<str>>(
 /// no `_meta` naming a protocol version (a legacy one); else the envelope, checked as
 /// [`check_meta`] does.
 ///
-/// `_meta` is looked for before anything is parsed, so a request without one pays a memchr pass
-/// or two over its params; a key written with `\u` escapes (which could spell `_meta`) is read
-/// too, as the HTTP header check reads it. One that has it is read, whatever the era: a `_meta`
+/// `_meta` is looked for in the members the parse recorded; when it recorded none, before
+/// anything is read, so a request without one pays a memchr pass or two over its params; a key
+/// written with `\u` escapes (which could spell `_meta`) is read too, as the HTTP header check
+/// reads it. One that has it is read, whatever the era: a `_meta`
 /// that is not an object, or a member named twice, is -32602.
 ///
 /// # Errors
@@ -438,10 +493,12 @@ pub fn modern_envelope<'a, S: AsRef<str>>(
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"_meta\""));
     static ESCAPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
-    let mentioned = msg.params().is_some_and(|p| {
-        let p = p.get().as_bytes();
-        META.find(p).is_some() || ESCAPE.find(p).is_some()
-    });
+    // With the members the parse recorded, reading `params` costs no pass over it.
+    let mentioned = msg.param_members().is_some()
+        || msg.params().is_some_and(|p| {
+            let p = p.get().as_bytes();
+            META.find(p).is_some() || ESCAPE.find(p).is_some()
+        });
     if !mentioned {
         return Ok(None);
     }

@@ -7,6 +7,7 @@ use bytes::Bytes;
 use serde::Deserialize;
 
 use super::index::{FrameIndex, IdRepr, MessageIndex, Span, Text, Unescaped};
+use super::members::Members;
 use super::{ErrorObject, Id, Kind, RawJson};
 use crate::error::{DecodeError, PayloadError};
 
@@ -315,6 +316,17 @@ impl<'a> Message<'a> {
             Kind::Request | Kind::Notification => self.env.payload().map(|s| self.frame.raw(s)),
             _ => None,
         }
+    }
+
+    /// The members of `params` and of `params._meta` that the parse recorded (with their
+    /// values' text, located without reading the values again), or `None` when it recorded
+    /// none: `params` absent or not an object, or more members than the index holds
+    /// ([`KeyTable`](super::index::KeyTable) says which). `_meta`'s are `None` when `_meta` is
+    /// absent, not an object, or its members did not fit.
+    pub(crate) fn param_members(&self) -> Option<(Members<'a>, Option<Members<'a>>)> {
+        let t = self.env.key_table()?;
+        let params = self.params()?;
+        Some(Members::of(params.get(), &t))
     }
 
     /// The `result` of a success response, as its exact JSON text.

@@ -119,44 +119,73 @@ const TEXT_UNESCAPED: u8 = 1 << 3;
 const HAS_PAYLOAD: u8 = 1 << 4;
 const HAS_DATA: u8 = 1 << 5;
 
+/// How many keys of `params` and of `params._meta` a [`MessageIndex`] records, together.
+pub(crate) const KEY_SLOTS: usize = 8;
+
+/// Where the top-level members of a request's `params`, and of its `params._meta`, lie: the
+/// offset of each key's first byte (past its opening quote) from the start of `params`, in the
+/// order written. A value runs from after its key's `:` to the `,` before the next key (or the
+/// object's closing brace), so the keys alone locate every value.
+///
+/// Recorded only when it fits: at most [`KEY_SLOTS`] keys in all, every key within the first
+/// 64 KiB of `params`, no key written with an escape. `_meta` is recorded when it is an object
+/// and its keys fit beside those of `params`. Otherwise readers find the members by scanning
+/// the text, as they would without an index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) struct KeyTable {
+    pub(crate) keys: [u16; KEY_SLOTS],
+    /// The number of keys of `params` (`keys[..params]`).
+    pub(crate) params: u8,
+    /// The slot (in `keys[..params]`) of the `_meta` member whose keys follow, and their
+    /// number (`keys[params..params + meta]`), when `_meta` is recorded.
+    pub(crate) meta: Option<(u8, u8)>,
+}
+
 /// The index of one message: its kind and where each member lies, in 48 bytes.
 ///
 /// Every `Frame` carries one inline, and it is moved with the frame, so its fields are packed by
 /// hand rather than as `Option`s of enums (which cost a tag word each): members that no one
 /// message has together share a slot (`text` is `method` of a request or notification and
-/// `error.message` of an error response), and the presence of each is a bit of `flags`. The
-/// accessors below are the only readers and writers of the packed fields.
+/// `error.message` of an error response; `aux` is `error.code` and `error.data` of an error
+/// response and the [`KeyTable`] of a request or notification), and the presence of each is a
+/// bit of `flags`. The accessors below are the only readers and writers of the packed fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct MessageIndex {
     /// The id: an integer's bits, or a string's `at` (low half) and `len` (high half).
     id: u64,
-    /// `error.code` of an error response.
-    code: i64,
+    /// An error response's `error.code` (`aux[..4]`, low half first) and `error.data`
+    /// (`aux[4..]`: start, then end, low halves first); a request's or notification's
+    /// [`KeyTable::keys`].
+    aux: [u16; KEY_SLOTS],
     /// `method`, or `error.message` of an error response: `at..at + len`.
     text: Span,
     /// `params` of a request or notification, `result` of a response, `error` of an error
     /// response: the kinds are exclusive, so one slot serves.
     payload: Span,
-    /// `error.data` of an error response.
-    data: Span,
     pub(crate) kind: Kind,
     pub(crate) problem: Option<Problem>,
     id_tag: IdTag,
     flags: u8,
+    /// [`KeyTable::params`] + 1, or 0 when no table is recorded.
+    table_params: u8,
+    /// [`KeyTable::meta`]: the `_meta` slot in the high nibble, the key count + 1 in the low
+    /// one; 0 when `_meta` is not recorded.
+    table_meta: u8,
 }
 
 impl MessageIndex {
     /// A message with no members yet, classified as invalid for want of any.
     pub(crate) const BLANK: Self = Self {
         id: 0,
-        code: 0,
+        aux: [0; KEY_SLOTS],
         text: Span { start: 0, end: 0 },
         payload: Span { start: 0, end: 0 },
-        data: Span { start: 0, end: 0 },
         kind: Kind::Invalid,
         problem: Some(Problem::NoMethodOrOutcome),
         id_tag: IdTag::Absent,
         flags: 0,
+        table_params: 0,
+        table_meta: 0,
     };
 
     /// The view of a frame that is not a message at all ([`FrameIndex::Unreadable`]): invalid, no
@@ -231,20 +260,63 @@ impl MessageIndex {
 
     /// `error` of an error response.
     pub(crate) fn error(&self) -> Option<ErrorRepr> {
-        (self.kind == Kind::Error).then(|| ErrorRepr {
-            code: self.code,
-            message: self.text().expect("an error response has a message"),
-            data: (self.flags & HAS_DATA != 0).then_some(self.data),
+        (self.kind == Kind::Error).then(|| {
+            let a = |i: usize| u64::from(self.aux[i]);
+            let code = a(0) | a(1) << 16 | a(2) << 32 | a(3) << 48;
+            let data = Span { start: (a(4) | a(5) << 16) as u32, end: (a(6) | a(7) << 16) as u32 };
+            ErrorRepr {
+                code: code as i64,
+                message: self.text().expect("an error response has a message"),
+                data: (self.flags & HAS_DATA != 0).then_some(data),
+            }
         })
     }
 
     /// Makes the message an error response with `e` as its `error`.
     pub(crate) fn set_error(&mut self, e: ErrorRepr) {
         self.kind = Kind::Error;
-        self.code = e.code;
         self.set_text(e.message);
         self.set_flag(HAS_DATA, e.data.is_some());
-        self.data = e.data.unwrap_or_default();
+        let data = e.data.unwrap_or_default();
+        let code = e.code as u64;
+        self.aux = [
+            code as u16,
+            (code >> 16) as u16,
+            (code >> 32) as u16,
+            (code >> 48) as u16,
+            data.start as u16,
+            (data.start >> 16) as u16,
+            data.end as u16,
+            (data.end >> 16) as u16,
+        ];
+        (self.table_params, self.table_meta) = (0, 0);
+    }
+
+    /// The key table of a request's or notification's `params`, when one is recorded.
+    pub(crate) fn key_table(&self) -> Option<KeyTable> {
+        if self.table_params == 0 || !matches!(self.kind, Kind::Request | Kind::Notification) {
+            return None;
+        }
+        let meta =
+            (self.table_meta != 0).then(|| (self.table_meta >> 4, (self.table_meta & 15) - 1));
+        Some(KeyTable { keys: self.aux, params: self.table_params - 1, meta })
+    }
+
+    /// Records (or, with `None`, forgets) the key table of a request's or notification's
+    /// `params`.
+    pub(crate) fn set_key_table(&mut self, table: Option<KeyTable>) {
+        debug_assert!(self.kind != Kind::Error);
+        let Some(t) = table else {
+            (self.table_params, self.table_meta) = (0, 0);
+            return;
+        };
+        debug_assert!(
+            usize::from(t.params) + t.meta.map_or(0, |(_, n)| usize::from(n)) <= KEY_SLOTS
+                && t.meta.is_none_or(|(at, _)| at < t.params)
+        );
+        self.aux = t.keys;
+        self.table_params = t.params + 1;
+        self.table_meta = t.meta.map_or(0, |(at, n)| at << 4 | (n + 1));
     }
 
     pub(crate) fn response_shaped(&self) -> bool {

@@ -13,8 +13,9 @@
 //!
 //! The files: [`views`] (what a frame lends: [`Kind`], [`Id`], [`RawJson`], [`ErrorObject`]),
 //! [`frame`] ([`Frame`] and [`Message`]), [`index`] (the packed index), [`parse`]
-//! ([`FrameParser`], and the parse in two phases with [`walk`]), [`encode`] ([`Outgoing`]) and
-//! [`owned`] ([`OwnedId`], and the params the peer reads).
+//! ([`FrameParser`], and the parse in two phases with [`walk`]), [`members`] (the members of
+//! `params` and `params._meta` the parse records, read back), [`encode`] ([`Outgoing`]) and
+//! [`owned`] ([`OwnedId`], and the params the peer reads); `ws` steps over JSON whitespace.
 //!
 //! [`Outgoing`]: encode::Outgoing
 //! [`OwnedId`]: owned::OwnedId
@@ -23,10 +24,12 @@ pub(crate) mod encode;
 mod escape;
 pub(crate) mod frame;
 pub(crate) mod index;
+pub(crate) mod members;
 pub(crate) mod owned;
 pub(crate) mod parse;
 pub(crate) mod views;
 pub(crate) mod walk;
+mod ws;
 
 pub use frame::{Frame, Message};
 pub(crate) use parse::Backslash;

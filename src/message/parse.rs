@@ -23,7 +23,9 @@ use bytes::Bytes;
 use simd_json::{Buffers, INPUT_PADDING, Tape, fill_tape_padded};
 
 use super::index::{FrameIndex, IdRepr, MessageIndex, Span, Text, Unescaped};
+use super::members;
 use super::walk::{LAST, walk};
+use super::ws::{is_ws, skip_ws, trim_back};
 use super::{Frame, Kind};
 use crate::error::DecodeError;
 use crate::limits::Limits;
@@ -226,25 +228,6 @@ fn refine(problem: DecodeError, frame: &[u8]) -> DecodeError {
     }
 }
 
-pub(crate) fn is_ws(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
-}
-
-/// `end` moved back over JSON whitespace.
-pub(crate) fn trim_back(bytes: &[u8], mut end: usize) -> usize {
-    while end > 0 && is_ws(bytes[end - 1]) {
-        end -= 1;
-    }
-    end
-}
-
-fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
-    while at < bytes.len() && is_ws(bytes[at]) {
-        at += 1;
-    }
-    at
-}
-
 /// The position of each batch element's last byte, from stage 1's structural indexes: the
 /// elements of the root array end before each `,` at depth 1 and before its closing `]`.
 fn element_closes<'a>(orig: &'a [u8], structurals: &'a [u32]) -> impl Iterator<Item = usize> + 'a {
@@ -288,6 +271,9 @@ fn resolve(env: &mut MessageIndex, close: usize, texts: &Texts<'_>, unescaped: &
     let Some(pending) = env.payload() else { return };
     let payload = value_span(pending, close, texts.orig);
     env.set_payload(Some(payload));
+    if let Some(t) = env.key_table() {
+        env.set_key_table(members::resolve(t, pending.start, payload, texts.orig, texts.plain));
+    }
     if let Some(mut e) = env.error() {
         e.message = resolve_text(e.message, texts, unescaped);
         if let Some(d) = &mut e.data {

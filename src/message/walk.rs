@@ -6,7 +6,7 @@
 use simd_json::{Node, StaticNode};
 
 use super::Kind;
-use super::index::{ErrorRepr, FrameIndex, IdRepr, MessageIndex, Problem, Span, Text};
+use super::index::{ErrorRepr, FrameIndex, IdRepr, KeyTable, MessageIndex, Problem, Span, Text};
 use crate::error::{DecodeError, Member};
 use crate::limits::Limits;
 
@@ -132,6 +132,7 @@ fn fill_envelope(nodes: &[Node<'_>], object: usize, base: usize, env: &mut Messa
     let mut payload = None;
     let mut seen = 0u16;
     let mut error = None;
+    let mut table = None;
     for (key, value, pending) in members(nodes, object, base) {
         let Some(m) = member(key) else {
             note(&mut problem, Problem::UnknownMember);
@@ -166,7 +167,11 @@ fn fill_envelope(nodes: &[Node<'_>], object: usize, base: usize, env: &mut Messa
             },
             // "params ... MUST be a Structured value": an object or an array.
             Member::Params => match node {
-                Node::Object { .. } | Node::Array { .. } => payload = Some(pending),
+                Node::Object { .. } => {
+                    payload = Some(pending);
+                    table = key_table(nodes, value, base, pending.start);
+                }
+                Node::Array { .. } => payload = Some(pending),
                 _ => note(&mut problem, Problem::ParamsNotStructured),
             },
             Member::Result => payload = Some(pending),
@@ -216,8 +221,57 @@ fn fill_envelope(nodes: &[Node<'_>], object: usize, base: usize, env: &mut Messa
     env.set_id(id);
     env.set_payload(payload);
     env.kind = kind;
+    if matches!(kind, Kind::Request | Kind::Notification) {
+        env.set_key_table(table);
+    }
     env.problem = problem;
     env.set_response_shaped((has(Member::Result) || has(Member::Error)) && !has(Member::Method));
+}
+
+/// Phase 1 of the [`KeyTable`] of the object `params` at `nodes[object]`, whose own key starts
+/// at `params_key`: each key's offset from there (phase 2 makes them offsets from the value).
+/// `None` when the keys of `params` do not fit; `_meta` is left out when its keys do not.
+fn key_table(nodes: &[Node<'_>], object: usize, base: usize, params_key: u32) -> Option<KeyTable> {
+    let mut t = KeyTable::default();
+    let mut meta = None;
+    let n = record_keys(nodes, object, base, params_key, &mut t.keys, |slot, key, value| {
+        if meta.is_none() && key == "_meta" && matches!(nodes[value], Node::Object { .. }) {
+            meta = Some((slot, value));
+        }
+    })?;
+    t.params = n as u8;
+    if let Some((slot, value)) = meta
+        && let Some(m) = record_keys(nodes, value, base, params_key, &mut t.keys[n..], |_, _, _| {})
+    {
+        t.meta = Some((slot as u8, m as u8));
+    }
+    Some(t)
+}
+
+/// Records the keys of the object at `nodes[object]` in `slots`, as offsets from `from`, and
+/// calls `each` with each one's slot, key and value index; how many, or `None` when they do not
+/// fit (more than `slots` holds, or an offset past `u16::MAX`).
+fn record_keys<'i>(
+    nodes: &[Node<'i>],
+    object: usize,
+    base: usize,
+    from: u32,
+    slots: &mut [u16],
+    mut each: impl FnMut(usize, &'i str, usize),
+) -> Option<usize> {
+    let Node::Object { len, .. } = nodes[object] else { return None };
+    if len > slots.len() {
+        return None;
+    }
+    let mut i = object + 1;
+    for (slot, at) in slots[..len].iter_mut().enumerate() {
+        let Node::String(key) = nodes[i] else { unreachable!("simd-json object keys are strings") };
+        *at = u16::try_from(offset(key, base) - from).ok()?;
+        let value = i + 1;
+        each(slot, key, value);
+        i = value + size(&nodes[value]);
+    }
+    Some(len)
 }
 
 /// Phase 1 for the `error` member of an error response.

@@ -153,3 +153,58 @@ fn mirrored_names_follow_the_method() {
     let null = RequestParams::parse(Some(RawJson::new(r#"{"name":null}"#))).unwrap();
     assert_eq!(null.mirrored_name("tools/call"), None);
 }
+
+/// `params` bodies that the parse's member table records, partly records, or leaves to the
+/// scanner, for the reads through it to be compared with the scanner's.
+const TABLE_CASES: &[&str] = &[
+    r#"{"name":"route","arguments":{"region":"us","n":7},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"e":{}},"traceparent":"00-a"}}"#,
+    "{ \"_meta\" : {\n\"io.modelcontextprotocol/protocolVersion\" :\"2025-11-25\" , \"io.modelcontextprotocol/clientCapabilities\":{} } ,\t\"uri\":\"file:///a\" }",
+    r#"{"name":"a","name":"b"}"#,
+    r#"{"_meta":{"progressToken":1},"_meta":{"progressToken":2}}"#,
+    r#"{"_meta":{"traceparent":"x","traceparent":"y"}}"#,
+    r#"{"_meta":"not an object","name":"x"}"#,
+    r#"{"_meta":null,"arguments":null,"name":null}"#,
+    r#"{"n\u0061me":"escaped key","_meta":{"\u0070rogressToken":3}}"#,
+    r#"{"name":"esc\"aped value","requestState":"s","inputResponses":{"a":{}},"_meta":{"baggage":"\u00e9"}}"#,
+    r#"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"name":"ninth"}"#,
+    r#"{"a":1,"b":2,"c":3,"name":"x","_meta":{"progressToken":1,"traceparent":"t","tracestate":"s","baggage":"b"}}"#,
+    r#"{"arguments":[1],"name":7,"taskId":"t-1"}"#,
+    "{}",
+    "[1,2]",
+];
+
+#[test]
+fn reads_through_the_parse_s_member_table_agree_with_the_scanner_s() {
+    use crate::mcp::types::CallToolParams;
+    for params in TABLE_CASES {
+        let f = frame(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{params}}}"#));
+        let msg = f.message().unwrap();
+        let (indexed, scanned) = (RequestParams::of(&msg), RequestParams::parse(msg.params()));
+        match (&indexed, &scanned) {
+            (Ok(i), Ok(s)) => {
+                fn reads<'a>(p: &RequestParams<'a>) -> impl PartialEq + std::fmt::Debug + use<'a> {
+                    (p.raw_params(), p.raw_meta(), p.name(), p.uri(), p.arguments(), p.meta())
+                }
+                assert_eq!(reads(i), reads(s), "{params}");
+                for method in ["tools/call", "resources/read", "tasks/get"] {
+                    assert_eq!(i.mirrored_name(method), s.mirrored_name(method), "{params}");
+                }
+            }
+            (i, s) => assert_eq!(i.as_ref().err(), s.as_ref().err(), "{params}"),
+        }
+        let typed = CallToolParams::of(&msg);
+        let from_text = msg.params().map(CallToolParams::from_params);
+        if let Some(from_text) = from_text {
+            assert_eq!(typed, from_text, "{params}");
+        }
+    }
+    // The table was used where it could be: these are not all left to the scanner.
+    let recorded = TABLE_CASES
+        .iter()
+        .filter(|p| {
+            let f = frame(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{p}}}"#));
+            f.message().unwrap().param_members().is_some_and(|(_, meta)| meta.is_some())
+        })
+        .count();
+    assert_eq!(recorded, 5);
+}

@@ -5,7 +5,11 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 
 use super::{CacheScope, Content, Raw};
-use crate::mcp::meta::{Rejection, pick, str_of};
+use crate::mcp::meta::{Rejection, pick, pick_members, str_of};
+
+/// The members of `params` a [`CallToolParams`] reads, in the order [`CallToolParams::read`]
+/// takes their values.
+const CALL_KEYS: [&str; 5] = ["name", "arguments", "inputResponses", "requestState", "_meta"];
 
 /// One tool a server offers.
 ///
@@ -229,7 +233,7 @@ impl<'a> CallToolParams<'a> {
     /// assert!(CallToolParams::from_params(RawJson::new(r#"{"name":1}"#)).is_err());
     /// ```
     pub fn from_params(params: crate::RawJson<'a>) -> Result<Self, Rejection> {
-        Self::read(params, false)
+        Self::read(pick(params.get(), CALL_KEYS, "params")?, false)
     }
 
     /// Reads the params of a decoded message (`Frame::message`, `Incoming::message`): as
@@ -253,17 +257,19 @@ impl<'a> CallToolParams<'a> {
     /// assert_eq!((call.name.as_ref(), call.arguments.unwrap().get()), ("echo", r#"{"a":1}"#));
     /// ```
     pub fn of(message: &crate::Message<'a>) -> Result<Self, Rejection> {
+        // The members the parse recorded, when it did: `params` is not read again.
+        if let Some((members, _)) = message.param_members() {
+            return Self::read(pick_members(members, CALL_KEYS, "params")?, true);
+        }
         let params = message.params().unwrap_or(crate::RawJson::new("{}"));
-        Self::read(params, true)
+        Self::read(pick(params.get(), CALL_KEYS, "params")?, true)
     }
 
-    /// `validated`: the text comes from a frame the parser validated.
-    fn read(params: crate::RawJson<'a>, validated: bool) -> Result<Self, Rejection> {
-        let [name, arguments, input_responses, request_state, meta] = pick(
-            params.get(),
-            ["name", "arguments", "inputResponses", "requestState", "_meta"],
-            "params",
-        )?;
+    /// `validated`: the values come from a frame the parser validated.
+    fn read(
+        [name, arguments, input_responses, request_state, meta]: [Option<crate::RawJson<'a>>; 5],
+        validated: bool,
+    ) -> Result<Self, Rejection> {
         let Some(name) = name.and_then(str_of) else {
             return Err(Rejection::invalid(
                 "Invalid params: params.name must be a string naming the tool",
