@@ -326,6 +326,17 @@ impl PeerHandle {
         .await
     }
 
+    /// A handle to no connection, closed from the start: what [`Context::peer`](super::Context::peer)
+    /// gives a request handled without a peer. Every send on it fails.
+    pub(crate) fn detached() -> &'static PeerHandle {
+        static DETACHED: std::sync::LazyLock<PeerHandle> = std::sync::LazyLock::new(|| {
+            let shared = Arc::new(Shared::new(&super::PeerBuilder::new().config(false)));
+            shared.close(CloseReason::Local);
+            PeerHandle { shared, related: None }
+        });
+        &DETACHED
+    }
+
     /// A handle to the same connection whose messages are not tied to the request whose
     /// handler holds this one. Over Streamable HTTP a handler's own messages travel on its
     /// request's stream while that request is open; send through this handle what answers no

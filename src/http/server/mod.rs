@@ -86,7 +86,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -108,6 +108,7 @@ mod connections;
 mod get;
 #[cfg(feature = "oauth")]
 mod guard;
+mod inline;
 mod post;
 mod response;
 mod sessions;
@@ -219,6 +220,9 @@ struct State {
     evicted: AtomicU64,
     /// Peers of stateless requests waiting for the next one.
     idle: Arc<super::session::Idle>,
+    /// Cancelled when `serve` stops (a new one for each `serve`): stateless requests handled
+    /// without a peer that still wait are answered -32603.
+    halt: Mutex<tokio_util::sync::CancellationToken>,
     /// Event streams numbered so far, over every session.
     streams: Arc<AtomicU64>,
     /// The TCP connections served now.
@@ -262,6 +266,7 @@ impl HttpServer {
         &self,
         req: Request<HyperBody>,
         make: &(dyn Fn() -> Arc<H> + Send + Sync),
+        shared: &OnceLock<Arc<H>>,
         budget: &Arc<Semaphore>,
     ) -> Response<Body> {
         let principal = match self.before_body(&req).await {
@@ -269,7 +274,7 @@ impl HttpServer {
             Err(answer) => return unread(req, *answer).await,
         };
         match *req.method() {
-            Method::POST => self.post(req, principal, make, budget).await,
+            Method::POST => self.post(req, principal, make, shared, budget).await,
             Method::GET => self.get(&req, principal.as_deref()),
             _ => self.delete(&req, principal.as_deref()),
         }
