@@ -75,7 +75,7 @@ impl PeerBuilder {
         self
     }
 
-    pub(super) fn config(&self, track: bool) -> Config {
+    fn config(&self, track: bool) -> Config {
         Config {
             limits: self.limits,
             request_timeout: self.request_timeout,

@@ -330,7 +330,15 @@ impl PeerHandle {
     /// gives a request handled without a peer. Every send on it fails.
     pub(crate) fn detached() -> &'static PeerHandle {
         static DETACHED: std::sync::LazyLock<PeerHandle> = std::sync::LazyLock::new(|| {
-            let shared = Arc::new(Shared::new(&super::PeerBuilder::new().config(false)));
+            // Closed before anything is sent: the limits only have to be valid.
+            let config = Config {
+                limits: crate::Limits::default(),
+                request_timeout: None,
+                detail: crate::ReplyDetail::default(),
+                unaddressed_per_second: 0,
+                track: false,
+            };
+            let shared = Arc::new(Shared::new(&config));
             shared.close(CloseReason::Local);
             PeerHandle { shared, related: None }
         });

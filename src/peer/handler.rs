@@ -75,7 +75,8 @@ pub trait Handler: Send + Sync + 'static {
     /// ([`Context::peer`] is then a closed handle, [`Context::notify`] is how its notifications
     /// go out). `false` by default: the request then runs in a peer of its own, as every
     /// request of a session does. Asked once per stateless request, after its headers were
-    /// checked; not asked on any other transport.
+    /// checked, before any handler is built for it; not asked on any other transport. The
+    /// requests it takes share one handler per connection, built for the first of them.
     ///
     /// A handler that answers `true` costs such a request no task, no channel and no peer: an
     /// answer given without waiting is written on the connection's own path, and one that
