@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Instructions `mcpwire serve --http` spends per stateless (2026-07-28) `tools/call echo`,
 # counted with callgrind, which the machine's load does not change: the server runs under
-# `valgrind --tool=callgrind`, wrk (one connection, one request at a time, a new id each)
-# sends N1 and then N2 requests to a fresh server each time, and the difference of the two
+# `valgrind --tool=callgrind`, a small Python client (one kept-alive connection, one request at
+# a time, a new id each) sends N1 and then N2 requests to a fresh server each time, and the difference of the two
 # totals over N2 - N1 is one request (start-up and shutdown cancel out). User space only.
 #
 # Usage: benches/serve_callgrind.sh [BIN...] (default: the release build); each binary gets
 # its own row, so an earlier commit's build beside this one's is a before/after pair.
-# Environment: N1 (default 1000), N2 (default 3000). Needs valgrind, wrk and curl.
+# Environment: N1 (default 1000), N2 (default 3000). Needs valgrind and python3.
 set -euo pipefail
 
 N1="${N1:-1000}"
 N2="${N2:-3000}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-for tool in valgrind wrk curl; do
+for tool in valgrind python3; do
     command -v "$tool" >/dev/null || { echo "$tool not found (apt-get install $tool)" >&2; exit 1; }
 done
 if [ $# -eq 0 ]; then
@@ -33,25 +33,23 @@ trap cleanup EXIT
 
 ARGS='"name":"echo","arguments":{"message":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}'
 META='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
-cat >"$WORK/count.lua" <<LUA
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Accept"] = "application/json, text/event-stream"
-wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
-wrk.headers["Mcp-Method"] = "tools/call"
-wrk.headers["Mcp-Name"] = "echo"
-local id, seen = 0, 0
-local limit = tonumber(os.getenv("REQUESTS"))
-function request()
-  id = id + 1
-  return wrk.format(nil, nil, nil, '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call","params":{$ARGS,$META}}')
-end
-function response(status, headers, body)
-  if status ~= 200 then error("status " .. status) end
-  seen = seen + 1
-  if seen >= limit then wrk.thread:stop() end
-end
-LUA
+# drive URL N: N requests, one after another on one kept-alive connection; fails on any
+# answer but a 200 that carries the echo.
+cat >"$WORK/drive.py" <<PY
+import http.client, sys, urllib.parse
+url, n = urllib.parse.urlsplit(sys.argv[1]), int(sys.argv[2])
+conn = http.client.HTTPConnection(url.hostname, url.port)
+headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+           "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"}
+params = '{$ARGS,$META}'
+for i in range(1, n + 1):
+    body = '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}' % (i, params)
+    conn.request("POST", url.path, body, headers)
+    r = conn.getresponse()
+    answer = r.read()
+    if r.status != 200 or b"0123456789abcdef" not in answer:
+        sys.exit(f"request {i}: {r.status} {answer!r}")
+PY
 
 # instructions BIN N: the server's total instruction count over N requests.
 instructions() {
@@ -66,8 +64,7 @@ instructions() {
         sleep 0.1
     done
     [ -n "$url" ] || { echo "the server did not start:" >&2; cat "$WORK/err" >&2; exit 1; }
-    REQUESTS=$n wrk -t1 -c1 -d600s -s "$WORK/count.lua" "$url" >"$WORK/wrk" 2>&1
-    grep -q "^  $n requests in" "$WORK/wrk" || { cat "$WORK/wrk" >&2; exit 1; }
+    python3 "$WORK/drive.py" "$url" "$n" >&2
     kill -TERM "$PID"
     wait "$PID" || true
     PID=""
