@@ -11,12 +11,16 @@
 #   mcpwire-legacy   the same server, 2025-11-25, one session opened with curl first
 #   rmcp-legacy      examples/rmcp_http_echo.rs (rmcp's StreamableHttpService, stateful: every
 #                    POST answered as an event stream), 2025-11-25, one session
+#   hyper-floor      examples/hyper_floor.rs: bare hyper (HTTP/1.1) reading the body and
+#                    answering one fixed result, no MCP: the floor under a server's CPU
 #   wrk-floor        mcpwire-modern with one fixed body (id 7; stateless requests do not share
 #                    ids): wrk with no Lua per request, the least a client costs here
 # Each row gives requests/s, wrk's CPU per request (getrusage of the child) and the server's
 # (/proc/PID/stat over the run).
 #
-# Environment: DURATION (seconds per run, default 5), ROUNDS (default 3). Needs wrk, curl and
+# Environment: DURATION (seconds per run, default 5), ROUNDS (default 3), MCPWIRE_BIN (the
+# `mcpwire` binary to measure instead of the release build, e.g. an earlier commit's, for a
+# before/after pair in one run). Needs wrk, curl and
 # python3; exits non-zero if any run had a non-2xx answer or a socket error.
 set -euo pipefail
 
@@ -29,9 +33,10 @@ for tool in wrk curl python3; do
 done
 
 echo "building (release)..." >&2
-cargo build --release --example rmcp_http_echo
-cargo build --release
-BIN="${CARGO_TARGET_DIR:-target}/release/mcpwire"
+cargo build --release --example rmcp_http_echo --example hyper_floor
+[ -n "${MCPWIRE_BIN:-}" ] || cargo build --release
+BIN="${MCPWIRE_BIN:-${CARGO_TARGET_DIR:-target}/release/mcpwire}"
+FLOOR="${CARGO_TARGET_DIR:-target}/release/examples/hyper_floor"
 RMCP="${CARGO_TARGET_DIR:-target}/release/examples/rmcp_http_echo"
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/http_wrk.XXXXXX")"
@@ -105,6 +110,8 @@ serve mcpwire 's/^mcpwire: serving MCP on \(http:.*\)$/\1/p' "$BIN" serve --http
 MURL=$URL MPID=$SERVED_PID
 serve rmcp 's/^rmcp_http_echo: serving MCP on \(http:.*\)$/\1/p' "$RMCP" 127.0.0.1:0
 RURL=$URL RPID=$SERVED_PID
+serve hyper 's/^hyper_floor: serving on \(http:.*\)$/\1/p' "$FLOOR" 127.0.0.1:0
+HURL=$URL HPID=$SERVED_PID
 
 MODERN=('MCP-Protocol-Version: 2026-07-28' 'Mcp-Method: tools/call' 'Mcp-Name: echo')
 script "$WORK/modern.lua" "$ARGS,$META" "${MODERN[@]}"
@@ -163,6 +170,7 @@ for round in $(seq "$ROUNDS"); do
     run mcpwire-legacy "$MURL" "$MPID" "$WORK/mcpwire-legacy.lua"
     run rmcp-legacy "$RURL" "$RPID" "$WORK/rmcp-legacy.lua"
     run wrk-floor "$MURL" "$MPID" "$WORK/floor.lua"
+    run hyper-floor "$HURL" "$HPID" "$WORK/modern.lua"
 done
 
 echo
@@ -179,4 +187,6 @@ for k, (rps, client, server) in med.items():
     print(f"{k:16} {rps:>10,.0f} rps  wrk {client:5.1f} us/req  server {server:5.1f} us/req")
 m, r = med["mcpwire-modern"], med["rmcp-legacy"]
 print(f"mcpwire-modern / rmcp-legacy: {m[0] / r[0]:.2f}x the rate, {r[2] / m[2]:.2f}x less server CPU per request")
+h = med["hyper-floor"]
+print(f"mcpwire-modern / hyper-floor: {m[2] / h[2]:.2f}x the server CPU per request")
 EOF

@@ -265,7 +265,7 @@ where
                             if track { request.id().and_then(OwnedId::from_id) } else { None };
                         let peer = PeerHandle { shared: shared.clone(), related };
                         let principal = shared.principal();
-                        let cxh = Context { peer, ticket: Some(ticket), principal };
+                        let cxh = Context::of_peer(peer, Some(ticket), principal);
                         let fut = run_request(handler.clone(), request, cxh);
                         let mut boxed = reuse(&mut spare_request, fut);
                         match boxed.as_mut().poll(cx) {
@@ -291,7 +291,7 @@ where
                         let fut = run_notification(
                             handler.clone(),
                             n,
-                            Context { peer, ticket: None, principal: shared.principal() },
+                            Context::of_peer(peer, None, shared.principal()),
                         );
                         let mut boxed = reuse(&mut spare_note, fut);
                         match boxed.as_mut().poll(cx) {

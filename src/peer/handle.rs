@@ -393,6 +393,25 @@ impl PeerHandle {
         .await
     }
 
+    /// A handle to no connection, closed from the start: what [`Context::peer`](super::Context::peer)
+    /// gives a request handled without a peer. Every send on it fails.
+    pub(crate) fn detached() -> &'static PeerHandle {
+        static DETACHED: std::sync::LazyLock<PeerHandle> = std::sync::LazyLock::new(|| {
+            // Closed before anything is sent: the limits only have to be valid.
+            let config = Config {
+                limits: crate::Limits::default(),
+                request_timeout: None,
+                detail: crate::ReplyDetail::default(),
+                unaddressed_per_second: 0,
+                track: false,
+            };
+            let shared = Arc::new(Shared::new(&config));
+            shared.close(CloseReason::Local);
+            PeerHandle { shared, related: None }
+        });
+        &DETACHED
+    }
+
     /// A handle to the same connection whose messages are not tied to the request whose
     /// handler holds this one. Over Streamable HTTP a handler's own messages travel on its
     /// request's stream while that request is open; send through this handle what answers no

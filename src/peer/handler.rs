@@ -8,9 +8,12 @@ use std::task::Poll;
 use futures_util::future::Either;
 
 use super::core::Ticket;
+use super::error::RequestError;
 use super::handle::PeerHandle;
 use super::incoming::{Incoming, Reply, RpcError};
+use super::inline::Inline;
 use super::principal::Principal;
+use crate::Payload;
 
 /// Answers the requests and notifications the other side sends.
 ///
@@ -66,6 +69,28 @@ pub trait Handler: Send + Sync + 'static {
         let _ = (notification, cx);
         async {}
     }
+
+    /// Whether a stateless (2026-07-28) Streamable HTTP request may be handled without a peer:
+    /// inside the HTTP connection's own future, its [`Context`] backed by the request alone
+    /// ([`Context::peer`] is then a closed handle, [`Context::notify`] is how its notifications
+    /// go out). `false` by default: the request then runs in a peer of its own, as every
+    /// request of a session does. Asked once per stateless request, after its headers were
+    /// checked, before any handler is built for it; not asked on any other transport. The
+    /// requests it takes share one handler per connection, built for the first of them.
+    ///
+    /// A handler that answers `true` costs such a request no task, no channel and no peer: an
+    /// answer given without waiting is written on the connection's own path, and one that
+    /// waits keeps the connection's future (or, once a notification was sent, the event
+    /// stream's body) polling it. A handler that sends notifications through
+    /// [`Context::notify`] and never through a kept [`PeerHandle`] runs the same in both
+    /// eras.
+    fn peerless(request: &Incoming) -> bool
+    where
+        Self: Sized,
+    {
+        let _ = request;
+        false
+    }
 }
 
 /// A handler for a peer that only sends requests: every request it receives is answered
@@ -79,36 +104,99 @@ impl Handler for NoHandler {
     }
 }
 
-/// What a handler is given: the other side's handle, and the request's cancellation.
+/// What a handler is given: the link back to the other side (a peer's handle, or for a request
+/// handled without a peer the request's own answer), the request's cancellation, and its caller.
+///
+/// Send notifications about the request (progress, logs) with [`Context::notify`]: it works
+/// wherever the handler runs. [`Context::peer`] is the peer's handle where there is a peer; a
+/// stateless HTTP request served without one (see [`Handler::peerless`]) gets a closed handle
+/// there, on which every send fails: a handler that keeps a handle to talk later (a task it
+/// spawns, a subscription) must answer `false` to `peerless` for such requests.
 #[derive(Clone, Debug)]
 pub struct Context {
-    pub(crate) peer: PeerHandle,
-    /// The request handled; `None` for a notification.
-    pub(crate) ticket: Option<Ticket>,
+    link: Link,
     /// Who sent it, as the transport vouched (taken as the message came in).
     pub(crate) principal: Option<Arc<Principal>>,
 }
 
+/// Where a handler's messages go.
+#[derive(Clone, Debug)]
+enum Link {
+    /// A peer's: its handle, and the request handled (`None` for a notification).
+    Peer { peer: PeerHandle, ticket: Option<Ticket> },
+    /// A request handled without a peer.
+    Inline(Arc<Inline>),
+}
+
 impl Context {
-    /// The handle to the other side: send it notifications (progress) or requests of your own.
-    #[must_use]
-    pub fn peer(&self) -> &PeerHandle {
-        &self.peer
+    /// A context on a peer, for request `ticket` (`None`: a notification).
+    pub(crate) fn of_peer(
+        peer: PeerHandle,
+        ticket: Option<Ticket>,
+        principal: Option<Arc<Principal>>,
+    ) -> Self {
+        Self { link: Link::Peer { peer, ticket }, principal }
     }
 
-    /// Completes when the other side cancels this request or the connection ends. The handler's
-    /// future is dropped at that point anyway; this lets a handler stop work it spawned.
+    /// A context for a request handled without a peer, its messages going to `call`.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn inline(call: Arc<Inline>, principal: Option<Arc<Principal>>) -> Self {
+        Self { link: Link::Inline(call), principal }
+    }
+
+    /// The handle to the other side: send it notifications (progress) or requests of your own.
+    ///
+    /// For a request handled without a peer (a stateless HTTP request of a handler whose
+    /// [`Handler::peerless`] said so) this is a closed handle: every request and notification
+    /// sent on it fails with [`RequestError::Closed`]. Use [`Context::notify`] for the
+    /// request's notifications: it reaches the client in both cases.
+    #[must_use]
+    pub fn peer(&self) -> &PeerHandle {
+        match &self.link {
+            Link::Peer { peer, .. } => peer,
+            Link::Inline(_) => PeerHandle::detached(),
+        }
+    }
+
+    /// Sends a notification about this request (`notifications/progress`,
+    /// `notifications/message`): on its peer, related to the request (over Streamable HTTP it
+    /// travels on the request's stream), or for a request handled without a peer, on the
+    /// request's answer, which becomes an event stream when the client takes one (else the
+    /// notification is dropped, as a peer's would be).
+    ///
+    /// # Errors
+    ///
+    /// When the params cannot be serialised, or the request's answer (or the connection) is
+    /// gone.
+    pub async fn notify<P: Payload>(
+        &self,
+        method: &str,
+        params: Option<P>,
+    ) -> Result<(), RequestError> {
+        match &self.link {
+            Link::Peer { peer, .. } => peer.notify(method, params).await,
+            Link::Inline(call) => call.notify(method, params),
+        }
+    }
+
+    /// Completes when the other side cancels this request or the connection ends (for a request
+    /// handled without a peer: when its answer was given, or the client closed the request).
+    /// The handler's future is dropped at that point anyway; this lets a handler stop work it
+    /// spawned.
     pub fn cancelled(&self) -> impl Future<Output = ()> + Send + '_ {
-        match self.ticket {
-            None => Either::Left(self.peer.closing()),
-            Some(ticket) => Either::Right(std::future::poll_fn(move |cx| {
-                let shared = &self.peer.shared;
-                if shared.with(|c| c.handler_cancelled(ticket, Some(cx.waker()))) {
-                    Poll::Ready(())
-                } else {
-                    Poll::Pending
-                }
-            })),
+        match &self.link {
+            Link::Peer { peer, ticket: None } => Either::Left(Either::Left(peer.closing())),
+            Link::Peer { peer, ticket: Some(ticket) } => {
+                let ticket = *ticket;
+                Either::Left(Either::Right(std::future::poll_fn(move |cx| {
+                    if peer.shared.with(|c| c.handler_cancelled(ticket, Some(cx.waker()))) {
+                        Poll::Ready(())
+                    } else {
+                        Poll::Pending
+                    }
+                })))
+            }
+            Link::Inline(call) => Either::Right(std::future::poll_fn(|cx| call.ended(cx.waker()))),
         }
     }
 
@@ -123,9 +211,12 @@ impl Context {
     /// Whether the request has been cancelled.
     #[must_use]
     pub fn is_cancelled(&self) -> bool {
-        match self.ticket {
-            None => self.peer.is_closed(),
-            Some(ticket) => self.peer.shared.with(|c| c.handler_cancelled(ticket, None)),
+        match &self.link {
+            Link::Peer { peer, ticket: None } => peer.is_closed(),
+            Link::Peer { peer, ticket: Some(ticket) } => {
+                peer.shared.with(|c| c.handler_cancelled(*ticket, None))
+            }
+            Link::Inline(call) => call.is_ended(),
         }
     }
 }
@@ -136,8 +227,10 @@ impl Context {
     /// (see `mcpwire::http::close_sse_stream`); nothing on any other transport, nor for a
     /// notification's context.
     pub(crate) fn close_stream(&self) {
-        if let Some(id) = &self.peer.related {
-            self.peer.shared.with(|c| c.close_stream(id));
+        if let Link::Peer { peer, .. } = &self.link
+            && let Some(id) = &peer.related
+        {
+            peer.shared.with(|c| c.close_stream(id));
         }
     }
 }

@@ -44,6 +44,7 @@ mod error;
 mod handle;
 mod handler;
 mod incoming;
+mod inline;
 pub(crate) mod principal;
 
 pub use builder::{DEFAULT_REQUEST_TIMEOUT, DEFAULT_UNADDRESSED_REPLIES_PER_SECOND, PeerBuilder};
@@ -61,11 +62,15 @@ pub use principal::Principal;
 #[cfg(feature = "http")]
 pub(crate) use core::transmit::{Route, Sent};
 #[cfg(feature = "http")]
+pub(crate) use core::write_outcome;
+#[cfg(feature = "http")]
 pub(crate) use driver::{Async, AsyncOutlet};
 #[cfg(feature = "http")]
 pub(crate) use handle::RequestFailer;
 #[cfg(feature = "http")]
 pub(crate) use handle::{Direct, DirectPost};
+#[cfg(feature = "http")]
+pub(crate) use inline::Inline;
 
 use crate::RawJson;
 

@@ -220,7 +220,10 @@ impl Call {
         &self.request
     }
 
-    /// The peer's context: cancellation, and the handle to send anything else.
+    /// The request's context: cancellation, the caller, and [`Context::notify`]. A stateless
+    /// HTTP request is served without a peer ([`Handler::peerless`](crate::peer::Handler::peerless)):
+    /// there [`Context::peer`] is a closed handle, so send through [`Context::notify`] (or
+    /// [`Call::progress`] and [`Call::log`]).
     #[must_use]
     pub fn context(&self) -> &Context {
         &self.cx
@@ -463,7 +466,7 @@ impl Call {
             return;
         };
         let p = Progress { progress_token: token, progress, total, message };
-        if let Err(e) = self.cx.peer().notify("notifications/progress", Some(Json(&p))).await {
+        if let Err(e) = self.cx.notify("notifications/progress", Some(Json(&p))).await {
             tracing::debug!(error = %e, "progress not sent");
         }
     }
@@ -486,7 +489,7 @@ impl Call {
             data: &'a T,
         }
         let m = Message { level, logger: &self.server.0.info.name, data };
-        if let Err(e) = self.cx.peer().notify("notifications/message", Some(Json(&m))).await {
+        if let Err(e) = self.cx.notify("notifications/message", Some(Json(&m))).await {
             tracing::debug!(error = %e, "log message not sent");
         }
     }

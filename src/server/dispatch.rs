@@ -84,6 +84,14 @@ impl Handler for Connection {
         }
     }
 
+    /// Every stateless request but `subscriptions/listen` (which keeps a handle to send
+    /// changes) runs without a peer: the server's progress and log messages go through
+    /// [`Context::notify`], and a modern request asks for input with `input_required`, never
+    /// with a request of its own.
+    fn peerless(request: &Incoming) -> bool {
+        request.method() != "subscriptions/listen"
+    }
+
     async fn notification(&self, n: &Incoming, cx: &Context) {
         // Only a session `initialize` opened gets change notifications.
         if n.method() == "notifications/initialized"

@@ -18,6 +18,7 @@ mod h2_frames;
 mod harness;
 mod http2;
 mod modern;
+mod peerless;
 mod regressions;
 mod requests;
 mod resume;

@@ -7,18 +7,22 @@ use crate::harness::*;
 
 const MODERN: &str = "2026-07-28";
 
-fn meta() -> Value {
+pub(crate) fn meta() -> Value {
     json!({"io.modelcontextprotocol/protocolVersion": MODERN,
            "io.modelcontextprotocol/clientCapabilities": {}})
 }
 
 /// A stateless request's body.
-fn body(id: i64, method: &str, params: &Value) -> String {
+pub(crate) fn body(id: i64, method: &str, params: &Value) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
 }
 
 /// A POST of `body` with these headers (and the usual content type and accept).
-fn post(c: &Client, body: String, headers: &[(&str, &str)]) -> Request<crate::harness::Body> {
+pub(crate) fn post(
+    c: &Client,
+    body: String,
+    headers: &[(&str, &str)],
+) -> Request<crate::harness::Body> {
     let mut b = c
         .to(Method::POST)
         .header(header::CONTENT_TYPE, "application/json")
@@ -29,7 +33,7 @@ fn post(c: &Client, body: String, headers: &[(&str, &str)]) -> Request<crate::ha
     b.body(full(body)).unwrap()
 }
 
-fn mirrored(method: &'static str) -> Vec<(&'static str, &'static str)> {
+pub(crate) fn mirrored(method: &'static str) -> Vec<(&'static str, &'static str)> {
     vec![("MCP-Protocol-Version", MODERN), ("Mcp-Method", method)]
 }
 

@@ -33,6 +33,12 @@ impl HttpServer {
     {
         self.state.stopped.store(false, Ordering::SeqCst);
         self.state.idle.open();
+        {
+            let mut halt = self.state.halt.lock().unwrap_or_else(PoisonError::into_inner);
+            if halt.is_cancelled() {
+                *halt = tokio_util::sync::CancellationToken::new();
+            }
+        }
         let make: Arc<dyn Fn() -> Arc<H> + Send + Sync> = Arc::new(move || Arc::new(make()));
         let connections = self.state.connections.clone();
         let max_connections = effective_max_connections(self.config.max_connections);
@@ -138,6 +144,7 @@ impl HttpServer {
         }
         // Stateless requests too: those answering get -32603, the idle peers end.
         self.state.idle.close_all();
+        self.state.halt.lock().unwrap_or_else(PoisonError::into_inner).cancel();
         // The connections finish the exchange under way (the POSTs of the sessions just ended
         // get their answer, GET streams end) and close, kept-alive ones at once; past the
         // grace, each drops whatever is left (`connection::drive`), which this waits for.
@@ -211,13 +218,16 @@ fn service<H: Handler>(
 > + Clone
 + Send
 + 'static {
+    // The handler of the connection's stateless requests handled without a peer, built once.
+    let shared: Arc<std::sync::OnceLock<Arc<H>>> = Arc::default();
     hyper::service::service_fn(move |req| {
         let server = server.clone();
         let make = make.clone();
         let budget = budget.clone();
+        let shared = shared.clone();
         let busy = conn.busy();
         async move {
-            let answer = server.handle(req, &*make, &budget).await;
+            let answer = server.handle(req, &*make, &shared, &budget).await;
             Ok::<_, Infallible>(answer.map(|body| Guarded::wrap(body, busy)))
         }
     })

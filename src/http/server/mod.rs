@@ -1,8 +1,10 @@
 //! The Streamable HTTP server: one endpoint, serving both eras of MCP at once. A legacy client
 //! (2024-11-05 … 2025-11-25) opens a session with `initialize` and gets a peer of its own
 //! running the host's [`Handler`]; a modern one (2026-07-28) names no session, and each of its
-//! requests runs in a peer of its own that ends with the request's POST (stateless: any
-//! instance behind a load balancer can serve it).
+//! requests is handed to the handler inside the connection's own future when the handler takes
+//! it without a peer ([`Handler::peerless`]: the typed [`Server`](crate::server::Server)'s do,
+//! but for `subscriptions/listen`), else runs in a peer of its own that ends with the request's
+//! POST (stateless either way: any instance behind a load balancer can serve it).
 //!
 //! What each request gets, in the order it is checked:
 //!
@@ -39,7 +41,7 @@
 //! | POST, stateless: a response or a batch | 400, -32600 |
 //! | POST, stateless: `subscriptions/listen` from a client that takes no `text/event-stream` | 406, -32000 |
 //! | POST, stateless: `MCP-Protocol-Version`, `Mcp-Method` or `Mcp-Name` given twice; the envelope malformed (-32602); a mirrored header missing or not the body's value (-32020); the version not served (-32022, naming those that are); `Mcp-Param-*` not matching an `x-mcp-header` argument of a tool set with `tool_headers` (-32020) | 400, with the request's id ([`crate::mcp::headers::check`]) |
-//! | POST, stateless: a request | its answer as for a session's request (below), with no session id; an error answered by the handler gets 400 (-32700, -32600, -32602, -32020, -32021, -32022) or 404 (-32601); every notification its handler sends goes on its event stream; closing the POST cancels it |
+//! | POST, stateless: a request | its answer as for a session's request (below), with no session id (without a peer, a handler's answer given at once is written by the connection's own future: no task, no channel); an error answered by the handler gets 400 (-32700, -32600, -32602, -32020, -32021, -32022) or 404 (-32601); every notification its handler sends goes on its event stream; closing the POST cancels it |
 //! | POST: a batch, unless the session negotiated 2025-03-26 | 400, -32600 |
 //! | POST: a batch with invalid elements and no request (its answer could not be routed) | 400, -32600 |
 //! | POST: a request whose id is already waiting in the session | 400, -32600 with that id |
@@ -86,7 +88,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -108,6 +110,7 @@ mod connections;
 mod get;
 #[cfg(feature = "oauth")]
 mod guard;
+mod inline;
 mod post;
 mod response;
 mod sessions;
@@ -219,6 +222,9 @@ struct State {
     evicted: AtomicU64,
     /// Peers of stateless requests waiting for the next one.
     idle: Arc<super::session::Idle>,
+    /// Cancelled when `serve` stops (a new one for each `serve`): stateless requests handled
+    /// without a peer that still wait are answered -32603.
+    halt: Mutex<tokio_util::sync::CancellationToken>,
     /// Event streams numbered so far, over every session.
     streams: Arc<AtomicU64>,
     /// The TCP connections served now.
@@ -262,6 +268,7 @@ impl HttpServer {
         &self,
         req: Request<HyperBody>,
         make: &(dyn Fn() -> Arc<H> + Send + Sync),
+        shared: &OnceLock<Arc<H>>,
         budget: &Arc<Semaphore>,
     ) -> Response<Body> {
         let principal = match self.before_body(&req).await {
@@ -269,7 +276,7 @@ impl HttpServer {
             Err(answer) => return unread(req, *answer).await,
         };
         match *req.method() {
-            Method::POST => self.post(req, principal, make, budget).await,
+            Method::POST => self.post(req, principal, make, shared, budget).await,
             Method::GET => self.get(&req, principal.as_deref()),
             _ => self.delete(&req, principal.as_deref()),
         }

@@ -12,6 +12,7 @@ impl HttpServer {
         req: Request<HyperBody>,
         principal: Option<Arc<Principal>>,
         make: &(dyn Fn() -> Arc<H> + Send + Sync),
+        shared: &OnceLock<Arc<H>>,
         budget: &Arc<Semaphore>,
     ) -> Response<Body> {
         let h = req.headers();
@@ -115,7 +116,10 @@ impl HttpServer {
                 let msg = "Bad Request: Mcp-Session-Id header is required";
                 return error(StatusCode::BAD_REQUEST, Id::Null, ErrorCode::SERVER_ERROR, msg);
             }
-            None => return self.modern(&head, frame, json, sse, principal, make).await,
+            None => {
+                let handlers = (make, shared);
+                return self.modern(&head, frame, json, sse, principal, handlers).await;
+            }
         };
         let answer = self.deliver(&session, frame, json, sse).await;
         if new { self.admit(session, answer) } else { answer }

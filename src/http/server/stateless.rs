@@ -1,5 +1,7 @@
 //! A stateless (2026-07-28) POST: no session is named or minted. The headers are checked
-//! against the body ([`crate::mcp::headers::check`]), then the request runs in a peer of its
+//! against the body ([`crate::mcp::headers::check`]), then a handler that takes it without a
+//! peer ([`Handler::peerless`]) answers it in the connection's own future (`inline.rs`);
+//! otherwise (and always for `subscriptions/listen`) the request runs in a peer of its
 //! own: closing the response cancels the request (the peer ends), and once answered the peer
 //! waits, idle, for another stateless request (at most `IDLE_STATELESS_PEERS` wait), so a request
 //! does not pay for starting one; a peer whose handler kept a handle to it (a task it spawned
@@ -9,6 +11,7 @@
 use super::response::*;
 use super::*;
 use crate::mcp::headers;
+use crate::peer::Incoming;
 
 impl HttpServer {
     /// Answers a POST that names no session and is not `initialize`.
@@ -19,7 +22,7 @@ impl HttpServer {
         json: bool,
         sse: bool,
         principal: Option<Arc<Principal>>,
-        make: &(dyn Fn() -> Arc<H> + Send + Sync),
+        (make, shared): (&(dyn Fn() -> Arc<H> + Send + Sync), &OnceLock<Arc<H>>),
     ) -> Response<Body> {
         match frame.kind() {
             Kind::Request => {}
@@ -48,6 +51,30 @@ impl HttpServer {
             let body = rejection_json(id, &r);
             return json_response(code, body);
         }
+        // `subscriptions/listen` is long-lived and keeps a handle to send changes: it runs in
+        // a peer. Any other request goes to a handler that can take it without one.
+        let listen = msg.method() == Some("subscriptions/listen");
+        let frame = if listen {
+            frame
+        } else {
+            let request = Incoming::own(frame);
+            if H::peerless(&request) {
+                if self.state.stopped.load(Ordering::SeqCst) {
+                    let id = request.id().unwrap_or(Id::Null);
+                    let msg = "Service Unavailable: the server is stopping";
+                    return error(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        id,
+                        ErrorCode::SERVER_ERROR,
+                        msg,
+                    );
+                }
+                let handler = shared.get_or_init(make).clone();
+                return self.inline(handler, request, json, sse, principal).await;
+            }
+            request.into_frame().expect("made from a frame of its own")
+        };
+        let id = frame.id().unwrap_or(Id::Null);
         let session = self
             .idle_peer()
             .unwrap_or_else(|| Session::start_single(&self.config.peer, make(), &self.state.idle));

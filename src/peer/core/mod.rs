@@ -50,6 +50,8 @@ use receive::Limiter;
 use received_notifications::ReceivedNotifications;
 use received_requests::ReceivedRequests;
 pub(crate) use received_requests::Ticket;
+#[cfg(feature = "http")]
+pub(crate) use received_requests::write_outcome;
 use sent_requests::SentRequests;
 pub use sent_requests::Timeout;
 use transmit::{Lane, PushError, Route, Sent, Transmit};

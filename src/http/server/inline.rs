@@ -1,0 +1,203 @@
+//! A stateless (2026-07-28) request handled without a peer, for a handler whose
+//! [`Handler::peerless`] says so: decoded and checked as [`super::stateless`] does, then handed
+//! to the handler inside the connection's own service future. A handler that answers at once
+//! answers on that path (no task, no channel, no route); one that waits keeps the service
+//! future polling it. The first notification it sends (through
+//! [`Context::notify`](crate::peer::Context::notify)) turns the answer into an event stream at
+//! that point: the body polls the handler from then on, and carries what it sends, then its
+//! response, then the end, with a `: keep-alive` comment when it is quiet.
+//!
+//! The guards are those of a stateless request in a peer: closing the POST (or the connection)
+//! drops the handler's future, cancelling it; the server's stop answers a request still
+//! waiting with -32603; a handler that panics is answered -32603.
+
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+
+use futures_util::FutureExt as _;
+
+use super::response::*;
+use super::*;
+use crate::limits::POST_NOTES;
+use crate::peer::{Context, Incoming, Inline, Reply, RpcError};
+
+/// A handler's run: the request back, and its outcome (`None`: it panicked).
+type Run = Pin<Box<dyn Future<Output = (Incoming, Option<Result<Reply, RpcError>>)> + Send>>;
+
+/// Ends the call (its context refuses later notifications) once the request is answered or
+/// its POST dropped.
+struct Ended(Arc<Inline>);
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        self.0.end();
+    }
+}
+
+impl HttpServer {
+    /// Answers a checked stateless request with `handler`, without a peer.
+    pub(super) async fn inline<H: Handler>(
+        &self,
+        handler: Arc<H>,
+        request: Incoming,
+        json: bool,
+        sse: bool,
+        principal: Option<Arc<Principal>>,
+    ) -> Response<Body> {
+        let id = request.id().and_then(OwnedId::from_id);
+        let call = Arc::new(Inline::new(POST_NOTES));
+        let ended = Ended(call.clone());
+        let cx = Context::inline(call.clone(), principal);
+        let mut run: Run = Box::pin(async move {
+            // The call is inside the guarded future, so a handler that panics before returning
+            // its future is caught too.
+            let outcome =
+                AssertUnwindSafe(async { handler.request(&request, &cx).await }).catch_unwind();
+            let outcome = outcome.await.ok();
+            (request, outcome)
+        });
+        let mut stop = None;
+        let first = std::future::poll_fn(|task| {
+            if let Poll::Ready(done) = run.as_mut().poll(task) {
+                return Poll::Ready(Some(Ok(done)));
+            }
+            // A notification came first (sent by another task, too: it wakes this one): the
+            // rest goes on an event stream.
+            if sse && call.noted(task.waker()) {
+                return Poll::Ready(None);
+            }
+            let stop = stop.get_or_insert_with(|| self.stopping());
+            if stop.as_mut().poll(task).is_ready() {
+                return Poll::Ready(Some(Err(())));
+            }
+            Poll::Pending
+        })
+        .await;
+        match first {
+            Some(Ok((request, outcome))) => {
+                drop(ended);
+                let body = outcome_json(&request, outcome);
+                let notes = if sse { call.drain() } else { Default::default() };
+                if notes.is_empty() {
+                    return self.json_answer(body, json);
+                }
+                // Notifications sent before an answer given at once: one chunk of events.
+                let mut out = BytesMut::new();
+                for note in notes.iter().chain([&body]) {
+                    out.extend_from_slice(&sse_event(note));
+                }
+                sse_response(BodyExt::boxed_unsync(Full::new(out.freeze())))
+            }
+            Some(Err(())) => {
+                let id = id.as_ref().map_or(Id::Null, OwnedId::as_id);
+                self.json_answer(stopped_json(id), json)
+            }
+            None => {
+                let stop = stop.unwrap_or_else(|| self.stopping());
+                let events = Events { run, call, ended, id, stop, done: false };
+                let every = self.config.keep_alive;
+                let tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+                sse_response(BodyExt::boxed_unsync(StreamBody::new(events.with(tick))))
+            }
+        }
+    }
+
+    /// A stateless request's response: JSON with the status its error maps to (a scope
+    /// refusal instead, under a resource-server guard), or one event for a client that takes
+    /// only event streams.
+    fn json_answer(&self, body: Bytes, json: bool) -> Response<Body> {
+        if !json {
+            return sse_response(BodyExt::boxed_unsync(Full::new(sse_event(&body))));
+        }
+        #[cfg(feature = "oauth")]
+        if let Some(rs) = &self.config.auth
+            && let Some(refused) = super::guard::scope_refusal(rs, &body)
+        {
+            return refused;
+        }
+        json_response(super::stateless::answer_status(&body), body)
+    }
+
+    /// Completes once the server stops.
+    fn stopping(&self) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        let token = self.state.halt.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        Box::pin(token.cancelled_owned())
+    }
+}
+
+/// A request's response to `outcome` (a panic answered -32603).
+fn outcome_json(request: &Incoming, outcome: Option<Result<Reply, RpcError>>) -> Bytes {
+    let outcome = outcome.unwrap_or_else(|| {
+        tracing::error!(method = request.method(), "a request handler panicked");
+        Err(RpcError::internal("Internal error").with_data("the handler panicked"))
+    });
+    let mut out = BytesMut::new();
+    crate::peer::write_outcome(&mut out, request.id().unwrap_or(Id::Null), &outcome);
+    out.freeze()
+}
+
+/// The response to a request still waiting when the server stopped, -32603.
+fn stopped_json(id: Id<'_>) -> Bytes {
+    let msg = "Internal error: the server stopped before the request was answered";
+    error_json(id, ErrorCode::INTERNAL_ERROR, msg)
+}
+
+/// The event stream of a request whose handler sent a notification before its response.
+struct Events {
+    run: Run,
+    call: Arc<Inline>,
+    ended: Ended,
+    id: Option<OwnedId>,
+    stop: Pin<Box<dyn Future<Output = ()> + Send>>,
+    done: bool,
+}
+
+impl Events {
+    /// The stream's chunks: what the handler sent and its response as events, a keep-alive
+    /// comment every tick of a quiet stream.
+    fn with(
+        mut self,
+        mut tick: tokio::time::Interval,
+    ) -> impl futures_util::Stream<Item = Result<hyper::body::Frame<Bytes>, Infallible>> + Send
+    {
+        futures_util::stream::poll_fn(move |task| {
+            let chunk = self.poll_chunk(task, &mut tick);
+            chunk.map(|c| c.map(|c| Ok(hyper::body::Frame::data(c))))
+        })
+    }
+
+    fn poll_chunk(
+        &mut self,
+        task: &mut TaskContext<'_>,
+        tick: &mut tokio::time::Interval,
+    ) -> Poll<Option<Bytes>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        let answer = match self.run.as_mut().poll(task) {
+            Poll::Ready((request, outcome)) => Some(outcome_json(&request, outcome)),
+            Poll::Pending if self.stop.as_mut().poll(task).is_ready() => {
+                Some(stopped_json(self.id.as_ref().map_or(Id::Null, OwnedId::as_id)))
+            }
+            Poll::Pending => None,
+        };
+        // What the handler sent before its response goes first.
+        let mut out = BytesMut::new();
+        while let Some(note) = self.call.take(task.waker()) {
+            out.extend_from_slice(&sse_event(&note));
+        }
+        if let Some(answer) = answer {
+            out.extend_from_slice(&sse_event(&answer));
+            self.done = true;
+            self.ended.0.end();
+        }
+        if !out.is_empty() {
+            return Poll::Ready(Some(out.freeze()));
+        }
+        if tick.poll_tick(task).is_ready() {
+            return Poll::Ready(Some(Bytes::from_static(b": keep-alive\n\n")));
+        }
+        Poll::Pending
+    }
+}
