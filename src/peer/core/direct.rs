@@ -12,8 +12,11 @@ use bytes::BytesMut;
 use super::sent_requests::Timeout;
 use super::{Core, Phase};
 use crate::peer::error::RequestError;
+#[cfg(feature = "http")]
 use crate::peer::incoming::Incoming;
-use crate::{Frame, Id, Kind, Outgoing, OwnedId, Payload};
+#[cfg(feature = "http")]
+use crate::{Frame, Kind};
+use crate::{Id, Outgoing, OwnedId, Payload};
 
 /// How a request was started.
 pub(crate) enum Started {
@@ -60,6 +63,7 @@ impl Core {
 
     /// A response (or error response) the transport read: its waiter gets it now. Returns the
     /// frame when it is no response (the transport hands it to the connection's task instead).
+    #[cfg(feature = "http")]
     pub(crate) fn deliver_response(&mut self, frame: Frame) -> Result<(), Frame> {
         if !matches!(frame.kind(), Kind::Response | Kind::Error) {
             return Err(frame);
