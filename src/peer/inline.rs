@@ -28,8 +28,6 @@ pub(crate) struct Inline {
 struct State {
     /// Notifications sent and not yet taken, each one encoded message.
     notes: VecDeque<Bytes>,
-    /// Notifications dropped because `max_notes` were waiting.
-    dropped: u64,
     /// The transport, to wake when a note comes from another task.
     transport: Option<Waker>,
     /// Those waiting in [`Inline::ended`].
@@ -48,6 +46,15 @@ impl Inline {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The state, with `waker` kept to be woken by the next notification when none waits.
+    fn watched(&self, waker: &Waker) -> MutexGuard<'_, State> {
+        let mut s = self.state();
+        if s.notes.is_empty() && !s.transport.as_ref().is_some_and(|w| w.will_wake(waker)) {
+            s.transport = Some(waker.clone());
+        }
+        s
+    }
+
     /// Queues a notification; an error once the call ended (nothing carries it any more).
     pub(crate) fn notify<P: Payload>(
         &self,
@@ -62,7 +69,6 @@ impl Inline {
             return Err(RequestError::Closed(CloseReason::Local));
         }
         if s.notes.len() >= self.max_notes {
-            s.dropped += 1;
             return Ok(());
         }
         s.notes.push_back(out.freeze());
@@ -75,12 +81,7 @@ impl Inline {
 
     /// The oldest notification waiting; when there is none, `waker` is woken by the next.
     pub(crate) fn take(&self, waker: &Waker) -> Option<Bytes> {
-        let mut s = self.state();
-        let note = s.notes.pop_front();
-        if note.is_none() && !s.transport.as_ref().is_some_and(|w| w.will_wake(waker)) {
-            s.transport = Some(waker.clone());
-        }
-        note
+        self.watched(waker).notes.pop_front()
     }
 
     /// Every notification waiting, oldest first.
@@ -90,14 +91,7 @@ impl Inline {
 
     /// Whether a notification waits; when none does, `waker` is woken by the next.
     pub(crate) fn noted(&self, waker: &Waker) -> bool {
-        let mut s = self.state();
-        if s.notes.is_empty() {
-            if !s.transport.as_ref().is_some_and(|w| w.will_wake(waker)) {
-                s.transport = Some(waker.clone());
-            }
-            return false;
-        }
-        true
+        !self.watched(waker).notes.is_empty()
     }
 
     /// The request was answered or abandoned: later notifications are refused, and

@@ -110,13 +110,7 @@ impl HttpServer {
         if !json {
             return sse_response(BodyExt::boxed_unsync(Full::new(sse_event(&body))));
         }
-        #[cfg(feature = "oauth")]
-        if let Some(rs) = &self.config.auth
-            && let Some(refused) = super::guard::scope_refusal(rs, &body)
-        {
-            return refused;
-        }
-        json_response(super::stateless::answer_status(&body), body)
+        super::stateless::json_reply(&self.config, body, true)
     }
 
     /// Completes once the server stops.

@@ -148,7 +148,7 @@ use crate::peer::{Handler, PeerBuilder, Principal};
 use crate::{ErrorCode, Frame, FrameParser, Id, Kind, OwnedId};
 use config::Config;
 use connections::{Conn, Connections, Guarded};
-use response::{error, status};
+use response::{error, status, stopping};
 use sessions::{sweep, sweep_while_alive};
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
@@ -289,9 +289,7 @@ impl HttpServer {
         req: &Request<HyperBody>,
     ) -> Result<Option<Arc<Principal>>, Box<Response<Body>>> {
         if self.state.stopped.load(Ordering::SeqCst) {
-            let msg = "Service Unavailable: the server is stopping";
-            let code = ErrorCode::SERVER_ERROR;
-            return Err(Box::new(error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, code, msg)));
+            return Err(Box::new(stopping(Id::Null)));
         }
         #[cfg(feature = "oauth")]
         if let Some(metadata) = self.metadata(req) {

@@ -67,6 +67,12 @@ pub(super) fn error(code: StatusCode, id: Id<'_>, rpc: ErrorCode, message: &str)
     json_response(code, error_json(id, rpc, message))
 }
 
+/// 503 for a request that came while the server stops.
+pub(super) fn stopping(id: Id<'_>) -> Response<Body> {
+    let msg = "Service Unavailable: the server is stopping";
+    error(StatusCode::SERVICE_UNAVAILABLE, id, ErrorCode::SERVER_ERROR, msg)
+}
+
 pub(super) fn too_large(limit: usize) -> Response<Body> {
     let msg = format!("Payload Too Large: the body is over {limit} bytes");
     error(StatusCode::PAYLOAD_TOO_LARGE, Id::Null, ErrorCode::INVALID_REQUEST, &msg)

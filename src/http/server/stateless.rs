@@ -60,14 +60,7 @@ impl HttpServer {
             let request = Incoming::own(frame);
             if H::peerless(&request) {
                 if self.state.stopped.load(Ordering::SeqCst) {
-                    let id = request.id().unwrap_or(Id::Null);
-                    let msg = "Service Unavailable: the server is stopping";
-                    return error(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        id,
-                        ErrorCode::SERVER_ERROR,
-                        msg,
-                    );
+                    return stopping(request.id().unwrap_or(Id::Null));
                 }
                 let handler = shared.get_or_init(make).clone();
                 return self.inline(handler, request, json, sse, principal).await;
@@ -81,8 +74,7 @@ impl HttpServer {
         // Started after the stop ended the stateless peers (the request came just before it):
         // answered as one that came after.
         if self.state.stopped.load(Ordering::SeqCst) && !session.is_open() {
-            let msg = "Service Unavailable: the server is stopping";
-            return error(StatusCode::SERVICE_UNAVAILABLE, id, ErrorCode::SERVER_ERROR, msg);
+            return stopping(id);
         }
         // The peer serves one request at a time: its handler sees this request's caller.
         session.set_principal(principal);
@@ -111,6 +103,21 @@ fn rejection_json(id: Id<'_>, r: &crate::mcp::meta::Rejection) -> Bytes {
         return error_json(id, r.code, &r.message);
     }
     out.freeze()
+}
+
+/// A request's response as JSON: a scope refusal instead, when a resource-server guard finds
+/// one in it; a stateless request's with the HTTP status its error maps to, a session's 200.
+pub(super) fn json_reply(cfg: &Config, body: Bytes, stateless: bool) -> Response<Body> {
+    #[cfg(feature = "oauth")]
+    if let Some(rs) = &cfg.auth
+        && let Some(refused) = super::guard::scope_refusal(rs, &body)
+    {
+        return refused;
+    }
+    #[cfg(not(feature = "oauth"))]
+    let _ = cfg;
+    let code = if stateless { answer_status(&body) } else { StatusCode::OK };
+    json_response(code, body)
 }
 
 /// The HTTP status of a stateless request's JSON answer: 400 or 404 for the error codes the
