@@ -69,30 +69,7 @@ serve() {
 ARGS='"name":"echo","arguments":{"message":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}'
 META='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
 JSON=(-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream')
-
-# script FILE BODY_PARAMS HEADER...: a wrk script POSTing tools/call with BODY_PARAMS; a fresh
-# id per request unless BODY_PARAMS is "static:..." (then one fixed body with id 7).
-script() {
-    local file=$1 params=$2 h
-    shift 2
-    {
-        echo 'wrk.method = "POST"'
-        echo 'wrk.headers["Content-Type"] = "application/json"'
-        echo 'wrk.headers["Accept"] = "application/json, text/event-stream"'
-        for h in "$@"; do echo "wrk.headers[\"${h%%:*}\"] = \"${h#*: }\""; done
-        if [[ $params == static:* ]]; then
-            echo "wrk.body = '{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{${params#static:}}}'"
-        else
-            cat <<EOF
-local id = 0
-function request()
-  id = id + 1
-  return wrk.format(nil, nil, nil, '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call","params":{$params}}')
-end
-EOF
-        fi
-    } >"$file"
-}
+source benches/lib/wrk.sh
 
 # session URL: opens a 2025-11-25 session with curl and prints its id.
 session() {
@@ -114,11 +91,11 @@ serve hyper 's/^hyper_floor: serving on \(http:.*\)$/\1/p' "$FLOOR" 127.0.0.1:0
 HURL=$URL HPID=$SERVED_PID
 
 MODERN=('MCP-Protocol-Version: 2026-07-28' 'Mcp-Method: tools/call' 'Mcp-Name: echo')
-script "$WORK/modern.lua" "$ARGS,$META" "${MODERN[@]}"
-script "$WORK/floor.lua" "static:$ARGS,$META" "${MODERN[@]}"
-script "$WORK/mcpwire-legacy.lua" "$ARGS" 'MCP-Protocol-Version: 2025-11-25' \
+wrk_script "$WORK/modern.lua" "$ARGS,$META" "${MODERN[@]}"
+wrk_script "$WORK/floor.lua" "static:$ARGS,$META" "${MODERN[@]}"
+wrk_script "$WORK/mcpwire-legacy.lua" "$ARGS" 'MCP-Protocol-Version: 2025-11-25' \
     "Mcp-Session-Id: $(session "$MURL")"
-script "$WORK/rmcp-legacy.lua" "$ARGS" 'MCP-Protocol-Version: 2025-11-25' \
+wrk_script "$WORK/rmcp-legacy.lua" "$ARGS" 'MCP-Protocol-Version: 2025-11-25' \
     "Mcp-Session-Id: $(session "$RURL")"
 
 # One answer of each kind, checked before the runs.

@@ -36,19 +36,9 @@ start_announced "$BIN" serve --http 127.0.0.1:0
 
 MSG=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 META='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
-cat >"$WORK/modern.lua" <<LUA
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Accept"] = "application/json, text/event-stream"
-wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
-wrk.headers["Mcp-Method"] = "tools/call"
-wrk.headers["Mcp-Name"] = "echo"
-local id = 0
-function request()
-  id = id + 1
-  return wrk.format(nil, nil, nil, '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call","params":{"name":"echo","arguments":{"message":"$MSG"},$META}}')
-end
-LUA
+source benches/lib/wrk.sh
+wrk_script "$WORK/modern.lua" "\"name\":\"echo\",\"arguments\":{\"message\":\"$MSG\"},$META" \
+    'MCP-Protocol-Version: 2026-07-28' 'Mcp-Method: tools/call' 'Mcp-Name: echo'
 
 NAMES=(wrk load-h1 load-h2)
 [ -n "$BASE" ] && NAMES+=(base-h1 base-h2)
