@@ -63,13 +63,15 @@ async fn a_child_that_stops_writing_is_killed_and_started_again() {
 }
 
 /// Client A's call makes the child hang while B's slow call is in flight: both fail with
-/// -32603 saying the child hung, within the two waits (ping after 1 s, its answer 1 s more,
-/// and the checks' granularity); the legacy sessions end (404); the child is started again and
+/// -32603 saying the child hung, after the two waits counted from B's call, the oldest waiting
+/// (ping after 1 s, its answer 1 s more), and within the checks' granularity of A's call; the legacy sessions end (404); the child is started again and
 /// a new session is served.
 async fn killed_and_started_again(tool: &str) {
     let bridge = start(&["--hang-timeout", "1", "--restart-min", "0.05"], &hang_child());
     let a = Client::new(&bridge.url, false, Answers::default()).await;
     let b = Arc::new(Client::new(&bridge.url, false, Answers::default()).await);
+    // The waits run from the oldest request waiting for the child: B's, sent first.
+    let oldest = Instant::now();
     let slow = tokio::spawn({
         let b = b.clone();
         async move { b.call("slow", json!({"seconds": 30}), json!({})).await }
@@ -84,7 +86,11 @@ async fn killed_and_started_again(tool: &str) {
         "{hung:?}"
     );
     assert!(hung.message.contains("did not answer a ping within 1s"), "{hung:?}");
-    assert!(took >= Duration::from_secs(2) && took < Duration::from_secs(8), "{took:?}");
+    let waited = oldest.elapsed();
+    assert!(
+        waited >= Duration::from_secs(2) && took < Duration::from_secs(8),
+        "{waited:?} {took:?}"
+    );
     let other = slow.await.unwrap().unwrap_err();
     assert!(other.message.contains("the child server hung"), "{other:?}");
     // The sessions end once the child is gone (its group killed after the exit grace).
