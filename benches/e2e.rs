@@ -10,8 +10,11 @@
 //!   `CallToolResult::success(vec![ContentBlock::text(message)])`, over rmcp's async-rw
 //!   transport.
 //!
-//! Both pairs run in one multi-thread tokio runtime with 2 workers and do the MCP handshake
-//! first; every response is checked (the echoed text must equal the ~64-byte message sent).
+//! Both pairs run on the same runtime and do the MCP handshake first; every response is checked
+//! (the echoed text must equal the ~64-byte message sent). The whole measurement runs twice: on
+//! a multi-thread tokio runtime with 2 workers (group `e2e/tools_call_echo`) and on one
+//! current-thread runtime (`e2e/tools_call_echo_current_thread`), which shows what wake-ups
+//! across threads cost each pair. `E2E_RUNTIMES=multi` (or `current`) runs one of them.
 //!
 //! One criterion iteration is one completed round trip: a sample of `K` iterations starts `N`
 //! client tasks that each loop request → await response, taking work from a shared counter until
@@ -312,20 +315,51 @@ fn report_allocations<C: Call>(
     );
 }
 
+/// The runtimes both pairs are measured on, each a pass of its own: tokio's multi-thread
+/// scheduler with 2 workers (a host's usual choice; wake-ups may cross threads), and one
+/// current-thread runtime (every task of both peers on the thread that polls it: no
+/// cross-thread wake-up at all). `E2E_RUNTIMES` picks (`multi`, `current`, or both, comma
+/// separated; both by default).
+const RUNTIMES: [&str; 2] = ["multi", "current"];
+
+fn runtime(kind: &str) -> tokio::runtime::Runtime {
+    match kind {
+        "multi" => {
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()
+        }
+        _ => tokio::runtime::Builder::new_current_thread().enable_all().build(),
+    }
+    .unwrap()
+}
+
 fn e2e(c: &mut Criterion) {
-    let rt =
-        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let chosen = std::env::var("E2E_RUNTIMES").unwrap_or_else(|_| RUNTIMES.join(","));
+    for kind in RUNTIMES.into_iter().filter(|k| chosen.split(',').any(|c| c.trim() == *k)) {
+        e2e_on(c, kind);
+    }
+}
+
+/// The whole measurement on one runtime: allocations and CPU per round trip, criterion's
+/// throughput at each concurrency, latency at 1,024 in flight.
+fn e2e_on(c: &mut Criterion, kind: &str) {
+    let rt = runtime(kind);
     let mcpwire = rt.block_on(McpwirePair::start());
     let rmcp = rt.block_on(RmcpPair::start());
+    let tag = |name: &str| format!("{name} ({kind})");
 
     let ping = McpwirePing(mcpwire.client.0.clone());
     for n in IN_FLIGHT {
-        report_allocations(&rt, "mcpwire", &mcpwire.client, n);
-        report_allocations(&rt, "mcpwire ping (the wire core alone)", &ping, n);
-        report_allocations(&rt, "rmcp", &rmcp.client, n);
+        report_allocations(&rt, &tag("mcpwire"), &mcpwire.client, n);
+        report_allocations(&rt, &tag("mcpwire ping (the wire core alone)"), &ping, n);
+        report_allocations(&rt, &tag("rmcp"), &rmcp.client, n);
     }
 
-    let mut group = c.benchmark_group("e2e/tools_call_echo");
+    // The multi-thread group keeps the name earlier runs were saved under.
+    let group_name = match kind {
+        "multi" => "e2e/tools_call_echo".to_owned(),
+        _ => format!("e2e/tools_call_echo_{kind}_thread"),
+    };
+    let mut group = c.benchmark_group(group_name);
     group.throughput(Throughput::Elements(1));
     group.sample_size(10);
     group.sampling_mode(SamplingMode::Flat);
@@ -339,10 +373,10 @@ fn e2e(c: &mut Criterion) {
     }
     group.finish();
 
-    report_latency(&rt, "mcpwire", &mcpwire.client);
-    report_latency(&rt, "rmcp", &rmcp.client);
+    report_latency(&rt, &tag("mcpwire"), &mcpwire.client);
+    report_latency(&rt, &tag("rmcp"), &rmcp.client);
     let stats = mcpwire.client.0.stats();
-    println!("e2e mcpwire client: peak in flight {}", stats.peak_in_flight);
+    println!("e2e mcpwire client ({kind}): peak in flight {}", stats.peak_in_flight);
 
     rt.block_on(async {
         mcpwire.stop().await;

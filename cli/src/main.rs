@@ -35,6 +35,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
 use clap::{Parser, Subcommand};
 
@@ -52,6 +53,12 @@ struct Cli {
     /// Log at debug level (logs go to standard error).
     #[arg(long, global = true)]
     verbose: bool,
+    /// Threads that run the command's tasks (tokio workers; default: one per core). `1` runs
+    /// every task on the main thread (a current-thread runtime), so that no wake-up crosses
+    /// threads: `load` against the embedded target then measures the peers without them.
+    #[arg(long, global = true, value_name = "N",
+          value_parser = clap::value_parser!(u16).range(1..=i64::from(MAX_THREADS)))]
+    threads: Option<u16>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -99,6 +106,9 @@ enum ReportCommand {
 fn main() -> ExitCode {
     use load::command::{LoadArgs, LoadCommand};
     let cli = Cli::parse();
+    if let Some(n) = cli.threads {
+        THREADS.set(usize::from(n)).expect("set once, before any runtime");
+    }
     let level = if cli.verbose { tracing::Level::DEBUG } else { tracing::Level::WARN };
     tracing_subscriber::fmt().with_writer(io::stderr).with_max_level(level).init();
     match cli.command {
@@ -122,6 +132,23 @@ fn main() -> ExitCode {
     }
 }
 
+/// The most threads `--threads` takes.
+const MAX_THREADS: u16 = 1024;
+
+/// `--threads`, when given.
+static THREADS: OnceLock<usize> = OnceLock::new();
+
+/// The runtime a command runs on: `--threads` workers (one per core without it), or the
+/// current thread alone for `--threads 1`.
 pub(crate) fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime")
+    let mut builder = match THREADS.get() {
+        Some(1) => tokio::runtime::Builder::new_current_thread(),
+        Some(&n) => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(n);
+            b
+        }
+        None => tokio::runtime::Builder::new_multi_thread(),
+    };
+    builder.enable_all().build().expect("a tokio runtime")
 }

@@ -530,3 +530,32 @@ fn a_session_carries_values_between_steps_and_thinks() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("runs users in the closed loop"), "{}", stderr(&out));
 }
+
+/// The threads of process `pid` (`/proc/PID/task`).
+fn threads_of(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().count()
+}
+
+/// `--threads N` runs a command on N tokio workers beside its main thread, and `--threads 1` on
+/// the main thread alone; 1 and 1,024 are taken, 0 and 1,025 refused as usage errors.
+#[test]
+fn threads_sets_the_runtime_at_and_past_its_bounds() {
+    for (n, threads) in [("1", 1), ("3", 4)] {
+        let (served, target) = serve_on(&["--threads", n, "--http", "127.0.0.1:0"]);
+        assert_eq!(threads_of(served.id()), threads, "serve --threads {n}");
+        let (out, r) =
+            load(&["--threads", n, "--target", &target, "--requests", "200", "--warmup", "0"]);
+        assert_eq!(out.status.code(), Some(0), "load --threads {n}: {}", stderr(&out));
+        assert_eq!((r["requests"].as_u64(), r["errors"].as_u64()), (Some(200), Some(0)), "{r}");
+        // The server still runs on as many threads after serving them.
+        assert_eq!(threads_of(served.id()), threads, "serve --threads {n}");
+    }
+    let (out, r) = load(&["--threads", "1024", "--requests", "50", "--warmup", "0"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(r["errors"].as_u64(), Some(0), "{r}");
+    for past in ["0", "1025"] {
+        let out = Command::new(BIN).args(["--threads", past, "load"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "--threads {past}");
+        assert!(stderr(&out).contains("is not in 1..=1024"), "{}", stderr(&out));
+    }
+}
