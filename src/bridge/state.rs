@@ -35,6 +35,7 @@ pub(super) struct Config {
     pub(super) max_held_calls: usize,
     pub(super) held_timeout: Duration,
     pub(super) max_listen_streams: usize,
+    pub(super) discover_timeout: Duration,
 }
 
 /// What the child's `initialize` answered, held for every client, and what the bridge built
@@ -51,6 +52,10 @@ pub(super) struct Held {
     pub(super) discover: String,
     /// Whether the child also answers modern (2026-07-28) requests.
     pub(super) modern: bool,
+    /// Whether the child answers modern requests only (it refused the bridge's `initialize`
+    /// once it answered `server/discover`): it has no session, and every legacy client's
+    /// request is translated. `result` is then built from its `DiscoverResult`.
+    pub(super) modern_only: bool,
 }
 
 /// The child as the bridge holds it now.
@@ -177,6 +182,8 @@ pub(super) struct Inner {
     pub(super) holds: Holds,
     /// The listen streams the bridge serves itself (a legacy-only child).
     pub(super) listens: Listens,
+    /// The bridge's own listen stream to a modern-only child, for its legacy sessions.
+    pub(super) upstream: super::upstream::Upstream,
 }
 
 impl Inner {
@@ -194,6 +201,7 @@ impl Inner {
             stopping: AtomicBool::new(false),
             holds: Holds::new(),
             listens: Listens::default(),
+            upstream: super::upstream::Upstream::default(),
         }
     }
 
