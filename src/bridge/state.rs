@@ -183,7 +183,7 @@ pub(super) struct Inner {
     /// The listen streams the bridge serves itself (a legacy-only child).
     pub(super) listens: Listens,
     /// The bridge's own listen stream to a modern-only child, for its legacy sessions.
-    pub(super) upstream: super::upstream::Upstream,
+    pub(super) upstream: Upstream,
 }
 
 impl Inner {
@@ -201,7 +201,7 @@ impl Inner {
             stopping: AtomicBool::new(false),
             holds: Holds::new(),
             listens: Listens::default(),
-            upstream: super::upstream::Upstream::default(),
+            upstream: Upstream::default(),
         }
     }
 
@@ -433,4 +433,48 @@ fn tag(params: Option<&str>, id: &str) -> Option<String> {
     }
     let key = serde_json::to_string(crate::mcp::SUBSCRIPTION_ID_KEY).ok()?;
     json::set_member(text, "_meta", &format!("{{{key}:{id}}}"))
+}
+
+// ---- The bridge's own listen stream to a modern-only child (`upstream.rs`). ----
+
+/// The stream now open, and the acknowledgement awaited.
+#[derive(Default)]
+pub(super) struct Upstream {
+    pub(super) now: Mutex<Option<Open>>,
+    pub(super) waiting: Mutex<Option<(Arc<AtomicU64>, tokio::sync::oneshot::Sender<String>)>>,
+    /// Held while the stream is replaced: one change at a time.
+    pub(super) changing: tokio::sync::Mutex<()>,
+}
+
+/// An open stream: its child-side id, the task holding its request, what it asked.
+pub(super) struct Open {
+    pub(super) id: Arc<AtomicU64>,
+    pub(super) task: tokio::task::JoinHandle<()>,
+    pub(super) asked: String,
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        // Dropping the request cancels it to the child.
+        self.task.abort();
+    }
+}
+
+impl Upstream {
+    /// Whether the child's stream `id` is the bridge's own (open, or being acknowledged).
+    pub(super) fn owns(&self, id: u64) -> bool {
+        let is = |sink: &AtomicU64| id != 0 && sink.load(Ordering::Acquire) == id;
+        lock(&self.now).as_ref().is_some_and(|o| is(&o.id))
+            || lock(&self.waiting).as_ref().is_some_and(|(s, _)| is(s))
+    }
+
+    /// The child acknowledged stream `id` with `params`: to the change that waits for it.
+    pub(super) fn acknowledged(&self, id: u64, params: &str) {
+        let mut waiting = lock(&self.waiting);
+        if waiting.as_ref().is_some_and(|(s, _)| s.load(Ordering::Acquire) == id)
+            && let Some((_, tx)) = waiting.take()
+        {
+            let _ = tx.send(params.to_owned());
+        }
+    }
 }

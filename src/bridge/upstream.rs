@@ -13,14 +13,13 @@
 //! to the sessions subscribed to it.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 
 use serde_json::Value;
 use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 use super::era;
-use super::state::{ChildLink, Inner, lock};
+use super::state::{ChildLink, Inner, Open, lock};
 use crate::mcp::SUBSCRIPTION_ID_KEY;
 use crate::peer::{RequestOptions, RpcError};
 use crate::{ErrorCode, RawJson};
@@ -28,48 +27,6 @@ use crate::{ErrorCode, RawJson};
 /// The most resources the bridge's stream watches (as many as a session of
 /// `mcpwire::server` takes); a subscription past it is refused.
 pub(super) const MAX_UPSTREAM_RESOURCES: usize = 1_024;
-
-/// The stream now open, and the acknowledgement awaited.
-#[derive(Default)]
-pub(super) struct Upstream {
-    now: std::sync::Mutex<Option<Open>>,
-    waiting: std::sync::Mutex<Option<(Arc<AtomicU64>, oneshot::Sender<String>)>>,
-    /// Held while the stream is replaced: one change at a time.
-    changing: tokio::sync::Mutex<()>,
-}
-
-/// An open stream: its child-side id, the task holding its request, what it asked.
-struct Open {
-    id: Arc<AtomicU64>,
-    task: JoinHandle<()>,
-    asked: String,
-}
-
-impl Drop for Open {
-    fn drop(&mut self) {
-        // Dropping the request cancels it to the child.
-        self.task.abort();
-    }
-}
-
-impl Upstream {
-    /// Whether the child's stream `id` is the bridge's own (open, or being acknowledged).
-    pub(super) fn owns(&self, id: u64) -> bool {
-        let is = |sink: &AtomicU64| id != 0 && sink.load(Ordering::Acquire) == id;
-        lock(&self.now).as_ref().is_some_and(|o| is(&o.id))
-            || lock(&self.waiting).as_ref().is_some_and(|(s, _)| is(s))
-    }
-
-    /// The child acknowledged stream `id` with `params`: to the change that waits for it.
-    pub(super) fn acknowledged(&self, id: u64, params: &str) {
-        let mut waiting = lock(&self.waiting);
-        if waiting.as_ref().is_some_and(|(s, _)| s.load(Ordering::Acquire) == id)
-            && let Some((_, tx)) = waiting.take()
-        {
-            let _ = tx.send(params.to_owned());
-        }
-    }
-}
 
 /// Makes the bridge's stream to the child ask for what the legacy sessions need now; the
 /// resources the child took.
