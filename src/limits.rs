@@ -401,6 +401,11 @@ pub const DEFAULT_BRIDGE_RESTART_MAX: Duration = Duration::from_secs(30);
 /// pings goes on.
 pub const DEFAULT_BRIDGE_HANG_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Default for `BridgeBuilder::discover_timeout`: how long the bridge waits for the child's
+/// answer to its opening `server/discover` before it takes the child to be a legacy one and
+/// opens it with `initialize`. Long enough for an interpreter to start on a busy machine.
+pub const DEFAULT_BRIDGE_DISCOVER_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Default for `BridgeBuilder::max_held_calls`: a modern client's calls to a legacy child
 /// held at once while the child waits for the client's input (each holds the child's call
 /// and its request); past it the child's request is refused and the call cancelled.

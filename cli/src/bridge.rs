@@ -87,6 +87,11 @@ struct BridgeLimits {
     #[arg(long, value_name = "N", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_LISTEN_STREAMS,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_listen_streams: usize,
+    /// Seconds the child has to answer the bridge's opening `server/discover` (and then its
+    /// `initialize`, which tells a child that keeps a legacy session too from a modern-only
+    /// one); past it the child is opened as a legacy one.
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_DISCOVER_TIMEOUT.as_secs_f64())]
+    discover_timeout: f64,
     /// Seconds a held call waits for its client to come back with the input.
     #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_HELD_TIMEOUT.as_secs_f64())]
     held_timeout: f64,
@@ -164,6 +169,9 @@ async fn serve_bridge(args: &BridgeArgs) -> Result<(), String> {
         .max_listen_streams(b.max_listen_streams)
         .held_timeout(
             seconds(b.held_timeout).unwrap_or(mcpwire::bridge::DEFAULT_BRIDGE_HELD_TIMEOUT),
+        )
+        .discover_timeout(
+            seconds(b.discover_timeout).unwrap_or(mcpwire::bridge::DEFAULT_BRIDGE_DISCOVER_TIMEOUT),
         )
         .max_restarts(b.max_restarts)
         .stderr(ChildStderr::Lines(Arc::new(|line: &str| {

@@ -96,7 +96,17 @@ impl Handler for ChildHandler {
         // under that client's id for it.
         let sub = params.and_then(|p| json::meta_member(p.get(), crate::mcp::SUBSCRIPTION_ID_KEY));
         if let Some(sub) = sub {
-            let target = sub.trim().parse().ok().and_then(|id| inner.listen_target(id));
+            let id: Option<u64> = sub.trim().parse().ok();
+            if let Some(id) = id.filter(|id| inner.upstream.owns(*id)) {
+                // The bridge's own stream: for the legacy sessions, as a session would get it.
+                if method == "notifications/subscriptions/acknowledged" {
+                    inner.upstream.acknowledged(id, text(params));
+                } else if let Some(plain) = super::upstream::untagged(text(params)) {
+                    legacy_change(&inner, method, Some(RawJson::new(&plain)));
+                }
+                return;
+            }
+            let target = id.and_then(|id| inner.listen_target(id));
             let rewritten = target.and_then(|(peer, own)| {
                 let p = json::set_meta_member(text(params), crate::mcp::SUBSCRIPTION_ID_KEY, &own)?;
                 Some((peer, p))
@@ -109,33 +119,42 @@ impl Handler for ChildHandler {
             let _ = peer.notify(method, Some(RawJson::new(&p))).await;
             return;
         }
-        match method {
-            "notifications/progress" => progress(&inner, params).await,
-            "notifications/tools/list_changed"
-            | "notifications/prompts/list_changed"
-            | "notifications/resources/list_changed" => {
-                fan_out(&inner, method, params, |_| true);
-                listens(&inner, method, params);
+        if method == "notifications/progress" {
+            return progress(&inner, params).await;
+        }
+        if legacy_change(&inner, method, params) {
+            listens(&inner, method, params);
+            return;
+        }
+        // `notifications/message` and anything else: the client it concerns, if one.
+        match inner.relate() {
+            Relation::To { peer, .. } => {
+                inner.counters.notifications_routed.fetch_add(1, Ordering::Relaxed);
+                let _ = peer.notify(method, params).await;
             }
-            "notifications/resources/updated" => {
-                let uri = params.and_then(|p| json::member(p.get(), "uri")).and_then(unquote);
-                fan_out(&inner, method, params, |s| {
-                    uri.as_ref().is_some_and(|u| s.subscriptions.contains(u))
-                });
-                listens(&inner, method, params);
+            _ => {
+                inner.counters.notifications_dropped.fetch_add(1, Ordering::Relaxed);
             }
-            // `notifications/message` and anything else: the client it concerns, if one.
-            _ => match inner.relate() {
-                Relation::To { peer, .. } => {
-                    inner.counters.notifications_routed.fetch_add(1, Ordering::Relaxed);
-                    let _ = peer.notify(method, params).await;
-                }
-                _ => {
-                    inner.counters.notifications_dropped.fetch_add(1, Ordering::Relaxed);
-                }
-            },
         }
     }
+}
+
+/// A list change or resource update, to the legacy sessions that take it: list changes to
+/// every session, a resource's update to those subscribed to it. Whether it was one.
+fn legacy_change(inner: &Inner, method: &str, params: Option<RawJson<'_>>) -> bool {
+    match method {
+        "notifications/tools/list_changed"
+        | "notifications/prompts/list_changed"
+        | "notifications/resources/list_changed" => fan_out(inner, method, params, |_| true),
+        "notifications/resources/updated" => {
+            let uri = params.and_then(|p| json::member(p.get(), "uri")).and_then(unquote);
+            fan_out(inner, method, params, |s| {
+                uri.as_ref().is_some_and(|u| s.subscriptions.contains(u))
+            });
+        }
+        _ => return false,
+    }
+    true
 }
 
 /// The requests of the child's a modern client can be asked in an `input_required` result.

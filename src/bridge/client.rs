@@ -10,7 +10,9 @@
 //! and `prompts/get` go to a modern child as modern requests carrying the client's
 //! capabilities: the child then asks for input with an `input_required` answer the bridge
 //! fulfils by asking that client itself, so a request the child needs answered always
-//! reaches the client whose call it belongs to, however many clients call at once.
+//! reaches the client whose call it belongs to, however many clients call at once. To a
+//! modern-only child every request of a legacy client goes that way; `ping` and
+//! `logging/setLevel` are answered by the bridge, subscriptions kept on its listen stream.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -82,11 +84,27 @@ impl Handler for BridgeHandler {
             return self.modern(&link, method, params, cx, req.id()).await;
         }
         match method {
-            "initialize" => return Ok(self.initialize(req, cx, &link)),
+            "initialize" => {
+                let reply = self.initialize(req, cx, &link);
+                // A child with no session sends list changes only on a listen stream.
+                if link.held.modern_only
+                    && let Err(e) = super::upstream::sync(&self.inner, &link).await
+                {
+                    tracing::warn!(error = %e.message, "mcpwire bridge: no listen stream");
+                }
+                return Ok(reply);
+            }
             "ping" => return Ok(Reply::empty()),
             "logging/setLevel" => {
                 let level = params.and_then(|p| json::member(p.get(), "level"));
                 lock(&self.client.session).log_level = level.map(str::to_owned);
+                // 2026-07-28 has no such request: the level goes in each request's envelope.
+                if link.held.modern_only {
+                    return Ok(Reply::empty());
+                }
+            }
+            "resources/subscribe" | "resources/unsubscribe" if link.held.modern_only => {
+                return self.subscription_upstream(&link, method, params).await;
             }
             "resources/subscribe" | "resources/unsubscribe" => {
                 if let Some(done) = self.subscription(method, params) {
@@ -94,6 +112,13 @@ impl Handler for BridgeHandler {
                 }
             }
             "tools/call" | "prompts/get" if link.held.modern && !self.asked_for_tasks() => {
+                return self.legacy_via_modern(&link, method, params, cx).await;
+            }
+            _ if mcp::is_legacy_only(method) && link.held.modern_only => {
+                return Err(no_modern_counterpart(method));
+            }
+            // A child with no session: every request goes as a 2026-07-28 one.
+            _ if link.held.modern_only => {
                 return self.legacy_via_modern(&link, method, params, cx).await;
             }
             _ => {}
@@ -116,6 +141,18 @@ impl Handler for BridgeHandler {
             }
         }
     }
+}
+
+/// A legacy request a modern-only child cannot be asked: 2026-07-28 removed it, and the bridge
+/// does not serve it itself.
+fn no_modern_counterpart(method: &str) -> RpcError {
+    RpcError::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!(
+            "mcpwire bridge: {method} has no counterpart in 2026-07-28, the only era the child \
+             server speaks, and the bridge does not serve it itself"
+        ),
+    )
 }
 
 impl BridgeHandler {
@@ -161,6 +198,42 @@ impl BridgeHandler {
             .any(|c| c.id != self.client.id && lock(&c.session).subscriptions.contains(&uri))
             || self.inner.listens.watches(&uri, None);
         others.then(Reply::empty)
+    }
+
+    /// A legacy session's subscription to a modern-only child's resource, or its end: the
+    /// bridge's listen stream to the child made to watch what the sessions subscribe to.
+    async fn subscription_upstream(
+        &self,
+        link: &ChildLink,
+        method: &str,
+        params: Option<RawJson<'_>>,
+    ) -> Result<Reply, RpcError> {
+        let uri: String = params
+            .and_then(|p| json::member(p.get(), "uri"))
+            .and_then(|u| serde_json::from_str(u).ok())
+            .ok_or_else(|| RpcError::invalid_params(format!("{method}: uri is not a string")))?;
+        let subscribe = method == "resources/subscribe";
+        let set = |on: bool| {
+            let mut s = lock(&self.client.session);
+            if on { s.subscriptions.insert(uri.clone()) } else { s.subscriptions.remove(&uri) }
+        };
+        set(subscribe);
+        let taken = super::upstream::sync(&self.inner, link).await;
+        match taken {
+            Ok(t) if !subscribe || t.contains(&uri) => Ok(Reply::empty()),
+            Ok(_) => {
+                set(false);
+                Err(RpcError::invalid_params(format!(
+                    "mcpwire bridge: the child server did not take the subscription to {uri}"
+                )))
+            }
+            Err(e) => {
+                if subscribe {
+                    set(false);
+                }
+                Err(e)
+            }
+        }
     }
 
     /// A modern client's request.

@@ -27,7 +27,8 @@ pub(super) fn initialize_params() -> String {
     )
 }
 
-/// The bridge's `server/discover` params to the child: the probe for the modern era.
+/// The bridge's `server/discover` params to the child: the probe for the modern era (its
+/// 2026-07-28 envelope, and nothing else).
 pub(super) fn discover_params() -> String {
     format!(
         r#"{{"_meta":{{"{PROTOCOL_VERSION_KEY}":"{}","{CLIENT_CAPABILITIES_KEY}":{BRIDGE_CAPABILITIES},"{CLIENT_INFO_KEY}":{{"name":"mcpwire-bridge","version":"{}"}}}}}}"#,
@@ -66,6 +67,43 @@ pub(super) fn held(result: &str, modern: bool) -> Result<Held, String> {
         server_info,
         discover: discover.to_string(),
         modern,
+        modern_only: false,
+    })
+}
+
+/// What a modern-only child's `DiscoverResult` gives legacy clients: the `initialize` answer
+/// they get (the latest legacy version, the child's capabilities, its `serverInfo` from the
+/// result's `_meta`, its instructions), built once.
+///
+/// # Errors
+///
+/// When the result is not an object.
+pub(super) fn held_modern_only(discover: &str) -> Result<Held, String> {
+    let v: Value = serde_json::from_str(discover).map_err(|e| format!("not JSON: {e}"))?;
+    if !v.is_object() {
+        return Err("the server/discover result is not an object".into());
+    }
+    let info = v
+        .get("_meta")
+        .and_then(|m| m.get(mcp::SERVER_INFO_KEY))
+        .cloned()
+        .unwrap_or_else(|| serde_json::json!({}));
+    let version = mcp::LEGACY_VERSIONS[mcp::LEGACY_VERSIONS.len() - 1];
+    let mut init = serde_json::json!({
+        "protocolVersion": version,
+        "capabilities": v.get("capabilities").cloned().unwrap_or_else(|| serde_json::json!({})),
+        "serverInfo": info,
+    });
+    if let Some(i) = v.get("instructions") {
+        init["instructions"] = i.clone();
+    }
+    Ok(Held {
+        result: init.to_string(),
+        version: version.to_owned(),
+        server_info: info.to_string(),
+        discover: discover.to_owned(),
+        modern: true,
+        modern_only: true,
     })
 }
 

@@ -7,8 +7,14 @@
 //!                                                         to the client it concerns
 //! ```
 //!
-//! The bridge starts the child, opens its one session with `initialize` (and probes whether it
-//! also speaks 2026-07-28 with `server/discover`), and holds the answer. Each client is a
+//! The bridge starts the child and opens it with `server/discover` first (`open.rs`): a child
+//! that answers it and refuses the `initialize` sent next is modern-only, spoken to in
+//! 2026-07-28 alone; one that also takes `initialize` has a legacy session besides; one that
+//! refuses `server/discover` is opened with `initialize`. The bridge holds what it answered.
+//! For a modern-only child, a legacy client's `initialize` is answered from its
+//! `DiscoverResult`, and each of its requests goes as a 2026-07-28 one (its envelope from the
+//! session); its subscriptions and list changes go through one listen stream of the bridge's
+//! (`upstream.rs`). Each client is a
 //! [`BridgeHandler`] ([`Bridge::handler`]): a legacy client's `initialize` is answered from the
 //! held result; every other request goes through the bridge's peer to the child, which gives
 //! it an id of its own (the mux's), and its answer goes back under the client's id. Progress
@@ -60,8 +66,10 @@ pub mod isolated;
 mod json;
 mod listen;
 mod liveness;
+mod open;
 pub mod reverse;
 mod state;
+mod upstream;
 
 use std::ffi::OsString;
 use std::future::Future;
@@ -74,14 +82,15 @@ use tokio::net::TcpListener;
 
 use crate::http::HttpServer;
 pub use crate::limits::{
-    DEFAULT_BRIDGE_CHILD_IN_FLIGHT, DEFAULT_BRIDGE_CLIENT_IN_FLIGHT, DEFAULT_BRIDGE_HANG_TIMEOUT,
-    DEFAULT_BRIDGE_HELD_CALLS, DEFAULT_BRIDGE_HELD_TIMEOUT, DEFAULT_BRIDGE_IDLE_TIMEOUT,
-    DEFAULT_BRIDGE_LISTEN_STREAMS, DEFAULT_BRIDGE_MAX_CHILDREN, DEFAULT_BRIDGE_RESTART_MAX,
-    DEFAULT_BRIDGE_RESTART_MIN, DEFAULT_REVERSE_SUBSCRIPTIONS,
+    DEFAULT_BRIDGE_CHILD_IN_FLIGHT, DEFAULT_BRIDGE_CLIENT_IN_FLIGHT,
+    DEFAULT_BRIDGE_DISCOVER_TIMEOUT, DEFAULT_BRIDGE_HANG_TIMEOUT, DEFAULT_BRIDGE_HELD_CALLS,
+    DEFAULT_BRIDGE_HELD_TIMEOUT, DEFAULT_BRIDGE_IDLE_TIMEOUT, DEFAULT_BRIDGE_LISTEN_STREAMS,
+    DEFAULT_BRIDGE_MAX_CHILDREN, DEFAULT_BRIDGE_RESTART_MAX, DEFAULT_BRIDGE_RESTART_MIN,
+    DEFAULT_REVERSE_SUBSCRIPTIONS,
 };
-use crate::peer::{Connection, PeerBuilder, RequestOptions};
+use crate::mcp;
+use crate::peer::{Connection, PeerBuilder};
 use crate::transport::{self, ChildStderr};
-use crate::{RawJson, mcp};
 use child::ChildHandler;
 pub use client::BridgeHandler;
 pub use isolated::{IsolatedBridge, IsolatedBuilder, IsolatedHandler, IsolatedStats};
@@ -91,9 +100,6 @@ use state::{ChildLink, Config, Inner, lock};
 /// How long after the child ended its clients' sessions are ended: the requests that failed
 /// with it are answered first.
 const SESSION_END_GRACE: Duration = Duration::from_millis(100);
-
-/// How long the child may take to answer the bridge's `initialize`.
-const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Builds a [`Bridge`]: its bounds, then the child to run.
 #[derive(Clone, Debug)]
@@ -127,6 +133,7 @@ impl BridgeBuilder {
                 max_held_calls: DEFAULT_BRIDGE_HELD_CALLS,
                 held_timeout: DEFAULT_BRIDGE_HELD_TIMEOUT,
                 max_listen_streams: DEFAULT_BRIDGE_LISTEN_STREAMS,
+                discover_timeout: DEFAULT_BRIDGE_DISCOVER_TIMEOUT,
             },
             peer: PeerBuilder::new(),
             stderr: ChildStderr::Tracing,
@@ -209,6 +216,16 @@ impl BridgeBuilder {
         self
     }
 
+    /// How long the child may take to answer the bridge's opening `server/discover` (and, once
+    /// it did, the `initialize` that asks whether it also keeps a legacy session): past it the
+    /// child is taken to be a legacy one and opened with `initialize` (a modern-only one).
+    /// [`DEFAULT_BRIDGE_DISCOVER_TIMEOUT`] by default; at least 1 ms.
+    #[must_use]
+    pub fn discover_timeout(mut self, t: Duration) -> Self {
+        self.config.discover_timeout = t.max(Duration::from_millis(1));
+        self
+    }
+
     /// The peer to the child: its limits and timeouts.
     #[must_use]
     pub fn child_peer(mut self, peer: PeerBuilder) -> Self {
@@ -235,7 +252,9 @@ impl BridgeBuilder {
     ///
     /// # Errors
     ///
-    /// When it cannot be started, or does not answer `initialize` (within 30 s) with a result.
+    /// When it cannot be started, or ends while it is opened, or is a legacy one (it did not
+    /// answer `server/discover` as a 2026-07-28 server) that does not answer `initialize`
+    /// (within 30 s) with a result.
     pub async fn start<S, I, A>(self, program: S, args: I) -> io::Result<Bridge>
     where
         S: Into<OsString>,
@@ -338,7 +357,8 @@ impl Bridge {
         served
     }
 
-    /// The child's `initialize` result, as it answered it (the one held now).
+    /// The child's `initialize` result, as it answered it (the one held now); for a modern-only
+    /// child, the one the bridge built from its `server/discover` result.
     #[must_use]
     pub fn initialize_result(&self) -> Option<String> {
         self.inner.child().ok().map(|l| l.held.result.clone())
@@ -350,12 +370,23 @@ impl Bridge {
         self.inner.child().is_ok_and(|l| l.held.modern)
     }
 
+    /// Whether the child answers 2026-07-28 requests only (it answered `server/discover` and
+    /// then refused `initialize`, as a server that picks one era per connection does): legacy
+    /// clients are then served by translating each of their requests.
+    #[must_use]
+    pub fn child_modern_only(&self) -> bool {
+        self.inner.child().is_ok_and(|l| l.held.modern_only)
+    }
+
     /// The `x-mcp-header` annotations of the child's tools (its `tools/list`, first page), for
     /// [`HttpServer::tool_headers`]: a modern client's `Mcp-Param-*` headers are then checked
     /// as the child's own HTTP server would. `None` when the child lists no tools.
     pub async fn tool_headers(&self) -> Option<mcp::annotations::ToolHeaders> {
         let link = self.inner.child().ok()?;
-        let list = link.peer.request("tools/list", crate::peer::NO_PARAMS).await.ok()?;
+        // A modern-only child takes requests in the 2026-07-28 envelope only.
+        let envelope = link.held.modern_only.then(era::discover_params);
+        let params = envelope.as_deref().map(crate::RawJson::new);
+        let list = link.peer.request("tools/list", params).await.ok()?;
         let (tools, _) =
             mcp::annotations::ToolHeaders::from_tools_list(list.result()?.get()).ok()?;
         Some(tools)
@@ -395,7 +426,7 @@ impl Bridge {
     }
 }
 
-/// Starts the child, opens its session and probes its era.
+/// Starts the child and opens it (`open.rs`: its era, and what it answered).
 async fn launch(inner: &Arc<Inner>, spec: &Spec) -> io::Result<(ChildLink, Connection)> {
     let mut cmd = tokio::process::Command::new(&spec.program);
     cmd.args(&spec.args);
@@ -407,38 +438,7 @@ async fn launch(inner: &Arc<Inner>, spec: &Spec) -> io::Result<(ChildLink, Conne
         spec.stderr_tail,
         handler,
     )?;
-    let fail = |what: String| io::Error::other(format!("the child server {what}"));
-    let init = era::initialize_params();
-    let asked = peer.request_with(
-        "initialize",
-        Some(RawJson::new(&init)),
-        RequestOptions::new().timeout(Some(INITIALIZE_TIMEOUT)),
-    );
-    let answer = tokio::select! {
-        a = asked => a.map_err(|e| fail(format!("did not open its session: {e}")))?,
-        reason = conn.closed() => return Err(fail(format!("ended before it answered initialize: {reason}"))),
-    };
-    let result = answer.result().map(|r| r.get().to_owned()).unwrap_or_default();
-    peer.notify("notifications/initialized", crate::peer::NO_PARAMS)
-        .await
-        .map_err(|e| fail(format!("closed: {e}")))?;
-    let probe = era::discover_params();
-    let modern = match peer
-        .request_with(
-            mcp::negotiation::DISCOVER,
-            Some(RawJson::new(&probe)),
-            RequestOptions::new().timeout(Some(mcp::negotiation::DEFAULT_PROBE_TIMEOUT)),
-        )
-        .await
-    {
-        Ok(a) => a
-            .result()
-            .and_then(|r| json::member(r.get(), "supportedVersions"))
-            .is_some_and(|v| v.contains(&format!("\"{}\"", mcp::MODERN_VERSIONS[0]))),
-        Err(_) => false,
-    };
-    let held =
-        era::held(&result, modern).map_err(|e| fail(format!("answered initialize badly: {e}")))?;
+    let held = open::open(&peer, &mut conn, inner.config.discover_timeout).await?;
     let hung = Arc::default();
     if let Some(t) = inner.config.hang_timeout {
         let watch = liveness::watch(Arc::downgrade(inner), peer.clone(), Arc::clone(&hung), t);

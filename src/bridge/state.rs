@@ -35,6 +35,7 @@ pub(super) struct Config {
     pub(super) max_held_calls: usize,
     pub(super) held_timeout: Duration,
     pub(super) max_listen_streams: usize,
+    pub(super) discover_timeout: Duration,
 }
 
 /// What the child's `initialize` answered, held for every client, and what the bridge built
@@ -51,6 +52,10 @@ pub(super) struct Held {
     pub(super) discover: String,
     /// Whether the child also answers modern (2026-07-28) requests.
     pub(super) modern: bool,
+    /// Whether the child answers modern requests only (it refused the bridge's `initialize`
+    /// once it answered `server/discover`): it has no session, and every legacy client's
+    /// request is translated. `result` is then built from its `DiscoverResult`.
+    pub(super) modern_only: bool,
 }
 
 /// The child as the bridge holds it now.
@@ -177,6 +182,8 @@ pub(super) struct Inner {
     pub(super) holds: Holds,
     /// The listen streams the bridge serves itself (a legacy-only child).
     pub(super) listens: Listens,
+    /// The bridge's own listen stream to a modern-only child, for its legacy sessions.
+    pub(super) upstream: Upstream,
 }
 
 impl Inner {
@@ -194,6 +201,7 @@ impl Inner {
             stopping: AtomicBool::new(false),
             holds: Holds::new(),
             listens: Listens::default(),
+            upstream: Upstream::default(),
         }
     }
 
@@ -425,4 +433,48 @@ fn tag(params: Option<&str>, id: &str) -> Option<String> {
     }
     let key = serde_json::to_string(crate::mcp::SUBSCRIPTION_ID_KEY).ok()?;
     json::set_member(text, "_meta", &format!("{{{key}:{id}}}"))
+}
+
+// ---- The bridge's own listen stream to a modern-only child (`upstream.rs`). ----
+
+/// The stream now open, and the acknowledgement awaited.
+#[derive(Default)]
+pub(super) struct Upstream {
+    pub(super) now: Mutex<Option<Open>>,
+    pub(super) waiting: Mutex<Option<(Arc<AtomicU64>, tokio::sync::oneshot::Sender<String>)>>,
+    /// Held while the stream is replaced: one change at a time.
+    pub(super) changing: tokio::sync::Mutex<()>,
+}
+
+/// An open stream: its child-side id, the task holding its request, what it asked.
+pub(super) struct Open {
+    pub(super) id: Arc<AtomicU64>,
+    pub(super) task: tokio::task::JoinHandle<()>,
+    pub(super) asked: String,
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        // Dropping the request cancels it to the child.
+        self.task.abort();
+    }
+}
+
+impl Upstream {
+    /// Whether the child's stream `id` is the bridge's own (open, or being acknowledged).
+    pub(super) fn owns(&self, id: u64) -> bool {
+        let is = |sink: &AtomicU64| id != 0 && sink.load(Ordering::Acquire) == id;
+        lock(&self.now).as_ref().is_some_and(|o| is(&o.id))
+            || lock(&self.waiting).as_ref().is_some_and(|(s, _)| is(s))
+    }
+
+    /// The child acknowledged stream `id` with `params`: to the change that waits for it.
+    pub(super) fn acknowledged(&self, id: u64, params: &str) {
+        let mut waiting = lock(&self.waiting);
+        if waiting.as_ref().is_some_and(|(s, _)| s.load(Ordering::Acquire) == id)
+            && let Some((_, tx)) = waiting.take()
+        {
+            let _ = tx.send(params.to_owned());
+        }
+    }
 }

@@ -3,8 +3,10 @@
 //! both eras, two clients at once, against three children:
 //! - npm `@modelcontextprotocol/server-everything` (TypeScript SDK v1, 2025-11-25 only);
 //! - a server on the Python SDK's MCPServer (`bridge_python_server.py`), which picks its era from
-//!   the connection's opening message: the bridge opens with `initialize`, so behind the bridge
-//!   it is a 2025-11-25 server that sends sampling and elicitation requests mid-call;
+//!   the connection's opening message: the bridge opens with `server/discover`, so behind the
+//!   bridge it is a 2026-07-28 server only (it refuses the bridge's `initialize`): every legacy
+//!   request is translated and each `input_required` question reaches the client whose call it
+//!   is, two clients at once included;
 //! - mcpwire's `examples/everything`, which also speaks 2026-07-28 on that connection, so the
 //!   bridge sends calls as modern requests and each `input_required` question reaches the client
 //!   whose call it is.
@@ -93,11 +95,13 @@ fn official_sdk_clients_through_the_bridge_to_server_everything() {
     through_the_bridge(&["node".into(), js, "stdio".into()], "everything", legacy_child_refusals);
 }
 
+/// A child that picks its era per connection, opened in 2026-07-28: two clients' questions in
+/// flight at once, each routed to its own client, nothing refused.
 #[test]
 fn official_sdk_clients_through_the_bridge_to_a_python_sdk_server() {
     let python = venv_python().to_str().expect("UTF-8 path").to_owned();
     let script = "tests/interop/bridge_python_server.py".to_owned();
-    through_the_bridge(&[python, script], "python", legacy_child_refusals);
+    through_the_bridge(&[python, script], "python", |_| 0);
 }
 
 /// A child that speaks 2026-07-28: two clients' questions in flight at once, each routed to its

@@ -9,8 +9,10 @@ through `mcpwire bridge`, in one era, against the bridge's child.
 2026-07-28 (no initialize; the `_meta` envelope on every request). --child names what runs
 behind the bridge:
 - `python`: tests/interop/bridge_python_server.py, the SDK's MCPServer. It speaks both eras, but
-  picks one per connection from the opening message, and the bridge opens with `initialize`:
-  behind the bridge it is a 2025-11-25 server that sends its requests mid-call.
+  picks one per connection from the opening message; the bridge opens with `server/discover`,
+  so behind the bridge it is a 2026-07-28 server only (it refuses the bridge's `initialize`):
+  every legacy request is translated, and its questions come as `input_required` results the
+  bridge asks the calling client.
 - `everything`: npm @modelcontextprotocol/server-everything (TypeScript SDK v1): 2025-11-25 only.
 - `mcpwire`: mcpwire's examples/everything, which speaks 2026-07-28 on the same connection, so
   the bridge sends calls as modern requests and routes each `input_required` question to the
@@ -26,10 +28,10 @@ The steps, each checked:
    question through the bridge's held call (an `input_required` result the SDK answers with its
    callback and retries).
 3. Two clients in flight at once:
-   - mcpwire: A and B call the sampling tool and the elicitation tool at the same moment; each
+   - mcpwire, python: A and B call the sampling tool and the elicitation tool at the same moment; each
      callback waits until both clients' callbacks have started (proof that both were in flight
      together) and answers with its own value; each result must carry its own value.
-   - python, everything (either era): A runs a 3 s call with progress; once its first
+   - everything (either era): A runs a 3 s call with progress; once its first
      progress arrives, B calls the sampling tool, and the bridge must refuse the child's
      `sampling/createMessage` (-32000, "cannot be told which client") rather than guess: B's
      result says so and neither client's callback ran. Once A is done, B's call is routed.
@@ -59,13 +61,13 @@ MODERN = "2026-07-28"
 REFUSAL = "cannot be told which client"
 # What each child offers. `sample`, `elicit`: a tool that asks the client mid-call, with its
 # arguments. `hold`: a tool that runs about 3 s with progress. `basics`: what the first step
-# checks (None: the child is only here for routing). `era`: what the child is behind the bridge,
-# which opens it with `initialize` ("legacy": it sends its requests mid-call; "modern": it also
-# speaks 2026-07-28 on that connection, so the bridge sends calls as modern requests and routes
-# the `input_required` questions to the calling client).
+# checks (None: the child is only here for routing). `era`: what the child is behind the bridge
+# ("legacy": it sends its requests mid-call; "modern": it speaks 2026-07-28 to the bridge, alone
+# or beside a legacy session, so the bridge sends calls as modern requests and routes the
+# `input_required` questions to the calling client).
 CHILDREN: dict[str, dict[str, Any]] = {
     "python": {
-        "era": "legacy",
+        "era": "modern",
         "sample": ("ask_sample", {"prompt": "which client?"}),
         "elicit": ("ask_elicit", {"question": "your name?"}),
         "hold": ("count", {"steps": 3, "ms": 1000}),

@@ -13,9 +13,10 @@ string, `name`, and answers `elicited: NAME`, or `elicitation ACTION` when not a
 A resource `bridge://note` (text `a note from the python child`) and a prompt `greet {name}`
 (one user message `Hello, NAME!`).
 
-The SDK's stdio server picks its era from the opening message of the connection: `initialize`
-(as `mcpwire bridge` opens) makes it a 2025-11-25 server for the whole connection, refusing
-requests with the 2026-07-28 envelope (-32600). The resolvers follow the protocol revision of each call: at 2025-11-25 and earlier the SDK sends
+The SDK's stdio server picks its era from the opening message of the connection: a request in
+the 2026-07-28 envelope (`mcpwire bridge` opens with `server/discover`) makes it a 2026-07-28
+server for the whole connection, refusing `initialize` (-32022); `initialize` first would make it
+a 2025-11-25 one, refusing requests with the envelope (-32600). The resolvers follow the protocol revision of each call: at 2025-11-25 and earlier the SDK sends
 `sampling/createMessage` or `elicitation/create` to the client in the middle of the call; at
 2026-07-28 it answers the call with `resultType: "input_required"` and finishes it when the
 client sends the call again with its answers.

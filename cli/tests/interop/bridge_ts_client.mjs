@@ -14,9 +14,9 @@
 // 2. Sampling and elicitation with one client in flight, A then B, 300 ms apart: each result
 //    carries its own client's value and only that client's callback ran (a modern client of a
 //    legacy child through the bridge's held call: an `input_required` result the SDK answers).
-// 3. Both in flight: mcpwire child: A and B call both tools at the same moment, each callback
-//    waits until both clients' callbacks started, each result carries its own value; legacy
-//    children (either era): B's sampling call while A's 3 s call is in flight is refused
+// 3. Both in flight: mcpwire and python children (2026-07-28 to the bridge): A and B call both
+//    tools at the same moment, each callback waits until both clients' callbacks started, each
+//    result carries its own value; the legacy child (either era): B's sampling call while A's 3 s call is in flight is refused
 //    with -32000 ("cannot be told which client"), no callback runs; once A is done, B is routed.
 //
 // Prints a JSON report; exit status 0 when every check passed, 1 with a line per failure.
@@ -47,7 +47,7 @@ const { values: opts } = parseArgs({
 // What each child offers; see CHILDREN in bridge_python_client.py.
 const CHILDREN = {
     python: {
-        era: 'legacy',
+        era: 'modern',
         sample: ['ask_sample', { prompt: 'which client?' }],
         elicit: ['ask_elicit', { question: 'your name?' }],
         hold: ['count', { steps: 3, ms: 1000 }],

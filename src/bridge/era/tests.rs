@@ -21,3 +21,31 @@ fn a_client_gets_its_own_version_when_the_child_speaks_a_later_one() {
     serde_json::from_str::<Value>(&initialize_params()).unwrap();
     serde_json::from_str::<Value>(&discover_params()).unwrap();
 }
+
+#[test]
+fn a_modern_only_child_s_discover_result_answers_legacy_clients() {
+    let h = held_modern_only(
+        r#"{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true}},"instructions":"hi","resultType":"complete","ttlMs":5,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"m","version":"2"}}}"#,
+    )
+    .unwrap();
+    assert!(h.modern && h.modern_only);
+    assert_eq!(h.version, "2025-11-25");
+    let init: Value = serde_json::from_str(&h.result).unwrap();
+    assert_eq!(
+        init,
+        serde_json::json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {"listChanged": true}},
+            "serverInfo": {"name": "m", "version": "2"},
+            "instructions": "hi",
+        })
+    );
+    assert_eq!(h.server_info, r#"{"name":"m","version":"2"}"#);
+    let older: Value = serde_json::from_str(&initialize_answer(&h, Some("2025-03-26"))).unwrap();
+    assert_eq!(older["protocolVersion"], "2025-03-26");
+    // No serverInfo: an empty one; not an object: refused.
+    let bare = held_modern_only(r#"{"supportedVersions":["2026-07-28"]}"#).unwrap();
+    assert_eq!(bare.server_info, "{}");
+    assert!(held_modern_only("[1]").is_err());
+    assert!(held_modern_only("nope").is_err());
+}
