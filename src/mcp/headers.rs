@@ -143,7 +143,7 @@ pub fn encode_value(value: &str) -> Cow<'_, str> {
 ///
 /// -32020 when the header is given more than once: a reader of the first and a reader of the
 /// last would disagree.
-fn single<'h, K>(headers: &'h HeaderMap, name: K) -> Result<Option<&'h HeaderValue>, Rejection>
+fn single<K>(headers: &HeaderMap, name: K) -> Result<Option<&HeaderValue>, Rejection>
 where
     K: http::header::AsHeaderName + AsRef<str> + Copy,
 {
