@@ -11,6 +11,8 @@
 #   mcpwire-legacy   the same server, 2025-11-25, one session opened with curl first
 #   rmcp-legacy      examples/rmcp_http_echo.rs (rmcp's StreamableHttpService, stateful: every
 #                    POST answered as an event stream), 2025-11-25, one session
+#   rmcp-stateless   the same example with `--stateless-json` (no sessions, `json_response`:
+#                    rmcp's stateless JSON path), the requests of mcpwire-modern
 #   hyper-floor      examples/hyper_floor.rs: bare hyper (HTTP/1.1) reading the body and
 #                    answering one fixed result, no MCP: the floor under a server's CPU
 #   wrk-floor        mcpwire-modern with one fixed body (id 7; stateless requests do not share
@@ -87,6 +89,9 @@ serve mcpwire 's/^mcpwire: serving MCP on \(http:.*\)$/\1/p' "$BIN" serve --http
 MURL=$URL MPID=$SERVED_PID
 serve rmcp 's/^rmcp_http_echo: serving MCP on \(http:.*\)$/\1/p' "$RMCP" 127.0.0.1:0
 RURL=$URL RPID=$SERVED_PID
+serve rmcp-stateless 's/^rmcp_http_echo: serving MCP on \(http:.*\)$/\1/p' "$RMCP" 127.0.0.1:0 \
+    --stateless-json
+SURL=$URL SPID=$SERVED_PID
 serve hyper 's/^hyper_floor: serving on \(http:.*\)$/\1/p' "$FLOOR" 127.0.0.1:0
 HURL=$URL HPID=$SERVED_PID
 
@@ -107,6 +112,10 @@ check() {
     [[ $body == *"$want"* ]] || { echo "unexpected answer from $url: $body" >&2; exit 1; }
 }
 check "$MURL" '"text":"0123456789abcdef' "${MODERN[@]/#/-H}" \
+    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{$ARGS,$META}}"
+# rmcp's stateless path answers with JSON, not an event stream.
+check "$SURL" '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"0123456789abcdef' \
+    "${MODERN[@]/#/-H}" \
     -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{$ARGS,$META}}"
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -146,6 +155,7 @@ for round in $(seq "$ROUNDS"); do
     run mcpwire-modern "$MURL" "$MPID" "$WORK/modern.lua"
     run mcpwire-legacy "$MURL" "$MPID" "$WORK/mcpwire-legacy.lua"
     run rmcp-legacy "$RURL" "$RPID" "$WORK/rmcp-legacy.lua"
+    run rmcp-stateless "$SURL" "$SPID" "$WORK/modern.lua"
     run wrk-floor "$MURL" "$MPID" "$WORK/floor.lua"
     run hyper-floor "$HURL" "$HPID" "$WORK/modern.lua"
 done
@@ -164,6 +174,9 @@ for k, (rps, client, server) in med.items():
     print(f"{k:16} {rps:>10,.0f} rps  wrk {client:5.1f} us/req  server {server:5.1f} us/req")
 m, r = med["mcpwire-modern"], med["rmcp-legacy"]
 print(f"mcpwire-modern / rmcp-legacy: {m[0] / r[0]:.2f}x the rate, {r[2] / m[2]:.2f}x less server CPU per request")
+s = med["rmcp-stateless"]
+print(f"mcpwire-modern / rmcp-stateless: {m[0] / s[0]:.2f}x the rate, {s[2] / m[2]:.2f}x less server CPU per request")
 h = med["hyper-floor"]
 print(f"mcpwire-modern / hyper-floor: {m[2] / h[2]:.2f}x the server CPU per request")
+print(f"rmcp-stateless / hyper-floor: {s[2] / h[2]:.2f}x the server CPU per request")
 EOF

@@ -7,11 +7,14 @@
 //! `tools/call` of `echo` answers one text block holding its `message` exactly. rmcp's default
 //! configuration is kept: stateful sessions (`legacy_session_mode`, an `Mcp-Session-Id` from
 //! `initialize`), each POST answered as a `text/event-stream`, SSE keep-alive every 15 s, and
-//! `Host` checked against loopback names. Like the `mcpwire` binary it runs on a multi-thread
-//! tokio runtime with mimalloc as its allocator.
+//! `Host` checked against loopback names. With `--stateless-json` it runs rmcp's stateless JSON
+//! path instead: no sessions (`legacy_session_mode` off) and a request answered by its response
+//! alone as `application/json` (`json_response`); a 2026-07-28 request is served statelessly
+//! in either mode, and this one answers it with JSON rather than an event stream. Like the
+//! `mcpwire` binary it runs on a multi-thread tokio runtime with mimalloc as its allocator.
 //!
-//! Usage: `rmcp_http_echo [ADDR]` (default `127.0.0.1:0`). Once listening it prints one line on
-//! stderr: `rmcp_http_echo: serving MCP on http://ADDR/mcp`.
+//! Usage: `rmcp_http_echo [ADDR] [--stateless-json]` (default `127.0.0.1:0`). Once listening it
+//! prints one line on stderr: `rmcp_http_echo: serving MCP on http://ADDR/mcp`.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -56,11 +59,24 @@ async fn route(
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    let addr = std::env::args().nth(1).unwrap_or_else(|| "127.0.0.1:0".to_owned());
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let stateless_json = args.iter().any(|a| a == "--stateless-json");
+    let addr = args
+        .iter()
+        .find(|a| !a.starts_with("--"))
+        .cloned()
+        .unwrap_or_else(|| "127.0.0.1:0".to_owned());
+    let config = if stateless_json {
+        StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+    } else {
+        StreamableHttpServerConfig::default()
+    };
     let service: Arc<Service> = Arc::new(StreamableHttpService::new(
         || Ok(RmcpEcho),
         Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
+        config,
     ));
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     eprintln!("rmcp_http_echo: serving MCP on http://{}{ENDPOINT}", listener.local_addr()?);

@@ -97,8 +97,9 @@ fn decode(value: &HeaderValue, base64: bool) -> Result<Cow<'_, str>, &'static st
     if !bytes.iter().all(|b| matches!(b, b'\t' | 0x20..=0x7e)) {
         return Err("invalid characters");
     }
-    // Checked just above: every byte is ASCII.
-    let text = std::str::from_utf8(bytes).unwrap_or_default().trim_matches([' ', '\t']);
+    // Checked just above: every byte is ASCII, and its only whitespace spaces and tabs, which
+    // `trim_ascii` trims (byte by byte, where a pattern of chars decodes each).
+    let text = std::str::from_utf8(bytes).unwrap_or_default().trim_ascii();
     let Some(encoded) = text
         .strip_prefix(SENTINEL_START)
         .and_then(|t| t.strip_suffix(SENTINEL_END))
@@ -142,10 +143,14 @@ pub fn encode_value(value: &str) -> Cow<'_, str> {
 ///
 /// -32020 when the header is given more than once: a reader of the first and a reader of the
 /// last would disagree.
-fn single<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h HeaderValue>, Rejection> {
+fn single<K>(headers: &HeaderMap, name: K) -> Result<Option<&HeaderValue>, Rejection>
+where
+    K: http::header::AsHeaderName + AsRef<str> + Copy,
+{
     let mut all = headers.get_all(name).iter();
     let first = all.next();
     if all.next().is_some() {
+        let name = name.as_ref();
         return Err(mismatch(format!("Header mismatch: {name} is given more than once")));
     }
     Ok(first)
@@ -194,9 +199,10 @@ pub fn check<'a, S: AsRef<str>>(
     supported: &[S],
     tools: Option<&ToolHeaders>,
 ) -> Result<Envelope<'a>, Rejection> {
-    let version_h = single(headers, PROTOCOL_VERSION)?;
-    let method_h = single(headers, METHOD)?;
-    let name_h = single(headers, NAME)?;
+    // By `HeaderName`: a name given as `&str` is parsed on each look-up.
+    let version_h = single(headers, &VERSION_NAME)?;
+    let method_h = single(headers, &METHOD_NAME)?;
+    let name_h = single(headers, &NAME_NAME)?;
     let method = msg.method().unwrap_or_default();
     let params = RequestParams::of(msg)?;
     let meta = envelope_meta(&params)?;

@@ -309,7 +309,7 @@ impl<'a> Meta<'a> {
     }
 
     /// A `_meta` from the members the parse recorded.
-    fn from_members(members: Members<'a>) -> Result<Self, Rejection> {
+    pub(crate) fn from_members(members: Members<'a>) -> Result<Self, Rejection> {
         Ok(Self::of(pick_members(members, META_KEYS, "params._meta")?))
     }
 

@@ -40,25 +40,40 @@ struct Envelope {
 /// names a protocol version (checked as [`crate::mcp::meta::modern_envelope`] checks it), else
 /// a legacy request's; and what was read of `params` on the way.
 ///
-/// `_meta` is looked for before anything is read, as `modern_envelope` does: a request whose
-/// `params` cannot hold one (no `"_meta"` in them, and no key spelled with `\u` escapes) is
-/// legacy, its `params` read later if a handler needs them. One that may is read whole, once:
-/// what its handler looks up later is found in what this read found.
+/// `_meta` is looked for before anything is read, as `modern_envelope` does: among the members
+/// of `params` the parse recorded, or (when it recorded none) by a look for `"_meta"` in their
+/// text. A request whose `params` cannot hold one (no `"_meta"` among them, and no key spelled
+/// with `\u` escapes) is legacy, its `params` read later if a handler needs them. One that may
+/// is read once, from the recorded members when there are some (no pass over `params`), else
+/// whole: what its handler looks up later is found in what this read found.
 fn era_of(req: &Incoming) -> Result<Envelope, Rejection> {
     // Built once: `memmem::find` builds its searcher anew on every call.
     static META: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"_meta\""));
     static ESCAPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
-    let Some(params) = req.params().filter(|p| {
-        let p = p.get().as_bytes();
-        META.find(p).is_some() || ESCAPE.find(p).is_some()
+    let msg = req.message();
+    // The members the parse recorded, when it did: then nothing scans `params`.
+    let recorded = msg.param_members();
+    let Some(params) = msg.params().filter(|p| match &recorded {
+        // `_meta` is among them (an object whose members were recorded, else found among
+        // those of `params`; named twice, it is refused by the read below), or absent.
+        Some((members, meta)) => {
+            meta.is_some() || members.pick(["_meta"]).map_or(true, |[m]| m.is_some())
+        }
+        None => {
+            let p = p.get().as_bytes();
+            META.find(p).is_some() || ESCAPE.find(p).is_some()
+        }
     }) else {
         return Ok(Envelope::legacy(Known::default()));
     };
-    let known = Known::read(Some(params))?;
-    let Some(meta) = known.meta(params).map(Meta::parse).transpose()?.filter(Meta::is_modern)
-    else {
+    let known = Known::of(Some(params), recorded.as_ref().map(|(m, _)| m))?;
+    let meta = match (known.meta(params), recorded.and_then(|(_, m)| m)) {
+        (Some(_), Some(members)) => Some(Meta::from_members(members)?),
+        (meta, _) => meta.map(Meta::parse).transpose()?,
+    };
+    let Some(meta) = meta.filter(Meta::is_modern) else {
         return Ok(Envelope::legacy(known));
     };
     let envelope = check_meta(meta, &MODERN_VERSIONS)?;
@@ -261,7 +276,7 @@ impl Connection {
         let (handler, running, earlier) = {
             // One read of `params` finds what the dispatcher and most handlers look up (a
             // modern request's was read with its envelope).
-            let known = if env.known.is_read() { env.known } else { Known::read(req.params())? };
+            let known = if env.known.is_read() { env.known } else { Known::of_request(req)? };
             let mut call = self.call(req, cx, env, known);
             self.open_state(&kind, &mut call)?;
             let params = req.params();
@@ -307,7 +322,7 @@ impl Connection {
     /// The tasks extension's methods (the removed `tasks/result` and `tasks/list` are unknown
     /// methods, as any other).
     fn tasks(&self, req: &Incoming, cx: &Context, env: &Envelope) -> Result<Reply, RpcError> {
-        let known = if env.known.is_read() { env.known } else { Known::read(req.params())? };
+        let known = if env.known.is_read() { env.known } else { Known::of_request(req)? };
         self.tasks_method(&self.call(req, cx, env, known), req)
     }
 

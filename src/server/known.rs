@@ -4,6 +4,7 @@
 
 use crate::RawJson;
 use crate::mcp::meta::{Rejection, member};
+use crate::message::members::Members;
 
 /// A member of `params` the server reads: the four [`RequestParams`] reads (refused as soon as
 /// they are named twice, as it refuses them), then those of multi round-trip requests (refused
@@ -123,24 +124,103 @@ impl Known {
                 Key::of(m.key)
             };
             let Some(key) = key else { continue };
-            // `arguments` and `_meta` are objects in every MCP schema; serde would read an array
-            // into a struct, field by field.
-            if matches!(key, Key::Arguments | Key::Meta)
-                && m.value != "null"
-                && !m.value.starts_with('{')
-            {
-                let msg = format!("Invalid params: {} must be an object", key.name());
-                return Err(Rejection::invalid(msg));
-            }
+            let value = Self::slot(text, key, m.value)?;
             let slot = &mut known.members[key as usize];
             *slot = match *slot {
-                Slot::Absent if m.value == "null" => Slot::Null,
-                Slot::Absent => Slot::of(text, m.value),
+                Slot::Absent => value,
                 _ if key.checked() => return Err(bad(&format!("names {} twice", key.name()))),
                 _ => Slot::Twice,
             };
         }
         Ok(known)
+    }
+
+    /// `params` read: from the members the parse recorded (`recorded`) when it did, else by
+    /// [`Known::read`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Known::read`].
+    pub(crate) fn of(
+        params: Option<RawJson<'_>>,
+        recorded: Option<&Members<'_>>,
+    ) -> Result<Self, Rejection> {
+        match (params, recorded) {
+            (Some(params), Some(members)) => Self::recorded(params.get(), members),
+            (params, _) => Self::read(params),
+        }
+    }
+
+    /// The `params` of `req`, read as [`Known::of`] reads them.
+    ///
+    /// # Errors
+    ///
+    /// As [`Known::read`].
+    pub(crate) fn of_request(req: &crate::peer::Incoming) -> Result<Self, Rejection> {
+        let msg = req.message();
+        Self::of(msg.params(), msg.param_members().as_ref().map(|(m, _)| m))
+    }
+
+    /// [`Known::read`] from the members of `params` the parse recorded (`members`; `text` is
+    /// `params`): the same slots and the same refusals, with no pass over `params`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Known::read`]: -32602 when `params` names `name`, `arguments`, `_meta` or `uri`
+    /// twice, or an `arguments` or `_meta` that is not an object.
+    fn recorded(text: &str, members: &Members<'_>) -> Result<Self, Rejection> {
+        const ALL: [Key; Key::COUNT] = [
+            Key::Name,
+            Key::Arguments,
+            Key::Meta,
+            Key::Uri,
+            Key::RequestState,
+            Key::InputResponses,
+        ];
+        let mut known = Self { read: true, members: [Slot::Absent; Key::COUNT] };
+        let bad = |key: Key| {
+            Rejection::invalid(format!("Invalid params: params names {} twice", key.name()))
+        };
+        // One look at the keys for all six (a member named twice stops it).
+        let values = match members.pick(ALL.map(Key::name)) {
+            Ok(values) => values,
+            Err(i) if ALL[i].checked() => return Err(bad(ALL[i])),
+            // A multi round-trip member named twice (not refused here): the four refused
+            // ones first, then each other one by itself.
+            Err(_) => {
+                let [name, arguments, meta, uri] = members
+                    .pick([Key::Name, Key::Arguments, Key::Meta, Key::Uri].map(Key::name))
+                    .map_err(|i| bad(ALL[i]))?;
+                for key in [Key::RequestState, Key::InputResponses] {
+                    if members.pick([key.name()]).is_err() {
+                        known.members[key as usize] = Slot::Twice;
+                    }
+                }
+                let [state, responses] = [Key::RequestState, Key::InputResponses]
+                    .map(|key| members.pick([key.name()]).ok().and_then(|[v]| v));
+                [name, arguments, meta, uri, state, responses]
+            }
+        };
+        for (key, value) in ALL.into_iter().zip(values) {
+            if let Some(value) = value {
+                known.members[key as usize] = Self::slot(text, key, value)?;
+            }
+        }
+        Ok(known)
+    }
+
+    /// The slot of member `key` whose value is `value` (a slice of `text`).
+    fn slot(text: &str, key: Key, value: &str) -> Result<Slot, Rejection> {
+        if value == "null" {
+            return Ok(Slot::Null);
+        }
+        // `arguments` and `_meta` are objects in every MCP schema; serde would read an array
+        // into a struct, field by field.
+        if matches!(key, Key::Arguments | Key::Meta) && !value.starts_with('{') {
+            let msg = format!("Invalid params: {} must be an object", key.name());
+            return Err(Rejection::invalid(msg));
+        }
+        Ok(Slot::of(text, value))
     }
 
     /// Whether `params` was read.
@@ -177,3 +257,6 @@ impl Known {
         self.members[Key::Meta as usize].get(params.get()).map(RawJson::new)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -10,8 +10,8 @@
 //! connection is busy does accepting wait, until one finishes or has no request in progress any
 //! more (an HTTP/2 connection: none of its streams).
 //!
-//! Costs: one entry per connection (an id, a counter and two `Notify` behind an `Arc`, with a
-//! weak link to the table); finding the oldest idle one is O(connections) under the table's
+//! Costs: one entry per connection (an id, two counters, a clock's start and a `Notify` behind
+//! an `Arc`, with a weak link to the table); finding the oldest idle one is O(connections) under the table's
 //! lock, and happens only when the table is full. Every response body carries a guard that
 //! marks its connection busy until the body ends (one boxed body per response).
 
@@ -20,26 +20,38 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use hyper::body::{Frame, SizeHint};
 use tokio::sync::Notify;
+use tokio::time::Instant;
 
 use super::Body;
 
 /// One connection's entry.
+///
+/// Its idle bound costs a request nothing but two atomic counts and a clock read: the bound's
+/// timer is armed once per bound, not once per request, and nothing wakes the connection's
+/// task when a request starts or ends (its task would be polled once more per request).
 #[derive(Debug)]
 pub(super) struct Conn {
     /// Requests in progress on it (a request from its head until its response body ends).
     busy: AtomicUsize,
+    /// When `busy` last fell to 0, in nanoseconds after `epoch`; [`BUSY`] while a request is in
+    /// progress.
+    quiet_since: AtomicU64,
+    /// The clock `quiet_since` counts from (tokio's, so a test's paused clock drives it).
+    epoch: Instant,
     /// Told to close.
     shed: Notify,
-    /// `busy` went from 0 to 1 or from 1 to 0.
-    changed: Notify,
     /// The table it is in (none for a connection served by itself), told when it turns idle so
     /// a connection waiting for a place may take this one's.
     table: std::sync::Weak<Connections>,
 }
+
+/// `quiet_since` of a connection with a request in progress.
+const BUSY: u64 = u64::MAX;
 
 impl Conn {
     /// An entry of no table: a connection served by itself, tracked for its idle bound.
@@ -50,28 +62,31 @@ impl Conn {
     fn in_table(table: std::sync::Weak<Connections>) -> Arc<Self> {
         Arc::new(Self {
             busy: AtomicUsize::new(0),
+            quiet_since: AtomicU64::new(0),
+            epoch: Instant::now(),
             shed: Notify::new(),
-            changed: Notify::new(),
             table,
         })
     }
 
     /// Completes once no request has been in progress on the connection for `d` (an HTTP/2
     /// connection counts each of its streams, so it is idle only when all have ended).
-    pub(super) async fn idle_for(&self, d: std::time::Duration) {
+    ///
+    /// It looks at the connection when the bound can first have passed: `d` after the last
+    /// request ended, or (while one is in progress) `d` later, and again from there; so a
+    /// connection with requests going on is looked at once per `d`, and one that turned quiet
+    /// is found idle exactly `d` after its last request ended.
+    pub(super) async fn idle_for(&self, d: Duration) {
         loop {
-            // Registered before the check, so a change between the check and the wait is
-            // not missed.
-            let changed = self.changed.notified();
-            tokio::pin!(changed);
-            changed.as_mut().enable();
-            if self.busy.load(Ordering::Acquire) == 0 {
-                if tokio::time::timeout(d, changed).await.is_err() {
-                    return;
-                }
-            } else {
-                changed.await;
+            // `quiet_since` before `busy`: a request that starts in between is seen in progress.
+            let since = self.quiet_since.load(Ordering::SeqCst);
+            let quiet = since != BUSY && self.busy.load(Ordering::SeqCst) == 0;
+            let now = Instant::now();
+            let at = if quiet { self.epoch + Duration::from_nanos(since) + d } else { now + d };
+            if quiet && at <= now {
+                return;
             }
+            tokio::time::sleep_until(at).await;
         }
     }
 
@@ -82,8 +97,8 @@ impl Conn {
 
     /// Marks a request in progress until the guard (kept in its response body) drops.
     pub(super) fn busy(self: &Arc<Self>) -> Busy {
-        if self.busy.fetch_add(1, Ordering::AcqRel) == 0 {
-            self.changed.notify_waiters();
+        if self.busy.fetch_add(1, Ordering::SeqCst) == 0 {
+            self.quiet_since.store(BUSY, Ordering::SeqCst);
         }
         Busy(self.clone())
     }
@@ -95,8 +110,12 @@ pub(super) struct Busy(Arc<Conn>);
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        if self.0.busy.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.0.changed.notify_waiters();
+        if self.0.busy.fetch_sub(1, Ordering::SeqCst) == 1 {
+            // A request that started since (another stream) stored `BUSY` and is counted in
+            // `busy`, which `idle_for` also reads: it sees the connection in progress.
+            let since = self.0.epoch.elapsed().as_nanos();
+            let since = u64::try_from(since).unwrap_or(BUSY - 1);
+            self.0.quiet_since.store(since, Ordering::SeqCst);
             if let Some(table) = self.0.table.upgrade() {
                 table.freed.notify_one();
             }

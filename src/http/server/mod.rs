@@ -93,7 +93,8 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use http::header::{
-    ACCEPT, ALLOW, CACHE_CONTROL, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue, ORIGIN,
+    ACCEPT, ALLOW, CACHE_CONTROL, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HeaderName,
+    HeaderValue, ORIGIN,
 };
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::combinators::UnsyncBoxBody;
@@ -124,6 +125,10 @@ use super::{
     BATCH_VERSION, PROTOCOL_VERSIONS, SESSION_HEADER, VERSION_HEADER, cancelled_request,
     error_json, new_session_id, sse_event,
 };
+/// The session and version headers as `http` names: a name given as `&str` is parsed on each
+/// look-up.
+const SESSION_NAME: HeaderName = HeaderName::from_static(SESSION_HEADER);
+const VERSION_NAME: HeaderName = HeaderName::from_static(VERSION_HEADER);
 pub use crate::limits::DEFAULT_HEADER_TIMEOUT;
 pub use crate::limits::DEFAULT_KEEP_ALIVE;
 pub use crate::limits::DEFAULT_MAX_BODY_BYTES;
@@ -344,14 +349,14 @@ impl HttpServer {
         req: &Request<HyperBody>,
         principal: Option<&Principal>,
     ) -> Result<Option<Arc<Session>>, Box<Response<Body>>> {
-        let Some(id) = req.headers().get(SESSION_HEADER) else { return Ok(None) };
-        let version = req.headers().get(VERSION_HEADER).and_then(|v| v.to_str().ok());
+        let Some(id) = req.headers().get(&SESSION_NAME) else { return Ok(None) };
+        let version = req.headers().get(&VERSION_NAME).and_then(|v| v.to_str().ok());
         // A modern request names no session: a session id beside a modern version is ignored,
         // as 2026-07-28 asks.
         if version.is_some_and(|v| crate::mcp::Era::of(v.trim()) == crate::mcp::Era::Modern) {
             return Ok(None);
         }
-        if let Some(v) = req.headers().get(VERSION_HEADER)
+        if let Some(v) = req.headers().get(&VERSION_NAME)
             && !v.to_str().is_ok_and(|v| self.config.versions.iter().any(|s| s == v.trim()))
         {
             let msg = format!(

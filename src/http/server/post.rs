@@ -1,6 +1,8 @@
 //! A POST: its checks, the session it opens or names, and its answer (JSON, or an event stream
 //! of the request's progress and then its response).
 
+use std::task::Poll;
+
 use super::response::*;
 use super::sessions::make_room;
 use super::*;
@@ -47,14 +49,30 @@ impl HttpServer {
         let want = declared.map_or(limit, |n| usize::try_from(n).unwrap_or(limit));
         let want = want.clamp(1, self.config.max_body_bytes);
         let want = u32::try_from(want).unwrap_or(u32::MAX);
-        let room = budget.clone().acquire_many_owned(want);
-        let Ok(Ok(_room)) = tokio::time::timeout(self.config.read_timeout, room).await else {
+        // Each wait is bounded by the read timeout; what is ready at once (room in the budget,
+        // a body already received) is taken without arming its timer.
+        let room = match budget.clone().try_acquire_many_owned(want) {
+            Ok(room) => Ok(room),
+            Err(_) => {
+                let room = budget.clone().acquire_many_owned(want);
+                match tokio::time::timeout(self.config.read_timeout, room).await {
+                    Ok(Ok(room)) => Ok(room),
+                    _ => Err(()),
+                }
+            }
+        };
+        let Ok(_room) = room else {
             let msg = "Service Unavailable: too many request bytes in flight";
             return error(StatusCode::SERVICE_UNAVAILABLE, Id::Null, ErrorCode::SERVER_ERROR, msg);
         };
         let body = crate::http::read_body(body, limit);
-        let read = tokio::time::timeout(self.config.read_timeout, body);
-        let Ok(read) = read.await else {
+        tokio::pin!(body);
+        let first = std::future::poll_fn(|cx| Poll::Ready(body.as_mut().poll(cx))).await;
+        let read = match first {
+            Poll::Ready(read) => Ok(read),
+            Poll::Pending => tokio::time::timeout(self.config.read_timeout, body).await,
+        };
+        let Ok(read) = read else {
             let msg = "Request Timeout: the body did not arrive in time";
             return error(StatusCode::REQUEST_TIMEOUT, Id::Null, ErrorCode::SERVER_ERROR, msg);
         };
@@ -85,11 +103,10 @@ impl HttpServer {
         // An `initialize` under a modern `MCP-Protocol-Version` is a stateless request for a
         // method 2026-07-28 removed (404, -32601), not the opening of a session: a legacy
         // client sends no version header with it.
-        let modern_header = head
-            .headers
-            .get(VERSION_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| crate::mcp::Era::of(v.trim()) == crate::mcp::Era::Modern);
+        let version =
+            head.headers.get(&VERSION_NAME).and_then(|v| v.to_str().ok()).map(str::trim_ascii);
+        let modern_header =
+            version.is_some_and(|v| crate::mcp::Era::of(v) == crate::mcp::Era::Modern);
         let initialize =
             frame.kind() == Kind::Request && frame.method() == Some("initialize") && !modern_header;
         let (session, new) = match session {
@@ -107,12 +124,7 @@ impl HttpServer {
             // A legacy version served with no session: the client lost it (or never opened
             // one). Any other version is a stateless request's (an unknown one is refused
             // with the versions served).
-            None if head
-                .headers
-                .get(VERSION_HEADER)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| self.config.versions.iter().any(|s| s == v.trim())) =>
-            {
+            None if version.is_some_and(|v| self.config.versions.iter().any(|s| s == v)) => {
                 let msg = "Bad Request: Mcp-Session-Id header is required";
                 return error(StatusCode::BAD_REQUEST, Id::Null, ErrorCode::SERVER_ERROR, msg);
             }
@@ -192,7 +204,7 @@ impl HttpServer {
         }
         self.state.started.fetch_add(1, Ordering::Relaxed);
         if let Ok(v) = HeaderValue::from_str(&session.id) {
-            answer.headers_mut().insert(SESSION_HEADER, v);
+            answer.headers_mut().insert(SESSION_NAME, v);
         }
         answer
     }

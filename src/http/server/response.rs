@@ -10,7 +10,8 @@ pub(super) fn accepts(h: &http::HeaderMap) -> (bool, bool) {
         any = true;
         let Ok(v) = v.to_str() else { continue };
         for item in v.split(',') {
-            let media = item.split(';').next().unwrap_or("").trim();
+            // `trim_ascii`: a header value is visible ASCII, spaces and tabs (`to_str`).
+            let media = item.split(';').next().unwrap_or("").trim_ascii();
             let is = |m: &str| media.eq_ignore_ascii_case(m);
             json |= is("application/json") || is("application/*") || is("*/*");
             sse |= is("text/event-stream") || is("text/*") || is("*/*");
@@ -20,7 +21,8 @@ pub(super) fn accepts(h: &http::HeaderMap) -> (bool, bool) {
 }
 
 pub(super) fn media_type_is(v: &HeaderValue, want: &str) -> bool {
-    v.to_str().is_ok_and(|v| v.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case(want))
+    let media = |v: &str| v.split(';').next().unwrap_or("").trim_ascii().eq_ignore_ascii_case(want);
+    v.to_str().is_ok_and(media)
 }
 
 pub(super) fn status(code: StatusCode) -> Response<Body> {
