@@ -203,15 +203,21 @@ async fn a_child_that_picks_its_era_is_opened_with_discover_and_legacy_clients_a
     assert!(!bridge_log.contains("refused"), "{bridge_log}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_child_that_refuses_discover_is_opened_with_initialize() {
-    let bridge = started(&[], &era_child(&["--legacy-only"]));
-    let first = opening(&bridge, 3).await;
+/// The child's first three lines: the bridge's `server/discover`, then `initialize`, which the
+/// child took as a legacy session's opening.
+async fn opened_legacy(bridge: &Bridge) {
+    let first = opening(bridge, 3).await;
     assert_eq!(
         first[..],
         ["got server/discover modern", "got initialize plain", "era legacy"],
         "{first:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_that_refuses_discover_is_opened_with_initialize() {
+    let bridge = started(&[], &era_child(&["--legacy-only"]));
+    opened_legacy(&bridge).await;
     let a = Client::new(&bridge.url, false, Answers::default()).await;
     let echo = a.call("echo", json!({"message": "legacy"}), json!({})).await.unwrap();
     assert_eq!(text(&echo), "legacy");
@@ -231,12 +237,7 @@ async fn a_child_silent_to_discover_is_opened_with_initialize_after_the_discover
     let took = t.elapsed();
     assert!(took >= Duration::from_secs(1), "{took:?}");
     assert!(took < Duration::from_secs(8), "{took:?}");
-    let first = opening(&bridge, 3).await;
-    assert_eq!(
-        first[..],
-        ["got server/discover modern", "got initialize plain", "era legacy"],
-        "{first:?}"
-    );
+    opened_legacy(&bridge).await;
     let a = Client::new(&bridge.url, false, Answers::default()).await;
     assert_eq!(text(&a.call("echo", json!({"message": "x"}), json!({})).await.unwrap()), "x");
 
