@@ -189,6 +189,14 @@ async fn a_child_that_picks_its_era_is_opened_with_discover_and_legacy_clients_a
     assert_eq!(request(&a, "resources/unsubscribe", json!({"uri": "era://a"})).await, json!({}));
     let streams = one_stream(&b, ":era://b").await;
     assert!(streams.ends_with(":era://b") && !streams.contains(' '), "{streams}");
+    // A session that ends (its client's DELETE) takes its subscriptions with it.
+    let c = Client::new(&bridge.url, false, Answers::default()).await;
+    assert_eq!(request(&c, "resources/subscribe", json!({"uri": "era://c"})).await, json!({}));
+    let streams = one_stream(&b, ":era://b,era://c").await;
+    assert!(streams.ends_with(":era://b,era://c") && !streams.contains(' '), "{streams}");
+    c.peer.close();
+    let streams = one_stream(&b, ":era://b").await;
+    assert!(streams.ends_with(":era://b") && !streams.contains(' '), "{streams}");
 
     // Everything after the opening reached the child in 2026-07-28, nothing was refused.
     let log = child_log(&bridge);

@@ -47,6 +47,29 @@ impl std::fmt::Debug for BridgeHandler {
     }
 }
 
+/// A legacy session that ends stops holding its resource subscriptions: the bridge's listen
+/// stream to a modern-only child is asked again without them (a legacy child's own session
+/// ends with the bridge's, so it needs nothing).
+impl Drop for BridgeHandler {
+    fn drop(&mut self) {
+        let held = std::mem::take(&mut lock(&self.client.session).subscriptions);
+        if held.is_empty() {
+            return;
+        }
+        let Ok(link) = self.inner.child() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        if !link.held.modern_only {
+            return;
+        }
+        let inner = self.inner.clone();
+        runtime.spawn(async move {
+            if let Err(e) = super::upstream::sync(&inner, &link).await {
+                tracing::warn!(error = %e.message, "mcpwire bridge: no listen stream");
+            }
+        });
+    }
+}
+
 /// A request on its way to the child: its method and params, whether its client is a modern
 /// one, and the client's own id for it (kept for a `subscriptions/listen`).
 struct Out<'a> {
