@@ -62,11 +62,7 @@ impl Drop for BridgeHandler {
             return;
         }
         let inner = self.inner.clone();
-        runtime.spawn(async move {
-            if let Err(e) = super::upstream::sync(&inner, &link).await {
-                tracing::warn!(error = %e.message, "mcpwire bridge: no listen stream");
-            }
-        });
+        runtime.spawn(async move { super::upstream::sync_logged(&inner, &link).await });
     }
 }
 
@@ -110,10 +106,8 @@ impl Handler for BridgeHandler {
             "initialize" => {
                 let reply = self.initialize(req, cx, &link);
                 // A child with no session sends list changes only on a listen stream.
-                if link.held.modern_only
-                    && let Err(e) = super::upstream::sync(&self.inner, &link).await
-                {
-                    tracing::warn!(error = %e.message, "mcpwire bridge: no listen stream");
+                if link.held.modern_only {
+                    super::upstream::sync_logged(&self.inner, &link).await;
                 }
                 return Ok(reply);
             }

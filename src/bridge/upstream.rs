@@ -24,6 +24,14 @@ use crate::mcp::SUBSCRIPTION_ID_KEY;
 use crate::peer::{RequestOptions, RpcError};
 use crate::{ErrorCode, RawJson};
 
+/// [`sync`] where nothing waits for its outcome (a session opened or ended): a failure is
+/// logged.
+pub(super) async fn sync_logged(inner: &Arc<Inner>, link: &ChildLink) {
+    if let Err(e) = sync(inner, link).await {
+        tracing::warn!(error = %e.message, "mcpwire bridge: no listen stream");
+    }
+}
+
 /// The most resources the bridge's stream watches (as many as a session of
 /// `mcpwire::server` takes); a subscription past it is refused.
 pub(super) const MAX_UPSTREAM_RESOURCES: usize = 1_024;

@@ -191,13 +191,15 @@ impl Known {
                 let [name, arguments, meta, uri] = members
                     .pick([Key::Name, Key::Arguments, Key::Meta, Key::Uri].map(Key::name))
                     .map_err(|i| bad(ALL[i]))?;
-                for key in [Key::RequestState, Key::InputResponses] {
-                    if members.pick([key.name()]).is_err() {
-                        known.members[key as usize] = Slot::Twice;
+                let [state, responses] = [Key::RequestState, Key::InputResponses].map(|key| {
+                    match members.pick([key.name()]) {
+                        Ok([value]) => value,
+                        Err(_) => {
+                            known.members[key as usize] = Slot::Twice;
+                            None
+                        }
                     }
-                }
-                let [state, responses] = [Key::RequestState, Key::InputResponses]
-                    .map(|key| members.pick([key.name()]).ok().and_then(|[v]| v));
+                });
                 [name, arguments, meta, uri, state, responses]
             }
         };
