@@ -522,8 +522,8 @@ async fn main() -> std::io::Result<()> {
     let builder = PeerBuilder::new();
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["--stdio"] => {
-            let (_peer, mut conn) =
-                builder.spawn(tokio::io::stdin(), tokio::io::stdout(), server.handler());
+            let (stdin, stdout) = mcpwire::transport::stdio();
+            let (_peer, mut conn) = builder.spawn(stdin, stdout, server.handler());
             let reason = conn.closed().await;
             eprintln!("everything: stdio connection ended: {reason}");
             Ok(())

@@ -32,7 +32,8 @@ impl Handler for Echo {
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     eprintln!("stdio_echo: ready");
-    let (_peer, mut conn) = PeerBuilder::new().spawn(tokio::io::stdin(), tokio::io::stdout(), Echo);
+    let (stdin, stdout) = mcpwire::transport::stdio();
+    let (_peer, mut conn) = PeerBuilder::new().spawn(stdin, stdout, Echo);
     let reason = conn.closed().await;
     eprintln!("stdio_echo: closed ({reason})");
 }

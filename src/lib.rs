@@ -99,7 +99,7 @@
 //! | `tls` | TLS settings for both sides: roots, CAs and identities from PEM, the reloadable server certificate | `error`, `limits` |
 //! | `auth` | OAuth 2.1: the client's flow (discovery, registration, PKCE, tokens, refresh, step-up) and the resource server's token checks (JWT with JWKS, introspection) | `tls`, `peer::principal` |
 //! | `http` | Streamable HTTP server and client transport, on hyper | `peer`, `framing`, `tls`, `auth` |
-//! | `transport` | child stdio, TCP, Unix sockets, in-process pairs; [`transport::Target`] names any of them or HTTP | `http` |
+//! | `transport` | child stdio, the process's own stdio, TCP, Unix sockets, in-process pairs; [`transport::Target`] names any of them or HTTP | `http` |
 //! | `client` | the client role: era negotiation over a peer, the typed [`client::Client`] (tasks driven to their end, skills read and verified) | `transport` |
 //! | `server` | the server role: the typed [`server::Server`], tasks (`server::tasks`) among what it runs, a skill directory served | `transport` |
 //! | `bridge` | one stdio child served to many Streamable HTTP clients: ids and progress tokens rewritten, what the child sends routed to the client it concerns, eras translated; a child per session from a bounded pool (isolated mode); a remote HTTP server served on stdio (the reverse) | `transport` |

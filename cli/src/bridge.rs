@@ -127,7 +127,7 @@ fn seconds(s: f64) -> Option<Duration> {
 
 /// Runs `mcpwire bridge` until SIGINT or SIGTERM.
 pub fn run(args: &BridgeArgs) -> ExitCode {
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match crate::try_runtime() {
         Ok(rt) => rt,
         Err(e) => return fail(&format!("cannot start the runtime: {e}")),
     };

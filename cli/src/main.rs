@@ -141,6 +141,11 @@ static THREADS: OnceLock<usize> = OnceLock::new();
 /// The runtime a command runs on: `--threads` workers (one per core without it), or the
 /// current thread alone for `--threads 1`.
 pub(crate) fn runtime() -> tokio::runtime::Runtime {
+    try_runtime().expect("a tokio runtime")
+}
+
+/// [`runtime`], or why it could not be started.
+pub(crate) fn try_runtime() -> io::Result<tokio::runtime::Runtime> {
     let mut builder = match THREADS.get() {
         Some(1) => tokio::runtime::Builder::new_current_thread(),
         Some(&n) => {
@@ -150,5 +155,5 @@ pub(crate) fn runtime() -> tokio::runtime::Runtime {
         }
         None => tokio::runtime::Builder::new_multi_thread(),
     };
-    builder.enable_all().build().expect("a tokio runtime")
+    builder.enable_all().build()
 }

@@ -262,8 +262,8 @@ pub async fn run(listen: Listen, builder: PeerBuilder, mcp: Server) -> std::io::
     };
     match listen {
         Listen::Stdio => {
-            let (peer, mut conn) =
-                builder.spawn(tokio::io::stdin(), tokio::io::stdout(), mcp.handler());
+            let (stdin, stdout) = mcpwire::transport::stdio();
+            let (peer, mut conn) = builder.spawn(stdin, stdout, mcp.handler());
             tokio::select! {
                 reason = conn.closed() => tracing::info!(%reason, "stdio connection ended"),
                 () = signal => {

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use load_support::{BIN, load, scenario, serve_on, stderr, temp};
+use load_support::{BIN, announced, load, scenario, serve_on, stderr, temp};
 
 /// Freezes process `pid` (SIGSTOP) 1.5 s from now, for one second (then SIGCONT).
 fn freeze_soon(pid: u32) -> std::thread::JoinHandle<()> {
@@ -549,6 +549,20 @@ fn threads_sets_the_runtime_at_and_past_its_bounds() {
         assert_eq!((r["requests"].as_u64(), r["errors"].as_u64()), (Some(200), Some(0)), "{r}");
         // The server still runs on as many threads after serving them.
         assert_eq!(threads_of(served.id()), threads, "serve --threads {n}");
+        // The bridge too (its child is a process of its own).
+        let child = [BIN, "serve", "--stdio"];
+        let (bridge, target) = announced(
+            &[&["bridge", "--threads", n, "--http", "127.0.0.1:0", "--"][..], &child].concat(),
+        );
+        let (out, r) = load(&["--target", &target, "--requests", "200", "--warmup", "0"]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "load through bridge --threads {n}: {}",
+            stderr(&out)
+        );
+        assert_eq!((r["requests"].as_u64(), r["errors"].as_u64()), (Some(200), Some(0)), "{r}");
+        assert_eq!(threads_of(bridge.id()), threads, "bridge --threads {n}");
     }
     let (out, r) = load(&["--threads", "1024", "--requests", "50", "--warmup", "0"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

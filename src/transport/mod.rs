@@ -1,16 +1,19 @@
-//! Where a peer's bytes travel: a child process's stdio ([`spawn_child`]), TCP and Unix
-//! sockets (client and accept loop), and an in-process pair over `tokio::io::duplex`; and
+//! Where a peer's bytes travel: a child process's stdio ([`spawn_child`]), the process's own
+//! ([`stdio`]), TCP and Unix sockets (client and accept loop), and an in-process pair over
+//! `tokio::io::duplex`; and
 //! [`Target`], the one name for a server and the transport that reaches it (these, or
 //! Streamable HTTP from [`crate::http`], which cuts frames itself).
 
 mod child;
 mod socket;
+mod stdio;
 mod target;
 
 pub use child::{CHILD_EXIT_GRACE, ChildStderr, spawn_child, spawn_child_with};
 pub use socket::{connect_tcp, serve_tcp, serve_tcp_until};
 #[cfg(unix)]
 pub use socket::{connect_unix, serve_unix, serve_unix_until};
+pub use stdio::{Stdin, StdioMode, Stdout, stdio};
 pub use target::{BadTarget, ConnectOptions, IN_PROCESS_BUFFER, InProcess, IntoTarget, Target};
 
 use crate::peer::{Connection, Handler, PeerBuilder, PeerHandle};

@@ -22,12 +22,13 @@ pub async fn serve(
     subscriptions: usize,
 ) -> Result<(), String> {
     let options = reach.apply(ConnectOptions::default())?;
+    let (stdin, stdout) = mcpwire::transport::stdio();
     let stats = ReverseBuilder::new()
         .host_peer(host)
         .connect_options(options)
         .request_timeout(timeout)
         .max_remembered_subscriptions(subscriptions)
-        .serve(url, tokio::io::stdin(), tokio::io::stdout())
+        .serve(url, stdin, stdout)
         .await
         .map_err(|e| e.to_string())?;
     tracing::debug!(?stats, "mcpwire bridge --stdio: the host closed its input");

@@ -50,8 +50,9 @@ pub(super) async fn run(command: &[String], rec: Recorder) -> ExitCode {
         return ExitCode::from(crate::EXIT_IO);
     };
     let flusher = rec.flush_every(Duration::from_millis(200));
-    let up = tokio::spawn(pump(tokio::io::stdin(), child_in, rec.clone(), Dir::ClientToServer));
-    let down = tokio::spawn(pump(child_out, tokio::io::stdout(), rec.clone(), Dir::ServerToClient));
+    let (stdin, stdout) = mcpwire::transport::stdio();
+    let up = tokio::spawn(pump(stdin, child_in, rec.clone(), Dir::ClientToServer));
+    let down = tokio::spawn(pump(child_out, stdout, rec.clone(), Dir::ServerToClient));
     let pid = child.id().and_then(|p| i32::try_from(p).ok());
     let status = {
         use tokio::signal::unix::{SignalKind, signal};
