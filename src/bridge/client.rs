@@ -20,7 +20,7 @@ use std::sync::atomic::Ordering;
 use super::era::{ENVELOPE, initialize_answer};
 use super::hold::{self, AskSender, Next};
 use super::json::{self, RequestEdit};
-use super::state::{ChildLink, ClientState, Flight, InFlight, Inner, lock, text};
+use super::state::{ChildLink, ClientState, Flight, InFlight, Inner, Session, lock, text};
 use crate::mcp::mrtr::{self, Outcome};
 use crate::mcp::{
     self, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY,
@@ -87,9 +87,36 @@ impl<'a> Out<'a> {
     }
 }
 
-/// Whether a request's `_meta` names a protocol version.
-pub(super) fn is_modern(params: Option<RawJson<'_>>) -> bool {
-    mcp::meta::RequestParams::parse(params)
+/// The envelope a legacy session's requests carry when sent on as 2026-07-28 ones (the
+/// session's capabilities, client info and log level), made once per change of them.
+fn session_envelope(s: &mut Session) -> Arc<str> {
+    if let Some(e) = &s.envelope {
+        return e.clone();
+    }
+    let version = format!("\"{}\"", mcp::MODERN_VERSIONS[0]);
+    let mut pairs = vec![
+        (PROTOCOL_VERSION_KEY, version.as_str()),
+        (CLIENT_CAPABILITIES_KEY, s.capabilities.as_deref().unwrap_or("{}")),
+        (LOG_LEVEL_KEY, s.log_level.as_deref().unwrap_or("\"debug\"")),
+    ];
+    if let Some(info) = &s.client_info {
+        pairs.push((CLIENT_INFO_KEY, info.as_str()));
+    }
+    let e: Arc<str> = json::members_text(&pairs).into();
+    s.envelope = Some(e.clone());
+    e
+}
+
+/// Whether a request's `_meta` names a protocol version. A request whose `params` the parse
+/// recorded without a `_meta` among them is legacy at once, with no pass over `params`.
+pub(super) fn is_modern(req: &Incoming) -> bool {
+    let msg = req.message();
+    if let Some((members, None)) = msg.param_members()
+        && let Ok([None]) = members.pick(["_meta"])
+    {
+        return false;
+    }
+    mcp::meta::RequestParams::parse(req.params())
         .ok()
         .and_then(|p| p.meta().ok().flatten())
         .is_some_and(|m| m.is_modern())
@@ -99,7 +126,7 @@ impl Handler for BridgeHandler {
     async fn request(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
         let link = self.inner.child()?;
         let (method, params) = (req.method(), req.params());
-        if is_modern(params) {
+        if is_modern(req) {
             return self.modern(&link, method, params, cx, req.id()).await;
         }
         match method {
@@ -114,7 +141,9 @@ impl Handler for BridgeHandler {
             "ping" => return Ok(Reply::empty()),
             "logging/setLevel" => {
                 let level = params.and_then(|p| json::member(p.get(), "level"));
-                lock(&self.client.session).log_level = level.map(str::to_owned);
+                let mut s = lock(&self.client.session);
+                s.log_level = level.map(str::to_owned);
+                s.envelope = None;
                 // 2026-07-28 has no such request: the level goes in each request's envelope.
                 if link.held.modern_only {
                     return Ok(Reply::empty());
@@ -183,6 +212,7 @@ impl BridgeHandler {
             let mut s = lock(&self.client.session);
             s.capabilities = member("capabilities").map(str::to_owned);
             s.client_info = member("clientInfo").map(str::to_owned);
+            s.envelope = None;
             s.peer = Some(cx.peer().unrelated());
         }
         Reply::raw_string(initialize_answer(&link.held, asked.as_deref()))
@@ -359,29 +389,18 @@ impl BridgeHandler {
         params: Option<RawJson<'_>>,
         cx: &Context,
     ) -> Result<Reply, RpcError> {
-        let (caps, info, level) = {
-            let s = lock(&self.client.session);
-            (
-                s.capabilities.clone().unwrap_or_else(|| "{}".into()),
-                s.client_info.clone(),
-                s.log_level.clone().unwrap_or_else(|| "\"debug\"".into()),
-            )
-        };
-        let version = format!("\"{}\"", mcp::MODERN_VERSIONS[0]);
-        let mut add = vec![
-            (PROTOCOL_VERSION_KEY, version.as_str()),
-            (CLIENT_CAPABILITIES_KEY, caps.as_str()),
-            (LOG_LEVEL_KEY, level.as_str()),
-        ];
-        if let Some(info) = &info {
-            add.push((CLIENT_INFO_KEY, info.as_str()));
-        }
-        let edit = RequestEdit { drop_meta: &ENVELOPE, add_meta: &add, token: None };
+        let envelope = session_envelope(&mut lock(&self.client.session));
+        let edit = RequestEdit { drop_meta: &ENVELOPE, add_meta: &envelope, token: None };
         let mut retry: Option<String> = None;
         for _ in 0..=MAX_INPUT_ROUNDS {
             let sent = retry.as_deref().map(RawJson::new).or(params);
             let answer = self.forward(link, Out::legacy(method, sent), &edit, cx.peer()).await?;
             let result = text(answer.result());
+            // The common answer, a complete one, is made a legacy one in the pass that finds
+            // it complete; any other is read in full.
+            if let Some(done) = json::complete_legacy_result(result, mcp::SERVER_INFO_KEY) {
+                return Ok(Reply::raw_string(done));
+            }
             let round = match mrtr::outcome(RawJson::new(result)) {
                 Ok(Outcome::InputRequired(round)) => round,
                 Ok(Outcome::Complete | Outcome::Task) | Err(_) => {

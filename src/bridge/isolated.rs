@@ -240,7 +240,7 @@ impl std::fmt::Debug for IsolatedHandler {
 
 impl Handler for IsolatedHandler {
     async fn request(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
-        if is_modern(req.params()) {
+        if is_modern(req) {
             return Err(RpcError::new(
                 ErrorCode::SERVER_ERROR,
                 "mcpwire bridge: isolated mode gives each legacy session a child of its own; a \

@@ -20,6 +20,32 @@ fn put(out: &mut String, key: &str, value: &str) {
     out.push_str(value);
 }
 
+/// `pairs` (key, value as JSON text) as members' JSON text: `"key":value` joined by commas.
+pub(super) fn members_text(pairs: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(pairs.iter().map(|(k, v)| k.len() + v.len() + 4).sum());
+    for (k, v) in pairs {
+        if !out.is_empty() {
+            out.push(',');
+        }
+        out.push('"');
+        out.push_str(k);
+        out.push_str("\":");
+        out.push_str(v);
+    }
+    out
+}
+
+/// Appends members' JSON text (`"key":value,…`) to the object being written in `out`.
+fn put_all(out: &mut String, members: &str) {
+    if members.is_empty() {
+        return;
+    }
+    if !out.ends_with('{') {
+        out.push(',');
+    }
+    out.push_str(members);
+}
+
 /// The value of the top-level member `key` of object `text`, as its JSON text.
 pub(super) fn member<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     members(text).ok()?.map_while(Result::ok).find(|m| m.is(key)).map(|m| m.value)
@@ -32,8 +58,9 @@ pub(super) struct RequestEdit<'a> {
     pub(super) token: Option<u64>,
     /// `_meta` members dropped.
     pub(super) drop_meta: &'a [&'a str],
-    /// `_meta` members added (key, JSON text), after those kept.
-    pub(super) add_meta: &'a [(&'a str, &'a str)],
+    /// `_meta` members added after those kept, as their JSON text (`"key":value` pairs joined
+    /// by commas, as [`members_text`] writes them); empty for none.
+    pub(super) add_meta: &'a str,
 }
 
 /// What [`edit_request`] made: the params to send (`None`: the original, unchanged), and the
@@ -51,56 +78,68 @@ pub(super) fn edit_request(params: Option<&str>, edit: &RequestEdit<'_>) -> Edit
     if !touches_meta && edit.add_meta.is_empty() {
         return Edited::default();
     }
-    let Some(outer) = params.map_or_else(|| Some(Vec::new()), read) else {
-        return Edited::default();
+    let outer = match params.map(members) {
+        None => None,
+        Some(Ok(outer)) => Some(outer),
+        Some(Err(_)) => return Edited::default(),
     };
-    let mut out = String::with_capacity(params.map_or(0, str::len) + 64);
+    let len = params.map_or(0, str::len) + edit.add_meta.len();
+    let mut out = String::with_capacity(len + 16);
     out.push('{');
     let mut token = None;
     let mut meta_seen = false;
-    for m in &outer {
+    for m in outer.into_iter().flatten() {
+        // A malformed object is left alone: the child refuses it as it would have.
+        let Ok(m) = m else { return Edited::default() };
         if !m.is("_meta") {
             put(&mut out, m.key, m.value);
             continue;
         }
         meta_seen = true;
-        let Some(inner) = read(m.value) else {
-            // Not an object: the child refuses it as it would have.
-            put(&mut out, m.key, m.value);
-            continue;
-        };
-        let mut meta = String::with_capacity(m.value.len() + 32);
-        meta.push('{');
-        for i in &inner {
-            if edit.drop_meta.iter().any(|k| i.is(k)) {
-                continue;
-            }
-            match edit.token {
-                Some(t) if i.is("progressToken") => {
-                    token = Some(i.value.to_owned());
-                    put(&mut meta, i.key, itoa::Buffer::new().format(t));
+        match edit_meta(m.value, edit) {
+            Some((meta, t)) => {
+                token = t;
+                if meta.len() > 2 {
+                    put(&mut out, m.key, &meta);
                 }
-                _ => put(&mut meta, i.key, i.value),
             }
-        }
-        for (k, v) in edit.add_meta {
-            put(&mut meta, k, v);
-        }
-        meta.push('}');
-        if meta.len() > 2 {
-            put(&mut out, m.key, &meta);
+            // Not an object: the child refuses it as it would have.
+            None => put(&mut out, m.key, m.value),
         }
     }
     if !meta_seen && !edit.add_meta.is_empty() {
-        let mut meta = String::from("{");
-        for (k, v) in edit.add_meta {
-            put(&mut meta, k, v);
-        }
+        let mut meta = String::with_capacity(edit.add_meta.len() + 2);
+        meta.push('{');
+        put_all(&mut meta, edit.add_meta);
         meta.push('}');
         put(&mut out, "_meta", &meta);
     }
     out.push('}');
     Edited { params: Some(out), token }
+}
+
+/// `_meta` object `text` with `edit` applied, and the client's own progress token when it was
+/// replaced; `None` when `text` is not a well-formed object.
+fn edit_meta(text: &str, edit: &RequestEdit<'_>) -> Option<(String, Option<String>)> {
+    let mut meta = String::with_capacity(text.len() + edit.add_meta.len() + 2);
+    meta.push('{');
+    let mut token = None;
+    for i in members(text).ok()? {
+        let i = i.ok()?;
+        if edit.drop_meta.iter().any(|k| i.is(k)) {
+            continue;
+        }
+        match edit.token {
+            Some(t) if i.is("progressToken") => {
+                token = Some(i.value.to_owned());
+                put(&mut meta, i.key, itoa::Buffer::new().format(t));
+            }
+            _ => put(&mut meta, i.key, i.value),
+        }
+    }
+    put_all(&mut meta, edit.add_meta);
+    meta.push('}');
+    Some((meta, token))
 }
 
 /// The integer progress token of a `notifications/progress`'s params (the bridge's own tokens
@@ -145,30 +184,59 @@ pub(super) fn set_meta_member(text: &str, key: &str, value: &str) -> Option<Stri
 }
 
 /// A result for a legacy client from a modern answer: `resultType`, the caching hints and the
-/// server's identity in `_meta` dropped (a legacy result has none of them). `None`: unchanged.
+/// server's identity in `_meta` dropped (a legacy result has none of them). `None`: not a
+/// well-formed object (left as it is).
 pub(super) fn legacy_result(text: &str, server_info_key: &str) -> Option<String> {
-    const MODERN_ONLY: [&str; 3] = ["resultType", "ttlMs", "cacheScope"];
-    let all = read(text)?;
+    strip_modern(text, server_info_key, false)
+}
+
+/// [`legacy_result`] of a complete answer, in the one pass that finds it complete: `None` when
+/// the answer is anything else (its `resultType` other than `"complete"`: input required, a
+/// task, or unknown; or not a well-formed object), which is then to be read in full.
+pub(super) fn complete_legacy_result(text: &str, server_info_key: &str) -> Option<String> {
+    strip_modern(text, server_info_key, true)
+}
+
+/// [`legacy_result`]; with `complete_only`, `None` as soon as a `resultType` is not
+/// `"complete"`.
+fn strip_modern(text: &str, server_info_key: &str, complete_only: bool) -> Option<String> {
+    const MODERN_ONLY: [&str; 2] = ["ttlMs", "cacheScope"];
     let mut out = String::with_capacity(text.len());
     out.push('{');
-    for m in &all {
+    for m in members(text).ok()? {
+        let m = m.ok()?;
+        if m.is("resultType") {
+            if complete_only && m.value.trim() != "\"complete\"" {
+                return None;
+            }
+            continue;
+        }
         if MODERN_ONLY.iter().any(|k| m.is(k)) {
             continue;
         }
         if m.is("_meta")
-            && let Some(inner) = read(m.value)
+            && let Some(meta) = without(m.value, server_info_key)
         {
-            let mut meta = String::from("{");
-            for i in inner.iter().filter(|i| !i.is(server_info_key)) {
-                put(&mut meta, i.key, i.value);
-            }
-            meta.push('}');
             if meta.len() > 2 {
                 put(&mut out, m.key, &meta);
             }
             continue;
         }
         put(&mut out, m.key, m.value);
+    }
+    out.push('}');
+    Some(out)
+}
+
+/// Object `text` without its member `key`; `None` when it is not a well-formed object.
+fn without(text: &str, key: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    out.push('{');
+    for m in members(text).ok()? {
+        let m = m.ok()?;
+        if !m.is(key) {
+            put(&mut out, m.key, m.value);
+        }
     }
     out.push('}');
     Some(out)

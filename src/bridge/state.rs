@@ -90,6 +90,9 @@ pub(super) struct Session {
     pub(super) log_level: Option<String>,
     /// The resources it subscribed to.
     pub(super) subscriptions: HashSet<String>,
+    /// The `_meta` members (JSON text) its requests carry when sent on as 2026-07-28 ones,
+    /// made from the above when first needed; `None` again when any of them changes.
+    pub(super) envelope: Option<Arc<str>>,
 }
 
 /// A request in flight to the child: whose it is and where what concerns it goes.

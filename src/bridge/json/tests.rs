@@ -27,12 +27,19 @@ fn meta_members_are_dropped_and_added() {
     let drop = ["io.modelcontextprotocol/protocolVersion"];
     let e = edit_request(Some(p), &RequestEdit { drop_meta: &drop, ..Default::default() });
     assert_eq!(e.params.as_deref(), Some(r#"{"x":1}"#));
-    let add = [("k", "\"v\"")];
+    let add = members_text(&[("k", "\"v\""), ("n", "1")]);
+    assert_eq!(add, r#""k":"v","n":1"#);
     let e = edit_request(None, &RequestEdit { add_meta: &add, ..Default::default() });
-    assert_eq!(e.params.as_deref(), Some(r#"{"_meta":{"k":"v"}}"#));
+    assert_eq!(e.params.as_deref(), Some(r#"{"_meta":{"k":"v","n":1}}"#));
     let e =
         edit_request(Some(r#"{"a":{}}"#), &RequestEdit { add_meta: &add, ..Default::default() });
-    assert_eq!(e.params.as_deref(), Some(r#"{"a":{},"_meta":{"k":"v"}}"#));
+    assert_eq!(e.params.as_deref(), Some(r#"{"a":{},"_meta":{"k":"v","n":1}}"#));
+    // Added after the members kept, the dropped ones gone.
+    let e = edit_request(
+        Some(r#"{"_meta":{"a":1,"io.modelcontextprotocol/protocolVersion":"x"},"b":2}"#),
+        &RequestEdit { drop_meta: &drop, add_meta: &add, ..Default::default() },
+    );
+    assert_eq!(e.params.as_deref(), Some(r#"{"_meta":{"a":1,"k":"v","n":1},"b":2}"#));
 }
 
 #[test]
@@ -48,6 +55,28 @@ fn results_are_translated_between_eras() {
     let k = "io.modelcontextprotocol/serverInfo";
     let modern = r#"{"tools":[],"resultType":"complete","ttlMs":0,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"x"}}}"#;
     assert_eq!(legacy_result(modern, k).as_deref(), Some(r#"{"tools":[]}"#));
+    assert_eq!(complete_legacy_result(modern, k).as_deref(), Some(r#"{"tools":[]}"#));
+    // No resultType at all is complete too; `_meta` keeps what is not the server's identity.
+    let bare = r#"{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{},"a":1}}"#;
+    assert_eq!(
+        complete_legacy_result(bare, k).as_deref(),
+        Some(r#"{"content":[],"_meta":{"a":1}}"#)
+    );
+    // Anything but a complete result is left for the full read, and a result that is not a
+    // well-formed object too.
+    for other in [
+        r#"{"resultType":"input_required","inputRequests":{}}"#,
+        r#"{"resultType":"task","task":{}}"#,
+        r#"{"resultType":7}"#,
+        r#"{"content":[],"resultType":"complete""#,
+    ] {
+        assert_eq!(complete_legacy_result(other, k), None, "{other}");
+    }
+    // The full read still strips a task's modern members.
+    assert_eq!(
+        legacy_result(r#"{"resultType":"task","task":{"x":1},"ttlMs":3}"#, k).as_deref(),
+        Some(r#"{"task":{"x":1}}"#)
+    );
     assert_eq!(
         modern_result(r#"{"tools":[]}"#, k, r#"{"name":"x"}"#).as_deref(),
         Some(
