@@ -48,3 +48,6 @@ impl Core {
         first
     }
 }
+
+#[cfg(test)]
+mod tests;
