@@ -138,12 +138,12 @@ impl Flights {
     /// and the child's peer publishes the position below which every message read has had its
     /// handler polled (`begun_below`, which only grows). A flight that ended at `settled` below
     /// that can thus concern no message still to be related: every message read at or before
-    /// its end has been related already, and every one read later is past it. A flight sent to
-    /// a child connection that is no longer the current one concerns none of the current
-    /// one's messages (the old one's still being handled are refused or dropped as their
-    /// clients are gone with it). Flights still awaited are kept whatever their position, and
-    /// all of them while there is no child (`current` is `None`): the next one's first prune
-    /// takes them.
+    /// its end has been related already, and every one read later is past it. A flight that
+    /// ended on a child connection that is no longer the current one concerns none of the
+    /// current one's messages (positions count per connection, and `relate` compares a
+    /// message only with the flights of the connection that read it). Flights still awaited
+    /// are kept whatever their position, and all of them while there is no child (`current`
+    /// is `None`): the next one's first prune takes those that ended.
     pub(super) fn prune(&mut self, current: Option<(&PeerHandle, u64)>) {
         let Some((child, begun_below)) = current else { return };
         self.map.retain(|_, f| {
