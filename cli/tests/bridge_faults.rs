@@ -64,6 +64,39 @@ async fn an_ambiguous_child_request_is_refused_not_misrouted() {
     assert_eq!(text(&held.await.unwrap().unwrap()), "released");
     assert!(a.seen.requests.lock().unwrap().is_empty());
     assert!(b.seen.requests.lock().unwrap().is_empty());
+    // Counted where it is logged: one refusal of the sampling request, for two clients.
+    let log = bridge.log.lock().unwrap().clone();
+    let refused = log.lines().filter(|l| {
+        l.contains("mcpwire bridge: child request refused")
+            && l.contains("sampling/createMessage")
+            && l.contains("requests of 2 clients are in flight")
+    });
+    assert_eq!(refused.count(), 1, "{log}");
+}
+
+/// Another client's request answered just before the child asks (its answer came first in the
+/// child's stream, however recently) does not count: the child's request goes to the one
+/// client whose request is still in flight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_answered_before_the_childs_request_does_not_count() {
+    let c = child();
+    let bridge = start(&[], &args(&c));
+    let a = Client::new(&bridge.url, false, Answers::default()).await;
+    let sampler = Answers { sampled: "from B".into(), ..Answers::default() };
+    let b = Client::new(&bridge.url, false, sampler).await;
+    for round in 0..5 {
+        let echoed = a.call("echo", json!({"message": "a"}), json!({})).await.unwrap();
+        assert_eq!(text(&echoed), "a");
+        let r = b.call("sample", json!({"text": "mine"}), json!({})).await.unwrap();
+        assert_eq!(
+            text(&r),
+            "sampled: from B",
+            "round {round}: {r} {}",
+            bridge.log.lock().unwrap()
+        );
+    }
+    assert!(a.seen.requests.lock().unwrap().is_empty());
+    assert_eq!(b.seen.requests.lock().unwrap().len(), 5);
 }
 
 /// A POST of bytes that are not JSON gets 400 and -32700; a line of garbage from the child is

@@ -23,9 +23,8 @@ fn args(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
 
-/// Longer than the bridge's relation grace (100 ms): a request answered that recently still
-/// counts as in flight, and a child request made meanwhile would be refused as ambiguous.
-async fn grace() {
+/// A moment for what the child sent meanwhile to reach the listen streams.
+async fn settle() {
     tokio::time::sleep(Duration::from_millis(150)).await;
 }
 
@@ -98,7 +97,6 @@ async fn a_legacy_childs_requests_are_asked_in_input_required_results() {
     assert_eq!(r["resultType"], "complete", "{r}");
     assert_eq!(r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "legacy-child", "{r}");
 
-    grace().await;
     let s = json!({"text": "hi"});
     let r = call(&m, "sample", s.clone(), json!({})).await.unwrap();
     let (req, state) = input(&r);
@@ -188,7 +186,6 @@ async fn a_held_call_whose_client_never_comes_back_expires() {
     assert!(e.message.contains("expired"), "{e:?}");
     let log = bridge.log.lock().unwrap().clone();
     assert!(log.contains(r#"legacy-child: elicitation answered {"action": "cancel"}"#), "{log}");
-    grace().await;
     let (_, state) = input(&call(&m, "ask", q.clone(), json!({})).await.unwrap());
     assert_eq!(text(&call(&m, "ask", q, accept("now", &state)).await.unwrap()), "answers: now");
 }
@@ -213,7 +210,6 @@ async fn held_calls_are_bounded() {
         "{e:?}"
     );
     assert_eq!(text(&call(&m, "ask", q(1), accept("a1", &s1)).await.unwrap()), "answers: a1");
-    grace().await;
     let (_, s4) = input(&call(&m, "ask", q(4), json!({})).await.unwrap());
     assert_eq!(text(&call(&m, "ask", q(2), accept("a2", &s2)).await.unwrap()), "answers: a2");
     assert_eq!(text(&call(&m, "ask", q(4), accept("a4", &s4)).await.unwrap()), "answers: a4");
@@ -221,7 +217,10 @@ async fn held_calls_are_bounded() {
 
 /// mcpwire's own `Client` (it negotiates 2026-07-28 with the bridge from `server/discover`)
 /// answers each round with its `on_elicit` callback, and `call_tool` returns the child's
-/// result after two rounds.
+/// result after two rounds. Its first call: the client lists the tools just before it (a
+/// request of another modern "client", answered a moment before the child asks), and the
+/// child asks at once; the list's answer came before the child's request in the child's
+/// stream, so the call alone concerns it and is held, not refused as ambiguous.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mcpwire_client_answers_a_held_calls_rounds() {
     use mcpwire::mcp::types::{ElicitAction, ElicitResult, Raw};
@@ -239,15 +238,39 @@ async fn the_mcpwire_client_answers_a_held_calls_rounds() {
         .await
         .unwrap();
     assert_eq!(client.era(), mcpwire::mcp::Era::Modern);
-    // The client learns the tools' header annotations from a tool list just before its first
-    // call: a child request within the relation grace of that list's answer would be refused as
-    // ambiguous (each modern request is a client of its own), so the first call is another.
-    let r = client.call_tool("echo", json!({"message": "first"})).await.unwrap();
-    assert_eq!(r.get().content[0].as_text(), Some("first"));
-    grace().await;
-    let r = client.call_tool("ask", json!({"question": "who?", "rounds": 2})).await;
-    let r = r.unwrap_or_else(|e| panic!("{e:?} {}", bridge.log.lock().unwrap()));
-    assert_eq!(r.get().content[0].as_text(), Some("answers: re: who?, re: who? again"));
+    for round in 0..3 {
+        let r = client.call_tool("ask", json!({"question": "who?", "rounds": 2})).await;
+        let r = r.unwrap_or_else(|e| panic!("call {round}: {e:?} {}", bridge.log.lock().unwrap()));
+        assert_eq!(r.get().content[0].as_text(), Some("answers: re: who?, re: who? again"));
+    }
+}
+
+/// The first call of mcpwire's `Client` (right after its tool list) to a tool that logs at
+/// once: the child's log message, read after the list's answer, reaches the call's client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_message_right_after_a_tool_list_reaches_the_calls_client() {
+    let c = child();
+    let bridge = start(&[], &args(&c));
+    let logged = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = logged.clone();
+    let client = mcpwire::client::Client::builder()
+        .on_log(move |m| seen.lock().unwrap().push(m.data.get().to_owned()))
+        .connect(bridge.url.as_str())
+        .await
+        .unwrap();
+    assert_eq!(client.era(), mcpwire::mcp::Era::Modern);
+    let r = client.call_tool("log", json!({"message": "first"})).await.unwrap();
+    assert_eq!(r.get().content[0].as_text(), Some("logged"));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while logged.lock().unwrap().is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no log message: {}",
+            bridge.log.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(*logged.lock().unwrap(), [r#""first""#]);
 }
 
 /// Opens a `subscriptions/listen` of `m` with `filter` (the request runs until it is aborted);
@@ -318,12 +341,12 @@ async fn a_listen_stream_of_a_legacy_child_is_served_by_the_bridge() {
 
     let caller = modern(&bridge.url).await;
     assert_eq!(text(&call(&caller, "subscribed", json!({}), json!({})).await.unwrap()), "test://a");
-    grace().await;
+    settle().await;
     assert_eq!(
         text(&call(&caller, "touch", json!({"uri": "test://a"}), json!({})).await.unwrap()),
         "touched"
     );
-    grace().await;
+    settle().await;
     assert_eq!(
         text(&call(&caller, "change_tools", json!({}), json!({})).await.unwrap()),
         "changed"
@@ -364,7 +387,7 @@ async fn a_listen_stream_of_a_legacy_child_is_served_by_the_bridge() {
     stream.abort();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
-        grace().await;
+        settle().await;
         let r = call(&caller, "subscribed", json!({}), json!({})).await.unwrap();
         if text(&r).is_empty() {
             break;

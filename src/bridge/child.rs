@@ -21,14 +21,16 @@ pub(super) struct ChildHandler {
 }
 
 impl Handler for ChildHandler {
-    async fn request(&self, req: &Incoming, _cx: &Context) -> Result<Reply, RpcError> {
+    // `relate` is called on each handler's first poll, before any await: `Flights::prune`
+    // counts on it.
+    async fn request(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
         let Some(inner) = self.inner.upgrade() else {
             return Err(RpcError::internal("mcpwire bridge: stopping"));
         };
         if req.method() == "ping" {
             return Ok(Reply::empty());
         }
-        let (peer, modern, seq, asks) = match inner.relate() {
+        let (peer, modern, seq, asks) = match inner.relate(req.position(), cx.peer()) {
             Relation::To { peer, modern, seq, asks } => (peer, modern, seq, asks),
             other => {
                 inner.counters.child_requests_refused.fetch_add(1, Ordering::Relaxed);
@@ -88,7 +90,7 @@ impl Handler for ChildHandler {
         }
     }
 
-    async fn notification(&self, note: &Incoming, _cx: &Context) {
+    async fn notification(&self, note: &Incoming, cx: &Context) {
         let Some(inner) = self.inner.upgrade() else { return };
         let method = note.method();
         let params = note.params();
@@ -127,7 +129,7 @@ impl Handler for ChildHandler {
             return;
         }
         // `notifications/message` and anything else: the client it concerns, if one.
-        match inner.relate() {
+        match inner.relate(note.position(), cx.peer()) {
             Relation::To { peer, .. } => {
                 inner.counters.notifications_routed.fetch_add(1, Ordering::Relaxed);
                 let _ = peer.notify(method, params).await;

@@ -20,7 +20,9 @@ use std::sync::atomic::Ordering;
 use super::era::{ENVELOPE, initialize_answer};
 use super::hold::{self, AskSender, Next};
 use super::json::{self, RequestEdit};
-use super::state::{ChildLink, ClientState, Flight, InFlight, Inner, Session, lock, text};
+use super::state::{
+    ChildLink, ClientState, Flight, InFlight, Inner, Session, UNSETTLED, lock, text,
+};
 use crate::mcp::mrtr::{self, Outcome};
 use crate::mcp::{
     self, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY,
@@ -463,6 +465,8 @@ impl BridgeHandler {
             options.id_sink = Some(sink.clone());
             (sink, own_id.map_or_else(|| "null".to_owned(), |i| i.to_string()))
         });
+        let settled = Arc::new(std::sync::atomic::AtomicU64::new(UNSETTLED));
+        options.settled_sink = Some(settled.clone());
         let flight_of = Flight {
             client: self.client.id,
             peer,
@@ -470,6 +474,8 @@ impl BridgeHandler {
             modern,
             listen,
             answered: false,
+            child: link.peer.clone(),
+            settled,
             sent: std::time::Instant::now(),
             asks,
             parked: false,

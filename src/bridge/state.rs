@@ -2,15 +2,10 @@
 //! the clients, the requests in flight to the child (each with the client it came from, so
 //! that what the child sends about it reaches that client alone), and the counters.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
-
-/// How long a request that was answered still counts, for what the child sends that names no
-/// request: the child's message may be read before its answer and handled after the answer
-/// reached the client (another thread), and must then count as possibly that request's.
-const RELATION_GRACE: Duration = Duration::from_millis(100);
 
 use super::admission::Admission;
 use super::held::{AskSender, Holds};
@@ -107,8 +102,16 @@ pub(super) struct Flight {
     /// A `subscriptions/listen`: the child-side id (once sent), which the child's
     /// notifications for it name as their subscription, and the client's own id (JSON text).
     pub(super) listen: Option<(Arc<AtomicU64>, String)>,
-    /// Answered (it is kept [`RELATION_GRACE`] longer for [`Inner::relate`]).
+    /// Its end came: the bridge no longer waits on it (it is kept for [`Inner::relate`] until
+    /// [`Flights::prune`] finds no message of the child's can still concern it).
     pub(super) answered: bool,
+    /// The child's connection it was sent on.
+    pub(super) child: PeerHandle,
+    /// Where in the stream read from the child it stopped being in flight (its answer's
+    /// position, or the last frame's read before it timed out, failed or was given up);
+    /// [`UNSETTLED`] until then. The child's peer writes it as it reads the answer, before it
+    /// reads the next frame.
+    pub(super) settled: Arc<AtomicU64>,
     /// When it was sent to the child.
     pub(super) sent: Instant,
     /// A modern client's call to a legacy child: where the child's requests for it go (to be
@@ -119,23 +122,38 @@ pub(super) struct Flight {
     pub(super) parked: bool,
 }
 
-/// The requests in flight to the child, and those answered in the last [`RELATION_GRACE`].
+/// A flight's `settled` before its end: every position comes before it.
+pub(super) const UNSETTLED: u64 = u64::MAX;
+
+/// The requests in flight to the child, and those ended that a message of the child's may
+/// still concern.
 #[derive(Default)]
 pub(super) struct Flights {
     pub(super) map: HashMap<u64, Flight>,
-    answered: VecDeque<(Instant, u64)>,
 }
 
 impl Flights {
-    /// Forgets the requests answered longer ago than the grace.
-    fn sweep(&mut self, now: Instant) {
-        while let Some(&(at, seq)) = self.answered.front() {
-            if now.duration_since(at) < RELATION_GRACE {
-                break;
-            }
-            self.answered.pop_front();
-            self.map.remove(&seq);
-        }
+    /// Forgets the flights that ended and that no message of the child's can still concern.
+    ///
+    /// A message concerns a flight when it was read before the flight's end ([`Inner::relate`]):
+    /// at a position at or below `settled`. The bridge relates each message while its handler
+    /// is first polled (`relate` comes before any await in [`super::child::ChildHandler`]),
+    /// and the child's peer publishes the position below which every message read has had its
+    /// handler polled (`begun_below`, which only grows). A flight that ended at `settled` below
+    /// that can thus concern no message still to be related: every message read at or before
+    /// its end has been related already, and every one read later is past it. A flight that
+    /// ended on a child connection that is no longer the current one concerns none of the
+    /// current one's messages (positions count per connection, and `relate` compares a
+    /// message only with the flights of the connection that read it). Flights still awaited
+    /// are kept whatever their position, and all of them while there is no child (`current`
+    /// is `None`): the next one's first prune takes those that ended.
+    pub(super) fn prune(&mut self, current: Option<(&PeerHandle, u64)>) {
+        let Some((child, begun_below)) = current else { return };
+        self.map.retain(|_, f| {
+            !f.answered
+                || (f.child.same_connection(child)
+                    && f.settled.load(Ordering::Acquire) >= begun_below)
+        });
     }
 }
 
@@ -238,14 +256,34 @@ impl Inner {
         lock(&self.clients).values().filter_map(Weak::upgrade).collect()
     }
 
+    /// The current child's connection and the position below which every message it read has
+    /// been related, for [`Flights::prune`].
+    fn current(&self) -> Option<(PeerHandle, u64)> {
+        let link = self.child.read().unwrap_or_else(PoisonError::into_inner);
+        link.as_ref().map(|l| (l.peer.clone(), l.peer.begun_below()))
+    }
+
     /// Which client a message of the child's concerns, when the wire does not say: the one
-    /// client with requests in flight (its latest request), or none at all.
-    pub(super) fn relate(&self) -> Relation {
+    /// client with requests in flight (its latest request), or none at all. `child` is the
+    /// connection that read the message, at `position` ([`Incoming::position`]); a request
+    /// counts as in flight for it when, in the order the child's stdout was read, the message
+    /// came before the request's answer (or its timeout, failure or cancellation), however the
+    /// threads that handle the two happened to run: the answer may have reached its client
+    /// already while the message was read before it.
+    ///
+    /// [`Incoming::position`]: crate::peer::Incoming
+    pub(super) fn relate(&self, position: u64, child: &PeerHandle) -> Relation {
+        let current = self.current();
         let mut flights = lock(&self.flights);
-        flights.sweep(Instant::now());
+        flights.prune(current.as_ref().map(|(p, b)| (p, *b)));
         let mut latest: Option<(u64, &Flight)> = None;
         let mut clients = HashSet::new();
-        for (seq, f) in flights.map.iter().filter(|(_, f)| !f.parked) {
+        let concerned = |f: &Flight| {
+            !f.parked
+                && f.child.same_connection(child)
+                && position <= f.settled.load(Ordering::Acquire)
+        };
+        for (seq, f) in flights.map.iter().filter(|(_, f)| concerned(f)) {
             clients.insert(f.client);
             if latest.is_none_or(|(s, _)| *seq > s) {
                 latest = Some((*seq, f));
@@ -336,8 +374,9 @@ impl<'a> InFlight<'a> {
 
     /// Registers the request as in flight to the child under `seq`.
     pub(super) fn fly(&mut self, seq: u64, flight: Flight) {
+        let current = self.inner.current();
         let mut flights = lock(&self.inner.flights);
-        flights.sweep(Instant::now());
+        flights.prune(current.as_ref().map(|(p, b)| (p, *b)));
         flights.map.insert(seq, flight);
         self.seq = Some(seq);
     }
@@ -349,7 +388,17 @@ impl Drop for InFlight<'_> {
             let mut flights = lock(&self.inner.flights);
             if let Some(f) = flights.map.get_mut(&seq) {
                 f.answered = true;
-                flights.answered.push_back((Instant::now(), seq));
+                // Given up before the child's peer took it (it was never sent): it ends where
+                // the stream read stands now.
+                if f.settled.load(Ordering::Acquire) == UNSETTLED {
+                    let now = f.child.read_position();
+                    let _ = f.settled.compare_exchange(
+                        UNSETTLED,
+                        now,
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    );
+                }
             }
         }
         self.client.in_flight.fetch_sub(1, Ordering::AcqRel);
@@ -481,3 +530,6 @@ impl Upstream {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -331,6 +331,9 @@ where
             let (want_read, deadline, closed, write_now) = {
                 let mut core = shared.lock();
                 core.set_driver(cx.waker());
+                // Every handler handed out so far has been polled once (`run` empties the
+                // queue): what is still held marks where that ends.
+                shared.begun_below.store(core.first_unbegun(), Ordering::Release);
                 take_events(&mut core, &mut events);
                 if !writing && core.poll_transmit(&mut out, &mut sent) {
                     writing = true;

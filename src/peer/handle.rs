@@ -31,6 +31,9 @@ pub struct RequestOptions {
     pub(crate) progress: Option<(ProgressToken, Option<Duration>)>,
     /// Where the request's id is written once it has one (before it is sent).
     pub(crate) id_sink: Option<Arc<AtomicU64>>,
+    /// Where the position in the stream read at which it stops being in flight is written
+    /// (its answer's, or the last frame's read before it timed out, failed or was given up).
+    pub(crate) settled_sink: Option<Arc<AtomicU64>>,
 }
 
 impl RequestOptions {
@@ -87,6 +90,9 @@ pub(crate) struct Shared {
     pub(crate) done: CancellationToken,
     /// Bytes read from the transport.
     pub(crate) bytes_read: Arc<AtomicU64>,
+    /// Published by the driver at each turn: every message read at a position below this has
+    /// had its handler polled at least once ([`Core::first_unbegun`]).
+    pub(crate) begun_below: AtomicU64,
     /// Who the transport says is on the other side now (an HTTP server's checked token);
     /// each request's [`Context`](super::Context) takes it as the request comes in.
     principal: Mutex<Option<Arc<Principal>>>,
@@ -107,6 +113,7 @@ impl Shared {
             closing: CancellationToken::new(),
             done: CancellationToken::new(),
             bytes_read: Arc::new(AtomicU64::new(0)),
+            begun_below: AtomicU64::new(1),
             principal: Mutex::new(None),
             has_principal: AtomicBool::new(false),
             direct: OnceLock::new(),
@@ -266,6 +273,7 @@ impl PeerHandle {
         };
         let token = options.progress.as_ref().map(|(t, _)| t.clone());
         let id_sink = options.id_sink.clone();
+        let mut settled_sink = options.settled_sink.clone();
         let mut options = Some(options);
         // A transport that sends requests itself does so here, in this task: its exchange is
         // polled by this future, and nothing crosses the connection's task.
@@ -311,6 +319,9 @@ impl PeerHandle {
                             Ok((id, sent)) => {
                                 if let Some(sink) = &id_sink {
                                     sink.store(id, Ordering::Release);
+                                }
+                                if let Some(sink) = settled_sink.take() {
+                                    c.watch_request(id, sink);
                                 }
                                 pending.id = Some(id);
                                 pending.sent = sent;
@@ -432,6 +443,23 @@ impl PeerHandle {
     #[cfg(feature = "http")]
     pub(crate) fn handles(&self) -> usize {
         Arc::strong_count(&self.shared)
+    }
+
+    /// Whether `other` is a handle to the same connection.
+    pub(crate) fn same_connection(&self, other: &PeerHandle) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
+    /// Frames the connection has read so far: the position of the latest (see
+    /// [`Incoming::position`]). Takes the connection's lock.
+    pub(crate) fn read_position(&self) -> u64 {
+        self.shared.lock().read_position()
+    }
+
+    /// Every message the connection read at a position below this has had its handler polled
+    /// at least once (as of the connection task's latest turn; it only grows).
+    pub(crate) fn begun_below(&self) -> u64 {
+        self.shared.begun_below.load(Ordering::Acquire)
     }
 
     /// Whether the connection has ended.

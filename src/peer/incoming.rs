@@ -20,21 +20,38 @@ enum Source {
 /// One message received: a request or notification given to a [`Handler`](super::Handler), or a
 /// response returned by [`PeerHandle::request`](super::PeerHandle::request). It owns the frame's bytes and borrows from them.
 #[derive(Clone)]
-pub struct Incoming(Source);
+pub struct Incoming {
+    source: Source,
+    /// Where it came in the connection's stream (see [`Incoming::position`]).
+    position: u64,
+}
 
 impl Incoming {
     pub(crate) fn own(frame: Frame) -> Self {
-        Self(Source::Own(frame))
+        Self { source: Source::Own(frame), position: 0 }
     }
 
     pub(crate) fn element(frame: Arc<Frame>, i: usize) -> Self {
         debug_assert!(i < frame.len());
-        Self(Source::Element(frame, i))
+        Self { source: Source::Element(frame, i), position: 0 }
+    }
+
+    /// The message, read as the connection's `position`-th frame.
+    pub(crate) fn at(mut self, position: u64) -> Self {
+        self.position = position;
+        self
+    }
+
+    /// Where the message came in the connection's stream: the count of frames read up to and
+    /// including its own (the first frame is 1; the elements of a batch share their frame's).
+    /// 0 for a message no connection read (a stateless HTTP request, a test's).
+    pub(crate) fn position(&self) -> u64 {
+        self.position
     }
 
     /// The frame of a message of its own (not a batch element).
     pub(crate) fn into_frame(self) -> Option<Frame> {
-        match self.0 {
+        match self.source {
             Source::Own(frame) => Some(frame),
             Source::Element(..) => None,
         }
@@ -44,7 +61,7 @@ impl Incoming {
     /// [`Frame::unshare`]), so what the held-bytes bounds count is what stays in memory. A batch
     /// element shares its batch's frame, which was given its own bytes when the batch arrived.
     pub(crate) fn unshare(&mut self) {
-        if let Source::Own(frame) = &mut self.0 {
+        if let Source::Own(frame) = &mut self.source {
             frame.unshare();
         }
     }
@@ -52,7 +69,7 @@ impl Incoming {
     /// The message.
     #[must_use]
     pub fn message(&self) -> Message<'_> {
-        let found = match &self.0 {
+        let found = match &self.source {
             Source::Own(f) => f.element(0),
             Source::Element(f, i) => f.element(*i),
         };

@@ -10,7 +10,8 @@ rounds} (asks the client an elicitation/create of `question`, `rounds` times (1 
 then answers with what came back; each answer is also written to stderr); touch {uri}
 (notifications/resources/updated of `uri` when it is subscribed to); change_tools
 (notifications/tools/list_changed); subscribed (the resources subscribed to, sorted, joined by
-spaces). resources/subscribe and resources/unsubscribe keep that list."""
+spaces); log {message} (a notifications/message of `message` at once, then the answer).
+resources/subscribe and resources/unsubscribe keep that list."""
 import json
 import sys
 
@@ -28,7 +29,7 @@ def result(id_, text, is_error=False):
 
 
 TOOLS = ["echo", "garbage", "sample", "hold", "release", "roots_error", "exit", "ask", "touch",
-         "change_tools", "subscribed"]
+         "change_tools", "subscribed", "log"]
 subscribed = set()
 asking = {}  # the tools/call id -> [question, rounds left, answers so far]
 held = []
@@ -135,6 +136,10 @@ for line in sys.stdin:
         elif name == "change_tools":
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
             result(id_, "changed")
+        elif name == "log":
+            send({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+                "level": "info", "logger": "legacy-child", "data": args.get("message", "")}})
+            result(id_, "logged")
         elif name == "subscribed":
             result(id_, " ".join(sorted(subscribed)))
         elif name == "exit":

@@ -54,7 +54,7 @@ impl Core {
         let msg = Outgoing::Request { id: wire, method, params: params.as_ref() };
         let mut body = BytesMut::new();
         if let Err(e) = msg.write_value(&mut body) {
-            self.sent.forget(id, None);
+            self.sent.forget(id, None, self.read);
             return Err(RequestError::Encode(e.to_string()));
         }
         self.stats.bytes_written += body.len() as u64 + 1;
@@ -70,8 +70,10 @@ impl Core {
         }
         // Once reading has ended every waiter has failed: a late answer is dropped, as the
         // connection's task would drop it.
+        // It counts as read just after the last frame the connection's task read: no order
+        // holds between the streams it came on.
         if matches!(self.phase, Phase::Open) {
-            self.sent.deliver(Incoming::own(frame), &mut self.wake);
+            self.sent.deliver(Incoming::own(frame).at(self.read), &mut self.wake);
         }
         Ok(())
     }

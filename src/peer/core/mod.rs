@@ -32,6 +32,7 @@
 //!   buffer takes nothing more (what it holds is still written).
 
 mod direct;
+mod order;
 mod receive;
 mod received_notifications;
 mod received_requests;
@@ -155,6 +156,8 @@ pub(crate) struct Core {
     armed: Option<Instant>,
     /// Whether the writer holds messages it took and has not yet reported written.
     writer_busy: bool,
+    /// Frames read so far: the position of the latest (see `order.rs`).
+    read: u64,
     stats: PeerStats,
 }
 
@@ -181,6 +184,7 @@ impl Core {
             driver: None,
             armed: None,
             writer_busy: false,
+            read: 0,
             stats: PeerStats::default(),
         }
     }
@@ -191,6 +195,7 @@ impl Core {
     pub(crate) fn handle_frame(&mut self, now: Instant, frame: Frame) {
         self.now = Some(now);
         debug_assert!(self.stalled.is_none());
+        self.read += 1;
         if matches!(self.phase, Phase::Open) {
             self.stalled = self.dispatch(frame);
         }
@@ -205,7 +210,7 @@ impl Core {
         if !matches!(self.phase, Phase::Open) {
             return;
         }
-        self.sent.fail_all(&CloseReason::Eof, &mut self.wake);
+        self.sent.fail_all(&CloseReason::Eof, self.read, &mut self.wake);
         let until = now.checked_add(CLOSE_GRACE).unwrap_or(now);
         self.phase = Phase::Draining { reason: CloseReason::Eof, until };
         self.stalled = None;
@@ -216,13 +221,13 @@ impl Core {
     /// `error`, and the connection goes on.
     #[cfg(feature = "http")]
     pub(crate) fn handle_transport_failure(&mut self, id: crate::Id<'_>, error: TransportError) {
-        self.sent.fail(id, RequestError::Transport(error), &mut self.wake);
+        self.sent.fail(id, RequestError::Transport(error), self.read, &mut self.wake);
     }
 
     /// Time passed: requests past their deadline fail, and a drain past its deadline ends.
     pub(crate) fn handle_timeout(&mut self, now: Instant) {
         self.now = Some(now);
-        self.sent.expire(now, &mut self.wake);
+        self.sent.expire(now, self.read, &mut self.wake);
         if let Phase::Draining { until, .. } = self.phase
             && now >= until
         {
@@ -253,7 +258,7 @@ impl Core {
         match self.send_request(id, method, params, related) {
             Ok(sent) => Ok((id, sent)),
             Err(e) => {
-                self.sent.forget(id, None);
+                self.sent.forget(id, None, self.read);
                 Err(e)
             }
         }
@@ -321,7 +326,7 @@ impl Core {
     /// still in flight and `notify` (it was sent, and may be cancelled), `notifications/cancelled`
     /// is queued (dropped and counted when the other side has stopped reading).
     pub(crate) fn forget_request(&mut self, id: u64, notify: bool, token: Option<&OwnedId>) {
-        if self.sent.forget(id, token) && notify {
+        if self.sent.forget(id, token, self.read) && notify {
             self.send_cancelled(id, "the caller gave up on the request");
         }
     }
@@ -439,7 +444,7 @@ impl Core {
             Phase::Draining { reason, .. } => reason.clone(),
             Phase::Open => reason,
         };
-        self.sent.fail_all(&reason, &mut self.wake);
+        self.sent.fail_all(&reason, self.read, &mut self.wake);
         self.received.close(&mut self.wake);
         self.notifications.close();
         self.events.clear();

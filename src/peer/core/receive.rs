@@ -22,13 +22,13 @@ impl Core {
     pub(super) fn dispatch(&mut self, frame: Frame) -> Option<Stalled> {
         match frame.kind() {
             Kind::Response | Kind::Error => {
-                self.sent.deliver(Incoming::own(frame), &mut self.wake);
+                self.sent.deliver(Incoming::own(frame).at(self.read), &mut self.wake);
                 None
             }
             Kind::Request => self.request(frame),
             Kind::Notification => {
                 let bytes = frame.as_bytes().len();
-                self.notification(Incoming::own(frame), bytes)
+                self.notification(Incoming::own(frame).at(self.read), bytes)
                     .and_then(Incoming::into_frame)
                     .map(Stalled::Frame)
             }
@@ -75,7 +75,7 @@ impl Core {
                 None
             }
             Admit::Admitted(ticket) => {
-                let mut req = Incoming::own(frame);
+                let mut req = Incoming::own(frame).at(self.read);
                 // Held from here on: bytes of its own, so the bound counts what it keeps.
                 req.unshare();
                 let after = self.notifications.read();
@@ -165,10 +165,14 @@ impl Core {
             let Some(m) = frame.element(i) else { break };
             match m.kind() {
                 Kind::Response | Kind::Error => {
-                    self.sent.deliver(Incoming::element(frame.clone(), i), &mut self.wake);
+                    self.sent
+                        .deliver(Incoming::element(frame.clone(), i).at(self.read), &mut self.wake);
                 }
                 Kind::Notification => {
-                    if self.notification(Incoming::element(frame.clone(), i), share).is_some() {
+                    if self
+                        .notification(Incoming::element(frame.clone(), i).at(self.read), share)
+                        .is_some()
+                    {
                         return Some(Stalled::Batch { frame, next: i, batch, share });
                     }
                 }
@@ -186,7 +190,7 @@ impl Core {
                         }
                         Admit::Admitted(ticket) => {
                             self.received.batch_hold(batch, ticket);
-                            let req = Incoming::element(frame.clone(), i);
+                            let req = Incoming::element(frame.clone(), i).at(self.read);
                             self.received.waiting.push_back((
                                 ticket,
                                 req,

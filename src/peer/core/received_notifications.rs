@@ -94,6 +94,11 @@ impl ReceivedNotifications {
         self.running_bytes = 0;
     }
 
+    /// The position of the first notification held whose handler has not begun.
+    pub(crate) fn first_waiting(&self) -> Option<u64> {
+        self.queue.front().map(|(n, _)| n.position())
+    }
+
     /// Notifications read so far: a request read now may begin once that many have.
     pub(crate) fn read(&self) -> u64 {
         self.read

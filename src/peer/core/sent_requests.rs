@@ -6,6 +6,8 @@
 //! collects the outcome, which frees the slot. No channel and no allocation per request.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -55,12 +57,24 @@ impl Timeout {
 pub(crate) struct Waiter {
     waker: Option<Waker>,
     outcome: Option<Result<Incoming, RequestError>>,
+    /// Where the position in the stream read at which it stopped being in flight is written
+    /// (see [`SentRequests::watch`]).
+    settled: Option<Arc<AtomicU64>>,
 }
 
 impl Waiter {
-    fn finish(&mut self, outcome: Result<Incoming, RequestError>, wake: &mut Vec<Waker>) {
+    /// Its outcome, decided when the connection had read `at` frames (the answer's own
+    /// position, for an answer).
+    fn finish(&mut self, outcome: Result<Incoming, RequestError>, at: u64, wake: &mut Vec<Waker>) {
         self.outcome = Some(outcome);
+        self.settle(at);
         wake.extend(self.waker.take());
+    }
+
+    fn settle(&mut self, at: u64) {
+        if let Some(s) = self.settled.take() {
+            s.store(at, Ordering::Release);
+        }
     }
 }
 
@@ -106,17 +120,18 @@ impl SentRequests {
     /// and dropped.
     pub(crate) fn deliver(&mut self, response: Incoming, wake: &mut Vec<Waker>) {
         let id = response.id().unwrap_or(Id::Null);
+        let at = response.position();
         match self.table.answer(id) {
-            Ok(w) => w.finish(Ok(response), wake),
+            Ok(w) => w.finish(Ok(response), at, wake),
             Err(why) => log_dropped(why, &response),
         }
     }
 
     /// Requests whose deadline passed get [`RequestError::Timeout`]. Returns how many.
-    pub(crate) fn expire(&mut self, now: Instant, wake: &mut Vec<Waker>) -> usize {
+    pub(crate) fn expire(&mut self, now: Instant, at: u64, wake: &mut Vec<Waker>) -> usize {
         let mut n = 0;
         while let Some((_, w)) = self.table.expire(now) {
-            w.finish(Err(RequestError::Timeout), wake);
+            w.finish(Err(RequestError::Timeout), at, wake);
             n += 1;
         }
         n
@@ -125,15 +140,17 @@ impl SentRequests {
     /// The transport could not carry request `id` or its answer: its waiter gets `error`. An
     /// id no longer in flight (answered, timed out) is left alone.
     #[cfg(feature = "http")]
-    pub(crate) fn fail(&mut self, id: Id<'_>, error: RequestError, wake: &mut Vec<Waker>) {
+    pub(crate) fn fail(&mut self, id: Id<'_>, error: RequestError, at: u64, wake: &mut Vec<Waker>) {
         if let Ok(w) = self.table.answer(id) {
-            w.finish(Err(error), wake);
+            w.finish(Err(error), at, wake);
         }
     }
 
     /// Every request in flight fails: no response can come any more.
-    pub(crate) fn fail_all(&mut self, reason: &CloseReason, wake: &mut Vec<Waker>) {
-        self.table.drain_in_place(|_, w| w.finish(Err(RequestError::Closed(reason.clone())), wake));
+    pub(crate) fn fail_all(&mut self, reason: &CloseReason, at: u64, wake: &mut Vec<Waker>) {
+        let closed =
+            |_, w: &mut Waiter| w.finish(Err(RequestError::Closed(reason.clone())), at, wake);
+        self.table.drain_in_place(closed);
         self.progress.clear();
     }
 
@@ -154,15 +171,29 @@ impl SentRequests {
         Poll::Ready(outcome.unwrap_or(Err(RequestError::Closed(CloseReason::Local))))
     }
 
-    /// The caller gave up on request `id`: its slot is freed. `true` when it was still in
-    /// flight (so `notifications/cancelled` is owed if it was sent).
-    pub(crate) fn forget(&mut self, id: u64, token: Option<&OwnedId>) -> bool {
+    /// Writes into `sink`, once request `id` stops being in flight, the count of frames the
+    /// connection had read then: its answer's position, or (a timeout, the connection's end,
+    /// the caller giving up) the position of the last frame read before. A request no longer
+    /// in flight is left alone.
+    pub(crate) fn watch(&mut self, id: u64, sink: Arc<AtomicU64>) {
+        if let Some(w) = self.table.waiter_mut(id)
+            && w.outcome.is_none()
+        {
+            w.settled = Some(sink);
+        }
+    }
+
+    /// The caller gave up on request `id` when `at` frames were read: its slot is freed.
+    /// `true` when it was still in flight (so `notifications/cancelled` is owed if it was
+    /// sent).
+    pub(crate) fn forget(&mut self, id: u64, token: Option<&OwnedId>, at: u64) -> bool {
         if let Some(t) = token
             && self.progress.get(t).is_some_and(|r| r.id == id)
         {
             self.progress.remove(t);
         }
-        if self.table.cancel(id).is_some() {
+        if let Some(mut w) = self.table.cancel(id) {
+            w.settle(at);
             return true;
         }
         self.table.collect(id);
