@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# Instructions `mcpwire serve --http` spends per stateless (2026-07-28) `tools/call echo`,
-# counted with callgrind, which the machine's load does not change: the server runs under
-# `valgrind --tool=callgrind`, a small Python client (one kept-alive connection, one request at
-# a time, a new id each) sends N1 and then N2 requests to a fresh server each time, and the difference of the two
-# totals over N2 - N1 is one request (start-up and shutdown cancel out). User space only.
+# Instructions `mcpwire serve --http` spends per `tools/call echo`, counted with callgrind,
+# which the machine's load does not change: the server runs under `valgrind --tool=callgrind`,
+# a small Python client (one kept-alive connection, one request at a time, a new id each) sends
+# N1 and then N2 requests to a fresh server each time, and the difference of the two totals
+# over N2 - N1 is one request (start-up and shutdown cancel out). User space only.
+#
+# ERA picks the requests: 2026-07-28 (the default) sends stateless requests, each with its
+# `_meta` envelope and routing headers; 2025-11-25 opens one legacy session (`initialize`,
+# `notifications/initialized`) and sends every call in it. BRIDGE=1 counts `mcpwire bridge --
+# mcpwire serve --stdio` instead: the bridge's own instructions (its child is not traced).
 #
 # Usage: benches/serve_callgrind.sh [BIN...] (default: the release build); each binary gets
 # its own row, so an earlier commit's build beside this one's is a before/after pair.
-# Environment: N1 (default 1000), N2 (default 3000). Needs valgrind and python3.
+# Environment: N1 (default 1000), N2 (default 3000), ERA, BRIDGE. Needs valgrind and python3.
 set -euo pipefail
 
 N1="${N1:-1000}"
 N2="${N2:-3000}"
+ERA="${ERA:-2026-07-28}"
+BRIDGE="${BRIDGE:-0}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 for tool in valgrind python3; do
     command -v "$tool" >/dev/null || { echo "$tool not found (apt-get install $tool)" >&2; exit 1; }
@@ -31,17 +38,29 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ARGS='"name":"echo","arguments":{"message":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}'
-META='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
-# drive URL N: N requests, one after another on one kept-alive connection; fails on any
+# drive URL N ERA: N requests, one after another on one kept-alive connection; fails on any
 # answer but a 200 that carries the echo.
-cat >"$WORK/drive.py" <<PY
-import http.client, sys, urllib.parse
-url, n = urllib.parse.urlsplit(sys.argv[1]), int(sys.argv[2])
+cat >"$WORK/drive.py" <<'PY'
+import http.client, json, sys, urllib.parse
+url, n, era = urllib.parse.urlsplit(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 conn = http.client.HTTPConnection(url.hostname, url.port)
-headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-           "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"}
-params = '{$ARGS,$META}'
+headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+args = '"name":"echo","arguments":{"message":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}'
+if era == "2026-07-28":
+    headers.update({"MCP-Protocol-Version": era, "Mcp-Method": "tools/call", "Mcp-Name": "echo"})
+    meta = ('"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+            '"io.modelcontextprotocol/clientCapabilities":{}}')
+    params = "{%s,%s}" % (args, meta)
+else:
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": era, "capabilities": {}, "clientInfo": {"name": "cg", "version": "1"}}}
+    conn.request("POST", url.path, json.dumps(init), headers)
+    r = conn.getresponse()
+    r.read()
+    headers.update({"Mcp-Session-Id": r.getheader("Mcp-Session-Id"), "MCP-Protocol-Version": era})
+    conn.request("POST", url.path, '{"jsonrpc":"2.0","method":"notifications/initialized"}', headers)
+    conn.getresponse().read()
+    params = "{%s}" % args
 for i in range(1, n + 1):
     body = '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}' % (i, params)
     conn.request("POST", url.path, body, headers)
@@ -55,7 +74,9 @@ PY
 instructions() {
     local bin=$1 n=$2 url="" i out="$WORK/cg.out"
     rm -f "$out" "$WORK/err"
-    valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" serve --http 127.0.0.1:0 \
+    local cmd=("$bin" serve --http 127.0.0.1:0)
+    [ "$BRIDGE" = 1 ] && cmd=("$bin" bridge --http 127.0.0.1:0 -- "$bin" serve --stdio)
+    valgrind --tool=callgrind --callgrind-out-file="$out" "${cmd[@]}" \
         >/dev/null 2>"$WORK/err" </dev/null &
     PID=$!
     for i in $(seq 300); do
@@ -64,7 +85,7 @@ instructions() {
         sleep 0.1
     done
     [ -n "$url" ] || { echo "the server did not start:" >&2; cat "$WORK/err" >&2; exit 1; }
-    python3 "$WORK/drive.py" "$url" "$n" >&2
+    python3 "$WORK/drive.py" "$url" "$n" "$ERA" >&2
     kill -TERM "$PID"
     wait "$PID" || true
     PID=""
