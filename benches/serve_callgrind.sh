@@ -11,7 +11,9 @@
 # mcpwire serve --stdio` instead: the bridge's own instructions (its child is not traced).
 #
 # Usage: benches/serve_callgrind.sh [BIN...] (default: the release build); each binary gets
-# its own row, so an earlier commit's build beside this one's is a before/after pair.
+# its own row, so an earlier commit's build beside this one's is a before/after pair. A binary
+# named hyper_floor (`cargo build --release --example hyper_floor`) is run as the bare hyper
+# server it is: the floor the 2026-07-28 rows stand on (it answers one fixed echo).
 # Environment: N1 (default 1000), N2 (default 3000), ERA, BRIDGE. Needs valgrind and python3.
 set -euo pipefail
 
@@ -76,11 +78,13 @@ instructions() {
     rm -f "$out" "$WORK/err"
     local cmd=("$bin" serve --http 127.0.0.1:0)
     [ "$BRIDGE" = 1 ] && cmd=("$bin" bridge --http 127.0.0.1:0 -- "$bin" serve --stdio)
+    # The bare hyper floor of benches/http_wrk.sh (examples/hyper_floor.rs) takes no command.
+    [ "$(basename "$bin")" = hyper_floor ] && cmd=("$bin" 127.0.0.1:0)
     valgrind --tool=callgrind --callgrind-out-file="$out" "${cmd[@]}" \
         >/dev/null 2>"$WORK/err" </dev/null &
     PID=$!
     for i in $(seq 300); do
-        url="$(sed -n 's/^mcpwire: serving MCP on \(http:.*\)$/\1/p' "$WORK/err" | head -n 1)"
+        url="$(sed -n 's/^[a-z_]*: serving \(MCP \)\{0,1\}on \(http:.*\)$/\2/p' "$WORK/err" | head -n 1)"
         [ -n "$url" ] && break
         sleep 0.1
     done
