@@ -30,8 +30,8 @@ impl Handler for ChildHandler {
         if req.method() == "ping" {
             return Ok(Reply::empty());
         }
-        let (peer, modern, seq, asks) = match inner.relate(req.position(), cx.peer()) {
-            Relation::To { peer, modern, seq, asks } => (peer, modern, seq, asks),
+        let (client, modern, seq, asks) = match inner.relate(req.position(), cx.peer()) {
+            Relation::To { cx, modern, seq, asks } => (cx, modern, seq, asks),
             other => {
                 inner.counters.child_requests_refused.fetch_add(1, Ordering::Relaxed);
                 let why = match other {
@@ -80,7 +80,7 @@ impl Handler for ChildHandler {
         }
         inner.counters.child_requests_routed.fetch_add(1, Ordering::Relaxed);
         drop(inner);
-        match peer.request(req.method(), req.params()).await {
+        match client.peer().request(req.method(), req.params()).await {
             Ok(answer) => Ok(Reply::raw(text(answer.result()))),
             Err(RequestError::Rpc(e)) => Err(e),
             Err(e) => Err(RpcError::internal(format!(
@@ -130,9 +130,9 @@ impl Handler for ChildHandler {
         }
         // `notifications/message` and anything else: the client it concerns, if one.
         match inner.relate(note.position(), cx.peer()) {
-            Relation::To { peer, .. } => {
+            Relation::To { cx: client, .. } => {
                 inner.counters.notifications_routed.fetch_add(1, Ordering::Relaxed);
-                let _ = peer.notify(method, params).await;
+                let _ = client.notify(method, params).await;
             }
             _ => {
                 inner.counters.notifications_dropped.fetch_add(1, Ordering::Relaxed);
@@ -175,7 +175,7 @@ fn refused(method: &str, why: &str) -> RpcError {
 async fn progress(inner: &Arc<Inner>, params: Option<RawJson<'_>>) {
     let params = text(params);
     let target = json::progress_token(params).and_then(|seq| inner.progress_target(seq));
-    let Some((peer, token)) = target else {
+    let Some((client, token)) = target else {
         inner.counters.notifications_dropped.fetch_add(1, Ordering::Relaxed);
         return;
     };
@@ -184,7 +184,7 @@ async fn progress(inner: &Arc<Inner>, params: Option<RawJson<'_>>) {
         return;
     };
     inner.counters.notifications_routed.fetch_add(1, Ordering::Relaxed);
-    let _ = peer.notify("notifications/progress", Some(RawJson::new(&params))).await;
+    let _ = client.notify("notifications/progress", Some(RawJson::new(&params))).await;
 }
 
 /// Sends the notification to every session `to` picks, each on a task of its own (one slow

@@ -27,9 +27,7 @@ use crate::mcp::mrtr::{self, Outcome};
 use crate::mcp::{
     self, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY,
 };
-use crate::peer::{
-    Context, Handler, Incoming, PeerHandle, Reply, RequestError, RequestOptions, RpcError,
-};
+use crate::peer::{Context, Handler, Incoming, Reply, RequestError, RequestOptions, RpcError};
 use crate::{ErrorCode, OwnedId, RawJson};
 
 /// The most `input_required` rounds one legacy client's call may take through a modern child
@@ -129,7 +127,11 @@ impl Handler for BridgeHandler {
         let link = self.inner.child()?;
         let (method, params) = (req.method(), req.params());
         if is_modern(req) {
-            return self.modern(&link, method, params, cx, req.id()).await;
+            // Each 2026-07-28 request is a client of its own (what the child sends about it
+            // goes to it alone), also when requests share a handler (handled without a peer,
+            // the requests of one HTTP connection do).
+            let me = Self { inner: self.inner.clone(), client: self.inner.request_client() };
+            return me.modern(&link, method, params, cx, req.id()).await;
         }
         match method {
             "initialize" => {
@@ -171,9 +173,8 @@ impl Handler for BridgeHandler {
             }
             _ => {}
         }
-        let answer = self
-            .forward(&link, Out::legacy(method, params), &RequestEdit::default(), cx.peer())
-            .await?;
+        let answer =
+            self.forward(&link, Out::legacy(method, params), &RequestEdit::default(), cx).await?;
         Ok(Reply::raw(text(answer.result())))
     }
 
@@ -188,6 +189,14 @@ impl Handler for BridgeHandler {
                 }
             }
         }
+    }
+
+    /// A 2026-07-28 request other than `subscriptions/listen` is handled without a peer: its
+    /// answer, and what the child sends about it (progress, log messages), go on its own
+    /// response ([`Context::notify`]); a call held for a child's question keeps only that
+    /// context, which refuses what comes after the answer as a closed peer would.
+    fn peerless(request: &Incoming) -> bool {
+        request.method() != "subscriptions/listen" && is_modern(request)
     }
 }
 
@@ -300,7 +309,7 @@ impl BridgeHandler {
                     link,
                     Out { id, ..Out::modern(method, params) },
                     &RequestEdit::default(),
-                    cx.peer(),
+                    cx,
                 )
                 .await?;
             return Ok(Reply::raw(text(answer.result())));
@@ -322,7 +331,7 @@ impl BridgeHandler {
         } else {
             let edit = RequestEdit { drop_meta: &ENVELOPE, ..RequestEdit::default() };
             let out = Out::modern(method, params);
-            self.forward(link, out, &edit, cx.peer()).await.map(|a| text(a.result()).to_owned())
+            self.forward(link, out, &edit, cx).await.map(|a| text(a.result()).to_owned())
         };
         let answer = match answer {
             // The legacy era's "resource not found" is the modern era's invalid params.
@@ -366,7 +375,7 @@ impl BridgeHandler {
             hold::resume(&self.inner, &binding, &state, responses)?
         } else {
             let me = Self { inner: self.inner.clone(), client: self.client.clone() };
-            let (link, peer) = (link.clone(), cx.peer().clone());
+            let (link, cx) = (link.clone(), cx.clone());
             let (method, params) = (method.to_owned(), p.map(str::to_owned));
             let call = hold::Call::start(move |asks| async move {
                 let edit = RequestEdit { drop_meta: &ENVELOPE, ..RequestEdit::default() };
@@ -374,7 +383,7 @@ impl BridgeHandler {
                     asks: Some(asks),
                     ..Out::modern(&method, params.as_deref().map(RawJson::new))
                 };
-                me.forward(&link, out, &edit, &peer).await.map(|a| text(a.result()).to_owned())
+                me.forward(&link, out, &edit, &cx).await.map(|a| text(a.result()).to_owned())
             });
             (call, 0)
         };
@@ -396,7 +405,7 @@ impl BridgeHandler {
         let mut retry: Option<String> = None;
         for _ in 0..=MAX_INPUT_ROUNDS {
             let sent = retry.as_deref().map(RawJson::new).or(params);
-            let answer = self.forward(link, Out::legacy(method, sent), &edit, cx.peer()).await?;
+            let answer = self.forward(link, Out::legacy(method, sent), &edit, cx).await?;
             let result = text(answer.result());
             // The common answer, a complete one, is made a legacy one in the pass that finds
             // it complete; any other is read in full.
@@ -440,7 +449,7 @@ impl BridgeHandler {
         link: &ChildLink,
         out: Out<'_>,
         edit: &RequestEdit<'_>,
-        peer: &PeerHandle,
+        cx: &Context,
     ) -> Result<Incoming, RpcError> {
         let Out { method, params, modern, id: own_id, asks } = out;
         let inner = &*self.inner;
@@ -459,7 +468,7 @@ impl BridgeHandler {
         if edited.token.is_some() {
             options = options.reset_on_progress(OwnedId::Num(seq as i64), None);
         }
-        let peer = peer.clone();
+        let cx = cx.clone();
         let listen = (method == "subscriptions/listen").then(|| {
             let sink = Arc::new(std::sync::atomic::AtomicU64::new(0));
             options.id_sink = Some(sink.clone());
@@ -469,7 +478,7 @@ impl BridgeHandler {
         options.settled_sink = Some(settled.clone());
         let flight_of = Flight {
             client: self.client.id,
-            peer,
+            cx,
             token: edited.token,
             modern,
             listen,

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use super::admission::Admission;
 use super::held::{AskSender, Holds};
 use super::json;
-use crate::peer::{PeerHandle, RpcError};
+use crate::peer::{Context, PeerHandle, RpcError};
 use crate::{ErrorCode, RawJson};
 
 /// Locks, taking over a lock poisoned by a panic (every table is consistent at each unlock).
@@ -93,8 +93,10 @@ pub(super) struct Session {
 /// A request in flight to the child: whose it is and where what concerns it goes.
 pub(super) struct Flight {
     pub(super) client: u64,
-    /// The client's peer, tied to the request (over HTTP: its POST's stream).
-    pub(super) peer: PeerHandle,
+    /// The client's request: what concerns it goes there (over HTTP: its POST's stream, or
+    /// its answer when it is handled without a peer). Its [`Context::peer`] asks a legacy
+    /// client the child's requests.
+    pub(super) cx: Context,
     /// The client's own progress token (JSON text), when the bridge put its own in its place.
     pub(super) token: Option<String>,
     /// Whether the client is a modern one (it takes no requests from a server).
@@ -160,7 +162,7 @@ impl Flights {
 /// Where the child's request or notification goes.
 pub(super) enum Relation {
     /// To this client's request (`seq`), or for a modern client's held call, to `asks`.
-    To { peer: PeerHandle, modern: bool, seq: u64, asks: Option<AskSender> },
+    To { cx: Context, modern: bool, seq: u64, asks: Option<AskSender> },
     /// Requests of this many clients are in flight: which one it concerns cannot be told.
     Ambiguous(usize),
     /// No request is in flight.
@@ -238,6 +240,13 @@ impl Inner {
         }
     }
 
+    /// The state of a client that is one 2026-07-28 request: never a session, so not
+    /// registered for list changes or resource updates.
+    pub(super) fn request_client(&self) -> Arc<ClientState> {
+        let id = self.next_client.fetch_add(1, Ordering::Relaxed);
+        Arc::new(ClientState { id, ..ClientState::default() })
+    }
+
     /// A new client's state, registered for list changes and resource updates.
     pub(super) fn new_client(&self) -> Arc<ClientState> {
         let id = self.next_client.fetch_add(1, Ordering::Relaxed);
@@ -291,7 +300,7 @@ impl Inner {
         }
         match (clients.len(), latest) {
             (1, Some((seq, f))) => Relation::To {
-                peer: f.peer.clone(),
+                cx: f.cx.clone(),
                 modern: f.modern,
                 seq,
                 asks: f.asks.clone().filter(|_| !f.answered),
@@ -314,7 +323,7 @@ impl Inner {
         let flights = lock(&self.flights);
         flights.map.values().find_map(|f| match &f.listen {
             Some((id, own)) if !f.answered && id.load(Ordering::Acquire) == child_id => {
-                Some((f.peer.clone(), own.clone()))
+                Some((f.cx.peer().clone(), own.clone()))
             }
             _ => None,
         })
@@ -333,10 +342,10 @@ impl Inner {
     }
 
     /// The client's peer and own token for the bridge's progress token `seq`.
-    pub(super) fn progress_target(&self, seq: u64) -> Option<(PeerHandle, String)> {
+    pub(super) fn progress_target(&self, seq: u64) -> Option<(Context, String)> {
         let flights = lock(&self.flights);
         let f = flights.map.get(&seq).filter(|f| !f.answered)?;
-        Some((f.peer.clone(), f.token.clone()?))
+        Some((f.cx.clone(), f.token.clone()?))
     }
 }
 

@@ -3,7 +3,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::{Config, Flight, Inner, Relation, UNSETTLED, lock};
-use crate::peer::PeerHandle;
+use crate::peer::{Context, PeerHandle};
 
 fn inner() -> Inner {
     Inner::new(Config {
@@ -28,7 +28,7 @@ fn child() -> &'static PeerHandle {
 fn fly(inner: &Inner, seq: u64, client: u64, settled: u64, answered: bool) {
     let flight = Flight {
         client,
-        peer: child().clone(),
+        cx: Context::of_peer(child().clone(), None, None),
         token: None,
         modern: false,
         listen: None,
