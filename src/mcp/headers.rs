@@ -25,7 +25,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use super::annotations::{ParamHeader, ParamKind, ToolHeaders};
 use super::meta::{
     Envelope, Meta, Rejection, RequestParams, envelope_meta, envelope_version, finish_envelope,
-    member, str_of,
+    member, str_of, version_string,
 };
 use crate::{ErrorCode, Message, RawJson};
 
@@ -93,13 +93,13 @@ pub fn decode_value<'v>(
 
 /// [`decode_value`], its failure said without the header's name (which costs a `String`).
 fn decode(value: &HeaderValue, base64: bool) -> Result<Cow<'_, str>, &'static str> {
-    let bytes = value.as_bytes();
-    if !bytes.iter().all(|b| matches!(b, b'\t' | 0x20..=0x7e)) {
+    // `to_str` takes exactly tabs and visible ASCII (0x20 to 0x7e), in one pass; the only
+    // whitespace left is spaces and tabs, which `trim_ascii` trims (byte by byte, where a
+    // pattern of chars decodes each).
+    let Ok(text) = value.to_str() else {
         return Err("invalid characters");
-    }
-    // Checked just above: every byte is ASCII, and its only whitespace spaces and tabs, which
-    // `trim_ascii` trims (byte by byte, where a pattern of chars decodes each).
-    let text = std::str::from_utf8(bytes).unwrap_or_default().trim_ascii();
+    };
+    let text = text.trim_ascii();
     let Some(encoded) = text
         .strip_prefix(SENTINEL_START)
         .and_then(|t| t.strip_suffix(SENTINEL_END))
@@ -156,6 +156,25 @@ where
     Ok(first)
 }
 
+/// The one value of each routing header (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`),
+/// found in one pass over the headers rather than a look-up (a hash of the name) for each.
+///
+/// # Errors
+///
+/// As [`single`]: -32020 when one of them is given more than once.
+fn routing(headers: &HeaderMap) -> Result<[Option<&HeaderValue>; 3], Rejection> {
+    let names = [&VERSION_NAME, &METHOD_NAME, &NAME_NAME];
+    let mut found = [None; 3];
+    for (name, value) in headers {
+        let Some(i) = names.iter().position(|n| *n == name) else { continue };
+        if found[i].replace(value).is_some() {
+            let name = names[i].as_str();
+            return Err(mismatch(format!("Header mismatch: {name} is given more than once")));
+        }
+    }
+    Ok(found)
+}
+
 /// Validates a modern request's headers and envelope, in this order (the first failure wins):
 ///
 /// 1. `MCP-Protocol-Version`, `Mcp-Method` or `Mcp-Name` given twice: -32020;
@@ -199,10 +218,7 @@ pub fn check<'a, S: AsRef<str>>(
     supported: &[S],
     tools: Option<&ToolHeaders>,
 ) -> Result<Envelope<'a>, Rejection> {
-    // By `HeaderName`: a name given as `&str` is parsed on each look-up.
-    let version_h = single(headers, &VERSION_NAME)?;
-    let method_h = single(headers, &METHOD_NAME)?;
-    let name_h = single(headers, &NAME_NAME)?;
+    let [version_h, method_h, name_h] = routing(headers)?;
     let method = msg.method().unwrap_or_default();
     let params = RequestParams::of(msg)?;
     let meta = envelope_meta(&params)?;
@@ -211,7 +227,9 @@ pub fn check<'a, S: AsRef<str>>(
         return Err(mismatch("Header mismatch: MCP-Protocol-Version is required"));
     };
     let version_h = decode_value("MCP-Protocol-Version", version_h, false)?;
-    if meta.protocol_version_str().as_deref() != Some(&*version_h) {
+    // Read once, for the comparison here and for step 4.
+    let body_version = meta.protocol_version_str();
+    if body_version.as_deref() != Some(&*version_h) {
         return Err(mismatch(format!(
             "Header mismatch: MCP-Protocol-Version {version_h:?} is not the body's {}",
             meta.protocol_version().map_or("", |v| v.get())
@@ -239,7 +257,7 @@ pub fn check<'a, S: AsRef<str>>(
         }
     }
 
-    let version = envelope_version(&meta)?;
+    let version = version_string(body_version)?;
     if !supported.iter().any(|s| s.as_ref() == version) {
         return Err(Rejection::unsupported_version(&version, supported));
     }

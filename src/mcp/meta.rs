@@ -526,6 +526,9 @@ fn absent() -> Rejection {
 
 /// `meta` when both required keys are present.
 pub(crate) fn required(meta: Meta<'_>) -> Result<Meta<'_>, Rejection> {
+    if meta.protocol_version.is_some() && meta.client_capabilities.is_some() {
+        return Ok(meta);
+    }
     let missing: Vec<&str> = [
         (PROTOCOL_VERSION_KEY, meta.protocol_version.is_none()),
         (CLIENT_CAPABILITIES_KEY, meta.client_capabilities.is_none()),
@@ -544,7 +547,12 @@ pub(crate) fn required(meta: Meta<'_>) -> Result<Meta<'_>, Rejection> {
 
 /// The envelope's version as a string.
 pub(crate) fn envelope_version<'a>(meta: &Meta<'a>) -> Result<Cow<'a, str>, Rejection> {
-    meta.protocol_version_str().ok_or_else(|| {
+    version_string(meta.protocol_version_str())
+}
+
+/// [`envelope_version`] of the version already read as a string (`None`: it is not one).
+pub(crate) fn version_string(version: Option<Cow<'_, str>>) -> Result<Cow<'_, str>, Rejection> {
+    version.ok_or_else(|| {
         Rejection::invalid(format!("Invalid params: {PROTOCOL_VERSION_KEY} must be a string"))
     })
 }
@@ -575,6 +583,63 @@ pub(crate) fn finish_envelope<'a>(
         }
     };
     Ok(Envelope { version, capabilities, client_info: meta.client_info, log_level, meta })
+}
+
+/// A modern envelope a transport has checked ([`check_envelope`] or the HTTP header check),
+/// handed on with its request so that the server behind it does not read `_meta` again: where
+/// the version and the capabilities lie in the text of `params`, and the log level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(feature = "peer"), allow(dead_code))]
+pub(crate) struct Checked {
+    /// The version's text (the string's contents, without quotes), as `start..end` in `params`.
+    version: (u32, u32),
+    /// The capabilities object, as `start..end` in `params`.
+    capabilities: (u32, u32),
+    /// The log level, as an index into [`LOG_LEVELS`].
+    log_level: Option<u8>,
+}
+
+impl Checked {
+    /// `envelope`, checked, of a request whose `params` text is `params`; `None` when a part
+    /// of it does not lie in `params` as written (a version spelled with escapes, decoded).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn of(envelope: &Envelope<'_>, params: &str) -> Option<Self> {
+        let Cow::Borrowed(version) = &envelope.version else { return None };
+        Some(Self {
+            version: span_in(params, version)?,
+            capabilities: span_in(params, envelope.capabilities.get())?,
+            log_level: envelope.log_level.map(|l| u8::try_from(l).ok()).unwrap_or(None),
+        })
+    }
+
+    /// The version, read from `params` (the text the spans were taken in).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn version<'a>(&self, params: &'a str) -> Option<&'a str> {
+        params.get(self.version.0 as usize..self.version.1 as usize)
+    }
+
+    /// The capabilities object, as `start..end` in `params`.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn capabilities(&self) -> (u32, u32) {
+        self.capabilities
+    }
+
+    /// The log level, as an index into [`LOG_LEVELS`].
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn log_level(&self) -> Option<usize> {
+        self.log_level.map(usize::from)
+    }
+}
+
+/// Where `part` lies in `text`, when it is a slice of it.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+fn span_in(text: &str, part: &str) -> Option<(u32, u32)> {
+    let start = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    let end = start + part.len();
+    if end > text.len() {
+        return None;
+    }
+    Some((u32::try_from(start).ok()?, u32::try_from(end).ok()?))
 }
 
 /// A result's `resultType` (2026-07-28): `"complete"` or `"input_required"`. `Ok(None)` when

@@ -446,18 +446,24 @@ impl PeerHandle {
     }
 
     /// Whether `other` is a handle to the same connection.
+    // For the bridge (`crate::bridge`), which needs `http` and `mcp`.
+    #[cfg_attr(not(all(feature = "http", feature = "mcp")), allow(dead_code))]
     pub(crate) fn same_connection(&self, other: &PeerHandle) -> bool {
         Arc::ptr_eq(&self.shared, &other.shared)
     }
 
     /// Frames the connection has read so far: the position of the latest (see
     /// [`Incoming::position`]). Takes the connection's lock.
+    // For the bridge (`crate::bridge`), which needs `http` and `mcp`.
+    #[cfg_attr(not(all(feature = "http", feature = "mcp")), allow(dead_code))]
     pub(crate) fn read_position(&self) -> u64 {
         self.shared.lock().read_position()
     }
 
     /// Every message the connection read at a position below this has had its handler polled
     /// at least once (as of the connection task's latest turn; it only grows).
+    // For the bridge (`crate::bridge`), which needs `http` and `mcp`.
+    #[cfg_attr(not(all(feature = "http", feature = "mcp")), allow(dead_code))]
     pub(crate) fn begun_below(&self) -> u64 {
         self.shared.begun_below.load(Ordering::Acquire)
     }

@@ -117,6 +117,9 @@ pub struct Context {
     link: Link,
     /// Who sent it, as the transport vouched (taken as the message came in).
     pub(crate) principal: Option<Arc<Principal>>,
+    /// The request's modern envelope, when the transport checked it before the handler got
+    /// the request (a stateless HTTP request's, checked with its headers).
+    checked: Option<crate::mcp::meta::Checked>,
 }
 
 /// Where a handler's messages go.
@@ -135,13 +138,27 @@ impl Context {
         ticket: Option<Ticket>,
         principal: Option<Arc<Principal>>,
     ) -> Self {
-        Self { link: Link::Peer { peer, ticket }, principal }
+        Self { link: Link::Peer { peer, ticket }, principal, checked: None }
     }
 
     /// A context for a request handled without a peer, its messages going to `call`.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn inline(call: Arc<Inline>, principal: Option<Arc<Principal>>) -> Self {
-        Self { link: Link::Inline(call), principal }
+        Self { link: Link::Inline(call), principal, checked: None }
+    }
+
+    /// This context, for a request whose envelope the transport has checked (`checked`).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn with_checked(mut self, checked: Option<crate::mcp::meta::Checked>) -> Self {
+        self.checked = checked;
+        self
+    }
+
+    /// The request's modern envelope, when the transport checked it: the server reads it
+    /// instead of reading `_meta` again.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn checked(&self) -> Option<&crate::mcp::meta::Checked> {
+        self.checked.as_ref()
     }
 
     /// The handle to the other side: send it notifications (progress) or requests of your own.

@@ -169,6 +169,11 @@ impl Reply {
         Self(Bytes::from_static(b"{}"))
     }
 
+    /// The length of the result's JSON text in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
     /// The result's JSON text.
     #[must_use]
     pub fn as_json(&self) -> RawJson<'_> {

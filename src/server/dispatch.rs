@@ -46,13 +46,28 @@ struct Envelope {
 /// with `\u` escapes) is legacy, its `params` read later if a handler needs them. One that may
 /// is read once, from the recorded members when there are some (no pass over `params`), else
 /// whole: what its handler looks up later is found in what this read found.
-fn era_of(req: &Incoming) -> Result<Envelope, Rejection> {
+///
+/// A request whose envelope its transport checked (`cx.checked()`, a stateless HTTP request
+/// checked with its headers) is not read again: only the version, that this server serves it.
+fn era_of(req: &Incoming, cx: &Context) -> Result<Envelope, Rejection> {
     // Built once: `memmem::find` builds its searcher anew on every call.
     static META: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"_meta\""));
     static ESCAPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
     let msg = req.message();
+    if let (Some(checked), Some(params)) = (cx.checked(), msg.params())
+        && checked.version(params.get()).is_some_and(|v| MODERN_VERSIONS.contains(&v))
+    {
+        let recorded = msg.param_members();
+        let known = Known::of(Some(params), recorded.as_ref().map(|(m, _)| m))?;
+        let log_level = checked
+            .log_level()
+            .and_then(|i| LoggingLevel::from_name(crate::mcp::meta::LOG_LEVELS[i]));
+        let (start, end) = checked.capabilities();
+        let capabilities = Capabilities::Envelope(Slot::At(start, end));
+        return Ok(Envelope { era: Era::Modern, log_level, capabilities, known });
+    }
     // The members the parse recorded, when it did: then nothing scans `params`.
     let recorded = msg.param_members();
     let Some(params) = msg.params().filter(|p| match &recorded {
@@ -92,7 +107,7 @@ impl Envelope {
 
 impl Handler for Connection {
     async fn request(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
-        let env = era_of(req)?;
+        let env = era_of(req, cx)?;
         match env.era {
             Era::Modern => self.modern(req, cx, &env).await,
             Era::Legacy => self.legacy(req, cx, &env).await,
@@ -538,8 +553,13 @@ enum Encoded {
 
 impl Encoded {
     fn reply(self, era: Era, meta: &serde_json::value::RawValue) -> Result<Reply, RpcError> {
+        // What `modern_reply` appends: `,"resultType":"complete","_meta":` and the meta.
+        let room = match era {
+            Era::Modern => 40 + meta.get().len(),
+            Era::Legacy => 0,
+        };
         let json = match self {
-            Self::Tool(r) => tool_json(&r)?,
+            Self::Tool(r) => tool_json(&r, room)?,
             Self::Read(mut r) => {
                 if era == Era::Modern {
                     // A read is cacheable: hints the handler did not give say "do not keep it".

@@ -235,3 +235,79 @@ async fn the_stop_answers_a_waiting_request_and_a_panic_is_an_internal_error() {
     answer.assert_error(StatusCode::OK, INTERNAL_ERROR, json!(2));
     timeout(WAIT, task).await.expect("serve returns").unwrap().unwrap();
 }
+
+/// The typed server behind the HTTP server reads a stateless request's envelope as the header
+/// check found it (handed on with the request, not read again): its log level decides which
+/// log messages the answer carries, its capabilities are the ones the handler sees, written as
+/// the client wrote them; a version spelled with an escape (which the check decodes, so it is
+/// not handed on) is read again by the server, with the same outcome.
+#[tokio::test]
+async fn a_typed_server_reads_the_envelope_the_header_check_found() {
+    /// The version as written, the capabilities as written, the log level, the answer's
+    /// text, the levels of the log messages it carries.
+    type Case<'a> = (&'a str, &'a str, Option<&'a str>, &'a str, &'a [&'a str]);
+    use mcpwire::mcp::types::{CallToolResult, LoggingLevel, Tool};
+    use mcpwire::server::Server;
+
+    let mcp = Server::builder("envelope", "1")
+        .tool(Tool::new("envelope"), |call| async move {
+            call.log(LoggingLevel::Info, "an info line").await;
+            call.log(LoggingLevel::Error, "an error line").await;
+            let caps = call.client_capabilities().unwrap_or("none").to_owned();
+            let elicits = call.client_supports("elicitation");
+            Ok(CallToolResult::text(format!("{caps} {elicits}")))
+        })
+        .build();
+    let served = serve_with(HttpServer::new(PeerBuilder::new()), move |_| mcp.handler()).await;
+    let mut c = Client::connect(served.addr).await;
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "envelope"),
+    ];
+    let cases: [Case; 4] = [
+        (r#""2026-07-28""#, "{}", None, "{} false", &[]),
+        (
+            r#""2026-07-28""#,
+            r#"{ "elicitation" : {} }"#,
+            Some("error"),
+            r#"{ "elicitation" : {} } true"#,
+            &["error"],
+        ),
+        (
+            r#""2026-07-28""#,
+            r#"{"sampling":{}}"#,
+            Some("info"),
+            r#"{"sampling":{}} false"#,
+            &["info", "error"],
+        ),
+        (
+            r#""\u0032026-07-28""#,
+            r#"{"elicitation":{}}"#,
+            Some("info"),
+            r#"{"elicitation":{}} true"#,
+            &["info", "error"],
+        ),
+    ];
+    for (i, (version, caps, level, text, levels)) in cases.into_iter().enumerate() {
+        let level = level
+            .map_or(String::new(), |l| format!(r#","io.modelcontextprotocol/logLevel":"{l}""#));
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"envelope","_meta":{{"io.modelcontextprotocol/protocolVersion":{version},"io.modelcontextprotocol/clientCapabilities":{caps}{level}}}}}}}"#
+        );
+        let a = c.call(post(&c, body, &headers)).await;
+        assert_eq!(a.status, StatusCode::OK, "case {i}: {a:?}");
+        let messages = if levels.is_empty() { vec![a.json()] } else { a.events() };
+        let (answer, logs) = messages.split_last().unwrap_or_else(|| panic!("case {i}: {a:?}"));
+        assert_eq!(answer["id"], i, "case {i}: {a:?}");
+        assert_eq!(answer["result"]["content"][0]["text"], *text, "case {i}: {a:?}");
+        let got: Vec<&str> = logs
+            .iter()
+            .map(|m| {
+                assert_eq!(m["method"], "notifications/message", "case {i}: {m}");
+                m["params"]["level"].as_str().unwrap()
+            })
+            .collect();
+        assert_eq!(got, levels, "case {i}: {a:?}");
+    }
+}

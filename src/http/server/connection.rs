@@ -17,7 +17,11 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context as TaskContext, Poll, Wake, Waker};
 use std::time::Duration;
+
+use futures_util::task::AtomicWaker;
 
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use hyper_util::server::conn::auto;
@@ -121,6 +125,13 @@ pub(super) async fn drive<F, E>(
 where
     F: Future<Output = Result<(), E>>,
 {
+    /// What the watchers saw.
+    enum Event {
+        Shed,
+        Stop,
+        Idle,
+        Deadline,
+    }
     tokio::pin!(conn, shed);
     let mut closing = false;
     let deadline = tokio::time::sleep(Duration::MAX);
@@ -128,10 +139,34 @@ where
     // What the deadline ends, once armed.
     let mut timed = None;
     loop {
-        tokio::select! {
-            r = conn.as_mut() => return Ended::Closed(r),
-            () = &mut shed => return Ended::Shed,
-            () = stopped(stop.as_mut()), if stop.is_some() => {
+        let event = {
+            let watch = async {
+                tokio::select! {
+                    biased;
+                    () = &mut shed => Event::Shed,
+                    () = stopped(stop.as_mut()), if stop.is_some() => Event::Stop,
+                    () = tracker.idle_for(idle), if !closing => Event::Idle,
+                    () = &mut deadline, if timed.is_some() => Event::Deadline,
+                }
+            };
+            let watch = std::pin::pin!(watch);
+            let mut watch = Gated::new(watch);
+            // The connection first, at every wake-up; the watchers only when one of them woke
+            // the task (each wake-up of a busy connection would otherwise poll them all).
+            let next = std::future::poll_fn(|cx| {
+                if let Poll::Ready(r) = conn.as_mut().poll(cx) {
+                    return Poll::Ready(Err(r));
+                }
+                watch.poll(cx).map(Ok)
+            });
+            match next.await {
+                Err(r) => return Ended::Closed(r),
+                Ok(event) => event,
+            }
+        };
+        match event {
+            Event::Shed => return Ended::Shed,
+            Event::Stop => {
                 graceful(conn.as_mut());
                 closing = true;
                 // Also a connection the idle bound was already closing: the stop's grace is the
@@ -143,14 +178,57 @@ where
                 }
                 stop = None;
             }
-            () = tracker.idle_for(idle), if !closing => {
+            Event::Idle => {
                 graceful(conn.as_mut());
                 closing = true;
                 timed = Some(Ended::Idle);
                 deadline.as_mut().reset(tokio::time::Instant::now() + idle);
             }
-            () = &mut deadline, if timed.is_some() => return timed.unwrap_or(Ended::Idle),
+            Event::Deadline => return timed.unwrap_or(Ended::Idle),
         }
+    }
+}
+
+/// A future polled only when a waker it was given fired (and the first time): beside a future
+/// woken often (a busy connection), one that rarely is (its stop, idle and shed watchers) costs
+/// a flag's look per wake-up instead of a poll of each of its parts.
+struct Gated<'a, T> {
+    fut: Pin<&'a mut T>,
+    flag: Arc<Flag>,
+    waker: Waker,
+}
+
+/// Set by the gated future's wakers, which then wake the task.
+struct Flag {
+    woken: AtomicBool,
+    task: AtomicWaker,
+}
+
+impl Wake for Flag {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::Release);
+        self.task.wake();
+    }
+}
+
+impl<'a, T: Future> Gated<'a, T> {
+    fn new(fut: Pin<&'a mut T>) -> Self {
+        let flag = Arc::new(Flag { woken: AtomicBool::new(true), task: AtomicWaker::new() });
+        let waker = Waker::from(flag.clone());
+        Self { fut, flag, waker }
+    }
+
+    fn poll(&mut self, cx: &mut TaskContext<'_>) -> Poll<T::Output> {
+        // Registered before the flag is read: a wake-up in between is not lost.
+        self.flag.task.register(cx.waker());
+        if !self.flag.woken.swap(false, Ordering::AcqRel) {
+            return Poll::Pending;
+        }
+        self.fut.as_mut().poll(&mut TaskContext::from_waker(&self.waker))
     }
 }
 

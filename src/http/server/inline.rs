@@ -20,6 +20,7 @@ use futures_util::FutureExt as _;
 use super::response::*;
 use super::*;
 use crate::limits::POST_NOTES;
+use crate::mcp::meta::Checked;
 use crate::peer::{Context, Incoming, Inline, Reply, RpcError};
 
 /// A handler's run: the request back, and its outcome (`None`: it panicked).
@@ -36,19 +37,20 @@ impl Drop for Ended {
 }
 
 impl HttpServer {
-    /// Answers a checked stateless request with `handler`, without a peer.
+    /// Answers a checked stateless request with `handler`, without a peer; its context
+    /// carries the caller and the envelope the header check found.
     pub(super) async fn inline<H: Handler>(
         &self,
         handler: Arc<H>,
         request: Incoming,
         json: bool,
         sse: bool,
-        principal: Option<Arc<Principal>>,
+        (principal, checked): (Option<Arc<Principal>>, Option<Checked>),
     ) -> Response<Body> {
         let id = request.id().and_then(OwnedId::from_id);
         let call = Arc::new(Inline::new(POST_NOTES));
         let ended = Ended(call.clone());
-        let cx = Context::inline(call.clone(), principal);
+        let cx = Context::inline(call.clone(), principal).with_checked(checked);
         let mut run: Run = Box::pin(async move {
             // The call is inside the guarded future, so a handler that panics before returning
             // its future is caught too.

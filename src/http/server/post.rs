@@ -133,7 +133,9 @@ impl HttpServer {
                 return self.modern(&head, frame, json, sse, principal, handlers).await;
             }
         };
-        let answer = self.deliver(&session, frame, json, sse).await;
+        // Boxed: the session's path is the largest state of this future, which hyper moves
+        // into place for every request, the stateless ones too.
+        let answer = Box::pin(self.deliver(&session, frame, json, sse)).await;
         if new { self.admit(session, answer) } else { answer }
     }
 

@@ -4,6 +4,14 @@ use super::*;
 
 /// Which of JSON and SSE the client takes: an absent `Accept` takes both.
 pub(super) fn accepts(h: &http::HeaderMap) -> (bool, bool) {
+    // What MCP clients send (the specification asks for both types), told at once.
+    const BOTH: &[u8] = b"application/json, text/event-stream";
+    let mut all = h.get_all(ACCEPT).iter();
+    if let (Some(v), None) = (all.next(), all.next())
+        && v.as_bytes() == BOTH
+    {
+        return (true, true);
+    }
     let mut any = false;
     let (mut json, mut sse) = (false, false);
     for v in h.get_all(ACCEPT) {
@@ -21,6 +29,10 @@ pub(super) fn accepts(h: &http::HeaderMap) -> (bool, bool) {
 }
 
 pub(super) fn media_type_is(v: &HeaderValue, want: &str) -> bool {
+    // The type alone, as clients write it, told at once.
+    if v.as_bytes() == want.as_bytes() {
+        return true;
+    }
     let media = |v: &str| v.split(';').next().unwrap_or("").trim_ascii().eq_ignore_ascii_case(want);
     v.to_str().is_ok_and(media)
 }

@@ -11,6 +11,7 @@
 use super::response::*;
 use super::*;
 use crate::mcp::headers;
+use crate::mcp::meta::Checked;
 use crate::peer::Incoming;
 
 impl HttpServer {
@@ -45,12 +46,17 @@ impl HttpServer {
             return error(StatusCode::NOT_ACCEPTABLE, id, ErrorCode::SERVER_ERROR, msg);
         }
         let tools = self.config.tool_headers.as_deref();
-        if let Err(r) = headers::check(&head.headers, &msg, &self.config.modern_versions, tools) {
-            let code = StatusCode::from_u16(crate::mcp::http_status(r.code))
-                .unwrap_or(StatusCode::BAD_REQUEST);
-            let body = rejection_json(id, &r);
-            return json_response(code, body);
-        }
+        let checked = match headers::check(&head.headers, &msg, &self.config.modern_versions, tools)
+        {
+            // Handed on with the request: its server need not read `_meta` again.
+            Ok(envelope) => msg.params().and_then(|p| Checked::of(&envelope, p.get())),
+            Err(r) => {
+                let code = StatusCode::from_u16(crate::mcp::http_status(r.code))
+                    .unwrap_or(StatusCode::BAD_REQUEST);
+                let body = rejection_json(id, &r);
+                return json_response(code, body);
+            }
+        };
         // `subscriptions/listen` is long-lived and keeps a handle to send changes: it runs in
         // a peer. Any other request goes to a handler that can take it without one.
         let listen = msg.method() == Some("subscriptions/listen");
@@ -63,7 +69,8 @@ impl HttpServer {
                     return stopping(request.id().unwrap_or(Id::Null));
                 }
                 let handler = shared.get_or_init(make).clone();
-                return self.inline(handler, request, json, sse, principal).await;
+                let cx = (principal, checked);
+                return self.inline(handler, request, json, sse, cx).await;
             }
             request.into_frame().expect("made from a frame of its own")
         };
@@ -79,7 +86,8 @@ impl HttpServer {
         // The peer serves one request at a time: its handler sees this request's caller.
         session.set_principal(principal);
         let uses = session.uses.load(Ordering::Acquire);
-        let answer = self.deliver(&session, frame, json, sse).await;
+        // Boxed, as in `post`: a request in a peer is the rarer path.
+        let answer = Box::pin(self.deliver(&session, frame, json, sse)).await;
         // The POST's receiver decides the session's fate (idle once answered, ended when the
         // client closed the POST); a session no POST was registered with ends here.
         if session.uses.load(Ordering::Acquire) == uses {

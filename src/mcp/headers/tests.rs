@@ -200,3 +200,21 @@ fn integers_compare_as_numbers_within_the_safe_range() {
     assert_eq!(integer("--1"), None);
     assert_eq!(integer(""), None);
 }
+
+#[test]
+fn each_routing_header_given_twice_is_refused_naming_it() {
+    let args = call(json!({}));
+    // Given once each (others present, in any order): accepted.
+    let h = headers(&[("Accept", "*/*"), BASE[2], ("X-Other", "1"), BASE[1], BASE[0]]);
+    assert_eq!(code(run(&h, "tools/call", &args)), 0);
+    for (i, (name, value)) in BASE.into_iter().enumerate() {
+        // The second spelled in other case: the same header.
+        let again = (&*name.to_ascii_uppercase(), value);
+        let mut pairs = BASE.to_vec();
+        pairs.insert(i + 1, again);
+        let e = run(&headers(&pairs), "tools/call", &args).unwrap_err();
+        assert_eq!(e.code, ErrorCode::HEADER_MISMATCH, "{name}");
+        let want = format!("Header mismatch: {} is given more than once", name.to_lowercase());
+        assert_eq!(e.message, want);
+    }
+}

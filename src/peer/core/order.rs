@@ -14,6 +14,7 @@ use super::{Core, Event};
 
 impl Core {
     /// Frames read so far: the position of the latest.
+    #[cfg_attr(not(all(feature = "http", feature = "mcp")), allow(dead_code))]
     pub(crate) fn read_position(&self) -> u64 {
         self.read
     }

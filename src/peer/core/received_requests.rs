@@ -463,6 +463,17 @@ fn refusal<H>(why: &Refused<H>) -> RpcError {
 
 /// Writes a handler's outcome as a response to `id` (no line ending).
 pub(crate) fn write_outcome(buf: &mut BytesMut, id: Id<'_>, outcome: &Result<Reply, RpcError>) {
+    // Room for the whole response at once (the envelope around a result is under 64 bytes
+    // but for a long string id): growing the buffer as it is written would move it each time.
+    let payload = match outcome {
+        Ok(reply) => reply.len(),
+        Err(e) => e.message.len() + e.data().map_or(0, |d| d.get().len()),
+    };
+    let id_len = match id {
+        Id::Str(s) => s.len(),
+        _ => 0,
+    };
+    buf.reserve(payload + id_len + 64);
     // Raw payloads cannot fail to encode.
     let _ = match outcome {
         Ok(reply) => Outgoing::Result { id, result: reply.as_json() }.write_value(buf),

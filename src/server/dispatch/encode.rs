@@ -64,7 +64,13 @@ fn cannot_encode(e: serde_json::Error) -> RpcError {
 /// A tool's result as JSON text: the text serde writes for it (`tool_results_are_written_as_serde_writes_them`
 /// holds them equal), its text blocks (the common result) written here rather than through
 /// serde's walk of the content enum.
-pub(in crate::server) fn tool_json(result: &CallToolResult<'_>) -> Result<String, RpcError> {
+///
+/// `room` is what the caller will append (a modern result's `resultType` and `_meta`): it is
+/// reserved with the rest, so the text is written in the one allocation.
+pub(in crate::server) fn tool_json(
+    result: &CallToolResult<'_>,
+    room: usize,
+) -> Result<String, RpcError> {
     // Every field named: one added to the type cannot be left out here.
     let CallToolResult { content, structured_content, is_error } = result;
     let texts: usize = content
@@ -74,7 +80,7 @@ pub(in crate::server) fn tool_json(result: &CallToolResult<'_>) -> Result<String
             _ => 0,
         })
         .sum();
-    let mut out = Vec::with_capacity(64 + texts + texts / 8);
+    let mut out = Vec::with_capacity(64 + texts + texts / 8 + room);
     out.extend_from_slice(br#"{"content":["#);
     for (i, block) in content.iter().enumerate() {
         if i > 0 {

@@ -20,6 +20,6 @@ fn tool_results_are_written_as_serde_writes_them() {
     ];
     for r in &results {
         let want = serde_json::to_string(r).unwrap();
-        assert_eq!(tool_json(r).unwrap(), want);
+        assert_eq!(tool_json(r, 0).unwrap(), want);
     }
 }
