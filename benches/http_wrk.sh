@@ -22,7 +22,10 @@
 #
 # Environment: DURATION (seconds per run, default 5), ROUNDS (default 3), MCPWIRE_BIN (the
 # `mcpwire` binary to measure instead of the release build, e.g. an earlier commit's, for a
-# before/after pair in one run). Needs wrk, curl and
+# before/after pair in one run), MCPWIRE_BASE (a second `mcpwire` binary, an earlier build: its
+# own row, `base-modern`, run right after `mcpwire-modern` in every round, and the median of
+# the two rows' per-round ratio; the server CPU per request moves by up to 1.5x between rounds
+# on a shared machine, so a before/after pair is read within rounds). Needs wrk, curl and
 # python3; exits non-zero if any run had a non-2xx answer or a socket error.
 set -euo pipefail
 
@@ -52,7 +55,8 @@ cleanup() {
 trap cleanup EXIT
 
 # serve NAME SED_EXPR CMD...: starts CMD in its own process group and prints the URL it
-# announces on stderr (SED_EXPR picks it out); sets SERVED_PID.
+# announces on stderr (SED_EXPR picks it out, up to its path, `/mcp`, which comes last: a
+# server may write the line in pieces); sets SERVED_PID.
 serve() {
     local name=$1 expr=$2 url="" i
     shift 2
@@ -85,15 +89,19 @@ session() {
     echo "$id"
 }
 
-serve mcpwire 's/^mcpwire: serving MCP on \(http:.*\)$/\1/p' "$BIN" serve --http 127.0.0.1:0
+serve mcpwire 's/^mcpwire: serving MCP on \(http:.*\/mcp\)$/\1/p' "$BIN" serve --http 127.0.0.1:0
 MURL=$URL MPID=$SERVED_PID
-serve rmcp 's/^rmcp_http_echo: serving MCP on \(http:.*\)$/\1/p' "$RMCP" 127.0.0.1:0
+serve rmcp 's/^rmcp_http_echo: serving MCP on \(http:.*\/mcp\)$/\1/p' "$RMCP" 127.0.0.1:0
 RURL=$URL RPID=$SERVED_PID
-serve rmcp-stateless 's/^rmcp_http_echo: serving MCP on \(http:.*\)$/\1/p' "$RMCP" 127.0.0.1:0 \
+serve rmcp-stateless 's/^rmcp_http_echo: serving MCP on \(http:.*\/mcp\)$/\1/p' "$RMCP" 127.0.0.1:0 \
     --stateless-json
 SURL=$URL SPID=$SERVED_PID
-serve hyper 's/^hyper_floor: serving on \(http:.*\)$/\1/p' "$FLOOR" 127.0.0.1:0
+serve hyper 's/^hyper_floor: serving on \(http:.*\/mcp\)$/\1/p' "$FLOOR" 127.0.0.1:0
 HURL=$URL HPID=$SERVED_PID
+if [ -n "${MCPWIRE_BASE:-}" ]; then
+    serve base 's/^mcpwire: serving MCP on \(http:.*\/mcp\)$/\1/p' "$MCPWIRE_BASE" serve --http 127.0.0.1:0
+    BURL=$URL BPID=$SERVED_PID
+fi
 
 MODERN=('MCP-Protocol-Version: 2026-07-28' 'Mcp-Method: tools/call' 'Mcp-Name: echo')
 wrk_script "$WORK/modern.lua" "$ARGS,$META" "${MODERN[@]}"
@@ -154,6 +162,7 @@ EOF
 for round in $(seq "$ROUNDS"); do
     echo "round $round" >&2
     run mcpwire-modern "$MURL" "$MPID" "$WORK/modern.lua"
+    [ -z "${MCPWIRE_BASE:-}" ] || run base-modern "$BURL" "$BPID" "$WORK/modern.lua"
     run mcpwire-legacy "$MURL" "$MPID" "$WORK/mcpwire-legacy.lua"
     run rmcp-legacy "$RURL" "$RPID" "$WORK/rmcp-legacy.lua"
     run rmcp-stateless "$SURL" "$SPID" "$WORK/modern.lua"
@@ -179,5 +188,11 @@ s = med["rmcp-stateless"]
 print(f"mcpwire-modern / rmcp-stateless: {m[0] / s[0]:.2f}x the rate, {s[2] / m[2]:.2f}x less server CPU per request")
 h = med["hyper-floor"]
 print(f"mcpwire-modern / hyper-floor: {m[2] / h[2]:.2f}x the server CPU per request")
+ratio = lambda a, b: statistics.median(x[2] / y[2] for x, y in zip(rows[a], rows[b]))
+print(f"mcpwire-modern / hyper-floor, per round: {ratio('mcpwire-modern', 'hyper-floor'):.2f}x the server CPU per request (median)")
+if "base-modern" in rows:
+    b = med["base-modern"]
+    print(f"base-modern / hyper-floor: {b[2] / h[2]:.2f}x the server CPU per request")
+    print(f"mcpwire-modern / base-modern, per round: {ratio('mcpwire-modern', 'base-modern'):.3f}x the server CPU per request (median)")
 print(f"rmcp-stateless / hyper-floor: {s[2] / h[2]:.2f}x the server CPU per request")
 EOF

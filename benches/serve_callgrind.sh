@@ -84,7 +84,8 @@ instructions() {
         >/dev/null 2>"$WORK/err" </dev/null &
     PID=$!
     for i in $(seq 300); do
-        url="$(sed -n 's/^[a-z_]*: serving \(MCP \)\{0,1\}on \(http:.*\)$/\2/p' "$WORK/err" | head -n 1)"
+        # The whole line (its path, `/mcp`, comes last): a server may write it in pieces.
+        url="$(sed -n 's/^[a-z_]*: serving \(MCP \)\{0,1\}on \(http:.*\/mcp\)$/\2/p' "$WORK/err" | head -n 1)"
         [ -n "$url" ] && break
         sleep 0.1
     done

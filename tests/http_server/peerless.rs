@@ -310,4 +310,10 @@ async fn a_typed_server_reads_the_envelope_the_header_check_found() {
             .collect();
         assert_eq!(got, levels, "case {i}: {a:?}");
     }
+    // An error answered on this path takes the status its code maps to.
+    let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let nope = format!(r#"{{"jsonrpc":"2.0","id":9,"method":"nope","params":{{"_meta":{meta}}}}}"#);
+    let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "nope")];
+    let a = c.call(post(&c, nope, &headers)).await;
+    a.assert_error(StatusCode::NOT_FOUND, -32601, json!(9));
 }

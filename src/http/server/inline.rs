@@ -79,10 +79,10 @@ impl HttpServer {
         match first {
             Some(Ok((request, outcome))) => {
                 drop(ended);
-                let body = outcome_json(&request, outcome);
+                let (body, code) = outcome_json(&request, outcome);
                 let notes = if sse { call.drain() } else { Default::default() };
                 if notes.is_empty() {
-                    return self.json_answer(body, json);
+                    return self.json_answer(body, json, Some(code));
                 }
                 // Notifications sent before an answer given at once: one chunk of events.
                 let mut out = BytesMut::new();
@@ -93,7 +93,7 @@ impl HttpServer {
             }
             Some(Err(())) => {
                 let id = id.as_ref().map_or(Id::Null, OwnedId::as_id);
-                self.json_answer(stopped_json(id), json)
+                self.json_answer(stopped_json(id), json, None)
             }
             None => {
                 let stop = stop.unwrap_or_else(|| self.stopping());
@@ -108,11 +108,12 @@ impl HttpServer {
     /// A stateless request's response: JSON with the status its error maps to (a scope
     /// refusal instead, under a resource-server guard), or one event for a client that takes
     /// only event streams.
-    fn json_answer(&self, body: Bytes, json: bool) -> Response<Body> {
+    /// `code`: the status, when the answer's maker knows it.
+    fn json_answer(&self, body: Bytes, json: bool, code: Option<StatusCode>) -> Response<Body> {
         if !json {
             return sse_response(BodyExt::boxed_unsync(Full::new(sse_event(&body))));
         }
-        super::stateless::json_reply(&self.config, body, true)
+        super::stateless::json_reply(&self.config, body, true, code)
     }
 
     /// Completes once the server stops.
@@ -122,15 +123,24 @@ impl HttpServer {
     }
 }
 
-/// A request's response to `outcome` (a panic answered -32603).
-fn outcome_json(request: &Incoming, outcome: Option<Result<Reply, RpcError>>) -> Bytes {
+/// A request's response to `outcome` (a panic answered -32603), and the HTTP status a
+/// stateless answer takes ([`crate::mcp::http_status`] of an error's code; 200 for a result):
+/// known here, so the answer is not searched for an error.
+fn outcome_json(
+    request: &Incoming,
+    outcome: Option<Result<Reply, RpcError>>,
+) -> (Bytes, StatusCode) {
     let outcome = outcome.unwrap_or_else(|| {
         tracing::error!(method = request.method(), "a request handler panicked");
         Err(RpcError::internal("Internal error").with_data("the handler panicked"))
     });
+    let code = match &outcome {
+        Ok(_) => StatusCode::OK,
+        Err(e) => StatusCode::from_u16(crate::mcp::http_status(e.code)).unwrap_or(StatusCode::OK),
+    };
     let mut out = BytesMut::new();
     crate::peer::write_outcome(&mut out, request.id().unwrap_or(Id::Null), &outcome);
-    out.freeze()
+    (out.freeze(), code)
 }
 
 /// The response to a request still waiting when the server stopped, -32603.
@@ -172,7 +182,7 @@ impl Events {
             return Poll::Ready(None);
         }
         let answer = match self.run.as_mut().poll(task) {
-            Poll::Ready((request, outcome)) => Some(outcome_json(&request, outcome)),
+            Poll::Ready((request, outcome)) => Some(outcome_json(&request, outcome).0),
             Poll::Pending if self.stop.as_mut().poll(task).is_ready() => {
                 Some(stopped_json(self.id.as_ref().map_or(Id::Null, OwnedId::as_id)))
             }

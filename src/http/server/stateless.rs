@@ -115,7 +115,15 @@ fn rejection_json(id: Id<'_>, r: &crate::mcp::meta::Rejection) -> Bytes {
 
 /// A request's response as JSON: a scope refusal instead, when a resource-server guard finds
 /// one in it; a stateless request's with the HTTP status its error maps to, a session's 200.
-pub(super) fn json_reply(cfg: &Config, body: Bytes, stateless: bool) -> Response<Body> {
+///
+/// `known`: the status, when the caller knows it (it made the answer), else it is read from
+/// the body.
+pub(super) fn json_reply(
+    cfg: &Config,
+    body: Bytes,
+    stateless: bool,
+    known: Option<StatusCode>,
+) -> Response<Body> {
     #[cfg(feature = "oauth")]
     if let Some(rs) = &cfg.auth
         && let Some(refused) = super::guard::scope_refusal(rs, &body)
@@ -124,7 +132,11 @@ pub(super) fn json_reply(cfg: &Config, body: Bytes, stateless: bool) -> Response
     }
     #[cfg(not(feature = "oauth"))]
     let _ = cfg;
-    let code = if stateless { answer_status(&body) } else { StatusCode::OK };
+    let code = match known {
+        Some(code) => code,
+        None if stateless => answer_status(&body),
+        None => StatusCode::OK,
+    };
     json_response(code, body)
 }
 
