@@ -26,6 +26,7 @@
 //!   server, or a gateway that routes on them), and the headers a client mirrors.
 
 pub mod annotations;
+pub(crate) mod checked;
 pub mod elicitation;
 #[cfg(feature = "http")]
 pub mod headers;

@@ -119,7 +119,7 @@ pub struct Context {
     pub(crate) principal: Option<Arc<Principal>>,
     /// The request's modern envelope, when the transport checked it before the handler got
     /// the request (a stateless HTTP request's, checked with its headers).
-    checked: Option<crate::mcp::meta::Checked>,
+    checked: Option<crate::mcp::checked::Checked>,
 }
 
 /// Where a handler's messages go.
@@ -149,7 +149,7 @@ impl Context {
 
     /// This context, for a request whose envelope the transport has checked (`checked`).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn with_checked(mut self, checked: Option<crate::mcp::meta::Checked>) -> Self {
+    pub(crate) fn with_checked(mut self, checked: Option<crate::mcp::checked::Checked>) -> Self {
         self.checked = checked;
         self
     }
@@ -157,7 +157,7 @@ impl Context {
     /// The request's modern envelope, when the transport checked it: the server reads it
     /// instead of reading `_meta` again.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn checked(&self) -> Option<&crate::mcp::meta::Checked> {
+    pub(crate) fn checked(&self) -> Option<&crate::mcp::checked::Checked> {
         self.checked.as_ref()
     }
 

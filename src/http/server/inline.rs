@@ -20,7 +20,7 @@ use futures_util::FutureExt as _;
 use super::response::*;
 use super::*;
 use crate::limits::POST_NOTES;
-use crate::mcp::meta::Checked;
+use crate::mcp::checked::Checked;
 use crate::peer::{Context, Incoming, Inline, Reply, RpcError};
 
 /// A handler's run: the request back, and its outcome (`None`: it panicked).

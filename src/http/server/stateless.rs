@@ -10,8 +10,8 @@
 
 use super::response::*;
 use super::*;
+use crate::mcp::checked::Checked;
 use crate::mcp::headers;
-use crate::mcp::meta::Checked;
 use crate::peer::Incoming;
 
 impl HttpServer {
