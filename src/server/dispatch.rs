@@ -59,14 +59,12 @@ fn era_of(req: &Incoming, cx: &Context) -> Result<Envelope, Rejection> {
     if let (Some(checked), Some(params)) = (cx.checked(), msg.params())
         && checked.version(params.get()).is_some_and(|v| MODERN_VERSIONS.contains(&v))
     {
-        let recorded = msg.param_members();
-        let known = Known::of(Some(params), recorded.as_ref().map(|(m, _)| m))?;
-        let log_level = checked
-            .log_level()
-            .and_then(|i| LoggingLevel::from_name(crate::mcp::meta::LOG_LEVELS[i]));
         let (start, end) = checked.capabilities();
-        let capabilities = Capabilities::Envelope(Slot::At(start, end));
-        return Ok(Envelope { era: Era::Modern, log_level, capabilities, known });
+        return Ok(Envelope::modern(
+            Known::of_request(req)?,
+            checked.log_level(),
+            Slot::At(start, end),
+        ));
     }
     // The members the parse recorded, when it did: then nothing scans `params`.
     let recorded = msg.param_members();
@@ -92,13 +90,20 @@ fn era_of(req: &Incoming, cx: &Context) -> Result<Envelope, Rejection> {
         return Ok(Envelope::legacy(known));
     };
     let envelope = check_meta(meta, &MODERN_VERSIONS)?;
-    let log_level =
-        envelope.log_level.and_then(|i| LoggingLevel::from_name(crate::mcp::meta::LOG_LEVELS[i]));
-    let capabilities = Capabilities::Envelope(Slot::of(params.get(), envelope.capabilities.get()));
-    Ok(Envelope { era: Era::Modern, log_level, capabilities, known })
+    let capabilities = Slot::of(params.get(), envelope.capabilities.get());
+    Ok(Envelope::modern(known, envelope.log_level, capabilities))
 }
 
 impl Envelope {
+    /// A modern request's: its log level (an index into `LOG_LEVELS`), the capabilities at
+    /// `capabilities` in its `params`, and `known` of them.
+    fn modern(known: Known, log_level: Option<usize>, capabilities: Slot) -> Self {
+        let log_level =
+            log_level.and_then(|i| LoggingLevel::from_name(crate::mcp::meta::LOG_LEVELS[i]));
+        let capabilities = Capabilities::Envelope(capabilities);
+        Self { era: Era::Modern, log_level, capabilities, known }
+    }
+
     /// A legacy request's: the session's capabilities, and `known` of its `params`.
     fn legacy(known: Known) -> Self {
         Self { era: Era::Legacy, log_level: None, capabilities: Capabilities::Session, known }
@@ -553,9 +558,9 @@ enum Encoded {
 
 impl Encoded {
     fn reply(self, era: Era, meta: &serde_json::value::RawValue) -> Result<Reply, RpcError> {
-        // What `modern_reply` appends: `,"resultType":"complete","_meta":` and the meta.
+        // What `modern_reply` appends, reserved with the result.
         let room = match era {
-            Era::Modern => 40 + meta.get().len(),
+            Era::Modern => typed_room("complete", Some(meta)),
             Era::Legacy => 0,
         };
         let json = match self {
@@ -582,7 +587,7 @@ pub(in crate::server) mod encode;
 mod rounds;
 
 use encode::encode;
-use encode::{modern_reply, tool_json};
+use encode::{modern_reply, tool_json, typed_room};
 
 #[cfg(test)]
 mod tests;

@@ -82,7 +82,7 @@ impl HttpServer {
                 let (body, code) = outcome_json(&request, outcome);
                 let notes = if sse { call.drain() } else { Default::default() };
                 if notes.is_empty() {
-                    return self.json_answer(body, json, Some(code));
+                    return self.json_answer(body, json, code);
                 }
                 // Notifications sent before an answer given at once: one chunk of events.
                 let mut out = BytesMut::new();
@@ -93,7 +93,8 @@ impl HttpServer {
             }
             Some(Err(())) => {
                 let id = id.as_ref().map_or(Id::Null, OwnedId::as_id);
-                self.json_answer(stopped_json(id), json, None)
+                let code = super::stateless::error_status(ErrorCode::INTERNAL_ERROR);
+                self.json_answer(stopped_json(id), json, code)
             }
             None => {
                 let stop = stop.unwrap_or_else(|| self.stopping());
@@ -108,12 +109,12 @@ impl HttpServer {
     /// A stateless request's response: JSON with the status its error maps to (a scope
     /// refusal instead, under a resource-server guard), or one event for a client that takes
     /// only event streams.
-    /// `code`: the status, when the answer's maker knows it.
-    fn json_answer(&self, body: Bytes, json: bool, code: Option<StatusCode>) -> Response<Body> {
+    /// `code`: the status its error maps to, known to the answer's maker.
+    fn json_answer(&self, body: Bytes, json: bool, code: StatusCode) -> Response<Body> {
         if !json {
             return sse_response(BodyExt::boxed_unsync(Full::new(sse_event(&body))));
         }
-        super::stateless::json_reply(&self.config, body, true, code)
+        super::stateless::json_reply(&self.config, body, code)
     }
 
     /// Completes once the server stops.
@@ -136,7 +137,7 @@ fn outcome_json(
     });
     let code = match &outcome {
         Ok(_) => StatusCode::OK,
-        Err(e) => StatusCode::from_u16(crate::mcp::http_status(e.code)).unwrap_or(StatusCode::OK),
+        Err(e) => super::stateless::error_status(e.code),
     };
     let mut out = BytesMut::new();
     crate::peer::write_outcome(&mut out, request.id().unwrap_or(Id::Null), &outcome);

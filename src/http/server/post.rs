@@ -330,7 +330,14 @@ async fn reply(mut w: PostReceiver, json: bool, sse: bool, cfg: &Config) -> Resp
                 let event = Full::new(sse_event(&frame));
                 return sse_response(BodyExt::boxed_unsync(event));
             }
-            Err(Ok(frame)) => return super::stateless::json_reply(cfg, frame, w.stateless(), None),
+            Err(Ok(frame)) => {
+                let code = if w.stateless() {
+                    super::stateless::answer_status(&frame)
+                } else {
+                    StatusCode::OK
+                };
+                return super::stateless::json_reply(cfg, frame, code);
+            }
             Err(Err(_)) if w.cancelled() => return cancelled_answer(sse),
             Err(Err(_)) | Ok(None) => return json_response(StatusCode::OK, w.abandoned()),
             Ok(Some(note)) => note,

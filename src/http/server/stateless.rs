@@ -50,12 +50,7 @@ impl HttpServer {
         {
             // Handed on with the request: its server need not read `_meta` again.
             Ok(envelope) => msg.params().and_then(|p| Checked::of(&envelope, p.get())),
-            Err(r) => {
-                let code = StatusCode::from_u16(crate::mcp::http_status(r.code))
-                    .unwrap_or(StatusCode::BAD_REQUEST);
-                let body = rejection_json(id, &r);
-                return json_response(code, body);
-            }
+            Err(r) => return json_response(error_status(r.code), rejection_json(id, &r)),
         };
         // `subscriptions/listen` is long-lived and keeps a handle to send changes: it runs in
         // a peer. Any other request goes to a handler that can take it without one.
@@ -113,17 +108,9 @@ fn rejection_json(id: Id<'_>, r: &crate::mcp::meta::Rejection) -> Bytes {
     out.freeze()
 }
 
-/// A request's response as JSON: a scope refusal instead, when a resource-server guard finds
-/// one in it; a stateless request's with the HTTP status its error maps to, a session's 200.
-///
-/// `known`: the status, when the caller knows it (it made the answer), else it is read from
-/// the body.
-pub(super) fn json_reply(
-    cfg: &Config,
-    body: Bytes,
-    stateless: bool,
-    known: Option<StatusCode>,
-) -> Response<Body> {
+/// A request's response as JSON, with status `code`: a scope refusal instead, when a
+/// resource-server guard finds one in it.
+pub(super) fn json_reply(cfg: &Config, body: Bytes, code: StatusCode) -> Response<Body> {
     #[cfg(feature = "oauth")]
     if let Some(rs) = &cfg.auth
         && let Some(refused) = super::guard::scope_refusal(rs, &body)
@@ -132,11 +119,6 @@ pub(super) fn json_reply(
     }
     #[cfg(not(feature = "oauth"))]
     let _ = cfg;
-    let code = match known {
-        Some(code) => code,
-        None if stateless => answer_status(&body),
-        None => StatusCode::OK,
-    };
     json_response(code, body)
 }
 
@@ -151,6 +133,11 @@ pub(super) fn answer_status(body: &Bytes) -> StatusCode {
     }
     let frame = FrameParser::parse_bytes_with(crate::Limits::default(), body.clone());
     let code = frame.message().and_then(|m| m.error()).map(|e| ErrorCode(e.code));
-    code.and_then(|c| StatusCode::from_u16(crate::mcp::http_status(c)).ok())
-        .unwrap_or(StatusCode::OK)
+    code.map_or(StatusCode::OK, error_status)
+}
+
+/// The HTTP status of a stateless request answered with error `code`
+/// ([`crate::mcp::http_status`]).
+pub(super) fn error_status(code: ErrorCode) -> StatusCode {
+    StatusCode::from_u16(crate::mcp::http_status(code)).unwrap_or(StatusCode::OK)
 }

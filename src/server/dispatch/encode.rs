@@ -27,6 +27,14 @@ pub(in crate::server) fn typed_reply(
     typed_json(json, result_type, meta).map(Reply::raw_string)
 }
 
+/// The bytes [`typed_json`] appends to a result (with room to spare).
+pub(in crate::server) fn typed_room(
+    result_type: &str,
+    meta: Option<&serde_json::value::RawValue>,
+) -> usize {
+    32 + result_type.len() + meta.map_or(0, |m| m.get().len())
+}
+
 /// The text of [`typed_reply`]: `json`'s members, then `resultType` (and `_meta` when given).
 pub(in crate::server) fn typed_json(
     mut json: String,
@@ -40,7 +48,7 @@ pub(in crate::server) fn typed_json(
     if json.len() > 1 {
         json.push(',');
     }
-    json.reserve(32 + result_type.len() + meta.map_or(0, |m| m.get().len()));
+    json.reserve(typed_room(result_type, meta));
     json.push_str(r#""resultType":""#);
     json.push_str(result_type);
     json.push('"');

@@ -220,7 +220,11 @@ async fn run(
 /// `resultType: "complete"` (the extension's TypeScript requester refuses a result without it).
 fn completed(server: &Server, id: &str, result: &CallToolResult<'_>, era: Era) {
     let store = &server.0.tasks;
-    let encode = super::super::dispatch::encode::tool_json(result, 32);
+    let room = match era {
+        Era::Modern => super::super::dispatch::encode::typed_room("complete", None),
+        Era::Legacy => 0,
+    };
+    let encode = super::super::dispatch::encode::tool_json(result, room);
     let json = match era {
         Era::Modern => encode
             .and_then(|json| super::super::dispatch::encode::typed_json(json, "complete", None)),
