@@ -1,4 +1,5 @@
-//! JSON string escaping, shared by the encoder and the views' `Display`.
+//! JSON string escaping, shared by the encoder and the views' `Display`, and the test of a
+//! parsed string for escapes.
 
 /// Bytes that cannot appear raw in a JSON string: `"`, `\` and the control characters.
 pub(crate) const fn needs_escape(b: u8) -> bool {
@@ -35,4 +36,12 @@ pub(crate) fn escape(s: &str, mut out: impl FnMut(&str)) {
         });
     }
     out(&s[run..]);
+}
+
+/// Whether the string at `at` in `orig` whose unescaped form is `len` bytes long was written
+/// without an escape: then an unescaped quote (one no backslash precedes) closes it `len` bytes
+/// in. Every escape is longer than what it stands for, so a string written with one is longer
+/// than its unescaped form and no unescaped quote can lie that near.
+pub(super) fn written_plain(orig: &[u8], at: usize, len: usize) -> bool {
+    orig.get(at + len) == Some(&b'"') && orig[at + len - 1] != b'\\'
 }

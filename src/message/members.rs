@@ -4,32 +4,15 @@
 //! lends each member's key and value text.
 
 use super::index::{KEY_SLOTS, KeyTable, Span};
-use super::ws::{skip_ws, trim_back};
+use super::ws::{is_ws, skip_ws, trim_back};
 
 /// Phase 2 for a table whose offsets phase 1 took from the `params` key at `params_key`: the
-/// offsets from the start of `params` (`payload`), or `None` when a key was written with an
-/// escape (`plain` says the frame has none at all): a reader compares keys as written.
-pub(super) fn resolve(
-    mut t: KeyTable,
-    params_key: u32,
-    payload: Span,
-    orig: &[u8],
-    plain: bool,
-) -> Option<KeyTable> {
+/// offsets from the start of `params` (`payload`).
+pub(super) fn resolve(mut t: KeyTable, params_key: u32, payload: Span) -> Option<KeyTable> {
     let delta = u16::try_from(payload.start.checked_sub(params_key)?).ok()?;
     let used = usize::from(t.params) + t.meta.map_or(0, |(_, n)| usize::from(n));
-    // One look for a backslash in `params` spares looking in each key.
-    let plain = plain
-        || memchr::memchr(b'\\', &orig[payload.start as usize..payload.end as usize]).is_none();
     for key in &mut t.keys[..used] {
         *key = key.checked_sub(delta)?;
-        if !plain {
-            let at = payload.start as usize + usize::from(*key);
-            // A validated key ends at the first quote that no backslash precedes.
-            if memchr::memchr2(b'"', b'\\', orig.get(at..)?).map(|i| orig[at + i]) != Some(b'"') {
-                return None;
-            }
-        }
     }
     Some(t)
 }
@@ -101,16 +84,30 @@ impl<'a> Members<'a> {
     }
 
     /// The value of the member in slot `i`, whose key's closing quote is at `key_end`.
+    ///
+    /// Text as most clients write it, `"key":value,"next"` with no whitespace, takes one look
+    /// at each end; whitespace anywhere around the value takes the steps over it.
     fn value(&self, i: usize, key_end: usize) -> std::ops::Range<usize> {
         let b = self.text.as_bytes();
-        let colon = skip_ws(b, key_end + 1);
-        debug_assert_eq!(b[colon], b':');
-        let start = skip_ws(b, colon + 1);
+        let start = match b.get(key_end + 1..key_end + 3) {
+            Some(&[b':', c]) if !is_ws(c) => key_end + 2,
+            _ => {
+                let colon = skip_ws(b, key_end + 1);
+                debug_assert_eq!(b[colon], b':');
+                skip_ws(b, colon + 1)
+            }
+        };
         let end = if i + 1 < usize::from(self.to) {
             // Back from the next key's opening quote over whitespace, the `,` and whitespace.
-            let comma = trim_back(b, usize::from(self.keys[i + 1]) - 1) - 1;
-            debug_assert_eq!(b[comma], b',');
-            trim_back(b, comma)
+            let quote = usize::from(self.keys[i + 1]) - 1;
+            match b.get(quote - 2..quote) {
+                Some(&[c, b',']) if !is_ws(c) => quote - 1,
+                _ => {
+                    let comma = trim_back(b, quote) - 1;
+                    debug_assert_eq!(b[comma], b',');
+                    trim_back(b, comma)
+                }
+            }
         } else {
             trim_back(b, self.close)
         };

@@ -22,6 +22,7 @@
 use bytes::Bytes;
 use simd_json::{Buffers, INPUT_PADDING, Tape, fill_tape_padded};
 
+use super::escape::written_plain;
 use super::index::{FrameIndex, IdRepr, MessageIndex, Span, Text, Unescaped};
 use super::members;
 use super::walk::{LAST, walk};
@@ -145,6 +146,12 @@ impl Parser {
             offset = self.stage_in_scratch(&body[..len]);
         }
 
+        // The bytes as written, for phase 1 to tell a key written with an escape: only a staged
+        // body may have one, and its bytes stay readable beside the copy simd-json rewrites.
+        let written = match &input {
+            Input::Staged(body) if !plain => Some(&body[..len]),
+            _ => None,
+        };
         // Phase 1: the tape borrows the parsed bytes mutably for as long as it lives.
         let walked = {
             let parsed: &mut [u8] = match &mut input {
@@ -154,7 +161,7 @@ impl Parser {
             let base = parsed.as_ptr() as usize;
             let mut tape = self.tape.take().unwrap_or_else(Tape::null).reset();
             let walked = match fill_tape_padded(parsed, len, &mut self.buffers, &mut tape) {
-                Ok(()) => walk(&tape.0, base, &self.limits, index),
+                Ok(()) => walk(&tape.0, base, written, &self.limits, index),
                 Err(e) => Err(DecodeError::from_simd(&e, self.limits.depth())),
             };
             self.tape = Some(tape.reset());
@@ -272,7 +279,7 @@ fn resolve(env: &mut MessageIndex, close: usize, texts: &Texts<'_>, unescaped: &
     let payload = value_span(pending, close, texts.orig);
     env.set_payload(Some(payload));
     if let Some(t) = env.key_table() {
-        env.set_key_table(members::resolve(t, pending.start, payload, texts.orig, texts.plain));
+        env.set_key_table(members::resolve(t, pending.start, payload));
     }
     if let Some(mut e) = env.error() {
         e.message = resolve_text(e.message, texts, unescaped);
@@ -291,10 +298,7 @@ fn resolve_text(t: Text, texts: &Texts<'_>, unescaped: &mut Unescaped) -> Text {
     }
     let (at, len) = (t.at as usize, t.len as usize);
     let orig = texts.orig;
-    // A validated string whose first `len` bytes hold no backslash and are followed by the
-    // closing quote is exactly its unescaped form.
-    // MessageIndex strings are short: a plain loop beats a call into memchr here.
-    if orig.get(at + len) == Some(&b'"') && !orig[at..at + len].contains(&b'\\') {
+    if written_plain(orig, at, len) {
         return t;
     }
     let unescaped_at = unescaped.len() as u32;

@@ -6,6 +6,7 @@
 use simd_json::{Node, StaticNode};
 
 use super::Kind;
+use super::escape::written_plain;
 use super::index::{ErrorRepr, FrameIndex, IdRepr, KeyTable, MessageIndex, Problem, Span, Text};
 use crate::error::{DecodeError, Member};
 use crate::limits::Limits;
@@ -32,9 +33,14 @@ fn text(s: &str, base: usize) -> Text {
 
 /// Classifies the root value into `index`; `Err` when the frame is not a message or a batch
 /// of messages at all.
+///
+/// `written` is the frame as written when its keys may have escapes (a staged frame's, which
+/// simd-json's copy leaves readable): a key table is recorded only where no key was written
+/// with one.
 pub(super) fn walk(
     nodes: &[Node<'_>],
     base: usize,
+    written: Option<&[u8]>,
     limits: &Limits,
     index: &mut FrameIndex,
 ) -> Result<(), DecodeError> {
@@ -43,7 +49,7 @@ pub(super) fn walk(
             let FrameIndex::One(env) = index else {
                 unreachable!("the caller passes a blank index")
             };
-            fill_envelope(nodes, 0, base, env);
+            fill_envelope(nodes, 0, base, written, env);
             Ok(())
         }
         Node::Array { len, .. } => {
@@ -60,7 +66,8 @@ pub(super) fn walk(
                 match nodes[i] {
                     Node::Object { .. } => {
                         envs.push(MessageIndex::BLANK);
-                        fill_envelope(nodes, i, base, envs.last_mut().expect("just pushed"));
+                        let env = envs.last_mut().expect("just pushed");
+                        fill_envelope(nodes, i, base, written, env);
                     }
                     _ => envs.push(MessageIndex::invalid(Problem::NotAnObject)),
                 }
@@ -126,7 +133,13 @@ fn members<'t, 'i>(
 }
 
 /// Phase 1 for one message object at `nodes[object]`: its envelope, filled into `env` (blank).
-fn fill_envelope(nodes: &[Node<'_>], object: usize, base: usize, env: &mut MessageIndex) {
+fn fill_envelope(
+    nodes: &[Node<'_>],
+    object: usize,
+    base: usize,
+    written: Option<&[u8]>,
+    env: &mut MessageIndex,
+) {
     let mut problem = None;
     let mut id = IdRepr::Absent;
     let mut payload = None;
@@ -169,7 +182,7 @@ fn fill_envelope(nodes: &[Node<'_>], object: usize, base: usize, env: &mut Messa
             Member::Params => match node {
                 Node::Object { .. } => {
                     payload = Some(pending);
-                    table = key_table(nodes, value, base, pending.start);
+                    table = key_table(nodes, value, base, written, pending.start);
                 }
                 Node::Array { .. } => payload = Some(pending),
                 _ => note(&mut problem, Problem::ParamsNotStructured),
@@ -231,17 +244,27 @@ fn fill_envelope(nodes: &[Node<'_>], object: usize, base: usize, env: &mut Messa
 /// Phase 1 of the [`KeyTable`] of the object `params` at `nodes[object]`, whose own key starts
 /// at `params_key`: each key's offset from there (phase 2 makes them offsets from the value).
 /// `None` when the keys of `params` do not fit; `_meta` is left out when its keys do not.
-fn key_table(nodes: &[Node<'_>], object: usize, base: usize, params_key: u32) -> Option<KeyTable> {
+/// A key fits when it lies within 64 KiB of `params_key` and was written without an escape
+/// (a reader compares keys as written; `written` as [`walk`] says).
+fn key_table(
+    nodes: &[Node<'_>],
+    object: usize,
+    base: usize,
+    written: Option<&[u8]>,
+    params_key: u32,
+) -> Option<KeyTable> {
     let mut t = KeyTable::default();
     let mut meta = None;
-    let n = record_keys(nodes, object, base, params_key, &mut t.keys, |slot, key, value| {
+    let keys = &mut t.keys;
+    let n = record_keys(nodes, object, base, written, params_key, keys, |slot, key, value| {
         if meta.is_none() && key == "_meta" && matches!(nodes[value], Node::Object { .. }) {
             meta = Some((slot, value));
         }
     })?;
     t.params = n as u8;
     if let Some((slot, value)) = meta
-        && let Some(m) = record_keys(nodes, value, base, params_key, &mut t.keys[n..], |_, _, _| {})
+        && let Some(m) =
+            record_keys(nodes, value, base, written, params_key, &mut t.keys[n..], |_, _, _| {})
     {
         t.meta = Some((slot as u8, m as u8));
     }
@@ -250,11 +273,13 @@ fn key_table(nodes: &[Node<'_>], object: usize, base: usize, params_key: u32) ->
 
 /// Records the keys of the object at `nodes[object]` in `slots`, as offsets from `from`, and
 /// calls `each` with each one's slot, key and value index; how many, or `None` when they do not
-/// fit (more than `slots` holds, or an offset past `u16::MAX`).
+/// fit (more than `slots` holds, an offset past `u16::MAX`, or, where `written` is given, a key
+/// written with an escape).
 fn record_keys<'i>(
     nodes: &[Node<'i>],
     object: usize,
     base: usize,
+    written: Option<&[u8]>,
     from: u32,
     slots: &mut [u16],
     mut each: impl FnMut(usize, &'i str, usize),
@@ -266,7 +291,11 @@ fn record_keys<'i>(
     let mut i = object + 1;
     for (slot, at) in slots[..len].iter_mut().enumerate() {
         let Node::String(key) = nodes[i] else { unreachable!("simd-json object keys are strings") };
-        *at = u16::try_from(offset(key, base) - from).ok()?;
+        let written_at = offset(key, base);
+        *at = u16::try_from(written_at - from).ok()?;
+        if written.is_some_and(|w| !written_plain(w, written_at as usize, key.len())) {
+            return None;
+        }
         let value = i + 1;
         each(slot, key, value);
         i = value + size(&nodes[value]);

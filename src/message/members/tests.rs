@@ -80,9 +80,12 @@ fn keys_up_to_64_kib_into_params_are_recorded_and_one_past_is_left_to_the_scanne
 }
 
 #[test]
-fn a_key_written_with_an_escape_leaves_the_table_unrecorded() {
+fn a_key_written_with_an_escape_leaves_its_object_unrecorded() {
     assert!(recorded(&frame(r#"{"n\u0061me":"x"}"#)).is_none());
-    assert!(recorded(&frame(r#"{"a":1,"_meta":{"\u0070":1}}"#)).is_none());
+    assert!(recorded(&frame(r#"{"a":1,"\"q\"":2}"#)).is_none());
+    // In `_meta`: `params` is recorded, `_meta` is left to the scanner.
+    let f = frame(r#"{"a":1,"_meta":{"\u0070":1}}"#);
+    assert_eq!(recorded(&f).unwrap(), (vec![("a", "1"), ("_meta", r#"{"\u0070":1}"#)], None));
     // An escape in a value does not.
     let f = frame(r#"{"name":"a\"b\\","_meta":{"k":"\u00e9"}}"#);
     let (params, meta) = recorded(&f).unwrap();
@@ -133,4 +136,21 @@ fn a_frame_parsed_from_the_scratch_or_in_place_records_the_same_table() {
     let in_place = tokio_util::codec::Decoder::decode(&mut codec, &mut buf).unwrap().unwrap();
     assert_eq!(recorded(&staged), recorded(&in_place));
     assert_eq!(recorded(&staged).unwrap().1.unwrap(), [("b", "true")]);
+}
+
+#[test]
+fn a_string_is_plain_exactly_when_an_unescaped_quote_closes_it_at_its_unescaped_length() {
+    // (written, its unescaped length, plain)
+    for (written, len, plain) in [
+        (r#""name""#, 4, true),
+        (r#""""#, 0, true),
+        (r#""n\u0061me""#, 4, false),
+        (r#""ab\"""#, 3, false),
+        (r#""ab\\""#, 3, false),
+        (r#""\\""#, 1, false),
+        (r#""a\/b""#, 3, false),
+    ] {
+        let found = super::super::escape::written_plain(written.as_bytes(), 1, len);
+        assert_eq!(found, plain, "{written}");
+    }
 }
