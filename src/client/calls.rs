@@ -14,7 +14,7 @@ use super::decoded::{Cart, Decoded};
 use super::error::ClientError;
 use crate::RawJson;
 use crate::mcp::Era;
-use crate::mcp::mrtr::{Outcome, created_task, outcome};
+use crate::mcp::mrtr::{Outcome, created_task, outcome_of};
 use crate::mcp::types::{CallToolResult, ListToolsResult, ProgressParams, Tool};
 use crate::peer::{Incoming, RequestOptions, Timeout};
 
@@ -356,7 +356,7 @@ impl Client {
             }
         };
         if let Some(result) = answer.result()
-            && matches!(outcome(result), Ok(Outcome::Task))
+            && matches!(outcome_of(&answer.message(), result), Ok(Outcome::Task))
         {
             let (id, suggested_ms) =
                 created_task(result).map_err(|e| ClientError::invalid(METHOD, e))?;

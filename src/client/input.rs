@@ -7,7 +7,7 @@ use std::future::Future;
 
 use super::Negotiated;
 use crate::RawJson;
-use crate::mcp::mrtr::{InputLimits, Malformed, Outcome, outcome, retry_params};
+use crate::mcp::mrtr::{InputLimits, Malformed, Outcome, outcome_of, retry_params};
 use crate::peer::{Incoming, PeerHandle, RequestOptions};
 
 /// Why a call with input rounds failed.
@@ -82,7 +82,7 @@ impl Negotiated {
             let sent = retry.as_deref().map(RawJson::new).or(params);
             let reply = self.request(peer, method, sent, options.clone()).await?;
             let Some(result) = reply.result() else { return Ok(reply) };
-            let needed = match outcome(result)? {
+            let needed = match outcome_of(&reply.message(), result)? {
                 // A task is the caller's to drive (see `Client::call_tool`).
                 Outcome::Complete | Outcome::Task => return Ok(reply),
                 Outcome::InputRequired(needed) => needed,

@@ -329,6 +329,16 @@ impl<'a> Message<'a> {
         Some(Members::of(params.get(), &t))
     }
 
+    /// The members of `result` of a success response that the parse recorded, and of
+    /// `result._meta`, as [`param_members`](Self::param_members) has those of `params`.
+    // Read by the typed client only.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn result_members(&self) -> Option<(Members<'a>, Option<Members<'a>>)> {
+        let t = self.env.key_table()?;
+        let result = self.result()?;
+        Some(Members::of(result.get(), &t))
+    }
+
     /// The `result` of a success response, as its exact JSON text.
     #[must_use]
     pub fn result(&self) -> Option<RawJson<'a>> {

@@ -122,14 +122,16 @@ const HAS_DATA: u8 = 1 << 5;
 /// How many keys of `params` and of `params._meta` a [`MessageIndex`] records, together.
 pub(crate) const KEY_SLOTS: usize = 8;
 
-/// Where the top-level members of a request's `params`, and of its `params._meta`, lie: the
+/// Where the top-level members of a request's `params`, and of its `params._meta`, lie (or of
+/// a success response's `result` and `result._meta`; "`params`" below stands for either): the
 /// offset of each key's first byte (past its opening quote) from the start of `params`, in the
 /// order written. A value runs from after its key's `:` to the `,` before the next key (or the
 /// object's closing brace), so the keys alone locate every value.
 ///
 /// Recorded only when it fits: at most [`KEY_SLOTS`] keys in all, every key within the first
-/// 64 KiB of `params`, no key written with an escape. `_meta` is recorded when it is an object
-/// and its keys fit beside those of `params`. Otherwise readers find the members by scanning
+/// 64 KiB of `params`, no key written with an escape (a key of `_meta` written with one leaves
+/// `_meta` out). `_meta` is recorded when it is an object and its keys fit beside those of
+/// `params`. Otherwise readers find the members by scanning
 /// the text, as they would without an index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub(crate) struct KeyTable {
@@ -147,15 +149,15 @@ pub(crate) struct KeyTable {
 /// hand rather than as `Option`s of enums (which cost a tag word each): members that no one
 /// message has together share a slot (`text` is `method` of a request or notification and
 /// `error.message` of an error response; `aux` is `error.code` and `error.data` of an error
-/// response and the [`KeyTable`] of a request or notification), and the presence of each is a
+/// response and the [`KeyTable`] of a request, notification or success response), and the presence of each is a
 /// bit of `flags`. The accessors below are the only readers and writers of the packed fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct MessageIndex {
     /// The id: an integer's bits, or a string's `at` (low half) and `len` (high half).
     id: u64,
     /// An error response's `error.code` (`aux[..4]`, low half first) and `error.data`
-    /// (`aux[4..]`: start, then end, low halves first); a request's or notification's
-    /// [`KeyTable::keys`].
+    /// (`aux[4..]`: start, then end, low halves first); a request's, notification's or
+    /// success response's [`KeyTable::keys`].
     aux: [u16; KEY_SLOTS],
     /// `method`, or `error.message` of an error response: `at..at + len`.
     text: Span,
@@ -292,9 +294,11 @@ impl MessageIndex {
         (self.table_params, self.table_meta) = (0, 0);
     }
 
-    /// The key table of a request's or notification's `params`, when one is recorded.
+    /// The key table of a request's or notification's `params`, or of a success response's
+    /// `result`, when one is recorded.
     pub(crate) fn key_table(&self) -> Option<KeyTable> {
-        if self.table_params == 0 || !matches!(self.kind, Kind::Request | Kind::Notification) {
+        let kinds = matches!(self.kind, Kind::Request | Kind::Notification | Kind::Response);
+        if self.table_params == 0 || !kinds {
             return None;
         }
         let meta =
@@ -303,7 +307,7 @@ impl MessageIndex {
     }
 
     /// Records (or, with `None`, forgets) the key table of a request's or notification's
-    /// `params`.
+    /// `params`, or of a success response's `result`.
     pub(crate) fn set_key_table(&mut self, table: Option<KeyTable>) {
         debug_assert!(self.kind != Kind::Error);
         let Some(t) = table else {

@@ -187,7 +187,12 @@ fn fill_envelope(
                 Node::Array { .. } => payload = Some(pending),
                 _ => note(&mut problem, Problem::ParamsNotStructured),
             },
-            Member::Result => payload = Some(pending),
+            Member::Result => {
+                payload = Some(pending);
+                if let Node::Object { .. } = node {
+                    table = key_table(nodes, value, base, written, pending.start);
+                }
+            }
             Member::Error => {
                 payload = Some(pending);
                 error = Some(error_object(nodes, value, base));
@@ -234,7 +239,7 @@ fn fill_envelope(
     env.set_id(id);
     env.set_payload(payload);
     env.kind = kind;
-    if matches!(kind, Kind::Request | Kind::Notification) {
+    if matches!(kind, Kind::Request | Kind::Notification | Kind::Response) {
         env.set_key_table(table);
     }
     env.problem = problem;

@@ -129,4 +129,36 @@ mod pure {
         let l = l.max_rounds(2).max_requests(3);
         assert_eq!((l.max_rounds, l.max_requests), (2, 3));
     }
+
+    /// A response frame whose `result` is `result`.
+    fn response(result: &str) -> crate::Frame {
+        let line = format!(r#"{{"jsonrpc":"2.0","id":7,"result":{result}}}"#);
+        crate::FrameParser::new(crate::Limits::default()).parse(line.as_str().into())
+    }
+
+    #[test]
+    fn the_outcome_of_a_parsed_response_is_the_outcome_of_its_result() {
+        for result in [
+            r#"{"content":[]}"#,
+            r#"{"content":[],"resultType":"complete"}"#,
+            r#"{ "resultType" : "complete" , "content" : [ ] }"#,
+            r#"{"resultType":"task","task":{"taskId":"t"}}"#,
+            r#"{"resultType":null}"#,
+            r#"{"resultType":"compl\u0065te"}"#,
+            r#"{"resultType":"input_required","requestState":"s","inputRequests":{"a":{"method":"roots/list"}}}"#,
+            r#"{"resultType":"other"}"#,
+            r#"{"resultType":1}"#,
+            r#"{"resultType":"complete","resultType":"task"}"#,
+            r#"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"resultType":"task"}"#,
+            "{}",
+        ] {
+            let f = response(result);
+            let msg = f.message().unwrap();
+            let read = format!("{:?}", outcome(RawJson::new(result)));
+            assert_eq!(format!("{:?}", outcome_of(&msg, msg.result().unwrap())), read, "{result}");
+        }
+        // The recorded members answer the common results without the scan.
+        let f = response(r#"{"content":[{"type":"text","text":"x"}],"resultType":"task"}"#);
+        assert!(f.message().unwrap().result_members().is_some());
+    }
 }

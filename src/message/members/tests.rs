@@ -154,3 +154,30 @@ fn a_string_is_plain_exactly_when_an_unescaped_quote_closes_it_at_its_unescaped_
         assert_eq!(found, plain, "{written}");
     }
 }
+
+#[test]
+fn a_success_responses_result_has_its_members_recorded_and_an_error_response_none() {
+    let parse = |line: &str| FrameParser::new(Limits::default()).parse(line.into());
+    let f = parse(
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"a":"}"}],"_meta":{"k":true},"resultType":"complete"}}"#,
+    );
+    let (result, meta) = f.message().unwrap().result_members().unwrap();
+    assert_eq!(
+        result.iter().collect::<Vec<_>>(),
+        [
+            ("content", r#"[{"a":"}"}]"#),
+            ("_meta", r#"{"k":true}"#),
+            ("resultType", r#""complete""#)
+        ]
+    );
+    assert_eq!(meta.unwrap().iter().collect::<Vec<_>>(), [("k", "true")]);
+    assert_eq!(f.message().unwrap().param_members(), None);
+    for other in [
+        r#"{"jsonrpc":"2.0","id":1,"result":[1]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"m","data":{"x":1}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":1}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"x":1},"params":{"y":2}}"#,
+    ] {
+        assert_eq!(parse(other).message().unwrap().result_members(), None, "{other}");
+    }
+}
