@@ -189,35 +189,6 @@ fn members(json: RawJson<'_>) -> Result<Vec<(Cow<'_, str>, &RawValue)>, String> 
 /// `inputRequests` nor `requestState`, an input request without a string `method`, or a
 /// `requestState` that is not a string.
 pub fn outcome(result: RawJson<'_>) -> Result<Outcome<'_>, Malformed> {
-    outcome_read(result)
-}
-
-/// [`outcome`] of `result`, the result of the response `msg` as parsed: when the parse recorded
-/// the members of `result`, a `resultType` that is absent, `"complete"` or `"task"` is read from
-/// them (no pass over the result); anything else is read by [`outcome`].
-///
-/// # Errors
-///
-/// As [`outcome`].
-// Read by the typed client only.
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-pub(crate) fn outcome_of<'a>(
-    msg: &crate::Message<'a>,
-    result: RawJson<'a>,
-) -> Result<Outcome<'a>, Malformed> {
-    if let Some((members, _)) = msg.result_members()
-        && let Ok([kind]) = members.pick(["resultType"])
-    {
-        match kind {
-            None | Some("\"complete\"") => return Ok(Outcome::Complete),
-            Some("\"task\"") => return Ok(Outcome::Task),
-            _ => {}
-        }
-    }
-    outcome_read(result)
-}
-
-fn outcome_read(result: RawJson<'_>) -> Result<Outcome<'_>, Malformed> {
     let bad = Malformed;
     let kind = member(result, "resultType").map_err(|e| bad(e.message.into_owned()))?;
     let kind: Option<Cow<'_, str>> = match kind {
@@ -263,6 +234,31 @@ fn outcome_read(result: RawJson<'_>) -> Result<Outcome<'_>, Malformed> {
         return Err(bad("neither inputRequests nor requestState".into()));
     }
     Ok(Outcome::InputRequired(InputRound { requests: out, request_state: state }))
+}
+
+/// [`outcome`] of `result`, the result of the response `msg` as parsed: when the parse recorded
+/// the members of `result`, a `resultType` that is absent, `"complete"` or `"task"` is read from
+/// them (no pass over the result); anything else is read by [`outcome`].
+///
+/// # Errors
+///
+/// As [`outcome`].
+// Read by the typed client only.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub(crate) fn outcome_of<'a>(
+    msg: &crate::Message<'a>,
+    result: RawJson<'a>,
+) -> Result<Outcome<'a>, Malformed> {
+    if let Some((members, _)) = msg.result_members()
+        && let Ok([kind]) = members.pick(["resultType"])
+    {
+        match kind {
+            None | Some("\"complete\"") => return Ok(Outcome::Complete),
+            Some("\"task\"") => return Ok(Outcome::Task),
+            _ => {}
+        }
+    }
+    outcome(result)
 }
 
 /// The params of a retry: the caller's `original` params (an object; none is `{}`) with

@@ -324,9 +324,7 @@ impl<'a> Message<'a> {
     /// ([`KeyTable`](super::index::KeyTable) says which). `_meta`'s are `None` when `_meta` is
     /// absent, not an object, or its members did not fit.
     pub(crate) fn param_members(&self) -> Option<(Members<'a>, Option<Members<'a>>)> {
-        let t = self.env.key_table()?;
-        let params = self.params()?;
-        Some(Members::of(params.get(), &t))
+        self.members_of(self.params())
     }
 
     /// The members of `result` of a success response that the parse recorded, and of
@@ -334,9 +332,16 @@ impl<'a> Message<'a> {
     // Read by the typed client only.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn result_members(&self) -> Option<(Members<'a>, Option<Members<'a>>)> {
+        self.members_of(self.result())
+    }
+
+    /// The recorded members of `payload` (this message's `params` or `result`).
+    fn members_of(
+        &self,
+        payload: Option<RawJson<'a>>,
+    ) -> Option<(Members<'a>, Option<Members<'a>>)> {
         let t = self.env.key_table()?;
-        let result = self.result()?;
-        Some(Members::of(result.get(), &t))
+        Some(Members::of(payload?.get(), &t))
     }
 
     /// The `result` of a success response, as its exact JSON text.
