@@ -9,8 +9,9 @@
 # Usage: benches/load_callgrind.sh [BIN...] (default: the release build); each generator gets
 # its own row, so an earlier commit's build beside this one's is a before/after pair.
 # Environment: N1 (default 1000), N2 (default 3000), SERVER (default: the first BIN), HTTP2=1
-# for `--http2`, CONCURRENCY (default 64), KEEP=DIR to keep each run's callgrind.out (for
-# `callgrind_annotate --inclusive=yes`). Needs valgrind.
+# for `--http2`, THREADS=N for `--threads N` (1: a current-thread runtime), CONCURRENCY
+# (default 64), KEEP=DIR to keep each run's callgrind.out (for `callgrind_annotate
+# --inclusive=yes`). Needs valgrind.
 set -euo pipefail
 
 N1="${N1:-1000}"
@@ -24,7 +25,8 @@ if [ $# -eq 0 ]; then
 fi
 SERVER="${SERVER:-$1}"
 EXTRA=()
-[ -n "${HTTP2:-}" ] && EXTRA=(--http2)
+[ -n "${HTTP2:-}" ] && EXTRA+=(--http2)
+[ -n "${THREADS:-}" ] && EXTRA+=(--threads "$THREADS")
 
 source benches/lib/servers.sh
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/load_callgrind.XXXXXX")"
@@ -49,5 +51,5 @@ instructions() {
 for bin in "$@"; do
     a="$(instructions "$bin" "$N1")"
     b="$(instructions "$bin" "$N2")"
-    echo "$bin${HTTP2:+ (h2c)}: $(( (b - a) / (N2 - N1) )) instructions per request ($N1: $a, $N2: $b)"
+    echo "$bin${HTTP2:+ (h2c)}${THREADS:+ (--threads $THREADS)}: $(( (b - a) / (N2 - N1) )) instructions per request ($N1: $a, $N2: $b)"
 done

@@ -7,7 +7,9 @@
 # wrk's from getrusage of the child over its whole run.
 #
 # Rows: wrk; load-h1 (`mcpwire load`, HTTP/1.1, a pooled connection per request in flight);
-# load-h2 (`mcpwire load --http2`, HTTP/2 with prior knowledge, one connection). With BASE set
+# load-h2 (`mcpwire load --http2`, HTTP/2 with prior knowledge, one connection); load-h1-t1 and
+# load-h2-t1, the same on one thread (`--threads 1`, a current-thread runtime: wrk runs one
+# thread, `-t1`, and the default runtime has a worker per core). With BASE set
 # to another `mcpwire` binary (one built from an earlier commit, say), base-h1 and base-h2 run
 # the same with it, so a change's before and after come from one run.
 #
@@ -40,7 +42,7 @@ source benches/lib/wrk.sh
 wrk_script "$WORK/modern.lua" "\"name\":\"echo\",\"arguments\":{\"message\":\"$MSG\"},$META" \
     'MCP-Protocol-Version: 2026-07-28' 'Mcp-Method: tools/call' 'Mcp-Name: echo'
 
-NAMES=(wrk load-h1 load-h2)
+NAMES=(wrk load-h1 load-h2 load-h1-t1 load-h2-t1)
 [ -n "$BASE" ] && NAMES+=(base-h1 base-h2)
 
 # run NAME: one run, printed; appends {"name", "rps", "us"} to $WORK/rows.
@@ -58,13 +60,14 @@ if re.search(r"Non-2xx|Socket errors", text) or n == 0:
     sys.exit(f"{name}: {text}")
 rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
 row = {"name": name, "rps": rps, "us": (r.ru_utime + r.ru_stime) / n * 1e6}
-print(f'{name:8} {rps:>10,.0f} rps  {row["us"]:6.1f} us/req')
+print(f'{name:10} {rps:>10,.0f} rps  {row["us"]:6.1f} us/req')
 open(rows, "a").write(json.dumps(row) + "\n")
 PY
         return
     fi
     [[ $name == base-* ]] && bin=$BASE
-    [[ $name == *-h2 ]] && extra=(--http2)
+    [[ $name == *-h2* ]] && extra+=(--http2)
+    [[ $name == *-t1 ]] && extra+=(--threads 1)
     "$bin" load --json --target "$URL" --protocol-version 2026-07-28 --concurrency 64 \
         --duration "$DURATION" --warmup "$WARMUP" --method tools/call --tool echo \
         --arguments "{\"message\":\"$MSG\"}" "${extra[@]}" 2>/dev/null >"$WORK/report.json" || true
@@ -75,7 +78,7 @@ r = json.loads(open(report).read())
 if r["errors"]:
     sys.exit(f'{name}: {r["errors"]} errors: {r.get("errors_by_kind")}')
 row = {"name": name, "rps": r["throughput_rps"], "us": r["cpu"]["us_per_request"]}
-print(f'{name:8} {row["rps"]:>10,.0f} rps  {row["us"]:6.1f} us/req')
+print(f'{name:10} {row["rps"]:>10,.0f} rps  {row["us"]:6.1f} us/req')
 open(rows, "a").write(json.dumps(row) + "\n")
 PY
 }
@@ -94,7 +97,7 @@ rows = [json.loads(l) for l in open(sys.argv[1])]
 med = {n: (statistics.median(r["rps"] for r in rows if r["name"] == n),
            statistics.median(r["us"] for r in rows if r["name"] == n)) for n in sys.argv[2:]}
 wrk = med["wrk"][1]
-print(f'{"row":8} {"median rps":>12} {"us/req":>8} {"vs wrk":>8}')
+print(f'{"row":10} {"median rps":>12} {"us/req":>8} {"vs wrk":>8}')
 for n, (rps, us) in med.items():
-    print(f"{n:8} {rps:>12,.0f} {us:>8.1f} {us / wrk:>7.2f}x")
+    print(f"{n:10} {rps:>12,.0f} {us:>8.1f} {us / wrk:>7.2f}x")
 PY

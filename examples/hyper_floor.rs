@@ -23,7 +23,7 @@ use hyper_util::rt::TokioIo;
 
 /// The `mcpwire` binary's allocator.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: mcpwire_alloc::MiMalloc = mcpwire_alloc::MiMalloc;
 
 /// The fixed answer: an echo tool's result for the bench's 64-byte message.
 const ANSWER: &[u8] = br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}],"resultType":"complete"}}"#;

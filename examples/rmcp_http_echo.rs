@@ -31,7 +31,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 /// The `mcpwire` binary's allocator (the dev-dependency is always there), so the two servers
 /// differ in their HTTP and MCP layers only.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: mcpwire_alloc::MiMalloc = mcpwire_alloc::MiMalloc;
 
 #[path = "../benches/common/rmcp_echo.rs"]
 mod rmcp_echo;

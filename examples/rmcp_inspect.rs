@@ -23,7 +23,7 @@ use rmcp::model::{CustomNotification, CustomRequest, CustomResult, JsonRpcMessag
 /// The `mcpwire` binary's allocator (the dev-dependency is always there), so the two processes
 /// differ in their decoders only.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: mcpwire_alloc::MiMalloc = mcpwire_alloc::MiMalloc;
 
 /// Bytes asked of the input per read, as `mcpwire inspect` asks.
 const CHUNK: usize = 256 * 1024;

@@ -13,7 +13,7 @@ use std::time::Instant;
 use simd_json::{Buffers, INPUT_PADDING, Tape, fill_tape_padded};
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: mcpwire_alloc::MiMalloc = mcpwire_alloc::MiMalloc;
 
 /// Bytes asked of the input per read, as `mcpwire inspect` asks.
 const CHUNK: usize = 256 * 1024;

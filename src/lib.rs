@@ -105,6 +105,8 @@
 //! | `bridge` | one stdio child served to many Streamable HTTP clients: ids and progress tokens rewritten, what the child sends routed to the client it concerns, eras translated; a child per session from a bounded pool (isolated mode); a remote HTTP server served on stdio (the reverse) | `transport` |
 //!
 //! The `mcpwire` tool (load, serve, inspect) is the workspace's `cli/` crate, on the public API.
+//! Its global allocator, mimalloc through the entry points that suit each alignment, is the
+//! `alloc/` crate, which the benches and their baselines share (the library never sets one).
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 

@@ -647,7 +647,7 @@ fn no_file_of_the_tool_depends_on_itself_through_others() {
 #[test]
 fn unit_tests_sit_beside_their_module() {
     let mut inline = Vec::new();
-    for dir in ["src", "cli/src"] {
+    for dir in ["src", "cli/src", "alloc/src"] {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
         for (path, file) in files_in(&root) {
             let _ = file;

@@ -6,7 +6,7 @@ use std::alloc::{GlobalAlloc, Layout};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use mimalloc::MiMalloc;
+use mcpwire_alloc::MiMalloc;
 
 /// mimalloc, counting allocations while [`COUNTING`] is on.
 struct CountingMimalloc;

@@ -90,7 +90,7 @@ use tokio_util::codec::Decoder;
 // Counting allocator
 
 #[cfg(not(system_alloc))]
-use mimalloc::MiMalloc as Inner;
+use mcpwire_alloc::MiMalloc as Inner;
 #[cfg(system_alloc)]
 use std::alloc::System as Inner;
 

@@ -30,7 +30,7 @@ mod serve;
 /// faster than the system allocator; PERF.md has the measurement.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: mcpwire_alloc::MiMalloc = mcpwire_alloc::MiMalloc;
 
 use std::io;
 use std::path::PathBuf;
@@ -53,9 +53,10 @@ struct Cli {
     /// Log at debug level (logs go to standard error).
     #[arg(long, global = true)]
     verbose: bool,
-    /// Threads that run the command's tasks (tokio workers; default: one per core). `1` runs
-    /// every task on the main thread (a current-thread runtime), so that no wake-up crosses
-    /// threads: `load` against the embedded target then measures the peers without them.
+    /// Threads that run the command's tasks (tokio workers; default: one per core, and one for
+    /// `bridge`). `1` runs every task on the main thread (a current-thread runtime), so that no
+    /// wake-up crosses threads: `load` against the embedded target then measures the peers
+    /// without them.
     #[arg(long, global = true, value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..=i64::from(MAX_THREADS)))]
     threads: Option<u16>,
@@ -106,7 +107,10 @@ enum ReportCommand {
 fn main() -> ExitCode {
     use load::command::{LoadArgs, LoadCommand};
     let cli = Cli::parse();
-    if let Some(n) = cli.threads {
+    // `bridge` relays between HTTP and one child's pipes (or a pool's): on one thread, no
+    // wake-up crosses threads on the way through (PERF.md, "What the bridge costs").
+    let threads = cli.threads.or(matches!(cli.command, Some(Command::Bridge(_))).then_some(1));
+    if let Some(n) = threads {
         THREADS.set(usize::from(n)).expect("set once, before any runtime");
     }
     let level = if cli.verbose { tracing::Level::DEBUG } else { tracing::Level::WARN };
