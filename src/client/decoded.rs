@@ -8,6 +8,8 @@ use yoke::{Yoke, Yokeable};
 
 use crate::peer::Incoming;
 
+mod recorded;
+
 /// What a [`Decoded`] borrows from: a message (its result or its params), or JSON text.
 pub(crate) enum Cart {
     /// A response; the view is of its `result`.
@@ -19,6 +21,17 @@ pub(crate) enum Cart {
 }
 
 impl Cart {
+    /// The recorded top-level members of the message's `result` (or `params`), when the parse
+    /// recorded them (it does up to eight members with plain keys).
+    fn members(&self) -> Option<crate::message::members::Members<'_>> {
+        let (members, _meta) = match self {
+            Self::Result(m) => m.message().result_members()?,
+            Self::Params(m) => m.message().param_members()?,
+            Self::Text(_) => return None,
+        };
+        Some(members)
+    }
+
     fn json(&self) -> &str {
         match self {
             Self::Result(m) => m.result().map_or("null", |r| r.get()),
@@ -60,7 +73,12 @@ where
         fix: impl for<'a> FnOnce(&mut <T as Yokeable<'a>>::Output),
     ) -> Result<Self, serde_json::Error> {
         Yoke::try_attach_to_cart(Arc::new(cart), |c: &Cart| {
-            let mut v = serde_json::from_str(c.json())?;
+            // Member by member where the parse recorded them: the members `T` does not have
+            // are then skipped without being read.
+            let mut v = match c.members() {
+                Some(m) => Deserialize::deserialize(recorded::Recorded::new(m.iter()))?,
+                None => serde_json::from_str(c.json())?,
+            };
             fix(&mut v);
             Ok(v)
         })

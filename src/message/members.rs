@@ -75,7 +75,7 @@ impl<'a> Members<'a> {
     }
 
     /// The key (without quotes) and value of the member in slot `i`, as ranges of the text.
-    #[cfg(test)]
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     fn span(&self, i: usize) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
         let b = self.text.as_bytes();
         let k = usize::from(self.keys[i]);
@@ -114,8 +114,9 @@ impl<'a> Members<'a> {
         start..end
     }
 
-    /// Each member in order: its key as written, and its value's text.
-    #[cfg(test)]
+    /// Each member in order: its key as written (it has no escapes), and its value's text.
+    // Read by the typed client only (and the tests).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&'a str, &'a str)> + use<'a> {
         let m = *self;
         (m.from..m.to).map(move |i| {
