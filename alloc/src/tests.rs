@@ -69,3 +69,57 @@ fn blocks_from_both_paths_are_freed_to_mimalloc() {
     // Reused blocks: a handful of addresses, not 20,000.
     assert!(seen.len() < 64, "{} distinct blocks", seen.len());
 }
+
+/// Stand-ins for a plain function that hands out a block off the word boundary, as mimalloc's
+/// guarded allocations of a debug build may: mimalloc's own blocks (so `mi_free` takes them),
+/// one byte past a 16-byte boundary.
+unsafe extern "C" fn odd_malloc(size: usize) -> *mut std::ffi::c_void {
+    // SAFETY: any size; mimalloc returns its block or null.
+    unsafe { libmimalloc_sys::mi_malloc_aligned_at(size, 16, 1) }
+}
+
+unsafe extern "C" fn odd_zalloc(size: usize) -> *mut std::ffi::c_void {
+    // SAFETY: as `odd_malloc`, zeroed.
+    unsafe { libmimalloc_sys::mi_zalloc_aligned_at(size, 16, 1) }
+}
+
+unsafe extern "C" fn odd_realloc(p: *mut std::ffi::c_void, size: usize) -> *mut std::ffi::c_void {
+    // SAFETY: `p` is a live mimalloc block (the callers below pass only those).
+    unsafe { libmimalloc_sys::mi_realloc_aligned_at(p, size, 16, 1) }
+}
+
+/// A plain block that misses the alignment is given up for an aligned one, zeroed where asked,
+/// and a resize that lands off the boundary is moved to an aligned block with its contents.
+#[test]
+fn a_plain_block_off_its_alignment_is_moved_to_an_aligned_one() {
+    for size in [3, 40, 1500] {
+        let layout = Layout::from_size_align(size, 8).unwrap();
+        // SAFETY: non-zero sizes; the stand-ins hand out mimalloc blocks; each block is
+        // written within its size and freed once.
+        unsafe {
+            let off = odd_malloc(size).cast::<u8>();
+            assert!(!aligned(off, 8), "the stand-in is off the boundary");
+            libmimalloc_sys::mi_free(off.cast());
+
+            let p = super::plain_or(layout, odd_malloc, || MiMalloc.alloc(layout));
+            assert!(aligned(p, 8), "{size}: {p:?}");
+            for i in 0..size {
+                p.add(i).write(i as u8);
+            }
+            let q = super::plain_resize_or(p, layout, size * 2, odd_realloc);
+            assert!(aligned(q, 8), "{size}: resized {q:?}");
+            assert!((0..size).all(|i| q.add(i).read() == i as u8));
+            MiMalloc.dealloc(q, Layout::from_size_align(size * 2, 8).unwrap());
+
+            let z = super::plain_or(layout, odd_zalloc, || MiMalloc.alloc_zeroed(layout));
+            assert!(aligned(z, 8) && (0..size).all(|i| z.add(i).read() == 0));
+            MiMalloc.dealloc(z, layout);
+
+            // An alignment the stand-in happens to meet keeps its block.
+            let one = Layout::from_size_align(size, 1).unwrap();
+            let kept = super::plain_or(one, odd_malloc, || panic!("the plain block fits"));
+            assert!(!aligned(kept, 2));
+            MiMalloc.dealloc(kept, one);
+        }
+    }
+}

@@ -76,7 +76,7 @@ where
             // Member by member where the parse recorded them: the members `T` does not have
             // are then skipped without being read.
             let mut v = match c.members() {
-                Some(m) => Deserialize::deserialize(recorded::Recorded::new(m.iter()))?,
+                Some(m) => Deserialize::deserialize(recorded::Recorded::new(m.iter(), c.json()))?,
                 None => serde_json::from_str(c.json())?,
             };
             fix(&mut v);

@@ -198,8 +198,56 @@ fn a_member_the_type_does_not_have_is_not_read() {
         a: u8,
     }
     let members = [("a", "1"), ("skipped", "{not json")];
-    let v: Only = Only::deserialize(super::Recorded::new(members.into_iter())).unwrap();
+    let v: Only = Only::deserialize(super::Recorded::new(members.into_iter(), "")).unwrap();
     assert_eq!(v.a, 1);
     let read = [("a", "{not json")];
-    assert!(Only::deserialize(super::Recorded::new(read.into_iter())).is_err());
+    assert!(Only::deserialize(super::Recorded::new(read.into_iter(), "")).is_err());
+}
+
+/// A type that is not a struct is read from the whole object's text, as `serde_json` reads it:
+/// an externally tagged enum, a map whose keys are numbers, a raw value, a newtype, a struct
+/// with a flattened remainder (serde reads it as a map), `serde_json::Value`, an untagged enum.
+#[test]
+fn what_is_not_a_struct_is_read_from_the_whole_text() {
+    #[derive(Debug, Deserialize, yoke::Yokeable)]
+    enum Tagged {
+        A(u8),
+    }
+    #[derive(Debug, Deserialize, yoke::Yokeable)]
+    struct Keys(BTreeMap<u32, bool>);
+    #[derive(Debug, Deserialize, yoke::Yokeable)]
+    struct Whole<'a>(#[serde(borrow)] &'a RawValue);
+    #[derive(Debug, Deserialize, yoke::Yokeable)]
+    struct Flat {
+        a: u8,
+        #[serde(flatten)]
+        rest: BTreeMap<String, u8>,
+    }
+    #[derive(Debug, Deserialize, yoke::Yokeable)]
+    #[serde(untagged)]
+    enum Either {
+        Num { n: u8 },
+        Text { t: String },
+    }
+    #[derive(Debug, Deserialize, yoke::Yokeable)]
+    struct Any(serde_json::Value);
+    assert_eq!(same::<Tagged>(r#"{"A":1}"#).unwrap(), "A(1)");
+    assert_eq!(same::<Keys>(r#"{"1":true,"20":false}"#).unwrap(), "Keys({1: true, 20: false})");
+    assert!(same::<Whole<'static>>(r#"{"x":[1, 2]}"#).unwrap().contains(r#"{"x":[1, 2]}"#));
+    assert_eq!(same::<Flat>(r#"{"a":1,"b":2}"#).unwrap(), r#"Flat { a: 1, rest: {"b": 2} }"#);
+    assert_eq!(same::<Either>(r#"{"t":"x"}"#).unwrap(), r#"Text { t: "x" }"#);
+    assert!(same::<Any>(r#"{"k":{"deep":[null]}}"#).unwrap().contains("deep"));
+    assert!(same::<Tagged>(r#"{"B":1}"#).is_err());
+}
+
+/// A struct with `deny_unknown_fields` refuses a member it does not have, as over the whole text.
+#[test]
+fn a_struct_that_denies_unknown_members_refuses_one() {
+    #[derive(Debug, Deserialize, yoke::Yokeable)]
+    #[serde(deny_unknown_fields)]
+    struct Strict {
+        a: u8,
+    }
+    assert!(same::<Strict>(r#"{"a":1}"#).is_ok());
+    assert!(same::<Strict>(r#"{"a":1,"b":2}"#).is_err());
 }
