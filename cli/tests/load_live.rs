@@ -2,7 +2,7 @@
 //!
 //! A real Prometheus (Debian's `prometheus`, installed by `tests/load_live/install.sh` when
 //! missing, as root with apt-get; without it the test fails with the installer's output) scrapes
-//! a run every 250 ms: its HTTP API then shows the counters rising while the run lasted and
+//! a run every 400 ms: its HTTP API then shows the counters rising while the run lasted and
 //! ending at the report's numbers. An OTLP/HTTP receiver here decodes every push with the
 //! official protobuf schema (`opentelemetry-proto`): periodic pushes, then a last one that
 //! equals the report. And the bounds: scrapers past the connection bound, silent ones, a
@@ -102,7 +102,7 @@ fn prometheus_scrapes_a_live_run_and_ends_at_the_reports_numbers() {
     std::fs::write(
         &config,
         format!(
-            "global:\n  scrape_interval: 250ms\n  scrape_timeout: 200ms\n\
+            "global:\n  scrape_interval: 400ms\n  scrape_timeout: 400ms\n\
              scrape_configs:\n  - job_name: mcpwire\n    static_configs:\n      \
              - targets: ['127.0.0.1:{metrics}']\n"
         ),
@@ -172,7 +172,22 @@ fn prometheus_scrapes_a_live_run_and_ends_at_the_reports_numbers() {
     assert!(changes >= 2.0, "the echo counter changed {changes} times in the scrapes");
     let in_flight = query(web, "max_over_time(mcpwire_load_in_flight[5m])");
     assert!(in_flight[0].1 >= 1.0, "{in_flight:?}");
-    // …and ended at the report's numbers (the last scrape came after the run's end).
+    // …and ended at the report's numbers: the run's last answer to a scrape came after its
+    // end. Prometheus stores a scrape once it has read it whole, which on a busy machine can
+    // lag the run's exit: wait for the last value to appear before reading the rest.
+    let echo = op(&report, "echo")["requests"].as_f64().unwrap();
+    let stored = Instant::now();
+    loop {
+        let last = one(web, "last_over_time(mcpwire_load_requests_total[5m])", "operation", "echo");
+        if last == echo {
+            break;
+        }
+        if stored.elapsed() > Duration::from_secs(20) {
+            let targets = get(web, "/api/v1/targets", "").unwrap_or_default().1;
+            panic!("the last scrape stored read echo {last}, the report {echo}: {targets}");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
     for name in ["echo", "nope", "sleep"] {
         let o = op(&report, name);
         let requests =

@@ -104,12 +104,17 @@ pub(super) async fn window(
             () = interrupt.as_mut() => *interrupted = true,
         }
         win.peak.store(win.in_flight.load(Ordering::Relaxed), Ordering::Relaxed);
-        let opened = Instant::now().duration_since(win.started).as_nanos();
+    }
+    let (stats0, cpu0, started) = opened.unwrap_or_else(|| {
+        // One instant for both the window's start and the schedule's: the requests counted
+        // dropped are those due between the two instants the elapsed time is measured
+        // between, however long the thread is held up between two lines here.
+        let now = Instant::now();
+        let opened = now.duration_since(win.started).as_nanos();
         win.opened_at.store(u64::try_from(opened).unwrap_or(u64::MAX), Ordering::Relaxed);
         win.measuring.store(true, Ordering::Relaxed);
-    }
-    let (stats0, cpu0, started) =
-        opened.unwrap_or_else(|| (ctx.peer.stats(), Cpu::now(), Instant::now()));
+        (ctx.peer.stats(), Cpu::now(), now)
+    });
     let deadline = started + duration;
     let mut totals = vec![OpTally::new(); ctx.plan.mix.ops.len()];
     let mut timeline = Vec::new();
@@ -187,10 +192,11 @@ pub(super) async fn window(
     }
     // The window ends here: elapsed time and bytes are taken now, before the requests still in
     // flight are cancelled.
-    let elapsed = started.elapsed();
+    let closing = Instant::now();
+    let elapsed = closing.duration_since(started);
     let stats1 = ctx.peer.stats();
     let cpu = Cpu::now().zip(cpu0).map(|(now, then)| now.since(then));
-    let closed_at = Instant::now().duration_since(win.started).as_nanos();
+    let closed_at = closing.duration_since(win.started).as_nanos();
     win.closed_at.store(u64::try_from(closed_at).unwrap_or(u64::MAX), Ordering::Relaxed);
     win.stop.cancel();
     for d in drivers {
