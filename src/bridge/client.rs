@@ -19,7 +19,7 @@ use std::sync::atomic::Ordering;
 
 use super::era::{ENVELOPE, initialize_answer};
 use super::hold::{self, AskSender, Next};
-use super::json::{self, RequestEdit};
+use super::json::{self, Object, RequestEdit};
 use super::state::{
     ChildLink, ClientState, Flight, InFlight, Inner, Session, UNSETTLED, lock, text,
 };
@@ -27,8 +27,13 @@ use crate::mcp::mrtr::{self, Outcome};
 use crate::mcp::{
     self, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY,
 };
+use crate::message::members::Members;
 use crate::peer::{Context, Handler, Incoming, Reply, RequestError, RequestOptions, RpcError};
 use crate::{ErrorCode, OwnedId, RawJson};
+
+/// The members of a request's `params` and of their `_meta` that its parse recorded
+/// ([`crate::Message::param_members`]).
+type Recorded<'a> = Option<(Members<'a>, Option<Members<'a>>)>;
 
 /// The most `input_required` rounds one legacy client's call may take through a modern child
 /// ([`mrtr::DEFAULT_MAX_INPUT_ROUNDS`]).
@@ -71,6 +76,8 @@ impl Drop for BridgeHandler {
 struct Out<'a> {
     method: &'a str,
     params: Option<RawJson<'a>>,
+    /// The members of `params` its parse recorded, when they are the client's own params.
+    recorded: Recorded<'a>,
     modern: bool,
     id: Option<crate::Id<'a>>,
     /// Where the child's requests for it go, for a call that may be held.
@@ -79,11 +86,11 @@ struct Out<'a> {
 
 impl<'a> Out<'a> {
     fn legacy(method: &'a str, params: Option<RawJson<'a>>) -> Self {
-        Self { method, params, modern: false, id: None, asks: None }
+        Self { method, params, recorded: None, modern: false, id: None, asks: None }
     }
 
     fn modern(method: &'a str, params: Option<RawJson<'a>>) -> Self {
-        Self { method, params, modern: true, id: None, asks: None }
+        Self { method, params, recorded: None, modern: true, id: None, asks: None }
     }
 }
 
@@ -126,12 +133,15 @@ impl Handler for BridgeHandler {
     async fn request(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
         let link = self.inner.child()?;
         let (method, params) = (req.method(), req.params());
+        let recorded = req.message().param_members();
         if is_modern(req) {
             // Each 2026-07-28 request is a client of its own (what the child sends about it
             // goes to it alone), also when requests share a handler (handled without a peer,
             // the requests of one HTTP connection do).
             let me = Self { inner: self.inner.clone(), client: self.inner.request_client() };
-            return me.modern(&link, method, params, cx, req.id()).await;
+            return me
+                .modern(&link, Out { recorded, id: req.id(), ..Out::modern(method, params) }, cx)
+                .await;
         }
         match method {
             "initialize" => {
@@ -162,19 +172,19 @@ impl Handler for BridgeHandler {
                 }
             }
             "tools/call" | "prompts/get" if link.held.modern && !self.asked_for_tasks() => {
-                return self.legacy_via_modern(&link, method, params, cx).await;
+                return self.legacy_via_modern(&link, method, params, recorded, cx).await;
             }
             _ if mcp::is_legacy_only(method) && link.held.modern_only => {
                 return Err(no_modern_counterpart(method));
             }
             // A child with no session: every request goes as a 2026-07-28 one.
             _ if link.held.modern_only => {
-                return self.legacy_via_modern(&link, method, params, cx).await;
+                return self.legacy_via_modern(&link, method, params, recorded, cx).await;
             }
             _ => {}
         }
-        let answer =
-            self.forward(&link, Out::legacy(method, params), &RequestEdit::default(), cx).await?;
+        let out = Out { recorded, ..Out::legacy(method, params) };
+        let answer = self.forward(&link, out, &RequestEdit::default(), cx).await?;
         Ok(Reply::raw(text(answer.result())))
     }
 
@@ -298,22 +308,14 @@ impl BridgeHandler {
     async fn modern(
         &self,
         link: &ChildLink,
-        method: &str,
-        params: Option<RawJson<'_>>,
+        out: Out<'_>,
         cx: &Context,
-        id: Option<crate::Id<'_>>,
     ) -> Result<Reply, RpcError> {
         if link.held.modern {
-            let answer = self
-                .forward(
-                    link,
-                    Out { id, ..Out::modern(method, params) },
-                    &RequestEdit::default(),
-                    cx,
-                )
-                .await?;
+            let answer = self.forward(link, out, &RequestEdit::default(), cx).await?;
             return Ok(Reply::raw(text(answer.result())));
         }
+        let Out { method, params, id, .. } = out;
         if method == "server/discover" {
             return Ok(Reply::raw(&link.held.discover));
         }
@@ -330,7 +332,7 @@ impl BridgeHandler {
             }
         } else {
             let edit = RequestEdit { drop_meta: &ENVELOPE, ..RequestEdit::default() };
-            let out = Out::modern(method, params);
+            let out = Out { recorded: out.recorded, ..Out::modern(method, params) };
             self.forward(link, out, &edit, cx).await.map(|a| text(a.result()).to_owned())
         };
         let answer = match answer {
@@ -398,24 +400,30 @@ impl BridgeHandler {
         link: &ChildLink,
         method: &str,
         params: Option<RawJson<'_>>,
+        recorded: Recorded<'_>,
         cx: &Context,
     ) -> Result<Reply, RpcError> {
         let envelope = session_envelope(&mut lock(&self.client.session));
         let edit = RequestEdit { drop_meta: &ENVELOPE, add_meta: &envelope, token: None };
         let mut retry: Option<String> = None;
         for _ in 0..=MAX_INPUT_ROUNDS {
-            let sent = retry.as_deref().map(RawJson::new).or(params);
-            let answer = self.forward(link, Out::legacy(method, sent), &edit, cx).await?;
+            let out = match retry.as_deref() {
+                Some(retry) => Out::legacy(method, Some(RawJson::new(retry))),
+                None => Out { recorded, ..Out::legacy(method, params) },
+            };
+            let answer = self.forward(link, out, &edit, cx).await?;
             let result = text(answer.result());
             // The common answer, a complete one, is made a legacy one in the pass that finds
             // it complete; any other is read in full.
-            if let Some(done) = json::complete_legacy_result(result, mcp::SERVER_INFO_KEY) {
+            let members = answer.message().result_members();
+            let complete = Object::recorded(result, members);
+            if let Some(done) = json::complete_legacy_result(complete, mcp::SERVER_INFO_KEY) {
                 return Ok(Reply::raw_string(done));
             }
             let round = match mrtr::outcome(RawJson::new(result)) {
                 Ok(Outcome::InputRequired(round)) => round,
                 Ok(Outcome::Complete | Outcome::Task) | Err(_) => {
-                    let out = json::legacy_result(result, mcp::SERVER_INFO_KEY);
+                    let out = json::legacy_result(complete, mcp::SERVER_INFO_KEY);
                     return Ok(out.map_or_else(|| Reply::raw(result), Reply::raw_string));
                 }
             };
@@ -451,7 +459,7 @@ impl BridgeHandler {
         edit: &RequestEdit<'_>,
         cx: &Context,
     ) -> Result<Incoming, RpcError> {
-        let Out { method, params, modern, id: own_id, asks } = out;
+        let Out { method, params, recorded, modern, id: own_id, asks } = out;
         let inner = &*self.inner;
         let mut flight = InFlight::start(inner, &self.client)?;
         // A listen stream stays open as long as its client listens: it takes no turn.
@@ -462,7 +470,7 @@ impl BridgeHandler {
         let seq = inner.next_seq.fetch_add(1, Ordering::Relaxed);
         let edit =
             RequestEdit { token: Some(seq), drop_meta: edit.drop_meta, add_meta: edit.add_meta };
-        let edited = json::edit_request(params.map(|p| p.get()), &edit);
+        let edited = json::edit_request(params.map(|p| Object::recorded(p.get(), recorded)), &edit);
         let sent = edited.params.as_deref().map(RawJson::new).or(params);
         let mut options = RequestOptions::new().timeout(inner.config.request_timeout);
         if edited.token.is_some() {

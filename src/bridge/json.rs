@@ -2,7 +2,71 @@
 //! value found where it lies ([`crate::mcp::scan`]), the object written again around it. A
 //! message that needs no edit is forwarded as it came, byte for byte.
 
-use crate::mcp::scan::{Member, members};
+use crate::mcp::scan::{self, Member, ScanError, members};
+use crate::message::members::{Iter as RecordedIter, Members as Recorded};
+
+/// An object the bridge reads: its text, and the members the parse recorded when it did (of
+/// `params` or `result`, and of their `_meta`), read from those without a pass over the text.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Object<'a> {
+    text: &'a str,
+    recorded: Option<Recorded<'a>>,
+    meta: Option<Recorded<'a>>,
+}
+
+impl<'a> Object<'a> {
+    /// An object whose members are found by reading its text.
+    pub(super) fn text(text: &'a str) -> Self {
+        Self { text, recorded: None, meta: None }
+    }
+
+    /// An object with the members the parse recorded, if any
+    /// ([`Message::param_members`](crate::Message::param_members),
+    /// [`Message::result_members`](crate::Message::result_members)).
+    pub(super) fn recorded(
+        text: &'a str,
+        recorded: Option<(Recorded<'a>, Option<Recorded<'a>>)>,
+    ) -> Self {
+        let (recorded, meta) = recorded.map_or((None, None), |(r, m)| (Some(r), m));
+        Self { text, recorded, meta }
+    }
+
+    /// Its members in order; `Err` when it is not an object (a malformed one ends them with
+    /// `Err`).
+    fn members(&self) -> Result<Each<'a>, ScanError> {
+        match self.recorded {
+            Some(r) => Ok(Each::Recorded(r.iter())),
+            None => members(self.text).map(Each::Scanned),
+        }
+    }
+
+    /// The value `value` of its member `_meta`, as an object: with the members the parse
+    /// recorded when they are this value's (the first `_meta` that is an object).
+    fn meta(&self, value: &'a str) -> Self {
+        let meta = self.meta.filter(|m| m.is_object(value));
+        Self { text: value, recorded: meta, meta: None }
+    }
+}
+
+/// An [`Object`]'s members, recorded or scanned.
+enum Each<'a> {
+    Recorded(RecordedIter<'a>),
+    Scanned(scan::Members<'a>),
+}
+
+impl<'a> Iterator for Each<'a> {
+    type Item = Result<Member<'a>, ScanError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            // A recorded key has no escape.
+            Self::Recorded(i) => {
+                i.next().map(|(key, value)| Ok(Member { key, value, escaped: false }))
+            }
+            Self::Scanned(m) => m.next(),
+        }
+    }
+}
 
 /// The members of object `text`; `None` when it is not a well-formed object.
 fn read(text: &str) -> Option<Vec<Member<'_>>> {
@@ -72,18 +136,19 @@ pub(super) struct Edited {
 }
 
 /// `params` with `edit` applied. Params that are not an object are left alone (the child
-/// answers them as it would): only `_meta` inside an object is ever touched.
-pub(super) fn edit_request(params: Option<&str>, edit: &RequestEdit<'_>) -> Edited {
-    let touches_meta = params.is_some_and(|p| p.contains("\"_meta\""));
-    if !touches_meta && edit.add_meta.is_empty() {
+/// answers them as it would): only `_meta` inside an object is ever touched. Params that need
+/// no edit (no `_meta` to add, and none, or one with nothing to drop or replace) are sent as
+/// they came.
+pub(super) fn edit_request(params: Option<Object<'_>>, edit: &RequestEdit<'_>) -> Edited {
+    if edit.add_meta.is_empty() && !params.is_some_and(|p| needs_edit(&p, edit)) {
         return Edited::default();
     }
-    let outer = match params.map(members) {
+    let outer = match params.map(|p| p.members()) {
         None => None,
         Some(Ok(outer)) => Some(outer),
         Some(Err(_)) => return Edited::default(),
     };
-    let len = params.map_or(0, str::len) + edit.add_meta.len();
+    let len = params.map_or(0, |p| p.text.len()) + edit.add_meta.len();
     let mut out = String::with_capacity(len + 16);
     out.push('{');
     let mut token = None;
@@ -96,7 +161,8 @@ pub(super) fn edit_request(params: Option<&str>, edit: &RequestEdit<'_>) -> Edit
             continue;
         }
         meta_seen = true;
-        match edit_meta(m.value, edit) {
+        let meta = params.map_or(Object::text(m.value), |p| p.meta(m.value));
+        match edit_meta(meta, edit) {
             Some((meta, t)) => {
                 token = t;
                 if meta.len() > 2 {
@@ -118,13 +184,37 @@ pub(super) fn edit_request(params: Option<&str>, edit: &RequestEdit<'_>) -> Edit
     Edited { params: Some(out), token }
 }
 
-/// `_meta` object `text` with `edit` applied, and the client's own progress token when it was
-/// replaced; `None` when `text` is not a well-formed object.
-fn edit_meta(text: &str, edit: &RequestEdit<'_>) -> Option<(String, Option<String>)> {
-    let mut meta = String::with_capacity(text.len() + edit.add_meta.len() + 2);
-    meta.push('{');
+/// Whether a `_meta` of `params` holds a member `edit` drops or replaces (or is not an object
+/// the edit could read: then the edit decides what to do with it).
+fn needs_edit(params: &Object<'_>, edit: &RequestEdit<'_>) -> bool {
+    if params.recorded.is_none() && !params.text.contains("\"_meta\"") {
+        return false;
+    }
+    // Params that are not a well-formed object are left alone.
+    let Ok(members) = params.members() else { return false };
+    let edited = |i: &Member<'_>| {
+        edit.drop_meta.iter().any(|k| i.is(k)) || (edit.token.is_some() && i.is("progressToken"))
+    };
+    for m in members {
+        let Ok(m) = m else { return false };
+        if !m.is("_meta") {
+            continue;
+        }
+        let Ok(mut meta) = params.meta(m.value).members() else { return true };
+        if meta.any(|i| i.as_ref().map_or(true, edited)) {
+            return true;
+        }
+    }
+    false
+}
+
+/// `_meta` object `meta` with `edit` applied, and the client's own progress token when it was
+/// replaced; `None` when it is not a well-formed object.
+fn edit_meta(meta: Object<'_>, edit: &RequestEdit<'_>) -> Option<(String, Option<String>)> {
+    let mut out = String::with_capacity(meta.text.len() + edit.add_meta.len() + 2);
+    out.push('{');
     let mut token = None;
-    for i in members(text).ok()? {
+    for i in meta.members().ok()? {
         let i = i.ok()?;
         if edit.drop_meta.iter().any(|k| i.is(k)) {
             continue;
@@ -132,14 +222,14 @@ fn edit_meta(text: &str, edit: &RequestEdit<'_>) -> Option<(String, Option<Strin
         match edit.token {
             Some(t) if i.is("progressToken") => {
                 token = Some(i.value.to_owned());
-                put(&mut meta, i.key, itoa::Buffer::new().format(t));
+                put(&mut out, i.key, itoa::Buffer::new().format(t));
             }
-            _ => put(&mut meta, i.key, i.value),
+            _ => put(&mut out, i.key, i.value),
         }
     }
-    put_all(&mut meta, edit.add_meta);
-    meta.push('}');
-    Some((meta, token))
+    put_all(&mut out, edit.add_meta);
+    out.push('}');
+    Some((out, token))
 }
 
 /// The integer progress token of a `notifications/progress`'s params (the bridge's own tokens
@@ -186,24 +276,24 @@ pub(super) fn set_meta_member(text: &str, key: &str, value: &str) -> Option<Stri
 /// A result for a legacy client from a modern answer: `resultType`, the caching hints and the
 /// server's identity in `_meta` dropped (a legacy result has none of them). `None`: not a
 /// well-formed object (left as it is).
-pub(super) fn legacy_result(text: &str, server_info_key: &str) -> Option<String> {
-    strip_modern(text, server_info_key, false)
+pub(super) fn legacy_result(result: Object<'_>, server_info_key: &str) -> Option<String> {
+    strip_modern(result, server_info_key, false)
 }
 
 /// [`legacy_result`] of a complete answer, in the one pass that finds it complete: `None` when
 /// the answer is anything else (its `resultType` other than `"complete"`: input required, a
 /// task, or unknown; or not a well-formed object), which is then to be read in full.
-pub(super) fn complete_legacy_result(text: &str, server_info_key: &str) -> Option<String> {
-    strip_modern(text, server_info_key, true)
+pub(super) fn complete_legacy_result(result: Object<'_>, server_info_key: &str) -> Option<String> {
+    strip_modern(result, server_info_key, true)
 }
 
 /// [`legacy_result`]; with `complete_only`, `None` as soon as a `resultType` is not
 /// `"complete"`.
-fn strip_modern(text: &str, server_info_key: &str, complete_only: bool) -> Option<String> {
+fn strip_modern(result: Object<'_>, server_info_key: &str, complete_only: bool) -> Option<String> {
     const MODERN_ONLY: [&str; 2] = ["ttlMs", "cacheScope"];
-    let mut out = String::with_capacity(text.len());
+    let mut out = String::with_capacity(result.text.len());
     out.push('{');
-    for m in members(text).ok()? {
+    for m in result.members().ok()? {
         let m = m.ok()?;
         if m.is("resultType") {
             if complete_only && m.value.trim() != "\"complete\"" {
@@ -215,7 +305,7 @@ fn strip_modern(text: &str, server_info_key: &str, complete_only: bool) -> Optio
             continue;
         }
         if m.is("_meta")
-            && let Some(meta) = without(m.value, server_info_key)
+            && let Some(meta) = without(result.meta(m.value), server_info_key)
         {
             if meta.len() > 2 {
                 put(&mut out, m.key, &meta);
@@ -228,11 +318,11 @@ fn strip_modern(text: &str, server_info_key: &str, complete_only: bool) -> Optio
     Some(out)
 }
 
-/// Object `text` without its member `key`; `None` when it is not a well-formed object.
-fn without(text: &str, key: &str) -> Option<String> {
-    let mut out = String::with_capacity(text.len());
+/// Object `object` without its member `key`; `None` when it is not a well-formed object.
+fn without(object: Object<'_>, key: &str) -> Option<String> {
+    let mut out = String::with_capacity(object.text.len());
     out.push('{');
-    for m in members(text).ok()? {
+    for m in object.members().ok()? {
         let m = m.ok()?;
         if !m.is(key) {
             put(&mut out, m.key, m.value);

@@ -114,15 +114,45 @@ impl<'a> Members<'a> {
         start..end
     }
 
-    /// Each member in order: its key as written (it has no escapes), and its value's text.
-    // Read by the typed client only (and the tests).
+    /// Whether `value`, a slice of the same text, is the object these are the members of
+    /// (it ends at the object's closing brace).
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&'a str, &'a str)> + use<'a> {
-        let m = *self;
-        (m.from..m.to).map(move |i| {
-            let (key, value) = m.span(usize::from(i));
-            (&m.text[key], &m.text[value])
-        })
+    pub(crate) fn is_object(&self, value: &str) -> bool {
+        let end = self.text.as_bytes()[..=self.close].as_ptr_range().end;
+        value.as_bytes().as_ptr_range().end == end
+    }
+
+    /// Each member in order: its key as written (it has no escapes), and its value's text.
+    // Read by the typed client and the bridge only (and the tests).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn iter(&self) -> Iter<'a> {
+        Iter { members: *self, at: self.from }
+    }
+}
+
+/// [`Members::iter`].
+#[derive(Clone, Debug)]
+pub(crate) struct Iter<'a> {
+    members: Members<'a>,
+    at: u8,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let m = &self.members;
+        if self.at >= m.to {
+            return None;
+        }
+        let (key, value) = m.span(usize::from(self.at));
+        self.at += 1;
+        Some((&m.text[key], &m.text[value]))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = usize::from(self.members.to.saturating_sub(self.at));
+        (n, Some(n))
     }
 }
 
