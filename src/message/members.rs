@@ -116,7 +116,7 @@ impl<'a> Members<'a> {
 
     /// Whether `value`, a slice of the same text, is the object these are the members of
     /// (it ends at the object's closing brace).
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    #[cfg_attr(not(all(feature = "http", feature = "mcp")), allow(dead_code))]
     pub(crate) fn is_object(&self, value: &str) -> bool {
         let end = self.text.as_bytes()[..=self.close].as_ptr_range().end;
         value.as_bytes().as_ptr_range().end == end
