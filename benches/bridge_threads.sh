@@ -9,7 +9,8 @@
 # Usage: C="1 64 1000" ROUNDS=3 bash benches/bridge_threads.sh
 # Environment: MCPWIRE (default target/release/mcpwire), C (the concurrencies, default
 # "1 64 1000"), ROUNDS (default 3), DURATION (seconds measured per run, default 3), WARMUP
-# (default 1), ERA (default 2025-11-25). Prints one row per run: label, era, concurrency,
+# (default 1), ERA (default 2025-11-25), MCPWIRE_BASE (an earlier build: its one-thread
+# bridge joins the rotation as `base-t1`, the load generator staying MCPWIRE's). Prints one row per run: label, era, concurrency,
 # requests/s, p50 and p99 (µs), errors.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -31,6 +32,14 @@ start_announced "${MCPWIRE}" --threads 1 bridge --http 127.0.0.1:0 --max-client-
 T1="${URL}"
 NAMES=(direct bridge-mt bridge-t1)
 URLS=("${DIRECT}" "${MT}" "${T1}")
+# An earlier build's bridge (one thread, in front of its own child) in the same rotation: a
+# before/after pair that shares every round's conditions.
+if [ -n "${MCPWIRE_BASE:-}" ]; then
+    start_announced "${MCPWIRE_BASE}" --threads 1 bridge --http 127.0.0.1:0 \
+        --max-client-in-flight 1000 -- "${MCPWIRE_BASE}" serve --stdio
+    NAMES+=(base-t1)
+    URLS+=("${URL}")
+fi
 for c in ${C:-1 64 1000}; do
     for ((r = 0; r < ROUNDS; r++)); do
         for ((k = 0; k < ${#NAMES[@]}; k++)); do
