@@ -10,8 +10,8 @@
 # Environment: MCPWIRE (default target/release/mcpwire), C (the concurrencies, default
 # "1 64 1000"), ROUNDS (default 3), DURATION (seconds measured per run, default 3), WARMUP
 # (default 1), ERA (default 2025-11-25), MCPWIRE_BASE (an earlier build: its one-thread
-# bridge joins the rotation as `base-t1`, the load generator staying MCPWIRE's). Prints one row per run: label, era, concurrency,
-# requests/s, p50 and p99 (µs), errors.
+# bridge joins the rotation as `base-t1`, the load generator staying MCPWIRE's). Prints one
+# row per run: label, era, concurrency, requests/s, p50 and p99 (µs), errors.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 MCPWIRE="${MCPWIRE:-target/release/mcpwire}"

@@ -1,6 +1,7 @@
 //! The few edits the bridge makes to a message's JSON text, done on the text itself: a member's
-//! value found where it lies ([`crate::mcp::scan`]), the object written again around it. A
-//! message that needs no edit is forwarded as it came, byte for byte.
+//! value found where the parse recorded it, or by a scan ([`crate::mcp::scan`]) where it did
+//! not, and the object written again around it. A message that needs no edit is forwarded as
+//! it came, byte for byte.
 
 use crate::mcp::scan::{self, Member, ScanError, members};
 use crate::message::members::{Iter as RecordedIter, Members as Recorded};
@@ -15,14 +16,10 @@ pub(super) struct Object<'a> {
 }
 
 impl<'a> Object<'a> {
-    /// An object whose members are found by reading its text.
-    pub(super) fn text(text: &'a str) -> Self {
-        Self { text, recorded: None, meta: None }
-    }
-
     /// An object with the members the parse recorded, if any
     /// ([`Message::param_members`](crate::Message::param_members),
-    /// [`Message::result_members`](crate::Message::result_members)).
+    /// [`Message::result_members`](crate::Message::result_members)); without them, its members
+    /// are found by reading its text.
     pub(super) fn recorded(
         text: &'a str,
         recorded: Option<(Recorded<'a>, Option<Recorded<'a>>)>,
@@ -127,6 +124,18 @@ pub(super) struct RequestEdit<'a> {
     pub(super) add_meta: &'a str,
 }
 
+impl RequestEdit<'_> {
+    /// Whether `_meta` member `m` is dropped.
+    fn drops(&self, m: &Member<'_>) -> bool {
+        self.drop_meta.iter().any(|k| m.is(k))
+    }
+
+    /// Whether `_meta` member `m` is the progress token, replaced with the bridge's own.
+    fn replaces(&self, m: &Member<'_>) -> bool {
+        self.token.is_some() && m.is("progressToken")
+    }
+}
+
 /// What [`edit_request`] made: the params to send (`None`: the original, unchanged), and the
 /// client's own progress token (its JSON text) when it was replaced.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -143,34 +152,32 @@ pub(super) fn edit_request(params: Option<Object<'_>>, edit: &RequestEdit<'_>) -
     if edit.add_meta.is_empty() && !params.is_some_and(|p| needs_edit(&p, edit)) {
         return Edited::default();
     }
-    let outer = match params.map(|p| p.members()) {
-        None => None,
-        Some(Ok(outer)) => Some(outer),
-        Some(Err(_)) => return Edited::default(),
-    };
     let len = params.map_or(0, |p| p.text.len()) + edit.add_meta.len();
     let mut out = String::with_capacity(len + 16);
     out.push('{');
     let mut token = None;
     let mut meta_seen = false;
-    for m in outer.into_iter().flatten() {
-        // A malformed object is left alone: the child refuses it as it would have.
-        let Ok(m) = m else { return Edited::default() };
-        if !m.is("_meta") {
-            put(&mut out, m.key, m.value);
-            continue;
-        }
-        meta_seen = true;
-        let meta = params.map_or(Object::text(m.value), |p| p.meta(m.value));
-        match edit_meta(meta, edit) {
-            Some((meta, t)) => {
-                token = t;
-                if meta.len() > 2 {
-                    put(&mut out, m.key, &meta);
-                }
+    if let Some(params) = params {
+        // Params that are not an object, or a malformed one, are left alone: the child
+        // refuses them as it would have.
+        let Ok(outer) = params.members() else { return Edited::default() };
+        for m in outer {
+            let Ok(m) = m else { return Edited::default() };
+            if !m.is("_meta") {
+                put(&mut out, m.key, m.value);
+                continue;
             }
-            // Not an object: the child refuses it as it would have.
-            None => put(&mut out, m.key, m.value),
+            meta_seen = true;
+            match edit_meta(params.meta(m.value), edit) {
+                Some((meta, t)) => {
+                    token = t;
+                    if meta.len() > 2 {
+                        put(&mut out, m.key, &meta);
+                    }
+                }
+                // Not an object: the child refuses it as it would have.
+                None => put(&mut out, m.key, m.value),
+            }
         }
     }
     if !meta_seen && !edit.add_meta.is_empty() {
@@ -192,9 +199,7 @@ fn needs_edit(params: &Object<'_>, edit: &RequestEdit<'_>) -> bool {
     }
     // Params that are not a well-formed object are left alone.
     let Ok(members) = params.members() else { return false };
-    let edited = |i: &Member<'_>| {
-        edit.drop_meta.iter().any(|k| i.is(k)) || (edit.token.is_some() && i.is("progressToken"))
-    };
+    let edited = |i: &Member<'_>| edit.drops(i) || edit.replaces(i);
     for m in members {
         let Ok(m) = m else { return false };
         if !m.is("_meta") {
@@ -216,11 +221,11 @@ fn edit_meta(meta: Object<'_>, edit: &RequestEdit<'_>) -> Option<(String, Option
     let mut token = None;
     for i in meta.members().ok()? {
         let i = i.ok()?;
-        if edit.drop_meta.iter().any(|k| i.is(k)) {
+        if edit.drops(&i) {
             continue;
         }
         match edit.token {
-            Some(t) if i.is("progressToken") => {
+            Some(t) if edit.replaces(&i) => {
                 token = Some(i.value.to_owned());
                 put(&mut out, i.key, itoa::Buffer::new().format(t));
             }

@@ -8,7 +8,7 @@ fn parse(line: String) -> Frame {
 /// `edit` applied to `params` read both ways, from their text and from the members a request's
 /// parse recorded (when it records them): the two must agree.
 fn edit(params: &str, edit: &RequestEdit<'_>) -> Edited {
-    let scanned = edit_request(Some(Object::text(params)), edit);
+    let scanned = edit_request(Some(Object::recorded(params, None)), edit);
     let f = parse(format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{params}}}"#));
     if let Some(msg) = f.message() {
         let recorded = msg.param_members();
@@ -21,7 +21,7 @@ fn edit(params: &str, edit: &RequestEdit<'_>) -> Edited {
 /// `strip` of `result` read both ways, as [`edit`] does for params.
 fn both(result: &str, strip: fn(Object<'_>, &str) -> Option<String>) -> Option<String> {
     let k = "io.modelcontextprotocol/serverInfo";
-    let scanned = strip(Object::text(result), k);
+    let scanned = strip(Object::recorded(result, None), k);
     let f = parse(format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#));
     if let Some(msg) = f.message()
         && let Some(text) = msg.result()
