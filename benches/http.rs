@@ -7,7 +7,7 @@
 //!   stateless (2026-07-28: the `_meta` envelope, the mirrored headers checked);
 //! - `mcpwire legacy`: the same server, one session (2025-11-25);
 //! - `rmcp`: rmcp's `StreamableHttpService`, default configuration (a session; every answer a
-//!   `text/event-stream`), with the same echo as `examples/rmcp_http_echo.rs`;
+//!   `text/event-stream`), with the same echo as `benches/baselines/rmcp_http_echo.rs`;
 //! - `hyper floor`: a bare hyper service that reads the body and answers a fixed result: what
 //!   the HTTP library costs a server, with no MCP at all.
 //!

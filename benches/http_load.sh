@@ -7,7 +7,7 @@
 #   mcpwire-http  `mcpwire serve --http 127.0.0.1:0`, legacy 2025-11-25: one session
 #   mcpwire-http-modern  the same server, 2026-07-28: every request stateless, with the mirrored
 #                 headers checked, a peer of its own per request
-#   rmcp-http     examples/rmcp_http_echo.rs: rmcp 3.11's StreamableHttpService, default config
+#   rmcp-http     benches/baselines/rmcp_http_echo.rs: rmcp 3.11's StreamableHttpService, default config
 #                 (stateful sessions, every POST answered as text/event-stream)
 #   node-http     @modelcontextprotocol/server-everything in streamableHttp mode, only if
 #                 target/interop/node/node_modules/.../dist/index.js exists (its echo answers

@@ -9,11 +9,11 @@
 #   mcpwire-modern   `mcpwire serve --http`, 2026-07-28 stateless requests with the mirrored
 #                    headers, a new id per request (wrk's Lua `request()` builds each body)
 #   mcpwire-legacy   the same server, 2025-11-25, one session opened with curl first
-#   rmcp-legacy      examples/rmcp_http_echo.rs (rmcp's StreamableHttpService, stateful: every
+#   rmcp-legacy      benches/baselines/rmcp_http_echo.rs (rmcp's StreamableHttpService, stateful: every
 #                    POST answered as an event stream), 2025-11-25, one session
 #   rmcp-stateless   the same example with `--stateless-json` (no sessions, `json_response`:
 #                    rmcp's stateless JSON path), the requests of mcpwire-modern
-#   hyper-floor      examples/hyper_floor.rs: bare hyper (HTTP/1.1) reading the body and
+#   hyper-floor      benches/baselines/hyper_floor.rs: bare hyper (HTTP/1.1) reading the body and
 #                    answering one fixed result, no MCP: the floor under a server's CPU
 #   wrk-floor        mcpwire-modern with one fixed body (id 7; stateless requests do not share
 #                    ids): wrk with no Lua per request, the least a client costs here

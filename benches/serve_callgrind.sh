@@ -78,7 +78,7 @@ instructions() {
     rm -f "$out" "$WORK/err"
     local cmd=("$bin" serve --http 127.0.0.1:0)
     [ "$BRIDGE" = 1 ] && cmd=("$bin" bridge --http 127.0.0.1:0 -- "$bin" serve --stdio)
-    # The bare hyper floor of benches/http_wrk.sh (examples/hyper_floor.rs) takes no command.
+    # The bare hyper floor of benches/http_wrk.sh (benches/baselines/hyper_floor.rs) takes no command.
     [ "$(basename "$bin")" = hyper_floor ] && cmd=("$bin" 127.0.0.1:0)
     valgrind --tool=callgrind --callgrind-out-file="$out" "${cmd[@]}" \
         >/dev/null 2>"$WORK/err" </dev/null &

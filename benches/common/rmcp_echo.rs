@@ -1,6 +1,6 @@
-//! The rmcp echo server both `benches/e2e.rs` and `examples/rmcp_http_echo.rs` measure against
-//! mcpwire: `tools/list` lists `echo`, and `tools/call` of `echo` answers one text block holding
-//! its `message` exactly.
+//! The rmcp echo server both `benches/e2e.rs` and `benches/baselines/rmcp_http_echo.rs` measure
+//! against mcpwire: `tools/list` lists `echo`, and `tools/call` of `echo` answers one text block
+//! holding its `message` exactly.
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,

@@ -33,7 +33,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 #[global_allocator]
 static GLOBAL: mcpwire_alloc::MiMalloc = mcpwire_alloc::MiMalloc;
 
-#[path = "../benches/common/rmcp_echo.rs"]
+#[path = "../common/rmcp_echo.rs"]
 mod rmcp_echo;
 
 use rmcp_echo::RmcpEcho;
