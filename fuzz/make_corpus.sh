@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fills fuzz/corpus/<target>/ (git-ignored) with seeds, and writes large hostile inputs (100,000
 # `[`, a 100,000-element batch, ...) to fuzz/corpus/large/ (too big to commit; run them once with
-# `cargo fuzz run <target> corpus/large/*`, see README.md).
+# `cargo fuzz run <target> corpus/large/*`, see docs/fuzzing.md).
 #
 # Bodies come from the committed seeds (fuzz/seeds/: small hostile inputs for framing, UTF-8 and
 # escapes, JSON and the JSON-RPC shape, and MCP messages; Content-Length and SSE streams for those
