@@ -5,7 +5,8 @@
 //! fast path only when a free block of the size class happens to have the alignment and the
 //! size is at most 1 KiB; anything larger takes its generic aligned path, which for a size that
 //! is not a power of two over-allocates by the alignment and aligns the pointer by hand (about
-//! 200 instructions more per call, counted with callgrind in PERF.md, and a larger block). A
+//! 200 instructions more per call, counted with callgrind in docs/perf-log/load-and-inspect.md,
+//! and a larger block). A
 //! request whose alignment every mimalloc block already has needs none of that: [`MiMalloc`]
 //! sends it to `mi_malloc`, `mi_zalloc` and `mi_realloc`, and only a larger alignment (tokio's
 //! task cells ask for 128 bytes) to the aligned functions.

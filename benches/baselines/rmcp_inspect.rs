@@ -1,6 +1,7 @@
 //! A baseline for `mcpwire inspect --summary`: the same whole-process job (read an NDJSON
 //! capture, classify every line, print counts) done with rmcp's generic message type, so the two
-//! processes can be timed against each other on the same file (PERF.md, "Whole process").
+//! processes can be timed against each other on the same file
+//! (docs/perf-log/load-and-inspect.md).
 //!
 //! Each line is parsed as rmcp's transport reads one (`try_parse_with_compatibility` in its
 //! `transport-async-rw` codec: a byte order mark stripped, a UTF-8 check, `serde_json::from_slice`)

@@ -1,9 +1,9 @@
 //! The floor under `mcpwire inspect --summary` for any decoder built on simd-json's tape: the same
-//! whole-process job as `benches/baselines/rmcp_inspect.rs` (same reads, same line split, same allocator),
-//! with each line only run through `simd_json::fill_tape_padded` (buffers and tape reused, the
-//! line copied to a padded scratch buffer first, as a lone frame is) and counted as parsed or
-//! not. No classification, no frame kept: what is left of the time is reading, splitting and
-//! simd-json's own work (PERF.md, "Whole process").
+//! whole-process job as `benches/baselines/rmcp_inspect.rs` (same reads, same line split, same
+//! allocator), with each line only run through `simd_json::fill_tape_padded` (buffers and tape
+//! reused, the line copied to a padded scratch buffer first, as a lone frame is) and counted as
+//! parsed or not. No classification, no frame kept: what is left of the time is reading,
+//! splitting and simd-json's own work (docs/perf-log/load-and-inspect.md).
 //!
 //! Usage: `simd_json_inspect FILE` (standard input when absent or `-`).
 

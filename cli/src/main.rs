@@ -108,7 +108,8 @@ fn main() -> ExitCode {
     use load::command::{LoadArgs, LoadCommand};
     let cli = Cli::parse();
     // `bridge` relays between HTTP and one child's pipes (or a pool's): on one thread, no
-    // wake-up crosses threads on the way through (PERF.md, "What the bridge costs").
+    // wake-up crosses threads on the way through (docs/perf-log/bridge.md, "What the bridge
+    // costs").
     let threads = cli.threads.or(matches!(cli.command, Some(Command::Bridge(_))).then_some(1));
     if let Some(n) = threads {
         THREADS.set(usize::from(n)).expect("set once, before any runtime");

@@ -153,7 +153,7 @@ pub(crate) struct KeyTable {
 /// presence of each is a bit of `flags`. The accessors below are the only readers and writers
 /// of the packed fields. Size counts: with an index of 56 bytes (a 128-byte `Frame`, tried),
 /// the HTTP server spent 186 more instructions a request in `memcpy` from the POST's future
-/// alone (PERF.md, "a name id per recorded key").
+/// alone (docs/perf-log/peer-and-typed.md, "a name id per recorded key").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct MessageIndex {
     /// The id: an integer's bits, or a string's `at` (low half) and `len` (high half).
