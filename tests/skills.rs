@@ -214,7 +214,7 @@ async fn loads_a_skill_and_verifies_each_read() {
 
 #[tokio::test]
 async fn a_server_without_skills_knows_no_skills_methods() {
-    let c = Client::connect(mcpwire::server::__doc_server()).await.unwrap();
+    let c = Client::connect(mcpwire::server::demo()).await.unwrap();
     assert_eq!(c.skills_capability(), None);
     assert_eq!(c.list_skills().await.unwrap_err().code(), Some(ErrorCode::METHOD_NOT_FOUND));
     c.close().await;

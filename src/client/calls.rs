@@ -276,7 +276,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// let r = client.call_tool("echo", serde_json::json!({ "message": "hi" })).await?;
     /// assert_eq!(r.get().content[0].as_text(), Some("hi"));
@@ -300,7 +300,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// use mcpwire::client::{CallOptions, NO_ARGUMENTS};
     /// use std::sync::{Arc, Mutex};
@@ -379,7 +379,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// let page = client.list_tools_page(None, &Default::default()).await?;
     /// assert_eq!(page.get().tools.len(), 2);
@@ -406,7 +406,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// let tools = client.list_tools().await?;
     /// assert_eq!(tools[0].get().name, "echo");
@@ -434,7 +434,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// let listed = client.request("tools/list").await?;
     /// assert!(listed.result().unwrap().get().contains("echo"));
@@ -454,7 +454,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// let params = serde_json::json!({ "name": "echo", "arguments": { "message": "raw" } });
     /// let answer = client.request_with("tools/call", params).await?;
@@ -481,7 +481,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// client.notify("notifications/roots/list_changed").await?;
     /// # Ok::<(), mcpwire::client::ClientError>(())
@@ -500,7 +500,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// let params = serde_json::json!({ "requestId": 99, "reason": "not needed" });
     /// client.notify_with("notifications/cancelled", params).await?;

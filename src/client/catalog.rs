@@ -23,7 +23,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// let page = client.list_resources_page(None, &Default::default()).await?;
     /// assert_eq!(page.get().resources[0].uri, "mem://readme");
@@ -47,7 +47,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// let resources = client.list_resources().await?;
     /// assert_eq!(resources[0].get().uri, "mem://readme");
@@ -74,7 +74,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// let page = client.list_resource_templates_page(None, &Default::default()).await?;
     /// assert_eq!(page.get().resource_templates.len(), 1);
@@ -98,7 +98,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// let templates = client.list_resource_templates().await?;
     /// assert_eq!(templates[0].get().uri_template, "mem://item/{id}");
@@ -131,7 +131,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// let r = client.read_resource("mem://readme").await?;
     /// assert!(r.json().contains("Read me"));
@@ -156,7 +156,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// use mcpwire::client::CallOptions;
     /// let options = CallOptions::new().meta("trace", serde_json::json!("abc"));
@@ -182,7 +182,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// let page = client.list_prompts_page(None, &Default::default()).await?;
     /// assert_eq!(page.get().prompts[0].name, "greet");
@@ -206,7 +206,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// let prompts = client.list_prompts().await?;
     /// assert_eq!(prompts[0].get().name, "greet");
@@ -234,7 +234,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// let p = client.get_prompt("greet", serde_json::json!({ "who": "Ada" })).await?;
     /// assert!(p.json().contains("Say hello to Ada"));
@@ -258,7 +258,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// let options = mcpwire::client::CallOptions::new();
     /// let p = client.get_prompt_with("greet", serde_json::json!({ "who": "Bo" }), &options).await?;
@@ -287,7 +287,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// let reference = CompleteRef::Prompt { name: "greet".into() };
     /// let done = client.complete(&reference, "who", "al").await?;

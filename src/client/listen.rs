@@ -25,7 +25,7 @@ impl Client {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// # use mcpwire::client::Client; use mcpwire::mcp::types::*;
-    /// # let server = mcpwire::server::__doc_server();
+    /// # let server = mcpwire::server::demo();
     /// let client = Client::connect(server.clone()).await?;
     /// use mcpwire::client::{Change, Listen};
     /// let mut changes = client.listen(Listen::new().tools().resource("mem://readme")).await?;

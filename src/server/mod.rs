@@ -54,8 +54,8 @@
 
 mod builder;
 mod call;
+mod demo;
 mod dispatch;
-mod doc_server;
 mod known;
 mod listen;
 mod scopes;
@@ -80,8 +80,7 @@ use crate::transport::{BadTarget, IntoTarget, Target};
 pub use crate::mcp::seal::MAX_REQUEST_STATE_BYTES;
 pub use builder::ServerBuilder;
 pub use call::{Answer, Call, Error, InputRequired, MAX_INPUT_ROUNDS};
-#[doc(hidden)]
-pub use doc_server::__doc_server;
+pub use demo::demo;
 pub use listen::{MAX_LISTEN_STREAMS, MAX_RESOURCE_SUBSCRIPTIONS};
 pub use scopes::Scoped;
 pub use skills::{Skills, SkillsError};

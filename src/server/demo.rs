@@ -1,4 +1,5 @@
-//! The server the examples in the client's documentation talk to. Not part of the API.
+//! A small server with one of everything, for trying a client against (and what the examples
+//! in the client's documentation talk to).
 
 use super::Server;
 use crate::mcp::types::{
@@ -6,11 +7,26 @@ use crate::mcp::types::{
     ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool,
 };
 
-/// A server with an `echo` and a `work` (progress) tool, a resource, a template, a prompt and
-/// completions, for the documentation's runnable examples.
-#[doc(hidden)]
+/// A server with one of each kind of thing a client can reach: an `echo` tool (returns its
+/// `message`), a `work` tool (reports progress twice, then answers `done`), a resource
+/// (`mem://readme`), a template (`mem://item/{id}`), a prompt (`greet`, with a `who` argument)
+/// and completions (`alpha`, `alpine`). A client's examples and first tests can run against it
+/// in process, with no server of their own.
+///
+/// # Examples
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use mcpwire::client::Client;
+///
+/// let client = Client::connect(mcpwire::server::demo()).await?;
+/// let r = client.call_tool("echo", serde_json::json!({ "message": "hi" })).await?;
+/// assert_eq!(r.get().content[0].as_text(), Some("hi"));
+/// # Ok::<(), mcpwire::client::ClientError>(())
+/// # }).unwrap();
+/// ```
 #[must_use]
-pub fn __doc_server() -> Server {
+pub fn demo() -> Server {
     #[derive(serde::Deserialize)]
     struct Message {
         message: String,
