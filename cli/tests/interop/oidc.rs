@@ -10,8 +10,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::harness::{
-    ANNOUNCE_PREFIX, ANNOUNCE_TIMEOUT, BIN, RUN_TIMEOUT, Server, ensure_installed, interop, node22,
-    root, run_bounded, tail_text,
+    ANNOUNCE_PREFIX, ANNOUNCE_TIMEOUT, BIN, RUN_TIMEOUT, Server, ensure_installed, interop_dir,
+    node22, root, run_bounded, tail_text,
 };
 use crate::tls::Pki;
 
@@ -24,7 +24,7 @@ pub(crate) fn authorization_server(token_ttl: &str) -> (Server, String) {
     let mut cmd = Command::new(node22());
     cmd.arg(root().join("tests/oauth/oidc_provider.mjs"))
         .arg("--packages")
-        .arg(interop().join("oidc"))
+        .arg(interop_dir().join("oidc"))
         .args(["--access-token-ttl", token_ttl]);
     let mut server = Server::start(cmd, "oidc-provider");
     let deadline = Instant::now() + ANNOUNCE_TIMEOUT;
