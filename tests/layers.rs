@@ -642,6 +642,27 @@ fn no_file_of_the_tool_depends_on_itself_through_others() {
     assert!(c.is_empty(), "file cycles in cli/src/:\n{}", shown(&g, &c));
 }
 
+/// A file names what it takes from its parent: `use super::*` joins a file to its parent's
+/// every item (the mark of one type's `impl` cut into closets), so it is allowed in unit tests
+/// alone.
+#[test]
+fn no_glob_import_of_the_parent_outside_tests() {
+    let mut glob = Vec::new();
+    for dir in ["src", "cli/src", "alloc/src"] {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        for (path, file) in files_in(&root) {
+            let glob_line = |l: &str| {
+                let l: String = l.split_whitespace().collect();
+                l.ends_with("usesuper::*;") && (l.starts_with("use") || l.starts_with("pub"))
+            };
+            if file.code.lines().any(glob_line) {
+                glob.push(format!("{dir}/{}", path.display()));
+            }
+        }
+    }
+    assert!(glob.is_empty(), "`use super::*` outside unit tests: {glob:?}");
+}
+
 /// One layout for unit tests: a module's sit in `tests.rs` beside it (`foo.rs` and
 /// `foo/tests.rs`), never inline.
 #[test]

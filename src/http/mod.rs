@@ -20,8 +20,6 @@
 
 pub mod client;
 pub mod server;
-mod session;
-mod stream;
 
 use std::borrow::Cow;
 

@@ -26,8 +26,8 @@
 //!   server, or a gateway that routes on them), and the headers a client mirrors.
 
 pub mod annotations;
-pub(crate) mod checked;
 pub mod elicitation;
+pub(crate) mod envelope_spans;
 #[cfg(feature = "http")]
 pub mod headers;
 pub mod meta;

@@ -119,7 +119,7 @@ pub struct Context {
     pub(crate) principal: Option<Arc<Principal>>,
     /// The request's modern envelope, when the transport checked it before the handler got
     /// the request (a stateless HTTP request's, checked with its headers).
-    checked: Option<crate::mcp::checked::Checked>,
+    envelope_spans: Option<crate::mcp::envelope_spans::EnvelopeSpans>,
 }
 
 /// Where a handler's messages go.
@@ -138,27 +138,30 @@ impl Context {
         ticket: Option<Ticket>,
         principal: Option<Arc<Principal>>,
     ) -> Self {
-        Self { link: Link::Peer { peer, ticket }, principal, checked: None }
+        Self { link: Link::Peer { peer, ticket }, principal, envelope_spans: None }
     }
 
     /// A context for a request handled without a peer, its messages going to `call`.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn inline(call: Arc<Inline>, principal: Option<Arc<Principal>>) -> Self {
-        Self { link: Link::Inline(call), principal, checked: None }
+        Self { link: Link::Inline(call), principal, envelope_spans: None }
     }
 
     /// This context, for a request whose envelope the transport has checked (`checked`).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn with_checked(mut self, checked: Option<crate::mcp::checked::Checked>) -> Self {
-        self.checked = checked;
+    pub(crate) fn with_envelope_spans(
+        mut self,
+        spans: Option<crate::mcp::envelope_spans::EnvelopeSpans>,
+    ) -> Self {
+        self.envelope_spans = spans;
         self
     }
 
     /// The request's modern envelope, when the transport checked it: the server reads it
     /// instead of reading `_meta` again.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn checked(&self) -> Option<&crate::mcp::checked::Checked> {
-        self.checked.as_ref()
+    pub(crate) fn envelope_spans(&self) -> Option<&crate::mcp::envelope_spans::EnvelopeSpans> {
+        self.envelope_spans.as_ref()
     }
 
     /// The handle to the other side: send it notifications (progress) or requests of your own.

@@ -5,15 +5,15 @@ use std::sync::atomic::Ordering;
 use serde::{Deserialize, Serialize};
 
 use super::ToolEntry;
-use super::call::{Answer, Capabilities, MAX_INPUT_ROUNDS};
+use super::call::Capabilities;
 use super::known::{Key, Known, Slot};
 use super::tasks::run::Started;
 use super::{BoxFuture, Call, Connection, Core, Error, HandlerFn, InputRequired};
 use crate::ErrorCode;
 use crate::mcp::meta::{Meta, Rejection, check_meta, member, str_of};
 use crate::mcp::types::{
-    CacheScope, CallToolResult, InitializeResult, InputRequiredResult, LoggingLevel,
-    ReadResourceResult, SetLevelParams, match_template,
+    CacheScope, CallToolResult, InitializeResult, LoggingLevel, ReadResourceResult, SetLevelParams,
+    match_template,
 };
 use crate::mcp::{self, Era, LEGACY_VERSIONS, MODERN_VERSIONS};
 use crate::peer::{Context, Handler, Incoming, Reply, RpcError};
@@ -47,7 +47,7 @@ struct Envelope {
 /// is read once, from the recorded members when there are some (no pass over `params`), else
 /// whole: what its handler looks up later is found in what this read found.
 ///
-/// A request whose envelope its transport checked (`cx.checked()`, a stateless HTTP request
+/// A request whose envelope its transport checked (`cx.envelope_spans()`, a stateless HTTP request
 /// checked with its headers) is not read again: only the version, that this server serves it.
 fn era_of(req: &Incoming, cx: &Context) -> Result<Envelope, Rejection> {
     // Built once: `memmem::find` builds its searcher anew on every call.
@@ -56,7 +56,7 @@ fn era_of(req: &Incoming, cx: &Context) -> Result<Envelope, Rejection> {
     static ESCAPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
     let msg = req.message();
-    if let (Some(checked), Some(params)) = (cx.checked(), msg.params())
+    if let (Some(checked), Some(params)) = (cx.envelope_spans(), msg.params())
         && checked.version(params.get()).is_some_and(|v| MODERN_VERSIONS.contains(&v))
     {
         let (start, end) = checked.capabilities();

@@ -2,7 +2,25 @@
 //! handshake when configured, then the connection served until it ends) and
 //! [`HttpServer::serve_connection`] for a byte stream of the caller's own.
 
-use super::*;
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
+use std::time::Duration;
+
+use http::{Request, Response};
+use hyper::body::Incoming as HyperBody;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use super::connections::{Conn, Guarded};
+use super::sessions::{sweep, sweep_while_alive};
+#[cfg(feature = "tls")]
+use super::tls;
+use super::{Body, Handlers, HttpServer, connection, connections};
+use crate::limits::SHUTDOWN_GRACE;
+use crate::peer::Handler;
 
 impl HttpServer {
     /// Serves `listener` until `stop` completes; each new session runs a handler from `make`,
@@ -227,7 +245,8 @@ fn service<H: Handler>(
         let shared = shared.clone();
         let busy = conn.busy();
         async move {
-            let answer = server.handle(req, &*make, &shared, &budget).await;
+            let handlers = Handlers { make: &*make, shared: &shared };
+            let answer = server.handle(req, handlers, &budget).await;
             Ok::<_, Infallible>(answer.map(|body| Guarded::wrap(body, busy)))
         }
     })

@@ -27,7 +27,6 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 use hyper_util::server::conn::auto;
 use tokio::sync::watch;
 
-use super::HttpServer;
 use super::connections::Conn;
 use crate::limits::{
     DEFAULT_HTTP2_CONNECTION_WINDOW, DEFAULT_HTTP2_MAX_FRAME, DEFAULT_HTTP2_MAX_HEADER_LIST,
@@ -239,110 +238,6 @@ async fn stopped(stop: Option<&mut watch::Receiver<bool>>) {
             let _ = rx.wait_for(|s| *s).await;
         }
         None => std::future::pending().await,
-    }
-}
-
-/// The HTTP/2 bounds, set on the server's builder.
-impl HttpServer {
-    /// Whether the port also takes HTTP/2 (cleartext, with prior knowledge: a client that opens
-    /// with the HTTP/2 preface), beside HTTP/1.1; `true` by default. Without it such a client
-    /// gets HTTP/1.1's answer to a malformed request.
-    #[must_use]
-    pub fn http2(mut self, enabled: bool) -> Self {
-        self.config().h2.enabled = enabled;
-        self
-    }
-
-    /// Streams (requests) one HTTP/2 connection may have open at once, advertised in its
-    /// `SETTINGS_MAX_CONCURRENT_STREAMS`; a stream past it is refused (`RST_STREAM`
-    /// `REFUSED_STREAM`) and the others go on. [`DEFAULT_HTTP2_MAX_STREAMS`] by default; 0 is
-    /// taken as 1 (0 would refuse every HTTP/2 request).
-    #[must_use]
-    pub fn http2_max_concurrent_streams(mut self, n: u32) -> Self {
-        self.config().h2.max_streams = n.max(1);
-        self
-    }
-
-    /// HTTP/2 flow control: how many bytes of body a client may send on one stream, and over
-    /// all the streams of a connection, before the server has read them (and so how many it
-    /// holds unread): the stream window within 1 ..= 2^31-1, the connection window within
-    /// 65,535 ..= 2^31-1. A client that sends past a window is a protocol error
-    /// (`FLOW_CONTROL_ERROR`). [`DEFAULT_HTTP2_STREAM_WINDOW`] and
-    /// [`DEFAULT_HTTP2_CONNECTION_WINDOW`] by default.
-    ///
-    /// Every HTTP/2 connection starts with a window of 65,535 bytes, which only grows (by
-    /// `WINDOW_UPDATE`): a smaller connection window could not be enforced, and would only
-    /// make the server reopen the window a few bytes at a time once those first bytes are
-    /// read, so it is taken as 65,535.
-    #[must_use]
-    pub fn http2_initial_windows(mut self, stream: u32, connection: u32) -> Self {
-        let h2 = &mut self.config().h2;
-        h2.stream_window = stream.clamp(1, MAX_WINDOW);
-        h2.connection_window = connection.clamp(INITIAL_CONNECTION_WINDOW, MAX_WINDOW);
-        self
-    }
-
-    /// The largest header list (decoded, as HTTP/2 counts it: name, value and 32 bytes per
-    /// field) an HTTP/2 request may carry, advertised in `SETTINGS_MAX_HEADER_LIST_SIZE`;
-    /// a request whose list reaches it is answered 431 (its fields not kept), and one more
-    /// than four times it closes the connection (`GOAWAY`, `ENHANCE_YOUR_CALM`).
-    /// [`DEFAULT_HTTP2_MAX_HEADER_LIST`] by default.
-    ///
-    /// The value is taken as it is, 0 included, and means what it says: no request's list fits
-    /// in 0 bytes (nor in four times 0), so with 0 every HTTP/2 request closes its connection,
-    /// while HTTP/1.1 (whose headers have their own bound) is served as before. A request's own
-    /// pseudo-header fields take 160 bytes or more: a bound below that answers every request 431,
-    /// and one below a quarter of that closes the connection for each.
-    #[must_use]
-    pub fn http2_max_header_list_size(mut self, bytes: u32) -> Self {
-        self.config().h2.max_header_list = bytes;
-        self
-    }
-
-    /// The largest HTTP/2 frame payload the server accepts (`SETTINGS_MAX_FRAME_SIZE`), within
-    /// 16 KiB ..= 16 MiB - 1 as HTTP/2 allows. [`DEFAULT_HTTP2_MAX_FRAME`] by default.
-    #[must_use]
-    pub fn http2_max_frame_size(mut self, bytes: u32) -> Self {
-        self.config().h2.max_frame = bytes.clamp(*FRAME_SIZES.start(), *FRAME_SIZES.end());
-        self
-    }
-
-    /// The "rapid reset" bounds of an HTTP/2 connection: how many streams the client opened
-    /// and reset before the server took them may be pending at once, and how many streams the
-    /// server may reset for the client's errors; past either the connection is closed
-    /// (`GOAWAY`, `ENHANCE_YOUR_CALM`). [`DEFAULT_HTTP2_MAX_PENDING_RESETS`] and
-    /// [`DEFAULT_HTTP2_MAX_LOCAL_RESETS`] by default.
-    #[must_use]
-    pub fn http2_reset_limits(mut self, pending_accept: usize, local_error: usize) -> Self {
-        let h2 = &mut self.config().h2;
-        h2.max_pending_resets = pending_accept;
-        h2.max_local_resets = local_error;
-        self
-    }
-
-    /// How much of a response an HTTP/2 stream buffers while the client's window is closed;
-    /// past it the stream takes no more of its body (an event stream's later events wait; a
-    /// JSON answer is already whole). [`DEFAULT_HTTP2_MAX_SEND_BUFFER`] by default; at least 1
-    /// byte, at most 4 GiB - 1.
-    #[must_use]
-    pub fn http2_max_send_buffer(mut self, bytes: usize) -> Self {
-        self.config().h2.max_send_buffer = bytes.clamp(1, u32::MAX as usize);
-        self
-    }
-
-    /// How often an HTTP/2 connection is sent a `PING` (`None`: never), and how long its
-    /// acknowledgement may take before the connection is closed, so a peer that vanished is
-    /// noticed. The interval counts from the last frame read from the client, so a busy
-    /// connection is not pinged. [`DEFAULT_HTTP2_PING_INTERVAL`] and
-    /// [`DEFAULT_HTTP2_PING_TIMEOUT`] by default; the interval at least 1 ms (a zero one would
-    /// send the next `PING` as soon as the last is acknowledged, with only the timer's next
-    /// tick, often well under a millisecond, between them).
-    #[must_use]
-    pub fn http2_keep_alive(mut self, every: Option<Duration>, timeout: Duration) -> Self {
-        let h2 = &mut self.config().h2;
-        h2.ping_interval = every.map(|e| e.max(Duration::from_millis(1)));
-        h2.ping_timeout = timeout;
-        self
     }
 }
 

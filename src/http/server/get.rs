@@ -1,60 +1,70 @@
 //! GET (a session's event stream, opened or resumed) and DELETE.
 
-use super::response::*;
-use super::*;
+use http::header::{ALLOW, HeaderValue};
+use http::{Request, Response, StatusCode};
+use std::sync::PoisonError;
 
-impl HttpServer {
-    pub(super) fn get(
-        &self,
-        req: &Request<HyperBody>,
-        principal: Option<&Principal>,
-    ) -> Response<Body> {
-        let resuming = req.headers().get(LAST_EVENT_ID).is_some_and(|v| !v.is_empty());
-        if !self.config.get_stream && !resuming {
-            let mut r = status(StatusCode::METHOD_NOT_ALLOWED);
-            r.headers_mut().insert(ALLOW, HeaderValue::from_static("POST, DELETE"));
-            return r;
-        }
-        if !accepts(req.headers()).1 {
-            let msg = "Not Acceptable: Accept must include text/event-stream";
-            return error(StatusCode::NOT_ACCEPTABLE, Id::Null, ErrorCode::SERVER_ERROR, msg);
-        }
-        let session = match self.required_session(req, principal) {
-            Ok(s) => s,
+use super::config::Config;
+use super::response::{Accepts, error, status, stream_response};
+use super::stream::{ResumeConfig, Unresumable, parse_event_id};
+use super::{Body, State, sessions};
+use crate::peer::Principal;
+use crate::{ErrorCode, Id};
+
+/// A GET: a session's event stream, opened, or resumed from its `Last-Event-ID`.
+pub(super) fn get<B>(
+    cfg: &Config,
+    state: &State,
+    req: &Request<B>,
+    principal: Option<&Principal>,
+) -> Response<Body> {
+    let resuming = req.headers().get(LAST_EVENT_ID).is_some_and(|v| !v.is_empty());
+    if !cfg.get_stream && !resuming {
+        let mut r = status(StatusCode::METHOD_NOT_ALLOWED);
+        r.headers_mut().insert(ALLOW, HeaderValue::from_static("POST, DELETE"));
+        return r;
+    }
+    if !Accepts::of(req.headers()).sse {
+        let msg = "Not Acceptable: Accept must include text/event-stream";
+        return error(StatusCode::NOT_ACCEPTABLE, Id::Null, ErrorCode::SERVER_ERROR, msg);
+    }
+    let session = match sessions::required(cfg, state, req, principal) {
+        Ok(s) => s,
+        Err(answer) => return *answer,
+    };
+    let guard = if resuming {
+        let (number, after) = match last_event_id(req.headers()) {
+            Ok(id) => id,
             Err(answer) => return *answer,
         };
-        let guard = if resuming {
-            let (number, after) = match last_event_id(req.headers()) {
-                Ok(id) => id,
-                Err(answer) => return *answer,
-            };
-            match session.resume(number, after) {
-                Ok(g) => g,
-                Err(why) => return unresumable(why, &self.config.resume),
-            }
-        } else {
-            let Some(guard) = session.open_stream() else {
-                let msg = "Conflict: a stream is already open for this session";
-                return error(StatusCode::CONFLICT, Id::Null, ErrorCode::SERVER_ERROR, msg);
-            };
-            guard
+        match session.resume(number, after) {
+            Ok(g) => g,
+            Err(why) => return unresumable(why, &cfg.resume),
+        }
+    } else {
+        let Some(guard) = session.open_stream() else {
+            let msg = "Conflict: a stream is already open for this session";
+            return error(StatusCode::CONFLICT, Id::Null, ErrorCode::SERVER_ERROR, msg);
         };
-        stream_response(guard, self.config.keep_alive)
-    }
+        guard
+    };
+    stream_response(guard, cfg.keep_alive)
+}
 
-    pub(super) fn delete(
-        &self,
-        req: &Request<HyperBody>,
-        principal: Option<&Principal>,
-    ) -> Response<Body> {
-        let session = match self.required_session(req, principal) {
-            Ok(s) => s,
-            Err(answer) => return *answer,
-        };
-        self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&session.id);
-        session.close();
-        status(StatusCode::OK)
-    }
+/// A DELETE: the session it names ends.
+pub(super) fn delete<B>(
+    cfg: &Config,
+    state: &State,
+    req: &Request<B>,
+    principal: Option<&Principal>,
+) -> Response<Body> {
+    let session = match sessions::required(cfg, state, req, principal) {
+        Ok(s) => s,
+        Err(answer) => return *answer,
+    };
+    state.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&session.id);
+    session.close();
+    status(StatusCode::OK)
 }
 
 /// The header a client resuming an event stream names the last event it got in.

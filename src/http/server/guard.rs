@@ -1,4 +1,4 @@
-//! The resource-server guard (feature `oauth`): with [`HttpServer::auth`], every request to the
+//! The resource-server guard (feature `oauth`): with [`HttpServer::auth`](super::HttpServer::auth), every request to the
 //! endpoint needs a bearer token the [`ResourceServer`] accepts, and the Protected Resource
 //! Metadata (RFC 9728) is served at its well-known paths.
 //!
@@ -18,81 +18,42 @@
 //! `Connection: close`. The principal of an accepted token reaches the handler
 //! ([`Context::principal`](crate::peer::Context::principal)).
 
-use http::header::{ACCESS_CONTROL_ALLOW_ORIGIN, AUTHORIZATION, WWW_AUTHENTICATE};
+use std::sync::Arc;
 
-use super::response::*;
-use super::*;
+use bytes::Bytes;
+use http::header::{ACCESS_CONTROL_ALLOW_ORIGIN, AUTHORIZATION, HeaderValue, WWW_AUTHENTICATE};
+use http::{Method, Request, Response, StatusCode};
+
+use super::Body;
+use super::config::Config;
+use super::response::{error, json_response};
 use crate::auth::resource::{Refusal, ResourceServer};
 use crate::peer::Principal;
+use crate::{ErrorCode, Id};
 
-impl HttpServer {
-    /// Guards the endpoint as a resource server: each request needs a token `rs` accepts,
-    /// and its metadata is served (see the module's table). The principal of the token is
-    /// handed to the handler; a legacy session is bound to the principal that opened it.
-    #[must_use]
-    pub fn auth(mut self, rs: ResourceServer) -> Self {
-        self.config().auth = Some(Arc::new(rs));
-        self
-    }
-
-    /// The metadata, when `req` asks for it.
-    pub(super) fn metadata(&self, req: &Request<HyperBody>) -> Option<Response<Body>> {
-        let rs = self.config.auth.as_ref()?;
-        if req.method() != Method::GET
-            || !rs.serves_metadata_at(req.uri().path(), &self.config.path)
-        {
-            return None;
-        }
-        let body = serde_json::to_vec(&rs.metadata()).unwrap_or_default();
-        let mut r = json_response(StatusCode::OK, Bytes::from(body));
-        r.headers_mut().insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
-        Some(r)
-    }
-
-    /// The caller's principal, or the answer that refuses the request.
-    pub(super) async fn guard(
-        &self,
-        req: &Request<HyperBody>,
-    ) -> Result<Option<Arc<Principal>>, Box<Response<Body>>> {
-        let Some(rs) = &self.config.auth else { return Ok(None) };
-        let authorization = req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
-        match rs.check(authorization, req.uri().query()).await {
-            Ok(p) => Ok(Some(Arc::new(p))),
-            Err(refusal) => Err(Box::new(refused(rs, &refusal))),
-        }
-    }
-}
-
-/// A JSON answer that is [`ErrorCode::INSUFFICIENT_SCOPE`] (a typed server's tool, prompt or
-/// resource needs a scope the token lacks), as 403 with the `insufficient_scope` challenge
-/// naming its `data.scope`, the error response as the body; `None` for any other answer.
-pub(super) fn scope_refusal(rs: &ResourceServer, answer: &Bytes) -> Option<Response<Body>> {
-    static CODE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"-32003"));
-    // A result never needs the parse.
-    CODE.find(answer)?;
-    let frame = FrameParser::parse_bytes_with(crate::Limits::default(), answer.clone());
-    let error = frame.message()?.error()?;
-    if ErrorCode(error.code) != ErrorCode::INSUFFICIENT_SCOPE {
+/// The metadata, when `req` asks for it.
+pub(super) fn metadata<B>(cfg: &Config, req: &Request<B>) -> Option<Response<Body>> {
+    let rs = cfg.auth.as_ref()?;
+    if req.method() != Method::GET || !rs.serves_metadata_at(req.uri().path(), &cfg.path) {
         return None;
     }
-    #[derive(serde::Deserialize)]
-    struct Data {
-        scope: String,
-    }
-    let wanted = error
-        .data
-        .and_then(|d| serde_json::from_str::<Data>(d.get()).ok())
-        .map(|d| d.scope.split_ascii_whitespace().map(str::to_owned).collect())
-        .unwrap_or_default();
-    let mut r = json_response(StatusCode::FORBIDDEN, answer.clone());
-    if let Some(c) = rs
-        .challenge(&Refusal::InsufficientScope(wanted))
-        .and_then(|c| HeaderValue::from_str(&c).ok())
-    {
-        r.headers_mut().insert(WWW_AUTHENTICATE, c);
-    }
+    let body = serde_json::to_vec(&rs.metadata()).unwrap_or_default();
+    let mut r = json_response(StatusCode::OK, Bytes::from(body));
+    r.headers_mut().insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
     Some(r)
+}
+
+/// The caller's principal, or the answer that refuses the request.
+pub(super) async fn guard<B>(
+    cfg: &Config,
+    req: &Request<B>,
+) -> Result<Option<Arc<Principal>>, Box<Response<Body>>> {
+    let Some(rs) = &cfg.auth else { return Ok(None) };
+    let authorization = req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
+    match rs.check(authorization, req.uri().query()).await {
+        Ok(p) => Ok(Some(Arc::new(p))),
+        Err(refusal) => Err(Box::new(refused(rs, &refusal))),
+    }
 }
 
 fn refused(rs: &ResourceServer, refusal: &Refusal) -> Response<Body> {

@@ -76,59 +76,67 @@
 //! client that opens with the HTTP/2 preface; no `Upgrade: h2c`, no TLS here), told apart by
 //! the first bytes ([`http2`](HttpServer::http2) turns it off). Every row above holds for each
 //! HTTP/2 stream as for an HTTP/1.1 request; the `http2_*` builder methods bound what one
-//! HTTP/2 connection may open (see `connection.rs` and [`crate::limits`]).
+//! HTTP/2 connection may open (set in `config.rs`, applied in `connection.rs`; see
+//! [`crate::limits`]).
 //!
 //! Every error body is a JSON-RPC error response with `"id": null` (or the request's id where it
 //! could be read). `max_frame_bytes` is the sessions' [`Limits::max_frame_bytes`](crate::Limits::max_frame_bytes).
 //! Header sections past hyper's bounds (100 headers, about 400 KiB) are refused by hyper
 //! itself (431, or the connection closed).
+//!
+//! # Stages
+//!
+//! Each stage is a file of its own, and a request walks them top to bottom from
+//! [`HttpServer::handle`](HttpServer) (here), entering none twice:
+//!
+//! | stage | file | job |
+//! |---|---|---|
+//! | accept | `accept.rs`, `connection.rs`, `connections.rs`, `tls.rs` | the accept loop, a place in the connection table, the TLS handshake, one connection served (HTTP/1.1 or HTTP/2) |
+//! | gate | `gate.rs`, `guard.rs` | from the head alone: stop, path, method, origin, token (`guard.rs`); a POST's type, `Accept`, size, the session it names (`sessions.rs`), room in the body budget |
+//! | body | `body.rs` | the body read within its bounds, parsed into a frame |
+//! | route | `route.rs` | the era decision: the session named, a session to open, or a stateless request |
+//! | serve in a peer | `peer_post.rs` (with `session/`, `stream.rs`) | a session's POST (an `initialize` opening one), or a stateless request's pooled peer: fed to the peer, answered as the peer answers |
+//! | serve a stateless request | `stateless.rs`, then `peerless.rs` or `peer_post.rs` | the header check of 2026-07-28, then served without a peer when the handler allows it |
+//! | answer | `response.rs` | JSON, event streams, errors, the status a stateless answer takes |
+//!
+//! GET and DELETE (`get.rs`) pass the gate and name a session. The builder's methods are all
+//! in `config.rs`; the session table (lookup, opening, upkeep) in `sessions.rs`.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
-use http::header::{
-    ACCEPT, ALLOW, CACHE_CONTROL, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HeaderName,
-    HeaderValue, ORIGIN,
-};
-use http::{Method, Request, Response, StatusCode};
+use bytes::Bytes;
+use http::header::HeaderName;
+use http::{Method, Request, Response};
 use http_body_util::combinators::UnsyncBoxBody;
-use http_body_util::{BodyExt, Full, StreamBody};
-use hyper::body::{Body as _, Incoming as HyperBody};
-use hyper_util::rt::TokioIo;
+use hyper::body::Incoming as HyperBody;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 mod accept;
+mod body;
 mod config;
 mod connection;
 mod connections;
+mod gate;
 mod get;
 #[cfg(feature = "oauth")]
 mod guard;
-mod inline;
-mod post;
+mod peer_post;
+mod peerless;
 mod response;
+mod route;
+mod session;
 mod sessions;
 mod stateless;
+mod stream;
 #[cfg(feature = "tls")]
 mod tls;
 
-use super::session::Session;
-use super::stream::{ResumeConfig, Unresumable, parse_event_id};
-use super::{
-    BATCH_VERSION, PROTOCOL_VERSIONS, SESSION_HEADER, VERSION_HEADER, cancelled_request,
-    error_json, new_session_id, sse_event,
-};
-/// The session and version headers as `http` names: a name given as `&str` is parsed on each
-/// look-up.
-const SESSION_NAME: HeaderName = HeaderName::from_static(SESSION_HEADER);
-const VERSION_NAME: HeaderName = HeaderName::from_static(VERSION_HEADER);
+use super::{SESSION_HEADER, VERSION_HEADER};
 pub use crate::limits::DEFAULT_HEADER_TIMEOUT;
 pub use crate::limits::DEFAULT_KEEP_ALIVE;
 pub use crate::limits::DEFAULT_MAX_BODY_BYTES;
@@ -141,7 +149,6 @@ pub use crate::limits::DEFAULT_RESUMABLE_STREAMS;
 pub use crate::limits::DEFAULT_SESSION_IDLE_TIMEOUT;
 pub use crate::limits::DEFAULT_SSE_RETRY;
 pub use crate::limits::DEFAULT_STREAM_RETENTION;
-use crate::limits::SHUTDOWN_GRACE;
 pub use crate::limits::{
     DEFAULT_HTTP2_CONNECTION_WINDOW, DEFAULT_HTTP2_MAX_FRAME, DEFAULT_HTTP2_MAX_HEADER_LIST,
     DEFAULT_HTTP2_MAX_LOCAL_RESETS, DEFAULT_HTTP2_MAX_PENDING_RESETS,
@@ -149,14 +156,34 @@ pub use crate::limits::{
     DEFAULT_HTTP2_PING_TIMEOUT, DEFAULT_HTTP2_STREAM_WINDOW,
 };
 pub use crate::limits::{DEFAULT_MAX_TLS_HANDSHAKES, DEFAULT_TLS_HANDSHAKE_TIMEOUT};
-use crate::peer::{Handler, PeerBuilder, Principal};
-use crate::{ErrorCode, Frame, FrameParser, Id, Kind, OwnedId};
+use crate::peer::{Handler, Principal};
 use config::Config;
-use connections::{Conn, Connections, Guarded};
-use response::{error, status, stopping};
-use sessions::{sweep, sweep_while_alive};
+use connections::Connections;
+use route::Route;
+use session::Session;
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+/// The session and version headers as `http` names: a name given as `&str` is parsed on each
+/// look-up.
+const SESSION_NAME: HeaderName = HeaderName::from_static(SESSION_HEADER);
+const VERSION_NAME: HeaderName = HeaderName::from_static(VERSION_HEADER);
+
+/// The handlers of one connection: `make` builds one for a new session (or a stateless
+/// request's peer); `shared` is the one built for the connection's stateless requests served
+/// without a peer, made once, for the first of them.
+struct Handlers<'a, H> {
+    make: &'a (dyn Fn() -> Arc<H> + Send + Sync),
+    shared: &'a OnceLock<Arc<H>>,
+}
+
+impl<H> Clone for Handlers<'_, H> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<H> Copy for Handlers<'_, H> {}
 
 /// Counters of a running server.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -226,7 +253,7 @@ struct State {
     /// Sessions ended to make room for a new one.
     evicted: AtomicU64,
     /// Peers of stateless requests waiting for the next one.
-    idle: Arc<super::session::Idle>,
+    idle: Arc<session::Idle>,
     /// Cancelled when `serve` stops (a new one for each `serve`): stateless requests handled
     /// without a peer that still wait are answered -32603.
     halt: Mutex<tokio_util::sync::CancellationToken>,
@@ -269,133 +296,70 @@ impl HttpServer {
         }
     }
 
+    /// One request, stage by stage: the gate before the body, then by method.
     async fn handle<H: Handler>(
         &self,
         req: Request<HyperBody>,
-        make: &(dyn Fn() -> Arc<H> + Send + Sync),
-        shared: &OnceLock<Arc<H>>,
+        handlers: Handlers<'_, H>,
         budget: &Arc<Semaphore>,
     ) -> Response<Body> {
-        let principal = match self.before_body(&req).await {
+        let principal = match gate::before_body(&self.config, &self.state, &req).await {
             Ok(principal) => principal,
-            Err(answer) => return unread(req, *answer).await,
+            Err(answer) => return gate::unread(req, *answer).await,
         };
         match *req.method() {
-            Method::POST => self.post(req, principal, make, shared, budget).await,
-            Method::GET => self.get(&req, principal.as_deref()),
-            _ => self.delete(&req, principal.as_deref()),
+            Method::POST => self.post(req, principal, handlers, budget).await,
+            Method::GET => get::get(&self.config, &self.state, &req, principal.as_deref()),
+            _ => get::delete(&self.config, &self.state, &req, principal.as_deref()),
         }
     }
 
-    /// What is decided from the head alone: the caller's principal, or the answer (the
-    /// metadata, or a refusal) given without reading the body.
-    async fn before_body(
+    /// A POST: its headers and room for its body (the gate), its body read and parsed, the
+    /// era it belongs to (the route), then served by a peer (a session's, or a pooled one for a
+    /// stateless request a handler takes only in a peer) or without one (`peerless.rs`).
+    async fn post<H: Handler>(
         &self,
-        req: &Request<HyperBody>,
-    ) -> Result<Option<Arc<Principal>>, Box<Response<Body>>> {
-        if self.state.stopped.load(Ordering::SeqCst) {
-            return Err(Box::new(stopping(Id::Null)));
-        }
-        #[cfg(feature = "oauth")]
-        if let Some(metadata) = self.metadata(req) {
-            return Err(Box::new(metadata));
-        }
-        if req.uri().path() != self.config.path {
-            return Err(Box::new(status(StatusCode::NOT_FOUND)));
-        }
-        if !matches!(*req.method(), Method::POST | Method::GET | Method::DELETE) {
-            let mut r = status(StatusCode::METHOD_NOT_ALLOWED);
-            r.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
-            return Err(Box::new(r));
-        }
-        if let Some(origin) = req.headers().get(ORIGIN)
-            && !self.origin_allowed(origin)
-        {
-            let (code, msg) = (ErrorCode::SERVER_ERROR, "Forbidden: origin not allowed");
-            return Err(Box::new(error(StatusCode::FORBIDDEN, Id::Null, code, msg)));
-        }
-        #[cfg(feature = "oauth")]
-        let principal = self.guard(req).await?;
-        #[cfg(not(feature = "oauth"))]
-        let principal = None;
-        Ok(principal)
-    }
-
-    fn origin_allowed(&self, origin: &HeaderValue) -> bool {
-        let Ok(origin) = origin.to_str() else { return false };
-        if self.config.allowed_origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) {
-            return true;
-        }
-        let Some((scheme, rest)) = origin.split_once("://") else { return false };
-        if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
-            return false;
-        }
-        let host = if let Some(v6) = rest.strip_prefix('[') {
-            match v6.split_once(']') {
-                Some((h, port)) if port.is_empty() || port.starts_with(':') => h,
-                _ => return false,
-            }
-        } else {
-            rest.split_once(':').map_or(rest, |(h, _)| h)
+        req: Request<HyperBody>,
+        principal: Option<Arc<Principal>>,
+        handlers: Handlers<'_, H>,
+        budget: &Arc<Semaphore>,
+    ) -> Response<Body> {
+        // `_room` holds the body's place in the server's budget until the POST is answered.
+        let (head, body, post, _room) =
+            match gate::post(&self.config, &self.state, req, principal.as_deref(), budget).await {
+                Ok(admitted) => admitted,
+                Err(answer) => return *answer,
+            };
+        let frame = match body::read(&self.config, body).await {
+            Ok(frame) => frame,
+            Err(answer) => return *answer,
         };
-        host.eq_ignore_ascii_case("localhost") || host == "127.0.0.1" || host == "::1"
-    }
-
-    /// The session a request names: `Ok(None)` when it names none, `Err` with the answer when
-    /// it names one that is unknown, was opened by another caller than `principal`, or gives a
-    /// version that is not accepted.
-    fn session_of(
-        &self,
-        req: &Request<HyperBody>,
-        principal: Option<&Principal>,
-    ) -> Result<Option<Arc<Session>>, Box<Response<Body>>> {
-        let Some(id) = req.headers().get(&SESSION_NAME) else { return Ok(None) };
-        let version = req.headers().get(&VERSION_NAME).and_then(|v| v.to_str().ok());
-        // A modern request names no session: a session id beside a modern version is ignored,
-        // as 2026-07-28 asks.
-        if version.is_some_and(|v| crate::mcp::Era::of(v.trim()) == crate::mcp::Era::Modern) {
-            return Ok(None);
+        let accepts = post.accepts;
+        match route::route(&self.config, &head, &frame, post.session) {
+            Err(answer) => *answer,
+            // Boxed: a peer's path is the largest state of this future, which hyper moves
+            // into place for every request, the stateless ones served without a peer too.
+            Ok(Route::Session(session)) => {
+                Box::pin(peer_post::deliver(&self.config, &session, frame, accepts)).await
+            }
+            Ok(Route::Open) => {
+                let (config, state) = (&self.config, &self.state);
+                Box::pin(peer_post::open(config, state, handlers.make, principal, frame, accepts))
+                    .await
+            }
+            Ok(Route::Stateless) => {
+                stateless::serve(
+                    &self.config,
+                    &self.state,
+                    &head,
+                    frame,
+                    accepts,
+                    principal,
+                    handlers,
+                )
+                .await
+            }
         }
-        if let Some(v) = req.headers().get(&VERSION_NAME)
-            && !v.to_str().is_ok_and(|v| self.config.versions.iter().any(|s| s == v.trim()))
-        {
-            let msg = format!(
-                "Bad Request: unsupported protocol version (supported: {})",
-                self.config.versions.join(", ")
-            );
-            return Err(Box::new(error(
-                StatusCode::BAD_REQUEST,
-                Id::Null,
-                ErrorCode::SERVER_ERROR,
-                &msg,
-            )));
-        }
-        let found = id.to_str().ok().and_then(|id| {
-            self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned()
-        });
-        match found {
-            Some(s) if s.is_open() && s.opened_by(principal) => Ok(Some(s)),
-            _ => Err(Box::new(error(
-                StatusCode::NOT_FOUND,
-                Id::Null,
-                ErrorCode::SESSION_NOT_FOUND,
-                "Session not found",
-            ))),
-        }
-    }
-
-    /// The session a GET or DELETE must name: without one it is a stateless client's, which
-    /// may only POST (405).
-    fn required_session(
-        &self,
-        req: &Request<HyperBody>,
-        principal: Option<&Principal>,
-    ) -> Result<Arc<Session>, Box<Response<Body>>> {
-        self.session_of(req, principal)?.ok_or_else(|| {
-            let mut r = status(StatusCode::METHOD_NOT_ALLOWED);
-            r.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
-            Box::new(r)
-        })
     }
 }
 
@@ -409,31 +373,4 @@ pub async fn bind(addr: &str) -> std::io::Result<TcpListener> {
         if addr.parse::<u16>().is_ok() { format!("127.0.0.1:{addr}") } else { addr.to_owned() };
     let resolved: Vec<SocketAddr> = tokio::net::lookup_host(&addr).await?.collect();
     TcpListener::bind(&resolved[..]).await
-}
-
-/// The most of an unread request body drained before answering, and how long that may take.
-const DRAIN_BYTES: usize = 64 * 1024;
-const DRAIN_TIME: Duration = Duration::from_secs(1);
-
-/// `answer`, given to `req` without reading its body. Over HTTP/1.1 a connection can carry
-/// the next request only once this one's body is read: hyper reads what already arrived and
-/// otherwise closes the connection after the answer, without saying so, and a client that
-/// sends its next request on it at once (an OAuth client fetching the metadata after a 401)
-/// finds it closed. So a small body is drained and the connection kept; a larger or slower
-/// one, or one the client waits to be asked for (`Expect: 100-continue`), is not read, and the
-/// answer says `Connection: close`.
-async fn unread(req: Request<HyperBody>, mut answer: Response<Body>) -> Response<Body> {
-    if req.version() >= http::Version::HTTP_2 || req.body().is_end_stream() {
-        return answer;
-    }
-    let drained = if req.headers().contains_key(http::header::EXPECT) {
-        false
-    } else {
-        let drain = http_body_util::Limited::new(req.into_body(), DRAIN_BYTES).collect();
-        matches!(tokio::time::timeout(DRAIN_TIME, drain).await, Ok(Ok(_)))
-    };
-    if !drained {
-        answer.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
-    }
-    answer
 }

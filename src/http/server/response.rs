@@ -1,9 +1,41 @@
-//! The HTTP answers the server builds, and how it reads what a client accepts.
+//! The HTTP answers the server builds (JSON, event streams, errors, the status a stateless
+//! answer takes, a scope refusal under a resource-server guard), and how it reads what a
+//! client accepts.
 
-use super::*;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+#[cfg(feature = "oauth")]
+use http::header::WWW_AUTHENTICATE;
+use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
+use http::{Response, StatusCode};
+use http_body_util::{BodyExt, Full, StreamBody};
+
+use super::Body;
+use super::config::Config;
+use super::session::StreamGuard;
+#[cfg(feature = "oauth")]
+use crate::auth::resource::{Refusal, ResourceServer};
+use crate::http::error_json;
+use crate::{ErrorCode, FrameParser, Id};
+
+/// Which answers a client takes, from its `Accept`: JSON, event streams, or both.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Accepts {
+    pub(super) json: bool,
+    pub(super) sse: bool,
+}
+
+impl Accepts {
+    /// What `h`'s `Accept` takes: an absent one takes both.
+    pub(super) fn of(h: &http::HeaderMap) -> Self {
+        let (json, sse) = accepts(h);
+        Self { json, sse }
+    }
+}
 
 /// Which of JSON and SSE the client takes: an absent `Accept` takes both.
-pub(super) fn accepts(h: &http::HeaderMap) -> (bool, bool) {
+fn accepts(h: &http::HeaderMap) -> (bool, bool) {
     // What MCP clients send (the specification asks for both types), told at once.
     const BOTH: &[u8] = b"application/json, text/event-stream";
     let mut all = h.get_all(ACCEPT).iter();
@@ -61,10 +93,7 @@ pub(super) fn sse_response(body: Body) -> Response<Body> {
 
 /// A `text/event-stream` delivering one of a session's resumable streams, with a
 /// `: keep-alive` comment every `every` while it is quiet.
-pub(super) fn stream_response(
-    guard: crate::http::session::StreamGuard,
-    every: Duration,
-) -> Response<Body> {
+pub(super) fn stream_response(guard: StreamGuard, every: Duration) -> Response<Body> {
     let tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     let events = futures_util::stream::unfold((guard, tick), |(mut g, mut tick)| async move {
         let chunk = tokio::select! {
@@ -99,4 +128,82 @@ pub(super) fn session_gone() -> Response<Body> {
         ErrorCode::SESSION_NOT_FOUND,
         "Session not found: it ended",
     )
+}
+
+/// A [`crate::mcp::meta::Rejection`] as an error response with `id`.
+pub(super) fn rejection_json(id: Id<'_>, r: &crate::mcp::meta::Rejection) -> Bytes {
+    let mut out = BytesMut::new();
+    let reply: crate::Outgoing<'_> =
+        crate::Outgoing::Error { id, code: r.code, message: &r.message, data: r.data() };
+    if reply.write_value(&mut out).is_err() {
+        return error_json(id, r.code, &r.message);
+    }
+    out.freeze()
+}
+
+/// A request's response as JSON, with status `code`: a scope refusal instead, when a
+/// resource-server guard finds one in it.
+pub(super) fn json_reply(cfg: &Config, body: Bytes, code: StatusCode) -> Response<Body> {
+    #[cfg(feature = "oauth")]
+    if let Some(rs) = &cfg.auth
+        && let Some(refused) = scope_refusal(rs, &body)
+    {
+        return refused;
+    }
+    #[cfg(not(feature = "oauth"))]
+    let _ = cfg;
+    json_response(code, body)
+}
+
+/// The HTTP status of a stateless request's JSON answer: 400 or 404 for the error codes the
+/// specification maps ([`crate::mcp::http_status`]), 200 for a result or any other error.
+pub(super) fn answer_status(body: &Bytes) -> StatusCode {
+    static ERROR_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"error\""));
+    // A result never needs the parse.
+    if ERROR_KEY.find(body).is_none() {
+        return StatusCode::OK;
+    }
+    let frame = FrameParser::parse_bytes_with(crate::Limits::default(), body.clone());
+    let code = frame.message().and_then(|m| m.error()).map(|e| ErrorCode(e.code));
+    code.map_or(StatusCode::OK, error_status)
+}
+
+/// The HTTP status of a stateless request answered with error `code`
+/// ([`crate::mcp::http_status`]).
+pub(super) fn error_status(code: ErrorCode) -> StatusCode {
+    StatusCode::from_u16(crate::mcp::http_status(code)).unwrap_or(StatusCode::OK)
+}
+
+#[cfg(feature = "oauth")]
+/// A JSON answer that is [`ErrorCode::INSUFFICIENT_SCOPE`] (a typed server's tool, prompt or
+/// resource needs a scope the token lacks), as 403 with the `insufficient_scope` challenge
+/// naming its `data.scope`, the error response as the body; `None` for any other answer.
+fn scope_refusal(rs: &ResourceServer, answer: &Bytes) -> Option<Response<Body>> {
+    static CODE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"-32003"));
+    // A result never needs the parse.
+    CODE.find(answer)?;
+    let frame = FrameParser::parse_bytes_with(crate::Limits::default(), answer.clone());
+    let error = frame.message()?.error()?;
+    if ErrorCode(error.code) != ErrorCode::INSUFFICIENT_SCOPE {
+        return None;
+    }
+    #[derive(serde::Deserialize)]
+    struct Data {
+        scope: String,
+    }
+    let wanted = error
+        .data
+        .and_then(|d| serde_json::from_str::<Data>(d.get()).ok())
+        .map(|d| d.scope.split_ascii_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let mut r = json_response(StatusCode::FORBIDDEN, answer.clone());
+    if let Some(c) = rs
+        .challenge(&Refusal::InsufficientScope(wanted))
+        .and_then(|c| HeaderValue::from_str(&c).ok())
+    {
+        r.headers_mut().insert(WWW_AUTHENTICATE, c);
+    }
+    Some(r)
 }

@@ -2,7 +2,16 @@
 //! against what it was sealed for), the handler's outcome settled by era, and the rounds a
 //! legacy session runs by asking the client itself.
 
-use super::*;
+use serde::{Deserialize, Serialize};
+
+use super::{Encoded, Envelope, Kind, Round, Route, encode, modern_reply, req_uri};
+use crate::mcp::Era;
+use crate::mcp::meta::str_of;
+use crate::mcp::types::{CallToolResult, InputRequiredResult};
+use crate::peer::{Context, Incoming, Reply, RpcError};
+use crate::server::call::{Answer, MAX_INPUT_ROUNDS};
+use crate::server::known::{Key, Known};
+use crate::server::{Call, Connection, Error, InputRequired};
 
 impl Connection {
     /// Opens the `requestState` a retry carries into `call` (its state and the answers of

@@ -1,5 +1,5 @@
-//! A stateless (2026-07-28) request handled without a peer, for a handler whose
-//! [`Handler::peerless`] says so: decoded and checked as [`super::stateless`] does, then handed
+//! A stateless (2026-07-28) request served without a peer, for a handler whose
+//! [`Handler::peerless`](crate::peer::Handler::peerless) says so: checked by `stateless.rs`, then handed
 //! to the handler inside the connection's own service future. A handler that answers at once
 //! answers on that path (no task, no channel, no route); one that waits keeps the service
 //! future polling it. The first notification it sends (through
@@ -11,17 +11,26 @@
 //! drops the handler's future, cancelling it; the server's stop answers a request still
 //! waiting with -32603; a handler that panics is answered -32603.
 
+use std::convert::Infallible;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::sync::{Arc, PoisonError};
 use std::task::{Context as TaskContext, Poll};
 
+use bytes::{Bytes, BytesMut};
 use futures_util::FutureExt as _;
+use http::{Response, StatusCode};
+use http_body_util::{BodyExt, Full, StreamBody};
 
-use super::response::*;
-use super::*;
+use super::config::Config;
+use super::response::{Accepts, error_status, json_reply, sse_response};
+use super::{Body, State};
+use crate::http::{error_json, sse_event};
 use crate::limits::POST_NOTES;
-use crate::mcp::checked::Checked;
-use crate::peer::{Context, Incoming, Inline, Reply, RpcError};
+use crate::mcp::envelope_spans::EnvelopeSpans;
+use crate::peer::{Context, Handler, Incoming, Inline, Principal, Reply, RpcError};
+use crate::{ErrorCode, Id, OwnedId};
 
 /// A handler's run: the request back, and its outcome (`None`: it panicked).
 type Run = Pin<Box<dyn Future<Output = (Incoming, Option<Result<Reply, RpcError>>)> + Send>>;
@@ -36,92 +45,91 @@ impl Drop for Ended {
     }
 }
 
-impl HttpServer {
-    /// Answers a checked stateless request with `handler`, without a peer; its context
-    /// carries the caller and the envelope the header check found.
-    pub(super) async fn inline<H: Handler>(
-        &self,
-        handler: Arc<H>,
-        request: Incoming,
-        json: bool,
-        sse: bool,
-        (principal, checked): (Option<Arc<Principal>>, Option<Checked>),
-    ) -> Response<Body> {
-        let id = request.id().and_then(OwnedId::from_id);
-        let call = Arc::new(Inline::new(POST_NOTES));
-        let ended = Ended(call.clone());
-        let cx = Context::inline(call.clone(), principal).with_checked(checked);
-        let mut run: Run = Box::pin(async move {
-            // The call is inside the guarded future, so a handler that panics before returning
-            // its future is caught too.
-            let outcome =
-                AssertUnwindSafe(async { handler.request(&request, &cx).await }).catch_unwind();
-            let outcome = outcome.await.ok();
-            (request, outcome)
-        });
-        let mut stop = None;
-        let first = std::future::poll_fn(|task| {
-            if let Poll::Ready(done) = run.as_mut().poll(task) {
-                return Poll::Ready(Some(Ok(done)));
+/// Answers a checked stateless request with `handler`, without a peer; its context carries the
+/// caller and the envelope the header check found.
+pub(super) async fn serve<H: Handler>(
+    cfg: &Config,
+    state: &State,
+    handler: Arc<H>,
+    request: Incoming,
+    accepts: Accepts,
+    (principal, checked): (Option<Arc<Principal>>, Option<EnvelopeSpans>),
+) -> Response<Body> {
+    let Accepts { json, sse } = accepts;
+    let id = request.id().and_then(OwnedId::from_id);
+    let call = Arc::new(Inline::new(POST_NOTES));
+    let ended = Ended(call.clone());
+    let cx = Context::inline(call.clone(), principal).with_envelope_spans(checked);
+    let mut run: Run = Box::pin(async move {
+        // The call is inside the guarded future, so a handler that panics before returning
+        // its future is caught too.
+        let outcome =
+            AssertUnwindSafe(async { handler.request(&request, &cx).await }).catch_unwind();
+        let outcome = outcome.await.ok();
+        (request, outcome)
+    });
+    let mut stop = None;
+    let first = std::future::poll_fn(|task| {
+        if let Poll::Ready(done) = run.as_mut().poll(task) {
+            return Poll::Ready(Some(Ok(done)));
+        }
+        // A notification came first (sent by another task, too: it wakes this one): the
+        // rest goes on an event stream.
+        if sse && call.noted(task.waker()) {
+            return Poll::Ready(None);
+        }
+        let stop = stop.get_or_insert_with(|| stopping(state));
+        if stop.as_mut().poll(task).is_ready() {
+            return Poll::Ready(Some(Err(())));
+        }
+        Poll::Pending
+    })
+    .await;
+    match first {
+        Some(Ok((request, outcome))) => {
+            drop(ended);
+            let (body, code) = outcome_json(&request, outcome);
+            let notes = if sse { call.drain() } else { Default::default() };
+            if notes.is_empty() {
+                return json_answer(cfg, body, json, code);
             }
-            // A notification came first (sent by another task, too: it wakes this one): the
-            // rest goes on an event stream.
-            if sse && call.noted(task.waker()) {
-                return Poll::Ready(None);
+            // Notifications sent before an answer given at once: one chunk of events.
+            let mut out = BytesMut::new();
+            for note in notes.iter().chain([&body]) {
+                out.extend_from_slice(&sse_event(note));
             }
-            let stop = stop.get_or_insert_with(|| self.stopping());
-            if stop.as_mut().poll(task).is_ready() {
-                return Poll::Ready(Some(Err(())));
-            }
-            Poll::Pending
-        })
-        .await;
-        match first {
-            Some(Ok((request, outcome))) => {
-                drop(ended);
-                let (body, code) = outcome_json(&request, outcome);
-                let notes = if sse { call.drain() } else { Default::default() };
-                if notes.is_empty() {
-                    return self.json_answer(body, json, code);
-                }
-                // Notifications sent before an answer given at once: one chunk of events.
-                let mut out = BytesMut::new();
-                for note in notes.iter().chain([&body]) {
-                    out.extend_from_slice(&sse_event(note));
-                }
-                sse_response(BodyExt::boxed_unsync(Full::new(out.freeze())))
-            }
-            Some(Err(())) => {
-                let id = id.as_ref().map_or(Id::Null, OwnedId::as_id);
-                let code = super::stateless::error_status(ErrorCode::INTERNAL_ERROR);
-                self.json_answer(stopped_json(id), json, code)
-            }
-            None => {
-                let stop = stop.unwrap_or_else(|| self.stopping());
-                let events = Events { run, call, ended, id, stop, done: false };
-                let every = self.config.keep_alive;
-                let tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-                sse_response(BodyExt::boxed_unsync(StreamBody::new(events.with(tick))))
-            }
+            sse_response(BodyExt::boxed_unsync(Full::new(out.freeze())))
+        }
+        Some(Err(())) => {
+            let id = id.as_ref().map_or(Id::Null, OwnedId::as_id);
+            let code = error_status(ErrorCode::INTERNAL_ERROR);
+            json_answer(cfg, stopped_json(id), json, code)
+        }
+        None => {
+            let stop = stop.unwrap_or_else(|| stopping(state));
+            let events = Events { run, call, ended, id, stop, done: false };
+            let every = cfg.keep_alive;
+            let tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+            sse_response(BodyExt::boxed_unsync(StreamBody::new(events.with(tick))))
         }
     }
+}
 
-    /// A stateless request's response: JSON with the status its error maps to (a scope
-    /// refusal instead, under a resource-server guard), or one event for a client that takes
-    /// only event streams.
-    /// `code`: the status its error maps to, known to the answer's maker.
-    fn json_answer(&self, body: Bytes, json: bool, code: StatusCode) -> Response<Body> {
-        if !json {
-            return sse_response(BodyExt::boxed_unsync(Full::new(sse_event(&body))));
-        }
-        super::stateless::json_reply(&self.config, body, code)
+/// A stateless request's response: JSON with the status its error maps to (a scope
+/// refusal instead, under a resource-server guard), or one event for a client that takes
+/// only event streams.
+/// `code`: the status its error maps to, known to the answer's maker.
+fn json_answer(cfg: &Config, body: Bytes, json: bool, code: StatusCode) -> Response<Body> {
+    if !json {
+        return sse_response(BodyExt::boxed_unsync(Full::new(sse_event(&body))));
     }
+    json_reply(cfg, body, code)
+}
 
-    /// Completes once the server stops.
-    fn stopping(&self) -> Pin<Box<dyn Future<Output = ()> + Send>> {
-        let token = self.state.halt.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        Box::pin(token.cancelled_owned())
-    }
+/// Completes once the server stops.
+fn stopping(state: &State) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+    let token = state.halt.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    Box::pin(token.cancelled_owned())
 }
 
 /// A request's response to `outcome` (a panic answered -32603), and the HTTP status a
@@ -137,7 +145,7 @@ fn outcome_json(
     });
     let code = match &outcome {
         Ok(_) => StatusCode::OK,
-        Err(e) => super::stateless::error_status(e.code),
+        Err(e) => error_status(e.code),
     };
     let mut out = BytesMut::new();
     crate::peer::write_outcome(&mut out, request.id().unwrap_or(Id::Null), &outcome);

@@ -12,7 +12,7 @@
 //! In a legacy session every event stream is resumable ([`super::stream`]): a POST's answer
 //! becomes one when it starts streaming (the POST's route then leads into the stream, which
 //! outlives the connection until the response is in it), and so is each GET stream. A handler's
-//! [`close_sse_stream`](super::close_sse_stream) reaches the router in line with what the
+//! [`close_sse_stream`](crate::http::close_sse_stream) reaches the router in line with what the
 //! handler sent before it, as [`Route::CloseStream`].
 
 use std::collections::HashMap;

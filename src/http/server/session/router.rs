@@ -8,9 +8,9 @@ use std::time::Instant;
 use bytes::{Bytes, BytesMut};
 use tokio::sync::mpsc;
 
-use super::super::negotiated_version;
 use super::post::abandoned;
 use super::{Input, RouteStats, Routes};
+use crate::http::negotiated_version;
 use crate::peer::{AsyncOutlet, Route, Sent};
 use crate::{FrameParser, Limits};
 
@@ -217,7 +217,7 @@ impl Router {
             "Internal error: no stream to the client is open (GET the endpoint to open one)"
         };
         let answer =
-            super::super::error_json(crate::Id::Num(id), crate::ErrorCode::INTERNAL_ERROR, msg);
+            crate::http::error_json(crate::Id::Num(id), crate::ErrorCode::INTERNAL_ERROR, msg);
         let frame = self.parser().parse(BytesMut::from(&answer[..]));
         if let Some(inbox) = self.inbox.upgrade() {
             let _ = inbox.try_send(Some(frame));

@@ -1,5 +1,5 @@
 //! What a transport that checked a modern request's envelope hands on with the request
-//! ([`Checked`]), so the server behind it does not read `_meta` again.
+//! ([`EnvelopeSpans`]), so the server behind it does not read `_meta` again.
 
 use std::borrow::Cow;
 
@@ -10,7 +10,7 @@ use super::meta::Envelope;
 /// the version and the capabilities lie in the text of `params`, and the log level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(not(feature = "peer"), allow(dead_code))]
-pub(crate) struct Checked {
+pub(crate) struct EnvelopeSpans {
     /// The version's text (the string's contents, without quotes), as `start..end` in `params`.
     version: (u32, u32),
     /// The capabilities object, as `start..end` in `params`.
@@ -19,7 +19,7 @@ pub(crate) struct Checked {
     log_level: Option<u8>,
 }
 
-impl Checked {
+impl EnvelopeSpans {
     /// `envelope`, checked, of a request whose `params` text is `params`; `None` when a part
     /// of it does not lie in `params` as written (a version spelled with escapes, decoded).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]

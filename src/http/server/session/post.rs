@@ -199,7 +199,7 @@ impl PostReceiver {
 /// The error response that ends a request whose session ended before it was answered, -32603.
 pub(super) fn abandoned(id: crate::Id<'_>) -> Bytes {
     let msg = "Internal error: the session ended before the request was answered";
-    super::super::error_json(id, crate::ErrorCode::INTERNAL_ERROR, msg)
+    crate::http::error_json(id, crate::ErrorCode::INTERNAL_ERROR, msg)
 }
 
 impl Drop for PostReceiver {
