@@ -100,9 +100,10 @@
 //! | `auth` | OAuth 2.1: the client's flow (discovery, registration, PKCE, tokens, refresh, step-up) and the resource server's token checks (JWT with JWKS, introspection) | `tls`, `peer::principal` |
 //! | `http` | Streamable HTTP server and client transport, on hyper | `peer`, `framing`, `tls`, `auth` |
 //! | `transport` | child stdio, the process's own stdio, TCP, Unix sockets, in-process pairs; [`transport::Target`] names any of them or HTTP | `http` |
-//! | `client` | the client role: era negotiation over a peer, the typed [`client::Client`] (tasks driven to their end, skills read and verified) | `transport` |
+//! | `probe` | the era probe over a peer: `server/discover` sent, its answer read for the era decision (the client and the bridge both open servers with it) | `peer` |
+//! | `client` | the client role: era negotiation over a peer, the typed [`client::Client`] (tasks driven to their end, skills read and verified) | `transport`, `probe` |
 //! | `server` | the server role: the typed [`server::Server`], tasks (`server::tasks`) among what it runs, a skill directory served | `transport` |
-//! | `bridge` | one stdio child served to many Streamable HTTP clients: ids and progress tokens rewritten, what the child sends routed to the client it concerns, eras translated; a child per session from a bounded pool (isolated mode); a remote HTTP server served on stdio (the reverse) | `transport` |
+//! | `bridge` | the three bridges between stdio and Streamable HTTP: one stdio child shared by many HTTP clients (ids and progress tokens rewritten, what the child sends routed to the client it concerns, eras translated), a child per session from a bounded pool (isolated), a remote HTTP server served on stdio (reverse) | `transport`, `probe` |
 //!
 //! The `mcpwire` tool (load, serve, inspect) is the workspace's `cli/` crate, on the public API.
 //! Its global allocator, mimalloc through the entry points that suit each alignment, is the
@@ -127,6 +128,8 @@ mod message;
 pub mod mux;
 #[cfg(feature = "peer")]
 pub mod peer;
+#[cfg(feature = "peer")]
+mod probe;
 #[cfg(feature = "mcp")]
 pub mod server;
 #[cfg(feature = "tls")]

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::builder::RangedU64ValueParser;
-use mcpwire::bridge::{
-    BridgeBuilder, DEFAULT_BRIDGE_CHILD_IN_FLIGHT, DEFAULT_BRIDGE_CLIENT_IN_FLIGHT,
-    DEFAULT_REVERSE_SUBSCRIPTIONS,
-};
+use mcpwire::bridge::BridgeBuilder;
 use mcpwire::http::HttpServer;
+use mcpwire::limits::{
+    DEFAULT_BRIDGE_CHILD_IN_FLIGHT, DEFAULT_BRIDGE_CLIENT_IN_FLIGHT, DEFAULT_REVERSE_SUBSCRIPTIONS,
+};
 use mcpwire::transport::ChildStderr;
 
 use crate::{reach, serve};
@@ -74,33 +74,33 @@ struct BridgeLimits {
     /// Seconds a request may wait for the child before the bridge pings it; a child that does
     /// not answer the ping within as long again hangs, and is killed and started again (0:
     /// never pinged).
-    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_HANG_TIMEOUT.as_secs_f64())]
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::limits::DEFAULT_BRIDGE_HANG_TIMEOUT.as_secs_f64())]
     hang_timeout: f64,
     /// Calls of modern clients to a legacy-only child held at once for their input; past it
     /// the child's request is refused and the call answered -32000.
-    #[arg(long, value_name = "N", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_HELD_CALLS,
+    #[arg(long, value_name = "N", default_value_t = mcpwire::limits::DEFAULT_BRIDGE_HELD_CALLS,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_held_calls: usize,
     /// `subscriptions/listen` streams of modern clients held open at once when the child is
     /// legacy-only (the bridge serves them from the child's session); one more is refused
     /// -32000.
-    #[arg(long, value_name = "N", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_LISTEN_STREAMS,
+    #[arg(long, value_name = "N", default_value_t = mcpwire::limits::DEFAULT_BRIDGE_LISTEN_STREAMS,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_listen_streams: usize,
     /// Seconds the child has to answer the bridge's opening `server/discover` (and then its
     /// `initialize`, which tells a child that keeps a legacy session too from a modern-only
     /// one); past it the child is opened as a legacy one.
-    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_DISCOVER_TIMEOUT.as_secs_f64())]
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::limits::DEFAULT_BRIDGE_DISCOVER_TIMEOUT.as_secs_f64())]
     discover_timeout: f64,
     /// Seconds a held call waits for its client to come back with the input.
-    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_HELD_TIMEOUT.as_secs_f64())]
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::limits::DEFAULT_BRIDGE_HELD_TIMEOUT.as_secs_f64())]
     held_timeout: f64,
     /// Seconds before a child that exited is started again, doubling for each restart in a
     /// row.
-    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_RESTART_MIN.as_secs_f64())]
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::limits::DEFAULT_BRIDGE_RESTART_MIN.as_secs_f64())]
     restart_min: f64,
     /// The longest wait between two restarts, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_RESTART_MAX.as_secs_f64())]
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::limits::DEFAULT_BRIDGE_RESTART_MAX.as_secs_f64())]
     restart_max: f64,
     /// Give up after this many restarts in a row (default: never).
     #[arg(long, value_name = "N")]
@@ -112,12 +112,12 @@ struct BridgeLimits {
     isolated: bool,
     /// With --isolated: children at once; one more session's initialize is refused with
     /// -32000.
-    #[arg(long, value_name = "N", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_MAX_CHILDREN,
+    #[arg(long, value_name = "N", default_value_t = mcpwire::limits::DEFAULT_BRIDGE_MAX_CHILDREN,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_children: usize,
     /// With --isolated: seconds a child may go without a request before it and its session
     /// end (0: never).
-    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::bridge::DEFAULT_BRIDGE_IDLE_TIMEOUT.as_secs_f64())]
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::limits::DEFAULT_BRIDGE_IDLE_TIMEOUT.as_secs_f64())]
     idle_timeout: f64,
 }
 
@@ -168,10 +168,10 @@ async fn serve_bridge(args: &BridgeArgs) -> Result<(), String> {
         .max_held_calls(b.max_held_calls)
         .max_listen_streams(b.max_listen_streams)
         .held_timeout(
-            seconds(b.held_timeout).unwrap_or(mcpwire::bridge::DEFAULT_BRIDGE_HELD_TIMEOUT),
+            seconds(b.held_timeout).unwrap_or(mcpwire::limits::DEFAULT_BRIDGE_HELD_TIMEOUT),
         )
         .discover_timeout(
-            seconds(b.discover_timeout).unwrap_or(mcpwire::bridge::DEFAULT_BRIDGE_DISCOVER_TIMEOUT),
+            seconds(b.discover_timeout).unwrap_or(mcpwire::limits::DEFAULT_BRIDGE_DISCOVER_TIMEOUT),
         )
         .max_restarts(b.max_restarts)
         .stderr(ChildStderr::Lines(Arc::new(|line: &str| {

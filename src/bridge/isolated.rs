@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio::sync::{OnceCell, OwnedSemaphorePermit, Semaphore};
 
-use super::client::is_modern;
-use super::state::lock;
+use super::lock;
+use super::shared::is_modern;
 use super::{Bridge, BridgeBuilder, BridgeHandler};
 use crate::ErrorCode;
 use crate::http::HttpServer;

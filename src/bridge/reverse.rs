@@ -28,8 +28,8 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::DEFAULT_REVERSE_SUBSCRIPTIONS;
-use super::state::{lock, text};
+use super::{lock, text};
+use crate::limits::DEFAULT_REVERSE_SUBSCRIPTIONS;
 use crate::peer::{
     Context, Handler, Incoming, PeerBuilder, PeerHandle, Reply, RequestError, RequestOptions,
     RpcError, TransportError,

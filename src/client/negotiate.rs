@@ -1,4 +1,5 @@
-//! [`negotiate`]: the era decision run over a connection.
+//! [`negotiate`]: the era decision run over a connection (its probe is `crate::probe`, which the
+//! bridge runs too).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -7,12 +8,12 @@ use std::time::Duration;
 
 use crate::limits::DEFAULT_INITIALIZE_TIMEOUT;
 use crate::mcp::negotiation::{
-    DEFAULT_PROBE_TIMEOUT, DISCOVER, Decision, ProbeAnswer, RequestMeta, VersionChoice, decide,
-    retry_version,
+    DEFAULT_PROBE_TIMEOUT, DISCOVER, Decision, RequestMeta, VersionChoice, retry_version,
 };
 use crate::mcp::{Era, LEGACY_VERSIONS};
 use crate::peer::{Incoming, NO_PARAMS, PeerHandle, RequestError, RequestOptions, TransportError};
-use crate::{ErrorCode, Json, Payload, RawJson};
+use crate::probe;
+use crate::{Json, Payload, RawJson};
 
 /// How a client talks to a server: the version it speaks (or `auto`) and what it says
 /// about itself.
@@ -309,59 +310,16 @@ pub(crate) async fn negotiate_with(
         // A fixed modern version probes too (RECOMMENDED): a legacy server then fails
         // at once instead of serving requests under the legacy era's rules.
         (None, Some(preferred)) => {
-            let probe = meta_at(preferred);
-            let opts = RequestOptions::new().timeout(Some(options.probe_timeout));
             progress.at(DISCOVER);
-            let answer = peer.request_with(DISCOVER, Some(probe.params(NO_PARAMS)), opts).await;
-            let decision = match &answer {
-                Ok(r) => decide(
-                    r.result().map_or(ProbeAnswer::NoAnswer, ProbeAnswer::Result),
-                    &modern,
-                    &legacy,
-                    preferred,
-                ),
-                Err(RequestError::Rpc(e)) => match decide(
-                    ProbeAnswer::Error { code: e.code, data: e.data() },
-                    &modern,
-                    &legacy,
-                    preferred,
-                ) {
-                    // Why the probe failed (over HTTP, often the transport: a refused
-                    // connection, a certificate) is the host's to read.
-                    Decision::NotModern { reason } => {
-                        Decision::NotModern { reason: format!("{reason}: {}", e.message) }
-                    }
-                    decision => decision,
-                },
-                Err(RequestError::Timeout) => {
-                    decide(ProbeAnswer::NoAnswer, &modern, &legacy, preferred)
-                }
-                // An HTTP error with no JSON-RPC answer (a legacy server's 400, 404 or 405 to
-                // a request without a session) is an error answer like any other; a failure to
-                // reach the server, or a refused authorization, ends the negotiation here.
-                Err(RequestError::Transport(
-                    t @ (TransportError::Status { .. } | TransportError::Broken(_)),
-                )) if !t.is_authorization() => match decide(
-                    ProbeAnswer::Error { code: ErrorCode::INTERNAL_ERROR, data: None },
-                    &modern,
-                    &legacy,
-                    preferred,
-                ) {
-                    Decision::NotModern { reason } => {
-                        Decision::NotModern { reason: format!("{reason}: {t}") }
-                    }
-                    decision => decision,
-                },
-                Err(e) => {
-                    return Err(NegotiateError::Request { method: DISCOVER, source: e.clone() });
-                }
-            };
+            let answer = probe::send(peer, &meta_at(preferred), options.probe_timeout).await;
+            let decision = answer
+                .decide(&modern, &legacy, preferred)
+                .map_err(|source| NegotiateError::Request { method: DISCOVER, source })?;
             if let Decision::Modern { version } = &decision {
                 if auto {
                     remember(target, Era::Modern, version);
                 }
-                let server = answer.ok().and_then(|r| r.result().map(|r| r.get().to_owned()));
-                return Ok(done(Era::Modern, version, server, false));
+                return Ok(done(Era::Modern, version, answer.result(), false));
             }
             decision
         }

@@ -1,8 +1,8 @@
-//! What the child sends the bridge: its requests (sampling, elicitation, roots) go to the client
-//! whose request they concern and are refused where that cannot be told; its progress goes to
-//! the request whose token it carries, under the client's own token; its log messages to the
-//! client they concern; list changes to every session, resource updates to the sessions that
-//! subscribed.
+//! What the child sends, routed back to the client it concerns: its requests (sampling,
+//! elicitation, roots) go to the client whose request they concern and are refused where that
+//! cannot be told; its progress goes to the request whose token it carries, under the client's own
+//! token; its log messages to the client they concern; list changes to every session, resource
+//! updates to the sessions that subscribed.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -10,8 +10,9 @@ use std::sync::{Arc, Weak};
 use tokio::sync::oneshot;
 
 use super::hold::Ask;
-use super::json;
-use super::state::{Inner, Relation, text};
+use super::state::{Inner, Relation};
+use crate::bridge::json;
+use crate::bridge::text;
 use crate::peer::{Context, Handler, Incoming, PeerHandle, Reply, RequestError, RpcError};
 use crate::{ErrorCode, RawJson};
 
@@ -103,7 +104,7 @@ impl Handler for ChildHandler {
                 // The bridge's own stream: for the legacy sessions, as a session would get it.
                 if method == "notifications/subscriptions/acknowledged" {
                     inner.upstream.acknowledged(id, text(params));
-                } else if let Some(plain) = super::upstream::untagged(text(params)) {
+                } else if let Some(plain) = super::listen_to_child::untagged(text(params)) {
                     legacy_change(&inner, method, Some(RawJson::new(&plain)));
                 }
                 return;
@@ -199,7 +200,7 @@ fn fan_out(
     let method: Arc<str> = Arc::from(method);
     for client in inner.sessions() {
         let peer: Option<PeerHandle> = {
-            let s = super::state::lock(&client.session);
+            let s = crate::bridge::lock(&client.session);
             s.peer.clone().filter(|_| to(&s))
         };
         let Some(peer) = peer else { continue };

@@ -2,7 +2,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{Config, Flight, Inner, Relation, UNSETTLED, lock};
+use super::{Config, Flight, Inner, Relation, UNSETTLED};
+use crate::bridge::lock;
 use crate::peer::{Context, PeerHandle};
 
 fn inner() -> Inner {

@@ -1,10 +1,14 @@
-//! The eras on both sides of the bridge: the child's one `initialize`, what a legacy client's
-//! `initialize` is answered with, `server/discover` for a modern client of a legacy child, and
-//! the `_meta` members that tell the eras apart.
+//! The child's handshake, and what the clients get from it: what the bridge says of itself
+//! (its capabilities, its `initialize` params, the 2026-07-28 envelope of its own requests),
+//! what the child answered, read into [`Handshake`] (with the `server/discover` answer for a modern
+//! client of a legacy child, or the `initialize` answer for a legacy client of a modern-only
+//! one), what a legacy client's `initialize` is answered with, and the `_meta` members that
+//! tell the eras apart.
 
 use serde_json::Value;
 
-use super::state::Held;
+use crate::RawJson;
+use crate::mcp::negotiation::RequestMeta;
 use crate::mcp::{
     self, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY,
 };
@@ -27,14 +31,38 @@ pub(super) fn initialize_params() -> String {
     )
 }
 
-/// The bridge's `server/discover` params to the child: the probe for the modern era (its
-/// 2026-07-28 envelope, and nothing else).
-pub(super) fn discover_params() -> String {
-    format!(
-        r#"{{"_meta":{{"{PROTOCOL_VERSION_KEY}":"{}","{CLIENT_CAPABILITIES_KEY}":{BRIDGE_CAPABILITIES},"{CLIENT_INFO_KEY}":{{"name":"mcpwire-bridge","version":"{}"}}}}}}"#,
-        mcp::MODERN_VERSIONS[0],
-        env!("CARGO_PKG_VERSION"),
-    )
+/// The `_meta` members of the bridge's own 2026-07-28 requests to the child, the era probe
+/// among them: the version, [`BRIDGE_CAPABILITIES`] and the bridge's name.
+pub(super) fn request_meta() -> RequestMeta {
+    let info = format!(r#"{{"name":"mcpwire-bridge","version":"{}"}}"#, env!("CARGO_PKG_VERSION"));
+    let caps = RawJson::new(BRIDGE_CAPABILITIES);
+    RequestMeta::new(mcp::MODERN_VERSIONS[0], caps, Some(RawJson::new(&info)))
+}
+
+/// The params of the bridge's own 2026-07-28 request that has none of its own: the
+/// [`request_meta`] envelope, and nothing else.
+pub(super) fn envelope_params() -> String {
+    format!(r#"{{"_meta":{{{}}}}}"#, request_meta().members())
+}
+
+/// What the child answered when it was opened, held for every client, and what the bridge
+/// built from it.
+#[derive(Debug)]
+pub(super) struct Handshake {
+    /// The result's text.
+    pub(super) result: String,
+    /// Its `protocolVersion`.
+    pub(super) version: String,
+    /// Its `serverInfo` (JSON text), `{}` when it named none.
+    pub(super) server_info: String,
+    /// `server/discover` answered for modern clients of a legacy child.
+    pub(super) discover: String,
+    /// Whether the child also answers modern (2026-07-28) requests.
+    pub(super) modern: bool,
+    /// Whether the child answers modern requests only (it refused the bridge's `initialize`
+    /// once it answered `server/discover`): it has no session, and every legacy client's
+    /// request is translated. `result` is then built from its `DiscoverResult`.
+    pub(super) modern_only: bool,
 }
 
 /// What the child's `initialize` answered, read; `modern` is whether it answered the probe.
@@ -42,7 +70,7 @@ pub(super) fn discover_params() -> String {
 /// # Errors
 ///
 /// When the result is not an object with a string `protocolVersion`.
-pub(super) fn held(result: &str, modern: bool) -> Result<Held, String> {
+pub(super) fn from_initialize(result: &str, modern: bool) -> Result<Handshake, String> {
     let v: Value = serde_json::from_str(result).map_err(|e| format!("not JSON: {e}"))?;
     let version = v
         .get("protocolVersion")
@@ -61,7 +89,7 @@ pub(super) fn held(result: &str, modern: bool) -> Result<Held, String> {
     if let Some(i) = v.get("instructions") {
         discover["instructions"] = i.clone();
     }
-    Ok(Held {
+    Ok(Handshake {
         result: result.to_owned(),
         version,
         server_info,
@@ -78,7 +106,7 @@ pub(super) fn held(result: &str, modern: bool) -> Result<Held, String> {
 /// # Errors
 ///
 /// When the result is not an object.
-pub(super) fn held_modern_only(discover: &str) -> Result<Held, String> {
+pub(super) fn from_discover(discover: &str) -> Result<Handshake, String> {
     let v: Value = serde_json::from_str(discover).map_err(|e| format!("not JSON: {e}"))?;
     if !v.is_object() {
         return Err("the server/discover result is not an object".into());
@@ -97,7 +125,7 @@ pub(super) fn held_modern_only(discover: &str) -> Result<Held, String> {
     if let Some(i) = v.get("instructions") {
         init["instructions"] = i.clone();
     }
-    Ok(Held {
+    Ok(Handshake {
         result: init.to_string(),
         version: version.to_owned(),
         server_info: info.to_string(),
@@ -110,16 +138,16 @@ pub(super) fn held_modern_only(discover: &str) -> Result<Held, String> {
 /// The answer to a legacy client's `initialize`: the child's own, at the version the client
 /// asked for when the child's is later and the client's a legacy one (what the child would
 /// have answered it), else at the child's.
-pub(super) fn initialize_answer(held: &Held, requested: Option<&str>) -> String {
-    let Some(asked) = requested else { return held.result.clone() };
-    if asked == held.version
+pub(super) fn initialize_answer(handshake: &Handshake, requested: Option<&str>) -> String {
+    let Some(asked) = requested else { return handshake.result.clone() };
+    if asked == handshake.version
         || !mcp::LEGACY_VERSIONS.contains(&asked)
-        || asked > held.version.as_str()
+        || asked > handshake.version.as_str()
     {
-        return held.result.clone();
+        return handshake.result.clone();
     }
-    let Ok(mut v) = serde_json::from_str::<Value>(&held.result) else {
-        return held.result.clone();
+    let Ok(mut v) = serde_json::from_str::<Value>(&handshake.result) else {
+        return handshake.result.clone();
     };
     v["protocolVersion"] = Value::String(asked.to_owned());
     v.to_string()

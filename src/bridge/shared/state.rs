@@ -4,19 +4,15 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use super::admission::Admission;
-use super::held::{AskSender, Holds};
-use super::json;
+use super::handshake::Handshake;
+use super::hold::{AskSender, Holds};
+use crate::bridge::{json, lock};
 use crate::peer::{Context, PeerHandle, RpcError};
 use crate::{ErrorCode, RawJson};
-
-/// Locks, taking over a lock poisoned by a panic (every table is consistent at each unlock).
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// The bounds and behaviour the bridge was built with.
 #[derive(Clone, Debug)]
@@ -33,31 +29,11 @@ pub(super) struct Config {
     pub(super) discover_timeout: Duration,
 }
 
-/// What the child's `initialize` answered, held for every client, and what the bridge built
-/// from it.
-#[derive(Debug)]
-pub(super) struct Held {
-    /// The result's text.
-    pub(super) result: String,
-    /// Its `protocolVersion`.
-    pub(super) version: String,
-    /// Its `serverInfo` (JSON text), `{}` when it named none.
-    pub(super) server_info: String,
-    /// `server/discover` answered for modern clients of a legacy child.
-    pub(super) discover: String,
-    /// Whether the child also answers modern (2026-07-28) requests.
-    pub(super) modern: bool,
-    /// Whether the child answers modern requests only (it refused the bridge's `initialize`
-    /// once it answered `server/discover`): it has no session, and every legacy client's
-    /// request is translated. `result` is then built from its `DiscoverResult`.
-    pub(super) modern_only: bool,
-}
-
 /// The child as the bridge holds it now.
 #[derive(Clone)]
 pub(super) struct ChildLink {
     pub(super) peer: PeerHandle,
-    pub(super) held: Arc<Held>,
+    pub(super) handshake: Arc<Handshake>,
     /// Set when the child was found to hang and killed: why.
     pub(super) hung: Arc<OnceLock<String>>,
 }
@@ -139,7 +115,7 @@ impl Flights {
     ///
     /// A message concerns a flight when it was read before the flight's end ([`Inner::relate`]):
     /// at a position at or below `settled`. The bridge relates each message while its handler
-    /// is first polled (`relate` comes before any await in [`super::child::ChildHandler`]),
+    /// is first polled (`relate` comes before any await in [`super::route::ChildHandler`]),
     /// and the child's peer publishes the position below which every message read has had its
     /// handler polled (`begun_below`, which only grows). A flight that ended at `settled` below
     /// that can thus concern no message still to be related: every message read at or before
@@ -414,12 +390,7 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// `raw` as text, or `null`.
-pub(super) fn text(raw: Option<RawJson<'_>>) -> &str {
-    raw.map_or("null", |r| r.get())
-}
-
-// ---- Listen streams the bridge serves itself (`listen.rs`), a legacy-only child's. ----
+// ---- Listen streams the bridge serves itself (`listen_for_clients.rs`). ----
 
 /// One stream: where its notifications go, and which it takes.
 pub(super) struct Stream {
@@ -496,7 +467,7 @@ fn tag(params: Option<&str>, id: &str) -> Option<String> {
     json::set_member(text, "_meta", &format!("{{{key}:{id}}}"))
 }
 
-// ---- The bridge's own listen stream to a modern-only child (`upstream.rs`). ----
+// ---- The bridge's own listen stream to a modern-only child (`listen_to_child.rs`). ----
 
 /// The stream now open, and the acknowledgement awaited.
 #[derive(Default)]

@@ -1,8 +1,9 @@
-//! What a client sends the bridge. A legacy client's `initialize` is answered from the child's
-//! held one; every other request goes to the child through the bridge's one peer to it (so it
-//! gets the child-side id of that peer, and the answer comes back under the client's own id),
-//! counted against the client's bound and admitted in turn with other clients' requests. A
-//! progress token is replaced with the bridge's own and the client's put back on the way out.
+//! A client's requests forwarded to the shared child: its id and progress token rewritten, its era
+//! translated. A legacy client's `initialize` is answered from the child's held one; every other
+//! request goes to the child through the bridge's one peer to it (so it gets the child-side id of
+//! that peer, and the answer comes back under the client's own id), counted against the client's
+//! bound and admitted in turn with other clients' requests. A progress token is replaced with the
+//! bridge's own and the client's put back on the way out.
 //!
 //! Eras: a modern (2026-07-28) client's request goes to a modern child as it is; to a legacy
 //! child with its envelope stripped, `server/discover` answered from the held `initialize`,
@@ -17,12 +18,11 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::era::{ENVELOPE, initialize_answer};
+use super::handshake::{ENVELOPE, initialize_answer};
 use super::hold::{self, AskSender, Next};
-use super::json::{self, Object, RequestEdit};
-use super::state::{
-    ChildLink, ClientState, Flight, InFlight, Inner, Session, UNSETTLED, lock, text,
-};
+use super::state::{ChildLink, ClientState, Flight, InFlight, Inner, Session, UNSETTLED};
+use crate::bridge::json::{self, Object, RequestEdit};
+use crate::bridge::{lock, text};
 use crate::mcp::mrtr::{self, Outcome};
 use crate::mcp::{
     self, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY,
@@ -63,11 +63,11 @@ impl Drop for BridgeHandler {
         }
         let Ok(link) = self.inner.child() else { return };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        if !link.held.modern_only {
+        if !link.handshake.modern_only {
             return;
         }
         let inner = self.inner.clone();
-        runtime.spawn(async move { super::upstream::sync_logged(&inner, &link).await });
+        runtime.spawn(async move { super::listen_to_child::sync_logged(&inner, &link).await });
     }
 }
 
@@ -116,7 +116,7 @@ fn session_envelope(s: &mut Session) -> Arc<str> {
 
 /// Whether a request's `_meta` names a protocol version. A request whose `params` the parse
 /// recorded without a `_meta` among them is legacy at once, with no pass over `params`.
-pub(super) fn is_modern(req: &Incoming) -> bool {
+pub(in crate::bridge) fn is_modern(req: &Incoming) -> bool {
     let msg = req.message();
     if let Some((members, None)) = msg.param_members()
         && let Ok([None]) = members.pick(["_meta"])
@@ -147,8 +147,8 @@ impl Handler for BridgeHandler {
             "initialize" => {
                 let reply = self.initialize(req, cx, &link);
                 // A child with no session sends list changes only on a listen stream.
-                if link.held.modern_only {
-                    super::upstream::sync_logged(&self.inner, &link).await;
+                if link.handshake.modern_only {
+                    super::listen_to_child::sync_logged(&self.inner, &link).await;
                 }
                 return Ok(reply);
             }
@@ -159,11 +159,11 @@ impl Handler for BridgeHandler {
                 s.log_level = level.map(str::to_owned);
                 s.envelope = None;
                 // 2026-07-28 has no such request: the level goes in each request's envelope.
-                if link.held.modern_only {
+                if link.handshake.modern_only {
                     return Ok(Reply::empty());
                 }
             }
-            "resources/subscribe" | "resources/unsubscribe" if link.held.modern_only => {
+            "resources/subscribe" | "resources/unsubscribe" if link.handshake.modern_only => {
                 return self.subscription_upstream(&link, method, params).await;
             }
             "resources/subscribe" | "resources/unsubscribe" => {
@@ -171,14 +171,14 @@ impl Handler for BridgeHandler {
                     return Ok(done);
                 }
             }
-            "tools/call" | "prompts/get" if link.held.modern && !self.asked_for_tasks() => {
+            "tools/call" | "prompts/get" if link.handshake.modern && !self.asked_for_tasks() => {
                 return self.legacy_via_modern(&link, method, params, recorded, cx).await;
             }
-            _ if mcp::is_legacy_only(method) && link.held.modern_only => {
+            _ if mcp::is_legacy_only(method) && link.handshake.modern_only => {
                 return Err(no_modern_counterpart(method));
             }
             // A child with no session: every request goes as a 2026-07-28 one.
-            _ if link.held.modern_only => {
+            _ if link.handshake.modern_only => {
                 return self.legacy_via_modern(&link, method, params, recorded, cx).await;
             }
             _ => {}
@@ -236,7 +236,7 @@ impl BridgeHandler {
             s.envelope = None;
             s.peer = Some(cx.peer().unrelated());
         }
-        Reply::raw_string(initialize_answer(&link.held, asked.as_deref()))
+        Reply::raw_string(initialize_answer(&link.handshake, asked.as_deref()))
     }
 
     /// Whether the client declared the tasks extension (its calls then stay legacy, as the
@@ -286,7 +286,7 @@ impl BridgeHandler {
             if on { s.subscriptions.insert(uri.clone()) } else { s.subscriptions.remove(&uri) }
         };
         set(subscribe);
-        let taken = super::upstream::sync(&self.inner, link).await;
+        let taken = super::listen_to_child::sync(&self.inner, link).await;
         match taken {
             Ok(t) if !subscribe || t.contains(&uri) => Ok(Reply::empty()),
             Ok(_) => {
@@ -311,16 +311,16 @@ impl BridgeHandler {
         out: Out<'_>,
         cx: &Context,
     ) -> Result<Reply, RpcError> {
-        if link.held.modern {
+        if link.handshake.modern {
             let answer = self.forward(link, out, &RequestEdit::default(), cx).await?;
             return Ok(Reply::raw(text(answer.result())));
         }
         let Out { method, params, id, .. } = out;
         if method == "server/discover" {
-            return Ok(Reply::raw(&link.held.discover));
+            return Ok(Reply::raw(&link.handshake.discover));
         }
         if method == "subscriptions/listen" {
-            return super::listen::serve(&self.inner, link, params, cx, id).await;
+            return super::listen_for_clients::serve(&self.inner, link, params, cx, id).await;
         }
         if mcp::is_legacy_only(method) {
             return Err(RpcError::method_not_found(method));
@@ -345,7 +345,7 @@ impl BridgeHandler {
         };
         let result = answer.as_str();
         let Some(mut out) =
-            json::modern_result(result, mcp::SERVER_INFO_KEY, &link.held.server_info)
+            json::modern_result(result, mcp::SERVER_INFO_KEY, &link.handshake.server_info)
         else {
             return Ok(Reply::raw(result));
         };

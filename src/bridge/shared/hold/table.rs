@@ -1,5 +1,5 @@
 //! What the bridge keeps of the calls it holds for a modern client's input (the tables; the
-//! flow is `hold.rs`): the child's requests for a call, the call itself, and the held calls
+//! flow is `mod.rs`): the child's requests for a call, the call itself, and the held calls
 //! with the key their `requestState` is sealed with.
 
 use std::collections::HashMap;
@@ -16,24 +16,24 @@ use crate::peer::RpcError;
 const ASKS_QUEUED: usize = 4;
 
 /// A request of the child's for a held call: what it asks and where its answer goes.
-pub(super) struct Ask {
-    pub(super) method: String,
-    pub(super) params: Option<String>,
-    pub(super) reply: oneshot::Sender<Result<String, RpcError>>,
+pub(in crate::bridge::shared) struct Ask {
+    pub(in crate::bridge::shared) method: String,
+    pub(in crate::bridge::shared) params: Option<String>,
+    pub(in crate::bridge::shared) reply: oneshot::Sender<Result<String, RpcError>>,
 }
 
 /// The sending end a flight carries: the child's requests that concern it go there.
-pub(super) type AskSender = mpsc::Sender<Ask>;
+pub(in crate::bridge::shared) type AskSender = mpsc::Sender<Ask>;
 
 /// A call in the child that may be held: its answer to come, and the child's requests for it.
-pub(super) struct Call {
-    pub(super) answer: JoinHandle<Result<String, RpcError>>,
-    pub(super) asks: mpsc::Receiver<Ask>,
+pub(in crate::bridge::shared) struct Call {
+    pub(in crate::bridge::shared) answer: JoinHandle<Result<String, RpcError>>,
+    pub(in crate::bridge::shared) asks: mpsc::Receiver<Ask>,
 }
 
 impl Call {
     /// A call whose forwarding `run` starts with the sender its flight is to carry.
-    pub(super) fn start<F>(run: impl FnOnce(AskSender) -> F) -> Self
+    pub(in crate::bridge::shared) fn start<F>(run: impl FnOnce(AskSender) -> F) -> Self
     where
         F: Future<Output = Result<String, RpcError>> + Send + 'static,
     {
@@ -43,29 +43,29 @@ impl Call {
 }
 
 /// A held call: the call, and the child's request the client is to answer.
-pub(super) struct Holding {
-    pub(super) call: Call,
-    pub(super) pending: Ask,
-    pub(super) round: u32,
-    pub(super) binding: String,
+pub(in crate::bridge::shared) struct Holding {
+    pub(in crate::bridge::shared) call: Call,
+    pub(in crate::bridge::shared) pending: Ask,
+    pub(in crate::bridge::shared) round: u32,
+    pub(in crate::bridge::shared) binding: String,
     /// Gives the call up at its expiry; stopped when the client comes back.
-    pub(super) timer: JoinHandle<()>,
+    pub(in crate::bridge::shared) timer: JoinHandle<()>,
 }
 
 /// The bridge's held calls.
-pub(super) struct Holds {
-    pub(super) key: StateKey,
-    pub(super) map: Mutex<HashMap<u64, Holding>>,
-    pub(super) next: AtomicU64,
+pub(in crate::bridge::shared) struct Holds {
+    pub(in crate::bridge::shared) key: StateKey,
+    pub(in crate::bridge::shared) map: Mutex<HashMap<u64, Holding>>,
+    pub(in crate::bridge::shared) next: AtomicU64,
 }
 
 impl Holds {
-    pub(super) fn new() -> Self {
+    pub(in crate::bridge::shared) fn new() -> Self {
         Self { key: StateKey::random(), map: Mutex::new(HashMap::new()), next: AtomicU64::new(1) }
     }
 
     /// How many calls are held now.
-    pub(super) fn len(&self) -> usize {
+    pub(in crate::bridge::shared) fn len(&self) -> usize {
         self.map.lock().unwrap_or_else(PoisonError::into_inner).len()
     }
 }

@@ -15,7 +15,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use super::state::{ChildLink, Inner, Stream, lock};
+use super::state::{ChildLink, Inner, Stream};
+use crate::bridge::lock;
 use crate::mcp::SUBSCRIPTION_ID_KEY;
 use crate::mcp::types::ListenParams;
 use crate::peer::{Context, PeerHandle, Reply, RequestOptions, RpcError};
@@ -37,7 +38,7 @@ pub(super) async fn serve(
     let p: ListenParams<'_> = serde_json::from_str(params.map_or("{}", |p| p.get()))
         .map_err(|e| RpcError::invalid_params(format!("subscriptions/listen: {e}")))?;
     let f = p.notifications.unwrap_or_default();
-    let held: Value = serde_json::from_str(&link.held.result).unwrap_or_default();
+    let held: Value = serde_json::from_str(&link.handshake.result).unwrap_or_default();
     let caps = &held["capabilities"];
     let on = |area: &str, what: &str| caps[area][what] == Value::Bool(true);
     let stream = Arc::new(Stream {

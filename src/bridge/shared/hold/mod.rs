@@ -1,18 +1,18 @@
-//! Held calls: a modern (2026-07-28) client's `tools/call` or `prompts/get` to a legacy-only
-//! child, when the child asks for input mid-call (`elicitation/create`, `sampling/createMessage`,
-//! `roots/list`). A modern client takes no requests from a server, so the bridge holds the
-//! child's call (it goes on waiting in the child) and answers the client with an
-//! `input_required` result: the child's request as its one input request (key [`INPUT_KEY`]),
-//! and a `requestState` sealed with HMAC-SHA256 under a per-bridge random key, naming the held
-//! call, its round and its expiry, and bound to the method and tool or prompt. The client's
-//! retry (`inputResponses` and that `requestState`) is opened (a changed byte: -32602), the held
-//! call taken (once: a state used or expired names no call), and its answer given to the
-//! child, whose call then goes on: its result is the retry's answer, or another input request
-//! starts another round.
+//! Held calls (the flow; the tables are `table.rs`): a modern (2026-07-28) client's `tools/call` or
+//! `prompts/get` to a legacy-only child, when the child asks for input mid-call
+//! (`elicitation/create`, `sampling/createMessage`, `roots/list`). A modern client takes no
+//! requests from a server, so the bridge holds the child's call (it goes on waiting in the child)
+//! and answers the client with an `input_required` result: the child's request as its one input
+//! request (key [`INPUT_KEY`]), and a `requestState` sealed with HMAC-SHA256 under a per-bridge
+//! random key, naming the held call, its round and its expiry, and bound to the method and tool or
+//! prompt. The client's retry (`inputResponses` and that `requestState`) is opened (a changed byte:
+//! -32602), the held call taken (once: a state used or expired names no call), and its answer given
+//! to the child, whose call then goes on: its result is the retry's answer, or another input
+//! request starts another round.
 //!
-//! Bounds: [`BridgeBuilder::max_held_calls`](super::BridgeBuilder::max_held_calls) held at once
+//! Bounds: [`BridgeBuilder::max_held_calls`](super::super::BridgeBuilder::max_held_calls) held at once
 //! (past it the child's request is refused, the call cancelled and the client answered
-//! -32000), and [`BridgeBuilder::held_timeout`](super::BridgeBuilder::held_timeout) for the
+//! -32000), and [`BridgeBuilder::held_timeout`](super::super::BridgeBuilder::held_timeout) for the
 //! client to come back: then the child's elicitation is answered `cancel` (its sampling or
 //! roots request -32603), the call cancelled to the child, and the held state freed.
 
@@ -20,12 +20,16 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::held::Holding;
-pub(super) use super::held::{Ask, AskSender, Call};
-use super::state::{Inner, lock};
-use crate::ErrorCode;
-use crate::peer::RpcError;
 use serde_json::Value;
+
+use super::state::Inner;
+use crate::ErrorCode;
+use crate::bridge::lock;
+use crate::peer::RpcError;
+use table::Holding;
+pub(super) use table::{Ask, AskSender, Call, Holds};
+
+mod table;
 
 /// The key of the one input request an `input_required` result of the bridge carries.
 pub(super) const INPUT_KEY: &str = "input";
@@ -40,7 +44,7 @@ pub(super) enum Next {
 /// What a call is bound to: its method and the tool or prompt it names.
 pub(super) fn binding(method: &str, params: Option<&str>) -> String {
     let name = params
-        .and_then(|p| super::json::member(p, "name"))
+        .and_then(|p| crate::bridge::json::member(p, "name"))
         .and_then(|n| serde_json::from_str::<String>(n).ok())
         .unwrap_or_default();
     format!("mcpwire-bridge {method} {name}")
@@ -91,7 +95,7 @@ pub(super) async fn wait(
             return Next::Answer(answer.unwrap_or_else(|_| Err(gone())));
         };
         let capability = ask.method.split('/').next().unwrap_or_default();
-        if caps.is_none_or(|c| super::json::member(c, capability).is_none()) {
+        if caps.is_none_or(|c| crate::bridge::json::member(c, capability).is_none()) {
             inner.counters.child_requests_refused.fetch_add(1, Ordering::Relaxed);
             let _ = ask.reply.send(Err(RpcError::new(
                 ErrorCode::SERVER_ERROR,
@@ -219,7 +223,7 @@ pub(super) fn resume(
         return Err(bad("expired: the held call was given up"));
     }
     let answer = responses
-        .and_then(|r| super::json::member(r, INPUT_KEY))
+        .and_then(|r| crate::bridge::json::member(r, INPUT_KEY))
         .ok_or_else(|| {
             RpcError::invalid_params(format!("mcpwire bridge: inputResponses.{INPUT_KEY} missing"))
         })?

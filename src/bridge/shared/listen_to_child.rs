@@ -18,8 +18,9 @@ use std::sync::atomic::AtomicU64;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::era;
-use super::state::{ChildLink, Inner, Open, lock};
+use super::handshake;
+use super::state::{ChildLink, Inner, Open};
+use crate::bridge::lock;
 use crate::mcp::SUBSCRIPTION_ID_KEY;
 use crate::peer::{RequestOptions, RpcError};
 use crate::{ErrorCode, RawJson};
@@ -46,7 +47,7 @@ pub(super) const MAX_UPSTREAM_RESOURCES: usize = 1_024;
 pub(super) async fn sync(inner: &Arc<Inner>, link: &ChildLink) -> Result<Vec<String>, RpcError> {
     let up = &inner.upstream;
     let _one = up.changing.lock().await;
-    let caps: Value = serde_json::from_str(&link.held.result).unwrap_or_default();
+    let caps: Value = serde_json::from_str(&link.handshake.result).unwrap_or_default();
     let caps = &caps["capabilities"];
     let on = |area: &str, what: &str| caps[area][what] == Value::Bool(true);
     let mut uris: Vec<String> = Vec::new();
@@ -88,7 +89,7 @@ pub(super) async fn sync(inner: &Arc<Inner>, link: &ChildLink) -> Result<Vec<Str
     if same {
         return Ok(uris);
     }
-    let mut params = era::discover_params();
+    let mut params = handshake::envelope_params();
     params.pop();
     params.push_str(",\"notifications\":");
     params.push_str(&asked);

@@ -14,16 +14,19 @@
 //! - **Anything else** (an error that is not a modern one, no answer within the discover
 //!   timeout, a result that is no `DiscoverResult`): a legacy child, opened with `initialize`
 //!   and then probed again with `server/discover` (a child may answer it only in a session).
+//!
+//! The probe itself, and how its answer reads, is `crate::probe`: the client role's too.
 
+use std::future::Future;
 use std::io;
 use std::time::Duration;
 
-use super::era;
-use super::state::Held;
-use crate::RawJson;
+use super::handshake::{self, Handshake};
 use crate::mcp;
-use crate::mcp::negotiation::{self, Decision, ProbeAnswer};
+use crate::mcp::negotiation::{self, Decision};
 use crate::peer::{Connection, Incoming, PeerHandle, RequestError, RequestOptions};
+use crate::probe;
+use crate::{Payload, RawJson};
 
 /// How long the child may take to answer `initialize` when it is opened with it.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -38,14 +41,17 @@ pub(super) async fn open(
     peer: &PeerHandle,
     conn: &mut Connection,
     discover_timeout: Duration,
-) -> io::Result<Held> {
-    let probe = era::discover_params();
-    let discovered = ask(peer, conn, negotiation::DISCOVER, &probe, discover_timeout).await?;
+) -> io::Result<Handshake> {
+    let meta = handshake::request_meta();
+    let probe = probe::send(peer, &meta, discover_timeout);
+    let discovered = until_closed(conn, negotiation::DISCOVER, probe).await?;
     if let Some(result) = modern_result(&discovered) {
         // Its answer does not matter: only that the child has read it.
-        let _pinned = ask(peer, conn, "ping", &probe, discover_timeout).await?;
-        let init = era::initialize_params();
-        let session = ask(peer, conn, "initialize", &init, discover_timeout).await?;
+        let ping = ask(peer, "ping", meta.params(crate::peer::NO_PARAMS), discover_timeout);
+        let _pinned = until_closed(conn, "ping", ping).await?;
+        let init = handshake::initialize_params();
+        let init = ask(peer, "initialize", RawJson::new(&init), discover_timeout);
+        let session = until_closed(conn, "initialize", init).await?;
         return match session {
             Ok(a) => legacy_session(peer, &a, None).await,
             Err(refused) => {
@@ -53,12 +59,13 @@ pub(super) async fn open(
                     error = %refused,
                     "mcpwire bridge: the child is modern-only (it refused initialize)"
                 );
-                era::held_modern_only(&result).map_err(|e| fail(format!("answered {e}")))
+                handshake::from_discover(&result).map_err(|e| fail(format!("answered {e}")))
             }
         };
     }
-    let init = era::initialize_params();
-    let answer = ask(peer, conn, "initialize", &init, INITIALIZE_TIMEOUT)
+    let init = handshake::initialize_params();
+    let init = ask(peer, "initialize", RawJson::new(&init), INITIALIZE_TIMEOUT);
+    let answer = until_closed(conn, "initialize", init)
         .await?
         .map_err(|e| fail(format!("did not open its session: {e}")))?;
     // A child may answer the probe only inside a session.
@@ -72,7 +79,7 @@ async fn legacy_session(
     peer: &PeerHandle,
     answer: &Incoming,
     probe: Option<Duration>,
-) -> io::Result<Held> {
+) -> io::Result<Handshake> {
     let result = answer.result().map(|r| r.get().to_owned()).unwrap_or_default();
     peer.notify("notifications/initialized", crate::peer::NO_PARAMS)
         .await
@@ -80,47 +87,45 @@ async fn legacy_session(
     let modern = match probe {
         None => true,
         Some(wait) => {
-            let params = era::discover_params();
-            let options = RequestOptions::new().timeout(Some(wait));
-            let again =
-                peer.request_with(negotiation::DISCOVER, Some(RawJson::new(&params)), options);
-            modern_result(&again.await).is_some()
+            let again = probe::send(peer, &handshake::request_meta(), wait).await;
+            modern_result(&again).is_some()
         }
     };
-    era::held(&result, modern).map_err(|e| fail(format!("answered initialize badly: {e}")))
+    handshake::from_initialize(&result, modern)
+        .map_err(|e| fail(format!("answered initialize badly: {e}")))
 }
 
-/// The `DiscoverResult` (its text) when the answer shows a child that speaks the bridge's
-/// modern version.
-fn modern_result(answer: &Result<Incoming, RequestError>) -> Option<String> {
-    let probe = match answer {
-        Ok(a) => a.result().map_or(ProbeAnswer::NoAnswer, ProbeAnswer::Result),
-        Err(RequestError::Rpc(e)) => ProbeAnswer::Error { code: e.code, data: e.data() },
-        Err(_) => ProbeAnswer::NoAnswer,
-    };
+/// The `DiscoverResult` (its text) when the probe's answer shows a child that speaks the
+/// bridge's modern version. Any other answer, a failed request among them, is a legacy child's.
+fn modern_result(answer: &probe::Answer) -> Option<String> {
     let tried = mcp::MODERN_VERSIONS[0];
-    match negotiation::decide(probe, &mcp::MODERN_VERSIONS, &[], tried) {
-        Decision::Modern { version } if version == tried => {
-            answer.as_ref().ok()?.result().map(|r| r.get().to_owned())
-        }
+    match answer.decide(&mcp::MODERN_VERSIONS, &[], tried) {
+        Ok(Decision::Modern { version }) if version == tried => answer.result(),
         _ => None,
     }
 }
 
-/// Sends `method` and waits for its answer, at most `timeout`.
+/// Sends `method` with `params` and waits for its answer, at most `timeout`.
+async fn ask(
+    peer: &PeerHandle,
+    method: &str,
+    params: impl Payload,
+    timeout: Duration,
+) -> Result<Incoming, RequestError> {
+    let options = RequestOptions::new().timeout(Some(timeout));
+    peer.request_with(method, Some(params), options).await
+}
+
+/// What `asked` (a request of `method` to the child) comes to.
 ///
 /// # Errors
 ///
 /// When the child's connection ends first.
-async fn ask(
-    peer: &PeerHandle,
+async fn until_closed<T>(
     conn: &mut Connection,
     method: &str,
-    params: &str,
-    timeout: Duration,
-) -> io::Result<Result<Incoming, RequestError>> {
-    let options = RequestOptions::new().timeout(Some(timeout));
-    let asked = peer.request_with(method, Some(RawJson::new(params)), options);
+    asked: impl Future<Output = T>,
+) -> io::Result<T> {
     tokio::select! {
         a = asked => Ok(a),
         reason = conn.closed() => Err(fail(format!("ended before it answered {method}: {reason}"))),

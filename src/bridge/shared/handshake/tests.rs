@@ -2,7 +2,7 @@ use super::*;
 
 #[test]
 fn a_client_gets_its_own_version_when_the_child_speaks_a_later_one() {
-    let h = held(
+    let h = from_initialize(
         r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"c","version":"1"},"instructions":"hi"}"#,
         false,
     )
@@ -17,14 +17,14 @@ fn a_client_gets_its_own_version_when_the_child_speaks_a_later_one() {
     assert_eq!(d["supportedVersions"][0], "2026-07-28");
     assert_eq!(d["capabilities"]["tools"], serde_json::json!({}));
     assert_eq!(d["instructions"], "hi");
-    assert!(held("[]", false).is_err());
+    assert!(from_initialize("[]", false).is_err());
     serde_json::from_str::<Value>(&initialize_params()).unwrap();
-    serde_json::from_str::<Value>(&discover_params()).unwrap();
+    serde_json::from_str::<Value>(&envelope_params()).unwrap();
 }
 
 #[test]
 fn a_modern_only_child_s_discover_result_answers_legacy_clients() {
-    let h = held_modern_only(
+    let h = from_discover(
         r#"{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true}},"instructions":"hi","resultType":"complete","ttlMs":5,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"m","version":"2"}}}"#,
     )
     .unwrap();
@@ -44,8 +44,18 @@ fn a_modern_only_child_s_discover_result_answers_legacy_clients() {
     let older: Value = serde_json::from_str(&initialize_answer(&h, Some("2025-03-26"))).unwrap();
     assert_eq!(older["protocolVersion"], "2025-03-26");
     // No serverInfo: an empty one; not an object: refused.
-    let bare = held_modern_only(r#"{"supportedVersions":["2026-07-28"]}"#).unwrap();
+    let bare = from_discover(r#"{"supportedVersions":["2026-07-28"]}"#).unwrap();
     assert_eq!(bare.server_info, "{}");
-    assert!(held_modern_only("[1]").is_err());
-    assert!(held_modern_only("nope").is_err());
+    assert!(from_discover("[1]").is_err());
+    assert!(from_discover("nope").is_err());
+}
+
+#[test]
+fn the_bridge_s_envelope_is_its_version_capabilities_and_name() {
+    let expected = format!(
+        r#"{{"_meta":{{"{PROTOCOL_VERSION_KEY}":"{}","{CLIENT_CAPABILITIES_KEY}":{BRIDGE_CAPABILITIES},"{CLIENT_INFO_KEY}":{{"name":"mcpwire-bridge","version":"{}"}}}}}}"#,
+        mcp::MODERN_VERSIONS[0],
+        env!("CARGO_PKG_VERSION"),
+    );
+    assert_eq!(envelope_params(), expected);
 }

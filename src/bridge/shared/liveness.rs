@@ -10,7 +10,8 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
-use super::state::{Inner, lock};
+use super::state::Inner;
+use crate::bridge::lock;
 use crate::peer::{PeerHandle, RequestError, RequestOptions};
 
 /// How often within one timeout the requests' waits are looked at.
