@@ -50,8 +50,8 @@ fn put_all(out: &mut String, members: &str) {
 
 /// The value of the top-level member `key` of object `text`, as its JSON text.
 pub(super) fn member<'a>(text: &'a str, key: &str) -> Option<&'a str> {
-    let found = Members::scanned(text).named(&[key]).ok()?.map_while(Result::ok).next();
-    found.map(|(_, value)| value)
+    let each = Members::scanned(text).each().ok()?;
+    each.map_while(Result::ok).find(|m| m.is(key)).map(|m| m.value)
 }
 
 /// A request's params as the child gets them.

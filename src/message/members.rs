@@ -92,17 +92,33 @@ impl<'a> Members<'a> {
     /// members with `Err`.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn each(&self) -> Result<Each<'a>, ScanError> {
-        Ok(Each(self.cursor()?))
+        Ok(match self.recorded {
+            Some(r) => Each::Recorded(r.iter()),
+            None => Each::Scanned(Scan::new(self.text)?),
+        })
     }
 
-    /// The members named in `keys`, in the object's order: each one's index in `keys` and its
-    /// value's text. Only the values of named members are located.
+    /// Calls `f` with each member named in `keys`, in the object's order: its index in `keys`
+    /// and its value's text. Only the values of named members are located.
     ///
     /// # Errors
     ///
-    /// As [`Members::each`].
-    pub(crate) fn named<'k>(&self, keys: &'k [&'k str]) -> Result<Named<'a, 'k>, ScanError> {
-        Ok(Named { cursor: self.cursor()?, keys })
+    /// The first of `f`'s, or the scan's (as [`Members::each`]).
+    pub(crate) fn for_each_named<const N: usize, E: From<ScanError>>(
+        &self,
+        keys: [&str; N],
+        mut f: impl FnMut(usize, &'a str) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if let Some(r) = self.recorded {
+            return r.for_each_named(keys, f);
+        }
+        for m in Scan::new(self.text)? {
+            let m = m?;
+            if let Some(i) = keys.iter().position(|k| m.is(k)) {
+                f(i, m.value)?;
+            }
+        }
+        Ok(())
     }
 
     /// The values of the members named `keys`, in their order.
@@ -115,13 +131,13 @@ impl<'a> Members<'a> {
         keys: [&str; N],
     ) -> Result<[Option<&'a str>; N], PickError> {
         let mut found = [None; N];
-        for m in self.named(&keys)? {
-            let (i, value) = m?;
+        self.for_each_named(keys, |i, value| {
             if found[i].is_some() {
                 return Err(PickError::Twice(i));
             }
             found[i] = Some(value);
-        }
+            Ok(())
+        })?;
         Ok(found)
     }
 
@@ -131,62 +147,25 @@ impl<'a> Members<'a> {
         let meta = self.meta.filter(|m| m.is_object(value));
         Self { text: value, recorded: meta, meta: None }
     }
-
-    fn cursor(&self) -> Result<Cursor<'a>, ScanError> {
-        Ok(match self.recorded {
-            Some(r) => Cursor::Recorded(r.iter()),
-            None => Cursor::Scanned(Scan::new(self.text)?),
-        })
-    }
 }
 
-/// Where a read of [`Members`] stands: in the recorded members, or in a scan.
+/// [`Members::each`]: the recorded members, or a scan.
 #[derive(Clone, Debug)]
-enum Cursor<'a> {
+pub(crate) enum Each<'a> {
     Recorded(RecordedIter<'a>),
     Scanned(Scan<'a>),
 }
-
-/// [`Members::each`].
-#[derive(Clone, Debug)]
-pub(crate) struct Each<'a>(Cursor<'a>);
 
 impl<'a> Iterator for Each<'a> {
     type Item = Result<Member<'a>, ScanError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        match &mut self.0 {
+        match self {
             // A recorded key has no escape.
-            Cursor::Recorded(i) => {
+            Self::Recorded(i) => {
                 i.next().map(|(key, value)| Ok(Member { key, value, escaped: false }))
             }
-            Cursor::Scanned(s) => s.next(),
-        }
-    }
-}
-
-/// [`Members::named`].
-#[derive(Clone, Debug)]
-pub(crate) struct Named<'a, 'k> {
-    cursor: Cursor<'a>,
-    keys: &'k [&'k str],
-}
-
-impl<'a> Iterator for Named<'a, '_> {
-    type Item = Result<(usize, &'a str), ScanError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        match &mut self.cursor {
-            Cursor::Recorded(i) => i.next_named(self.keys).map(Ok),
-            Cursor::Scanned(s) => loop {
-                let m = match s.next()? {
-                    Ok(m) => m,
-                    Err(e) => return Some(Err(e)),
-                };
-                if let Some(i) = self.keys.iter().position(|k| m.is(k)) {
-                    return Some(Ok((i, m.value)));
-                }
-            },
+            Self::Scanned(s) => s.next(),
         }
     }
 }
@@ -228,6 +207,20 @@ impl<'a> Recorded<'a> {
             Self { from: t.params, to: t.params + n, close: value.end - 1, ..all }
         });
         (all, meta)
+    }
+
+    /// [`Members::for_each_named`] of these.
+    fn for_each_named<const N: usize, E>(
+        &self,
+        keys: [&str; N],
+        mut f: impl FnMut(usize, &'a str) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for slot in usize::from(self.from)..usize::from(self.to) {
+            let k = usize::from(self.keys[slot]);
+            let Some(i) = keys.iter().position(|name| self.is(k, name)) else { continue };
+            f(i, &self.text[self.value(slot, k + keys[i].len())])?;
+        }
+        Ok(())
     }
 
     /// Whether the key in slot `i`, which starts at `k`, is `name`: a recorded key has no
@@ -295,23 +288,6 @@ impl<'a> Recorded<'a> {
 pub(crate) struct RecordedIter<'a> {
     members: Recorded<'a>,
     at: u8,
-}
-
-impl<'a> RecordedIter<'a> {
-    /// The next member named in `keys`: its index there and its value's text. Only its value
-    /// is located.
-    fn next_named(&mut self, keys: &[&str]) -> Option<(usize, &'a str)> {
-        let m = &self.members;
-        while self.at < m.to {
-            let slot = usize::from(self.at);
-            self.at += 1;
-            let k = usize::from(m.keys[slot]);
-            if let Some(i) = keys.iter().position(|name| m.is(k, name)) {
-                return Some((i, &m.text[m.value(slot, k + keys[i].len())]));
-            }
-        }
-        None
-    }
 }
 
 impl<'a> Iterator for RecordedIter<'a> {

@@ -85,6 +85,24 @@ impl Slot {
     }
 }
 
+/// Why a read of `params` stopped: the scan's error, or a refusal.
+enum Stop {
+    Scan(ScanError),
+    Refused(Rejection),
+}
+
+impl From<ScanError> for Stop {
+    fn from(e: ScanError) -> Self {
+        Self::Scan(e)
+    }
+}
+
+impl From<Rejection> for Stop {
+    fn from(r: Rejection) -> Self {
+        Self::Refused(r)
+    }
+}
+
 /// Where the members of `params` the server reads (each [`Key`]) lie, found by one read, so
 /// neither the dispatcher nor a handler reads `params` again.
 #[derive(Clone, Copy, Debug, Default)]
@@ -128,21 +146,24 @@ impl ParamSlots {
         let Some(members) = members else { return Ok(slots) };
         let text = members.text();
         let bad = |why: &str| Rejection::invalid(format!("Invalid params: params {why}"));
-        let named = members.named(&Key::NAMES).map_err(|e| match e {
-            ScanError::NotObject => bad("must be an object"),
-            ScanError::Malformed => bad("is not well-formed JSON"),
-        })?;
-        for m in named {
-            let (i, value) = m.map_err(|_| bad("is not well-formed JSON"))?;
+        let read = members.for_each_named(Key::NAMES, |i, value| {
             let key = Key::ALL[i];
             let value = Self::slot(text, key, value)?;
             let slot = &mut slots.members[i];
             *slot = match *slot {
                 Slot::Absent => value,
-                _ if key.checked() => return Err(bad(&format!("names {} twice", key.name()))),
+                _ if key.checked() => {
+                    return Err(bad(&format!("names {} twice", key.name())).into());
+                }
                 _ => Slot::Twice,
             };
-        }
+            Ok(())
+        });
+        read.map_err(|e| match e {
+            Stop::Scan(ScanError::NotObject) => bad("must be an object"),
+            Stop::Scan(ScanError::Malformed) => bad("is not well-formed JSON"),
+            Stop::Refused(r) => r,
+        })?;
         Ok(slots)
     }
 

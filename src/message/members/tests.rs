@@ -1,5 +1,4 @@
 use super::*;
-use crate::message::scan::Scan;
 use crate::{Frame, FrameParser, Limits};
 
 fn frame(params: &str) -> Frame {
@@ -225,8 +224,13 @@ fn answers(m: Members<'_>) -> impl PartialEq + std::fmt::Debug {
         })
     };
     let pick = m.pick(KEYS).map(|v| v.map(|v| v.map(str::to_owned)));
-    let named =
-        m.named(&KEYS).map(|n| n.map(|n| n.map(|(i, v)| (i, v.to_owned()))).collect::<Vec<_>>());
+    let mut found = vec![];
+    let named = m
+        .for_each_named(KEYS, |i, v| {
+            found.push((i, v.to_owned()));
+            Ok::<_, ScanError>(())
+        })
+        .map(|()| found);
     let meta = match m.pick(["_meta"]) {
         Ok([Some(v)]) => Some((
             each(m.meta(v)),
