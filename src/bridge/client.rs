@@ -115,8 +115,8 @@ fn session_envelope(s: &mut Session) -> Arc<str> {
     e
 }
 
-/// Whether a request's `_meta` names a protocol version. A request whose `params` the parse
-/// recorded without a `_meta` among them is legacy at once, with no pass over `params`.
+/// Whether a request's `_meta` names a protocol version. A request whose `params` cannot name
+/// `_meta` ([`Members::may_name_meta`]) is legacy at once, with no read of `params`.
 pub(super) fn is_modern(req: &Incoming) -> bool {
     let msg = req.message();
     if msg.param_members().is_some_and(|m| !m.may_name_meta()) {

@@ -56,6 +56,7 @@ impl<'a> Members<'a> {
     }
 
     /// The object's text.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn text(&self) -> &'a str {
         self.text
     }
