@@ -88,11 +88,11 @@
 //! | room | job | may import |
 //! |---|---|---|
 //! | `error`, `limits` | error codes and kinds; every bound with its default and reason | nothing of ours |
-//! | `message` | parse one frame into a [`Frame`]; encode [`Outgoing`]; [`OwnedId`] | `error`, `limits` |
+//! | `message` | parse one frame into a [`Frame`]; read an object's members (as the parse recorded them, else by a scan); encode [`Outgoing`]; [`OwnedId`] | `error`, `limits` |
 //! | `framing` | sans-IO splitters and writers: NDJSON, Content-Length, SSE | `message` |
 //! | `codec` | the tokio-util codec: a framing plus the parser | `framing` |
 //! | `mux` | sans-IO in-flight tables: our ids to waiters, theirs to handlers | `message` |
-//! | `mcp` | MCP's vocabulary, no I/O: types (the tasks extension's among them), `_meta`, scanning, headers, annotations, the client's era decisions, the skills extension's checks | `message` |
+//! | `mcp` | MCP's vocabulary, no I/O: types (the tasks extension's among them), `_meta`, headers, annotations, the client's era decisions, the skills extension's checks | `message` |
 //! | `peer::incoming`, `peer::error`, `peer::principal` | what a peer hands its handlers (the caller's principal among it), and why a request fails | `mcp` |
 //! | `peer::core` | the connection's state machine, sans-IO: `handle_*` in, `poll_*` out | `mux`, `peer::incoming`, `peer::error` |
 //! | `peer` | the tokio peer: its handle, the handler trait, one task per connection | `peer::core`, `codec` |

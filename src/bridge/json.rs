@@ -1,73 +1,14 @@
 //! The few edits the bridge makes to a message's JSON text, done on the text itself: a member's
-//! value found where the parse recorded it, or by a scan ([`crate::mcp::scan`]) where it did
-//! not, and the object written again around it. A message that needs no edit is forwarded as
-//! it came, byte for byte.
+//! value found by the crate's member reader ([`Members`]: where the parse recorded it, else by
+//! a scan), and the object written again around it. A message that needs no edit is forwarded
+//! as it came, byte for byte.
 
-use crate::mcp::scan::{self, Member, ScanError, members};
-use crate::message::members::{Iter as RecordedIter, Members as Recorded};
-
-/// An object the bridge reads: its text, and the members the parse recorded when it did (of
-/// `params` or `result`, and of their `_meta`), read from those without a pass over the text.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Object<'a> {
-    text: &'a str,
-    recorded: Option<Recorded<'a>>,
-    meta: Option<Recorded<'a>>,
-}
-
-impl<'a> Object<'a> {
-    /// An object with the members the parse recorded, if any
-    /// ([`Message::param_members`](crate::Message::param_members),
-    /// [`Message::result_members`](crate::Message::result_members)); without them, its members
-    /// are found by reading its text.
-    pub(super) fn recorded(
-        text: &'a str,
-        recorded: Option<(Recorded<'a>, Option<Recorded<'a>>)>,
-    ) -> Self {
-        let (recorded, meta) = recorded.map_or((None, None), |(r, m)| (Some(r), m));
-        Self { text, recorded, meta }
-    }
-
-    /// Its members in order; `Err` when it is not an object (a malformed one ends them with
-    /// `Err`).
-    fn members(&self) -> Result<Each<'a>, ScanError> {
-        match self.recorded {
-            Some(r) => Ok(Each::Recorded(r.iter())),
-            None => members(self.text).map(Each::Scanned),
-        }
-    }
-
-    /// The value `value` of its member `_meta`, as an object: with the members the parse
-    /// recorded when they are this value's (the first `_meta` that is an object).
-    fn meta(&self, value: &'a str) -> Self {
-        let meta = self.meta.filter(|m| m.is_object(value));
-        Self { text: value, recorded: meta, meta: None }
-    }
-}
-
-/// An [`Object`]'s members, recorded or scanned.
-enum Each<'a> {
-    Recorded(RecordedIter<'a>),
-    Scanned(scan::Members<'a>),
-}
-
-impl<'a> Iterator for Each<'a> {
-    type Item = Result<Member<'a>, ScanError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        match self {
-            // A recorded key has no escape.
-            Self::Recorded(i) => {
-                i.next().map(|(key, value)| Ok(Member { key, value, escaped: false }))
-            }
-            Self::Scanned(m) => m.next(),
-        }
-    }
-}
+use crate::message::members::Members;
+use crate::message::scan::Member;
 
 /// The members of object `text`; `None` when it is not a well-formed object.
 fn read(text: &str) -> Option<Vec<Member<'_>>> {
-    members(text).ok()?.collect::<Result<Vec<_>, _>>().ok()
+    Members::scanned(text).each().ok()?.collect::<Result<Vec<_>, _>>().ok()
 }
 
 /// Writes `"key":value` after a comma when `out` already holds a member.
@@ -109,7 +50,8 @@ fn put_all(out: &mut String, members: &str) {
 
 /// The value of the top-level member `key` of object `text`, as its JSON text.
 pub(super) fn member<'a>(text: &'a str, key: &str) -> Option<&'a str> {
-    members(text).ok()?.map_while(Result::ok).find(|m| m.is(key)).map(|m| m.value)
+    let each = Members::scanned(text).each().ok()?;
+    each.map_while(Result::ok).find(|m| m.is(key)).map(|m| m.value)
 }
 
 /// A request's params as the child gets them.
@@ -148,11 +90,11 @@ pub(super) struct Edited {
 /// answers them as it would): only `_meta` inside an object is ever touched. Params that need
 /// no edit (no `_meta` to add, and none, or one with nothing to drop or replace) are sent as
 /// they came.
-pub(super) fn edit_request(params: Option<Object<'_>>, edit: &RequestEdit<'_>) -> Edited {
+pub(super) fn edit_request(params: Option<Members<'_>>, edit: &RequestEdit<'_>) -> Edited {
     if edit.add_meta.is_empty() && !params.is_some_and(|p| needs_edit(&p, edit)) {
         return Edited::default();
     }
-    let len = params.map_or(0, |p| p.text.len()) + edit.add_meta.len();
+    let len = params.map_or(0, |p| p.text().len()) + edit.add_meta.len();
     let mut out = String::with_capacity(len + 16);
     out.push('{');
     let mut token = None;
@@ -160,7 +102,7 @@ pub(super) fn edit_request(params: Option<Object<'_>>, edit: &RequestEdit<'_>) -
     if let Some(params) = params {
         // Params that are not an object, or a malformed one, are left alone: the child
         // refuses them as it would have.
-        let Ok(outer) = params.members() else { return Edited::default() };
+        let Ok(outer) = params.each() else { return Edited::default() };
         for m in outer {
             let Ok(m) = m else { return Edited::default() };
             if !m.is("_meta") {
@@ -193,19 +135,19 @@ pub(super) fn edit_request(params: Option<Object<'_>>, edit: &RequestEdit<'_>) -
 
 /// Whether a `_meta` of `params` holds a member `edit` drops or replaces (or is not an object
 /// the edit could read: then the edit decides what to do with it).
-fn needs_edit(params: &Object<'_>, edit: &RequestEdit<'_>) -> bool {
-    if params.recorded.is_none() && !params.text.contains("\"_meta\"") {
+fn needs_edit(params: &Members<'_>, edit: &RequestEdit<'_>) -> bool {
+    if !params.is_recorded() && !params.text().contains("\"_meta\"") {
         return false;
     }
     // Params that are not a well-formed object are left alone.
-    let Ok(members) = params.members() else { return false };
+    let Ok(members) = params.each() else { return false };
     let edited = |i: &Member<'_>| edit.drops(i) || edit.replaces(i);
     for m in members {
         let Ok(m) = m else { return false };
         if !m.is("_meta") {
             continue;
         }
-        let Ok(mut meta) = params.meta(m.value).members() else { return true };
+        let Ok(mut meta) = params.meta(m.value).each() else { return true };
         if meta.any(|i| i.as_ref().map_or(true, edited)) {
             return true;
         }
@@ -215,11 +157,11 @@ fn needs_edit(params: &Object<'_>, edit: &RequestEdit<'_>) -> bool {
 
 /// `_meta` object `meta` with `edit` applied, and the client's own progress token when it was
 /// replaced; `None` when it is not a well-formed object.
-fn edit_meta(meta: Object<'_>, edit: &RequestEdit<'_>) -> Option<(String, Option<String>)> {
-    let mut out = String::with_capacity(meta.text.len() + edit.add_meta.len() + 2);
+fn edit_meta(meta: Members<'_>, edit: &RequestEdit<'_>) -> Option<(String, Option<String>)> {
+    let mut out = String::with_capacity(meta.text().len() + edit.add_meta.len() + 2);
     out.push('{');
     let mut token = None;
-    for i in meta.members().ok()? {
+    for i in meta.each().ok()? {
         let i = i.ok()?;
         if edit.drops(&i) {
             continue;
@@ -281,24 +223,24 @@ pub(super) fn set_meta_member(text: &str, key: &str, value: &str) -> Option<Stri
 /// A result for a legacy client from a modern answer: `resultType`, the caching hints and the
 /// server's identity in `_meta` dropped (a legacy result has none of them). `None`: not a
 /// well-formed object (left as it is).
-pub(super) fn legacy_result(result: Object<'_>, server_info_key: &str) -> Option<String> {
+pub(super) fn legacy_result(result: Members<'_>, server_info_key: &str) -> Option<String> {
     strip_modern(result, server_info_key, false)
 }
 
 /// [`legacy_result`] of a complete answer, in the one pass that finds it complete: `None` when
 /// the answer is anything else (its `resultType` other than `"complete"`: input required, a
 /// task, or unknown; or not a well-formed object), which is then to be read in full.
-pub(super) fn complete_legacy_result(result: Object<'_>, server_info_key: &str) -> Option<String> {
+pub(super) fn complete_legacy_result(result: Members<'_>, server_info_key: &str) -> Option<String> {
     strip_modern(result, server_info_key, true)
 }
 
 /// [`legacy_result`]; with `complete_only`, `None` as soon as a `resultType` is not
 /// `"complete"`.
-fn strip_modern(result: Object<'_>, server_info_key: &str, complete_only: bool) -> Option<String> {
+fn strip_modern(result: Members<'_>, server_info_key: &str, complete_only: bool) -> Option<String> {
     const MODERN_ONLY: [&str; 2] = ["ttlMs", "cacheScope"];
-    let mut out = String::with_capacity(result.text.len());
+    let mut out = String::with_capacity(result.text().len());
     out.push('{');
-    for m in result.members().ok()? {
+    for m in result.each().ok()? {
         let m = m.ok()?;
         if m.is("resultType") {
             if complete_only && m.value.trim() != "\"complete\"" {
@@ -324,10 +266,10 @@ fn strip_modern(result: Object<'_>, server_info_key: &str, complete_only: bool) 
 }
 
 /// Object `object` without its member `key`; `None` when it is not a well-formed object.
-fn without(object: Object<'_>, key: &str) -> Option<String> {
-    let mut out = String::with_capacity(object.text.len());
+fn without(object: Members<'_>, key: &str) -> Option<String> {
+    let mut out = String::with_capacity(object.text().len());
     out.push('{');
-    for m in object.members().ok()? {
+    for m in object.each().ok()? {
         let m = m.ok()?;
         if !m.is(key) {
             put(&mut out, m.key, m.value);

@@ -8,7 +8,7 @@ use yoke::{Yoke, Yokeable};
 
 use crate::peer::Incoming;
 
-mod recorded;
+mod by_member;
 
 /// What a [`Decoded`] borrows from: a message (its result or its params), or JSON text.
 pub(crate) enum Cart {
@@ -21,15 +21,15 @@ pub(crate) enum Cart {
 }
 
 impl Cart {
-    /// The recorded top-level members of the message's `result` (or `params`), when the parse
-    /// recorded them (it does up to eight members with plain keys).
+    /// The top-level members of the message's `result` (or `params`), when it has them (read
+    /// from what the parse recorded, when it did); `None` for text of its own, which no parse
+    /// checked.
     fn members(&self) -> Option<crate::message::members::Members<'_>> {
-        let (members, _meta) = match self {
-            Self::Result(m) => m.message().result_members()?,
-            Self::Params(m) => m.message().param_members()?,
-            Self::Text(_) => return None,
-        };
-        Some(members)
+        match self {
+            Self::Result(m) => m.message().result_members(),
+            Self::Params(m) => m.message().param_members(),
+            Self::Text(_) => None,
+        }
     }
 
     fn json(&self) -> &str {
@@ -73,10 +73,10 @@ where
         fix: impl for<'a> FnOnce(&mut <T as Yokeable<'a>>::Output),
     ) -> Result<Self, serde_json::Error> {
         Yoke::try_attach_to_cart(Arc::new(cart), |c: &Cart| {
-            // Member by member where the parse recorded them: the members `T` does not have
-            // are then skipped without being read.
+            // Member by member in a parsed message: the members `T` does not have are then
+            // skipped without being read.
             let mut v = match c.members() {
-                Some(m) => Deserialize::deserialize(recorded::Recorded::new(m.iter(), c.json()))?,
+                Some(m) => Deserialize::deserialize(by_member::ByMember::new(m))?,
                 None => serde_json::from_str(c.json())?,
             };
             fix(&mut v);

@@ -3,20 +3,19 @@
 //!
 //! Every view borrows from the frame: a string member is a slice of the frame's bytes unless it
 //! was written with escapes (then it is unescaped into a `String`, the one case that
-//! allocates). The members of `params` and of `_meta` of a decoded message are read from the
-//! table its parse recorded (`Message::param_members`): no byte of a value is read again to
-//! find them. Without one (more members than the table holds, a key written with an escape,
-//! text from elsewhere), they are found in one pass over `params` (and one over `_meta`), each
-//! member the view does not name skipped without being built. A member named twice is an error, never
-//! a choice between the two: a gateway that reads the first and a server that reads the last
+//! allocates). The members of `params` and of `_meta` are read through the crate's one member
+//! reader (`message::members::Members`): from the table the parse recorded when it did, so no
+//! byte of a value is read again to find them, else in one pass over `params` (and one over
+//! `_meta`), each member the view does not name skipped without being built. A member named
+//! twice is an error, never a choice between the two: a gateway that reads the first and a server that reads the last
 //! would disagree about what the request is.
 
 use std::borrow::Cow;
 use std::fmt;
 
-use super::scan::{self, ScanError};
 use super::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY};
-use crate::message::members::Members;
+use crate::message::members::{Members, PickError};
+use crate::message::scan::ScanError;
 use crate::{ErrorCode, Message, RawJson};
 
 /// A request refused before any handler runs, as the JSON-RPC error it is answered with.
@@ -92,62 +91,27 @@ pub fn str_of(raw: RawJson<'_>) -> Option<Cow<'_, str>> {
     serde_json::from_str::<String>(text).ok().map(Cow::Owned)
 }
 
-/// The values of `keys` in the object `text` (`null` reads as absent), found in one pass.
+/// The values of `keys` among `members` (`null` reads as absent).
 ///
 /// # Errors
 ///
-/// -32602 naming `what` when `text` is not an object, is malformed, or names a key twice.
+/// -32602 naming `what` when it is not an object, is malformed, or names a key twice.
 pub(crate) fn pick<'a, const N: usize>(
-    text: &'a str,
-    keys: [&str; N],
-    what: &str,
-) -> Result<[Option<RawJson<'a>>; N], Rejection> {
-    let members = scan::members(text).map_err(|e| match e {
-        ScanError::NotObject => malformed(what, "must be an object"),
-        ScanError::Malformed => malformed(what, "is not well-formed JSON"),
-    })?;
-    pick_from(members, keys, what)
-}
-
-/// [`pick`] from the members the parse recorded: no byte of a value is read.
-///
-/// # Errors
-///
-/// -32602 naming `what` when a key is named twice.
-pub(crate) fn pick_members<'a, const N: usize>(
     members: Members<'a>,
     keys: [&str; N],
     what: &str,
 ) -> Result<[Option<RawJson<'a>>; N], Rejection> {
-    let found =
-        members.pick(keys).map_err(|i| malformed(what, &format!("names {} twice", keys[i])))?;
+    let found = members.pick(keys).map_err(|e| match e {
+        PickError::Scan(ScanError::NotObject) => malformed(what, "must be an object"),
+        PickError::Scan(ScanError::Malformed) => malformed(what, "is not well-formed JSON"),
+        PickError::Twice(i) => malformed(what, &format!("names {} twice", keys[i])),
+    })?;
     Ok(found.map(|v| v.filter(|v| *v != "null").map(RawJson::new)))
 }
 
 #[cold]
 fn malformed(what: &str, why: &str) -> Rejection {
     Rejection::invalid(format!("Invalid params: {what} {why}"))
-}
-
-/// The values of `keys` among `members`, each named at most once.
-fn pick_from<'a, const N: usize>(
-    members: impl Iterator<Item = Result<scan::Member<'a>, ScanError>>,
-    keys: [&str; N],
-    what: &str,
-) -> Result<[Option<RawJson<'a>>; N], Rejection> {
-    let bad = |why: &str| malformed(what, why);
-    let mut found = [None; N];
-    let mut seen = [false; N];
-    for m in members {
-        let m = m.map_err(|_| bad("is not well-formed JSON"))?;
-        let Some(i) = keys.iter().position(|k| m.is(k)) else { continue };
-        if seen[i] {
-            return Err(bad(&format!("names {} twice", keys[i])));
-        }
-        seen[i] = true;
-        found[i] = (m.value != "null").then_some(RawJson::new(m.value));
-    }
-    Ok(found)
 }
 
 /// A request's `params`, as the modern era reads them: `_meta`, and `name` / `uri` (what
@@ -176,8 +140,8 @@ pub struct RequestParams<'a> {
     uri: Option<RawJson<'a>>,
     arguments: Option<RawJson<'a>>,
     task_id: Option<RawJson<'a>>,
-    /// The members of `_meta` the parse recorded, when it did.
-    meta_members: Option<Members<'a>>,
+    /// The members of `params` (and what the parse recorded of `_meta`'s, when it did).
+    members: Option<Members<'a>>,
 }
 
 /// The members of `params` a [`RequestParams`] reads.
@@ -190,9 +154,7 @@ impl<'a> RequestParams<'a> {
     ///
     /// -32602 when `params` is not an object or names a member twice.
     pub fn parse(params: Option<RawJson<'a>>) -> Result<Self, Rejection> {
-        let Some(params) = params else { return Ok(Self::default()) };
-        let [meta, name, uri, arguments, task_id] = pick(params.get(), PARAMS_KEYS, "params")?;
-        Ok(Self { params: Some(params), meta, name, uri, arguments, task_id, meta_members: None })
+        params.map_or(Ok(Self::default()), |p| Self::read(p, Members::scanned(p.get())))
     }
 
     /// Reads a message's `params`: from the members the parse recorded when it did (so
@@ -202,11 +164,17 @@ impl<'a> RequestParams<'a> {
     ///
     /// As [`RequestParams::parse`].
     pub fn of(msg: &Message<'a>) -> Result<Self, Rejection> {
-        let Some((members, meta_members)) = msg.param_members() else {
-            return Self::parse(msg.params());
-        };
-        let [meta, name, uri, arguments, task_id] = pick_members(members, PARAMS_KEYS, "params")?;
-        Ok(Self { params: msg.params(), meta, name, uri, arguments, task_id, meta_members })
+        match (msg.params(), msg.param_members()) {
+            (Some(params), Some(members)) => Self::read(params, members),
+            _ => Ok(Self::default()),
+        }
+    }
+
+    /// `params` (whose members are `members`) read.
+    fn read(params: RawJson<'a>, members: Members<'a>) -> Result<Self, Rejection> {
+        let [meta, name, uri, arguments, task_id] = pick(members, PARAMS_KEYS, "params")?;
+        let members = Some(members);
+        Ok(Self { params: Some(params), meta, name, uri, arguments, task_id, members })
     }
 
     /// `params._meta`, read; `Ok(None)` when absent.
@@ -215,10 +183,8 @@ impl<'a> RequestParams<'a> {
     ///
     /// -32602 when `_meta` is not an object, or names a member twice.
     pub fn meta(&self) -> Result<Option<Meta<'a>>, Rejection> {
-        match (self.meta, self.meta_members) {
-            (Some(_), Some(members)) => Meta::from_members(members).map(Some),
-            (meta, _) => meta.map(Meta::parse).transpose(),
-        }
+        let (Some(meta), Some(params)) = (self.meta, self.members) else { return Ok(None) };
+        Meta::read(params.meta(meta.get())).map(Some)
     }
 
     /// The whole `params`, as given to [`RequestParams::parse`].
@@ -305,12 +271,12 @@ impl<'a> Meta<'a> {
     ///
     /// -32602 when it is not an object or names a member twice.
     pub fn parse(meta: RawJson<'a>) -> Result<Self, Rejection> {
-        Ok(Self::of(pick(meta.get(), META_KEYS, "params._meta")?))
+        Self::read(Members::scanned(meta.get()))
     }
 
-    /// A `_meta` from the members the parse recorded.
-    pub(crate) fn from_members(members: Members<'a>) -> Result<Self, Rejection> {
-        Ok(Self::of(pick_members(members, META_KEYS, "params._meta")?))
+    /// A `_meta` from its members.
+    pub(crate) fn read(members: Members<'a>) -> Result<Self, Rejection> {
+        Ok(Self::of(pick(members, META_KEYS, "params._meta")?))
     }
 
     /// A `_meta` from the values of [`META_KEYS`].
@@ -413,7 +379,7 @@ impl<'a> Meta<'a> {
 ///
 /// When `obj` is not an object or names `key` twice.
 pub fn member<'a>(obj: RawJson<'a>, key: &str) -> Result<Option<RawJson<'a>>, Rejection> {
-    let [v] = pick(obj.get(), [key], "the object")?;
+    let [v] = pick(Members::scanned(obj.get()), [key], "the object")?;
     Ok(v)
 }
 
@@ -488,18 +454,9 @@ pub fn modern_envelope<'a, S: AsRef<str>>(
     msg: &Message<'a>,
     supported: &[S],
 ) -> Result<Option<(RequestParams<'a>, Envelope<'a>)>, Rejection> {
-    // Built once: `memmem::find` builds its searcher anew on every call.
-    static META: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"_meta\""));
-    static ESCAPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
     // With the members the parse recorded, reading `params` costs no pass over it.
-    let mentioned = msg.param_members().is_some()
-        || msg.params().is_some_and(|p| {
-            let p = p.get().as_bytes();
-            META.find(p).is_some() || ESCAPE.find(p).is_some()
-        });
-    if !mentioned {
+    let Some(members) = msg.param_members() else { return Ok(None) };
+    if !members.is_recorded() && !members.may_name_meta() {
         return Ok(None);
     }
     let params = RequestParams::of(msg)?;
@@ -592,7 +549,7 @@ pub(crate) fn finish_envelope<'a>(
 ///
 /// When the result is not an object or `resultType` is not a string.
 pub fn result_type(result: RawJson<'_>) -> Result<Option<Cow<'_, str>>, Rejection> {
-    let [v] = pick(result.get(), ["resultType"], "result")?;
+    let [v] = pick(Members::scanned(result.get()), ["resultType"], "result")?;
     match v {
         None => Ok(None),
         Some(v) => str_of(v)

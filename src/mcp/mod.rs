@@ -33,7 +33,6 @@ pub mod headers;
 pub mod meta;
 pub mod mrtr;
 pub mod negotiation;
-pub(crate) mod scan;
 #[cfg(feature = "mcp")]
 pub(crate) mod seal;
 #[cfg(feature = "mcp")]

@@ -150,14 +150,14 @@ pub fn created_task(result: RawJson<'_>) -> Result<(String, Option<u64>), Malfor
     Ok((c.task_id.into_owned(), c.poll_interval_ms))
 }
 
-/// The members of a JSON object, borrowed and in their order.
-struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+/// The members of a JSON object, borrowed and in their order, each key at most once.
+struct UniqueMembers<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
 
-impl<'de> serde::Deserialize<'de> for Members<'de> {
+impl<'de> serde::Deserialize<'de> for UniqueMembers<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Members<'de>;
+            type Value = UniqueMembers<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a JSON object")
             }
@@ -169,7 +169,7 @@ impl<'de> serde::Deserialize<'de> for Members<'de> {
                     }
                     out.push((k, v));
                 }
-                Ok(Members(out))
+                Ok(UniqueMembers(out))
             }
         }
         d.deserialize_map(V)
@@ -177,7 +177,7 @@ impl<'de> serde::Deserialize<'de> for Members<'de> {
 }
 
 fn members(json: RawJson<'_>) -> Result<Vec<(Cow<'_, str>, &RawValue)>, String> {
-    serde_json::from_str::<Members<'_>>(json.get()).map(|m| m.0).map_err(|e| e.to_string())
+    serde_json::from_str::<UniqueMembers<'_>>(json.get()).map(|m| m.0).map_err(|e| e.to_string())
 }
 
 /// Reads a result: complete, or the input it requires.
@@ -249,7 +249,7 @@ pub(crate) fn outcome_of<'a>(
     msg: &crate::Message<'a>,
     result: RawJson<'a>,
 ) -> Result<Outcome<'a>, Malformed> {
-    if let Some((members, _)) = msg.result_members()
+    if let Some(members) = msg.result_members()
         && let Ok([kind]) = members.pick(["resultType"])
     {
         match kind {

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use serde::Deserialize;
 
 use super::index::{FrameIndex, IdRepr, MessageIndex, Span, Text, Unescaped};
-use super::members::Members;
+use super::members::{Members, Recorded, Records};
 use super::{ErrorObject, Id, Kind, RawJson};
 use crate::error::{DecodeError, PayloadError};
 
@@ -318,30 +318,44 @@ impl<'a> Message<'a> {
         }
     }
 
+    /// The members of `params` (`None` when there are none): read from what the parse recorded
+    /// of them and of `params._meta` when it did ([`param_records`](Self::param_records)), by
+    /// a scan of their text otherwise.
+    pub(crate) fn param_members(&self) -> Option<Members<'a>> {
+        let params = self.params()?;
+        Some(Members::new(params.get(), self.records_of(Some(params))))
+    }
+
+    /// The members of `result` of a success response, as
+    /// [`param_members`](Self::param_members) has those of `params`.
+    // Read by the typed client and the bridge only.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn result_members(&self) -> Option<Members<'a>> {
+        let result = self.result()?;
+        Some(Members::new(result.get(), self.records_of(Some(result))))
+    }
+
     /// The members of `params` and of `params._meta` that the parse recorded (with their
     /// values' text, located without reading the values again), or `None` when it recorded
     /// none: `params` absent or not an object, or more members than the index holds
     /// ([`KeyTable`](super::index::KeyTable) says which). `_meta`'s are `None` when `_meta` is
     /// absent, not an object, or its members did not fit.
-    pub(crate) fn param_members(&self) -> Option<(Members<'a>, Option<Members<'a>>)> {
-        self.members_of(self.params())
+    #[cfg(test)]
+    pub(crate) fn param_records(&self) -> Option<Records<'a>> {
+        self.records_of(self.params())
     }
 
     /// The members of `result` of a success response that the parse recorded, and of
-    /// `result._meta`, as [`param_members`](Self::param_members) has those of `params`.
-    // Read by the typed client only.
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn result_members(&self) -> Option<(Members<'a>, Option<Members<'a>>)> {
-        self.members_of(self.result())
+    /// `result._meta`, as [`param_records`](Self::param_records) has those of `params`.
+    #[cfg(test)]
+    pub(crate) fn result_records(&self) -> Option<Records<'a>> {
+        self.records_of(self.result())
     }
 
     /// The recorded members of `payload` (this message's `params` or `result`).
-    fn members_of(
-        &self,
-        payload: Option<RawJson<'a>>,
-    ) -> Option<(Members<'a>, Option<Members<'a>>)> {
+    fn records_of(&self, payload: Option<RawJson<'a>>) -> Option<Records<'a>> {
         let t = self.env.key_table()?;
-        Some(Members::of(payload?.get(), &t))
+        Some(Recorded::of(payload?.get(), &t))
     }
 
     /// The `result` of a success response, as its exact JSON text.

@@ -13,9 +13,10 @@
 //!
 //! The files: [`views`] (what a frame lends: [`Kind`], [`Id`], [`RawJson`], [`ErrorObject`]),
 //! [`frame`] ([`Frame`] and [`Message`]), [`index`] (the packed index), [`parse`]
-//! ([`FrameParser`], and the parse in two phases with [`walk`]), [`members`] (the members of
-//! `params` and `params._meta` the parse records, read back), [`encode`] ([`Outgoing`]) and
-//! [`owned`] ([`OwnedId`], and the params the peer reads); `ws` steps over JSON whitespace.
+//! ([`FrameParser`], and the parse in two phases with [`walk`]), [`members`] (the one reader
+//! of an object's members: those of `params`, `result` and their `_meta` the parse records,
+//! read back, else [`scan`]ned), [`encode`] ([`Outgoing`]) and [`owned`] ([`OwnedId`], and the
+//! params the peer reads); `whitespace` steps over JSON whitespace.
 //!
 //! [`Outgoing`]: encode::Outgoing
 //! [`OwnedId`]: owned::OwnedId
@@ -27,9 +28,10 @@ pub(crate) mod index;
 pub(crate) mod members;
 pub(crate) mod owned;
 pub(crate) mod parse;
+pub(crate) mod scan;
 pub(crate) mod views;
 pub(crate) mod walk;
-mod ws;
+mod whitespace;
 
 pub use frame::{Frame, Message};
 pub(crate) use parse::Backslash;

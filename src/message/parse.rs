@@ -26,7 +26,7 @@ use super::escape::written_plain;
 use super::index::{FrameIndex, IdRepr, MessageIndex, Span, Text, Unescaped};
 use super::members;
 use super::walk::{LAST, walk};
-use super::ws::{is_ws, skip_ws, trim_back};
+use super::whitespace::{is_whitespace, skip_whitespace, trim_whitespace_back};
 use super::{Frame, Kind};
 use crate::error::DecodeError;
 use crate::limits::Limits;
@@ -179,7 +179,9 @@ impl Parser {
         }
         let texts = Texts { orig, unescaped: parsed, plain };
         match index {
-            FrameIndex::One(env) => resolve(env, trim_back(orig, len) - 1, &texts, unescaped),
+            FrameIndex::One(env) => {
+                resolve(env, trim_whitespace_back(orig, len) - 1, &texts, unescaped)
+            }
             FrameIndex::Batch(envs) => {
                 let closes = element_closes(orig, self.buffers.structural_indexes());
                 for (env, close) in envs.iter_mut().zip(closes) {
@@ -245,10 +247,10 @@ fn element_closes<'a>(orig: &'a [u8], structurals: &'a [u32]) -> impl Iterator<I
             b']' | b'}' => {
                 depth -= 1;
                 if depth == 0 {
-                    return Some(trim_back(orig, p) - 1);
+                    return Some(trim_whitespace_back(orig, p) - 1);
                 }
             }
-            b',' if depth == 1 => return Some(trim_back(orig, p) - 1),
+            b',' if depth == 1 => return Some(trim_whitespace_back(orig, p) - 1),
             _ => {}
         }
         None
@@ -318,16 +320,16 @@ fn value_span(pending: Span, close: usize, orig: &[u8]) -> Span {
             _ => at += 1,
         }
     }
-    let colon = skip_ws(orig, at + 1);
+    let colon = skip_whitespace(orig, at + 1);
     debug_assert_eq!(orig[colon], b':');
-    let start = skip_ws(orig, colon + 1);
+    let start = skip_whitespace(orig, colon + 1);
     let end = if pending.end == LAST {
-        trim_back(orig, close)
+        trim_whitespace_back(orig, close)
     } else {
         // Back from the next key's opening quote over whitespace, the `,` and whitespace.
-        let comma = trim_back(orig, pending.end as usize - 1) - 1;
+        let comma = trim_whitespace_back(orig, pending.end as usize - 1) - 1;
         debug_assert_eq!(orig[comma], b',');
-        trim_back(orig, comma)
+        trim_whitespace_back(orig, comma)
     };
     Span { start: start as u32, end: end as u32 }
 }
@@ -376,9 +378,9 @@ impl FrameParser {
         if body.starts_with(b"\xEF\xBB\xBF") {
             body.advance(3);
         }
-        let start = body.iter().position(|&b| !is_ws(b)).unwrap_or(body.len());
+        let start = body.iter().position(|&b| !is_whitespace(b)).unwrap_or(body.len());
         body.advance(start);
-        let end = trim_back(&body, body.len());
+        let end = trim_whitespace_back(&body, body.len());
         let limit = self.limits().frame_bytes();
         if end > limit {
             return Frame::from_error(Bytes::new(), DecodeError::FrameTooLarge { limit });
@@ -404,8 +406,9 @@ impl FrameParser {
     /// padding room needs anyway).
     pub fn parse_bytes(&mut self, body: Bytes) -> Frame {
         let mut start = usize::from(body.starts_with(b"\xEF\xBB\xBF")) * 3;
-        start += body[start..].iter().position(|&b| !is_ws(b)).unwrap_or(body.len() - start);
-        let end = start + trim_back(&body[start..], body.len() - start);
+        start +=
+            body[start..].iter().position(|&b| !is_whitespace(b)).unwrap_or(body.len() - start);
+        let end = start + trim_whitespace_back(&body[start..], body.len() - start);
         let limit = self.limits().frame_bytes();
         if end - start > limit {
             return Frame::from_error(Bytes::new(), DecodeError::FrameTooLarge { limit });

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::known::{Key, Known, Slot};
+use super::param_slots::{Key, ParamSlots, Slot};
 use super::{Server, Session};
 use crate::mcp::Era;
 use crate::mcp::meta::{Rejection, member};
@@ -178,7 +178,7 @@ pub struct Call {
     /// Legacy era: the answers gathered by the server for the handler's earlier rounds.
     pub(crate) answers: Vec<(String, Answer)>,
     /// The members of `params` the server reads, found by one scan before any handler runs.
-    pub(crate) known: Known,
+    pub(crate) slots: ParamSlots,
     /// The call may run as a task (the tool allows it and the client declared the extension).
     pub(crate) task: bool,
 }
@@ -262,7 +262,7 @@ impl Call {
 
     /// [`Call::params_member`], failing with the [`Rejection`] itself.
     pub(crate) fn member_of_params(&self, key: Key) -> Result<Option<RawJson<'_>>, Rejection> {
-        self.known.get(self.request.params(), key)
+        self.slots.get(self.request.params(), key)
     }
 
     /// A tool's `arguments` (or a prompt's), decoded as `T`, borrowing; absent arguments read as

@@ -6,17 +6,18 @@ use serde::{Deserialize, Serialize};
 
 use super::ToolEntry;
 use super::call::Capabilities;
-use super::known::{Key, Known, Slot};
+use super::param_slots::{Key, ParamSlots, Slot};
 use super::tasks::run::Started;
 use super::{BoxFuture, Call, Connection, Core, Error, HandlerFn, InputRequired};
-use crate::ErrorCode;
 use crate::mcp::meta::{Meta, Rejection, check_meta, member, str_of};
 use crate::mcp::types::{
     CacheScope, CallToolResult, InitializeResult, LoggingLevel, ReadResourceResult, SetLevelParams,
     match_template,
 };
 use crate::mcp::{self, Era, LEGACY_VERSIONS, MODERN_VERSIONS};
+use crate::message::members::Members;
 use crate::peer::{Context, Handler, Incoming, Reply, RpcError};
+use crate::{ErrorCode, RawJson};
 
 /// What a request's handler returns, before it is encoded.
 enum Kind {
@@ -33,16 +34,16 @@ struct Envelope {
     log_level: Option<LoggingLevel>,
     capabilities: Capabilities,
     /// The members of `params` read so far.
-    known: Known,
+    slots: ParamSlots,
 }
 
 /// A request's era and what it carries: the modern envelope of a request whose `params._meta`
 /// names a protocol version (checked as [`crate::mcp::meta::modern_envelope`] checks it), else
 /// a legacy request's; and what was read of `params` on the way.
 ///
-/// `_meta` is looked for before anything is read, as `modern_envelope` does: among the members
-/// of `params` the parse recorded, or (when it recorded none) by a look for `"_meta"` in their
-/// text. A request whose `params` cannot hold one (no `"_meta"` among them, and no key spelled
+/// `_meta` is looked for before anything is read ([`Members::may_name_meta`]): among the
+/// members of `params` the parse recorded, or (when it recorded none) by a look for `"_meta"`
+/// in their text. A request whose `params` cannot hold one (no `"_meta"` among them, and no key spelled
 /// with `\u` escapes) is legacy, its `params` read later if a handler needs them. One that may
 /// is read once, from the recorded members when there are some (no pass over `params`), else
 /// whole: what its handler looks up later is found in what this read found.
@@ -50,63 +51,45 @@ struct Envelope {
 /// A request whose envelope its transport checked (`cx.envelope_spans()`, a stateless HTTP request
 /// checked with its headers) is not read again: only the version, that this server serves it.
 fn era_of(req: &Incoming, cx: &Context) -> Result<Envelope, Rejection> {
-    // Built once: `memmem::find` builds its searcher anew on every call.
-    static META: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"_meta\""));
-    static ESCAPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
     let msg = req.message();
     if let (Some(checked), Some(params)) = (cx.envelope_spans(), msg.params())
         && checked.version(params.get()).is_some_and(|v| MODERN_VERSIONS.contains(&v))
     {
         let (start, end) = checked.capabilities();
         return Ok(Envelope::modern(
-            Known::of_request(req)?,
+            ParamSlots::of_request(req)?,
             checked.log_level(),
             Slot::At(start, end),
         ));
     }
-    // The members the parse recorded, when it did: then nothing scans `params`.
-    let recorded = msg.param_members();
-    let Some(params) = msg.params().filter(|p| match &recorded {
-        // `_meta` is among them (an object whose members were recorded, else found among
-        // those of `params`; named twice, it is refused by the read below), or absent.
-        Some((members, meta)) => {
-            meta.is_some() || members.pick(["_meta"]).map_or(true, |[m]| m.is_some())
-        }
-        None => {
-            let p = p.get().as_bytes();
-            META.find(p).is_some() || ESCAPE.find(p).is_some()
-        }
-    }) else {
-        return Ok(Envelope::legacy(Known::default()));
+    // `_meta` may be among the members (named twice, it is refused by the read below).
+    let Some(members) = msg.param_members().filter(Members::may_name_meta) else {
+        return Ok(Envelope::legacy(ParamSlots::default()));
     };
-    let known = Known::of(Some(params), recorded.as_ref().map(|(m, _)| m))?;
-    let meta = match (known.meta(params), recorded.and_then(|(_, m)| m)) {
-        (Some(_), Some(members)) => Some(Meta::from_members(members)?),
-        (meta, _) => meta.map(Meta::parse).transpose()?,
-    };
+    let params = RawJson::new(members.text());
+    let slots = ParamSlots::of(Some(members))?;
+    let meta = slots.meta(params).map(|m| Meta::read(members.meta(m.get()))).transpose()?;
     let Some(meta) = meta.filter(Meta::is_modern) else {
-        return Ok(Envelope::legacy(known));
+        return Ok(Envelope::legacy(slots));
     };
     let envelope = check_meta(meta, &MODERN_VERSIONS)?;
     let capabilities = Slot::of(params.get(), envelope.capabilities.get());
-    Ok(Envelope::modern(known, envelope.log_level, capabilities))
+    Ok(Envelope::modern(slots, envelope.log_level, capabilities))
 }
 
 impl Envelope {
     /// A modern request's: its log level (an index into `LOG_LEVELS`), the capabilities at
-    /// `capabilities` in its `params`, and `known` of them.
-    fn modern(known: Known, log_level: Option<usize>, capabilities: Slot) -> Self {
+    /// `capabilities` in its `params`, and `slots` of them.
+    fn modern(slots: ParamSlots, log_level: Option<usize>, capabilities: Slot) -> Self {
         let log_level =
             log_level.and_then(|i| LoggingLevel::from_name(crate::mcp::meta::LOG_LEVELS[i]));
         let capabilities = Capabilities::Envelope(capabilities);
-        Self { era: Era::Modern, log_level, capabilities, known }
+        Self { era: Era::Modern, log_level, capabilities, slots }
     }
 
-    /// A legacy request's: the session's capabilities, and `known` of its `params`.
-    fn legacy(known: Known) -> Self {
-        Self { era: Era::Legacy, log_level: None, capabilities: Capabilities::Session, known }
+    /// A legacy request's: the session's capabilities, and `slots` of its `params`.
+    fn legacy(slots: ParamSlots) -> Self {
+        Self { era: Era::Legacy, log_level: None, capabilities: Capabilities::Session, slots }
     }
 }
 
@@ -265,8 +248,8 @@ impl Connection {
         Ok(reply)
     }
 
-    /// The [`Call`] a handler is given for `req`, `known` its `params` as read.
-    fn call(&self, req: &Incoming, cx: &Context, env: &Envelope, known: Known) -> Call {
+    /// The [`Call`] a handler is given for `req`, `slots` its `params` as read.
+    fn call(&self, req: &Incoming, cx: &Context, env: &Envelope, slots: ParamSlots) -> Call {
         Call {
             request: req.clone(),
             cx: cx.clone(),
@@ -277,7 +260,7 @@ impl Connection {
             capabilities: env.capabilities,
             state: None,
             answers: Vec::new(),
-            known,
+            slots,
             task: false,
         }
     }
@@ -296,12 +279,12 @@ impl Connection {
         let (handler, running, earlier) = {
             // One read of `params` finds what the dispatcher and most handlers look up (a
             // modern request's was read with its envelope).
-            let known = if env.known.is_read() { env.known } else { Known::of_request(req)? };
-            let mut call = self.call(req, cx, env, known);
+            let slots = if env.slots.is_read() { env.slots } else { ParamSlots::of_request(req)? };
+            let mut call = self.call(req, cx, env, slots);
             self.open_state(&kind, &mut call)?;
             let params = req.params();
             let name = match kind {
-                Kind::Tool | Kind::Prompt => known.get(params, Key::Name)?.and_then(str_of),
+                Kind::Tool | Kind::Prompt => slots.get(params, Key::Name)?.and_then(str_of),
                 Kind::Resource | Kind::Complete => None,
             };
             let handler = self.route(&kind, &call, name.as_deref().unwrap_or_default())?;
@@ -342,8 +325,8 @@ impl Connection {
     /// The tasks extension's methods (the removed `tasks/result` and `tasks/list` are unknown
     /// methods, as any other).
     fn tasks(&self, req: &Incoming, cx: &Context, env: &Envelope) -> Result<Reply, RpcError> {
-        let known = if env.known.is_read() { env.known } else { Known::of_request(req)? };
-        self.tasks_method(&self.call(req, cx, env, known), req)
+        let slots = if env.slots.is_read() { env.slots } else { ParamSlots::of_request(req)? };
+        self.tasks_method(&self.call(req, cx, env, slots), req)
     }
 
     /// What scopes may be required for: the tool or prompt named, or the resource read (its

@@ -8,26 +8,21 @@ fn parse(line: String) -> Frame {
 /// `edit` applied to `params` read both ways, from their text and from the members a request's
 /// parse recorded (when it records them): the two must agree.
 fn edit(params: &str, edit: &RequestEdit<'_>) -> Edited {
-    let scanned = edit_request(Some(Object::recorded(params, None)), edit);
+    let scanned = edit_request(Some(Members::scanned(params)), edit);
     let f = parse(format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{params}}}"#));
-    if let Some(msg) = f.message() {
-        let recorded = msg.param_members();
-        let text = msg.params().map_or(params, |p| p.get());
-        assert_eq!(edit_request(Some(Object::recorded(text, recorded)), edit), scanned, "{params}");
+    if let Some(members) = f.message().and_then(|msg| msg.param_members()) {
+        assert_eq!(edit_request(Some(members), edit), scanned, "{params}");
     }
     scanned
 }
 
 /// `strip` of `result` read both ways, as [`edit`] does for params.
-fn both(result: &str, strip: fn(Object<'_>, &str) -> Option<String>) -> Option<String> {
+fn both(result: &str, strip: fn(Members<'_>, &str) -> Option<String>) -> Option<String> {
     let k = "io.modelcontextprotocol/serverInfo";
-    let scanned = strip(Object::recorded(result, None), k);
+    let scanned = strip(Members::scanned(result), k);
     let f = parse(format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#));
-    if let Some(msg) = f.message()
-        && let Some(text) = msg.result()
-    {
-        let recorded = msg.result_members();
-        assert_eq!(strip(Object::recorded(text.get(), recorded), k), scanned, "{result}");
+    if let Some(members) = f.message().and_then(|msg| msg.result_members()) {
+        assert_eq!(strip(members, k), scanned, "{result}");
     }
     scanned
 }
@@ -145,7 +140,7 @@ fn params_with_nothing_to_edit_go_as_they_came() {
     }
     // The parse recorded these (the fast path is the one taken), and not those below.
     let f = parse(r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"a":1}}}"#.into());
-    assert!(f.message().unwrap().param_members().unwrap().1.is_some());
+    assert!(f.message().unwrap().param_records().unwrap().1.is_some());
     // Any `_meta` that holds one is edited, recorded or not: a second one, one whose keys
     // were written with an escape, one past the slots the parse records.
     let many = (0..9).map(|i| format!(r#""k{i}":{i}"#)).collect::<Vec<_>>().join(",");
@@ -160,7 +155,7 @@ fn params_with_nothing_to_edit_go_as_they_came() {
         assert!(out.params.unwrap().contains(r#""progressToken":3"#), "{p}");
     }
     let f = parse(format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{{many}}}}}"#));
-    assert!(f.message().unwrap().param_members().is_none());
+    assert!(f.message().unwrap().param_records().is_none());
 }
 
 #[test]
@@ -180,6 +175,6 @@ fn results_read_from_recorded_members_strip_the_same() {
     }
     let r = format!(r#"{{"content":[],"resultType":"complete","_meta":{{{info}}}}}"#);
     let f = parse(format!(r#"{{"jsonrpc":"2.0","id":1,"result":{r}}}"#));
-    assert!(f.message().unwrap().result_members().unwrap().1.is_some());
+    assert!(f.message().unwrap().result_records().unwrap().1.is_some());
     assert_eq!(complete(&r).as_deref(), Some(r#"{"content":[]}"#));
 }

@@ -21,7 +21,7 @@ use std::sync::atomic::Ordering;
 use super::handshake::{ENVELOPE, initialize_answer};
 use super::hold::{self, AskSender, Next};
 use super::state::{ChildLink, ClientState, Flight, InFlight, Inner, Session, UNSETTLED};
-use crate::bridge::json::{self, Object, RequestEdit};
+use crate::bridge::json::{self, RequestEdit};
 use crate::bridge::{lock, text};
 use crate::mcp::mrtr::{self, Outcome};
 use crate::mcp::{
@@ -31,9 +31,10 @@ use crate::message::members::Members;
 use crate::peer::{Context, Handler, Incoming, Reply, RequestError, RequestOptions, RpcError};
 use crate::{ErrorCode, OwnedId, RawJson};
 
-/// The members of a request's `params` and of their `_meta` that its parse recorded
-/// ([`crate::Message::param_members`]).
-type Recorded<'a> = Option<(Members<'a>, Option<Members<'a>>)>;
+/// The members of a request's `params` as its message has them
+/// ([`crate::Message::param_members`]: with what its parse recorded of them and of their
+/// `_meta`).
+type Recorded<'a> = Option<Members<'a>>;
 
 /// The most `input_required` rounds one legacy client's call may take through a modern child
 /// ([`mrtr::DEFAULT_MAX_INPUT_ROUNDS`]).
@@ -76,7 +77,7 @@ impl Drop for BridgeHandler {
 struct Out<'a> {
     method: &'a str,
     params: Option<RawJson<'a>>,
-    /// The members of `params` its parse recorded, when they are the client's own params.
+    /// The members of `params` as the client's message has them, when they are its own params.
     recorded: Recorded<'a>,
     modern: bool,
     id: Option<crate::Id<'a>>,
@@ -114,16 +115,14 @@ fn session_envelope(s: &mut Session) -> Arc<str> {
     e
 }
 
-/// Whether a request's `_meta` names a protocol version. A request whose `params` the parse
-/// recorded without a `_meta` among them is legacy at once, with no pass over `params`.
+/// Whether a request's `_meta` names a protocol version. A request whose `params` cannot name
+/// `_meta` ([`Members::may_name_meta`]) is legacy at once, with no read of `params`.
 pub(in crate::bridge) fn is_modern(req: &Incoming) -> bool {
     let msg = req.message();
-    if let Some((members, None)) = msg.param_members()
-        && let Ok([None]) = members.pick(["_meta"])
-    {
+    if msg.param_members().is_some_and(|m| !m.may_name_meta()) {
         return false;
     }
-    mcp::meta::RequestParams::parse(req.params())
+    mcp::meta::RequestParams::of(&msg)
         .ok()
         .and_then(|p| p.meta().ok().flatten())
         .is_some_and(|m| m.is_modern())
@@ -415,8 +414,7 @@ impl BridgeHandler {
             let result = text(answer.result());
             // The common answer, a complete one, is made a legacy one in the pass that finds
             // it complete; any other is read in full.
-            let members = answer.message().result_members();
-            let complete = Object::recorded(result, members);
+            let complete = answer.message().result_members().unwrap_or(Members::scanned(result));
             if let Some(done) = json::complete_legacy_result(complete, mcp::SERVER_INFO_KEY) {
                 return Ok(Reply::raw_string(done));
             }
@@ -470,7 +468,10 @@ impl BridgeHandler {
         let seq = inner.next_seq.fetch_add(1, Ordering::Relaxed);
         let edit =
             RequestEdit { token: Some(seq), drop_meta: edit.drop_meta, add_meta: edit.add_meta };
-        let edited = json::edit_request(params.map(|p| Object::recorded(p.get(), recorded)), &edit);
+        let edited = json::edit_request(
+            params.map(|p| recorded.unwrap_or(Members::scanned(p.get()))),
+            &edit,
+        );
         let sent = edited.params.as_deref().map(RawJson::new).or(params);
         let mut options = RequestOptions::new().timeout(inner.config.request_timeout);
         if edited.token.is_some() {

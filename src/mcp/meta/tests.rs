@@ -203,7 +203,7 @@ fn reads_through_the_parse_s_member_table_agree_with_the_scanner_s() {
         .iter()
         .filter(|p| {
             let f = frame(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{p}}}"#));
-            f.message().unwrap().param_members().is_some_and(|(_, meta)| meta.is_some())
+            f.message().unwrap().param_records().is_some_and(|(_, meta)| meta.is_some())
         })
         .count();
     assert_eq!(recorded, 5);

@@ -5,7 +5,8 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 
 use super::{CacheScope, Content, Raw};
-use crate::mcp::meta::{Rejection, pick, pick_members, str_of};
+use crate::mcp::meta::{Rejection, pick, str_of};
+use crate::message::members::Members;
 
 /// The members of `params` a [`CallToolParams`] reads, in the order [`CallToolParams::read`]
 /// takes their values.
@@ -233,7 +234,7 @@ impl<'a> CallToolParams<'a> {
     /// assert!(CallToolParams::from_params(RawJson::new(r#"{"name":1}"#)).is_err());
     /// ```
     pub fn from_params(params: crate::RawJson<'a>) -> Result<Self, Rejection> {
-        Self::read(pick(params.get(), CALL_KEYS, "params")?, false)
+        Self::read(pick(Members::scanned(params.get()), CALL_KEYS, "params")?, false)
     }
 
     /// Reads the params of a decoded message (`Frame::message`, `Incoming::message`): as
@@ -258,11 +259,8 @@ impl<'a> CallToolParams<'a> {
     /// ```
     pub fn of(message: &crate::Message<'a>) -> Result<Self, Rejection> {
         // The members the parse recorded, when it did: `params` is not read again.
-        if let Some((members, _)) = message.param_members() {
-            return Self::read(pick_members(members, CALL_KEYS, "params")?, true);
-        }
-        let params = message.params().unwrap_or(crate::RawJson::new("{}"));
-        Self::read(pick(params.get(), CALL_KEYS, "params")?, true)
+        let members = message.param_members().unwrap_or(Members::scanned("{}"));
+        Self::read(pick(members, CALL_KEYS, "params")?, true)
     }
 
     /// `validated`: the values come from a frame the parser validated.
@@ -281,7 +279,7 @@ impl<'a> CallToolParams<'a> {
             // JSON even when `params` did not come from a validated frame.
             Some(v)
                 if v.get().starts_with('{')
-                    && (validated || crate::mcp::scan::is_value(v.get())) =>
+                    && (validated || crate::message::scan::is_value(v.get())) =>
             {
                 Ok(Some(Raw::scanned(v)))
             }

@@ -10,7 +10,7 @@ fn frame(params: &str) -> Frame {
 type Pairs<'a> = Vec<(&'a str, &'a str)>;
 
 fn recorded(f: &Frame) -> Option<(Pairs<'_>, Option<Pairs<'_>>)> {
-    let (params, meta) = f.message()?.param_members()?;
+    let (params, meta) = f.message()?.param_records()?;
     Some((params.iter().collect(), meta.map(|m| m.iter().collect())))
 }
 
@@ -112,7 +112,7 @@ fn each_batch_element_and_each_kind_has_its_own_table() {
     let items: Vec<_> = f.batch().unwrap().collect();
     let pairs = |i: usize| {
         items[i]
-            .param_members()
+            .param_records()
             .map(|(p, m)| (p.iter().collect::<Vec<_>>(), m.map(|m| m.iter().collect::<Vec<_>>())))
     };
     assert_eq!(pairs(0), Some((vec![("x", "1")], None)));
@@ -161,7 +161,7 @@ fn a_success_responses_result_has_its_members_recorded_and_an_error_response_non
     let f = parse(
         r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"a":"}"}],"_meta":{"k":true},"resultType":"complete"}}"#,
     );
-    let (result, meta) = f.message().unwrap().result_members().unwrap();
+    let (result, meta) = f.message().unwrap().result_records().unwrap();
     assert_eq!(
         result.iter().collect::<Vec<_>>(),
         [
@@ -171,13 +171,99 @@ fn a_success_responses_result_has_its_members_recorded_and_an_error_response_non
         ]
     );
     assert_eq!(meta.unwrap().iter().collect::<Vec<_>>(), [("k", "true")]);
-    assert_eq!(f.message().unwrap().param_members(), None);
+    assert_eq!(f.message().unwrap().param_records(), None);
     for other in [
         r#"{"jsonrpc":"2.0","id":1,"result":[1]}"#,
         r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"m","data":{"x":1}}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":1}}"#,
         r#"{"jsonrpc":"2.0","id":1,"result":{"x":1},"params":{"y":2}}"#,
     ] {
-        assert_eq!(parse(other).message().unwrap().result_members(), None, "{other}");
+        assert_eq!(parse(other).message().unwrap().result_records(), None, "{other}");
+    }
+}
+
+/// Objects that are hard to read, as `params`: whitespace anywhere, nesting, strings holding
+/// structural characters, escapes in values and keys, keys named twice, more keys than the
+/// table holds, a `_meta` that is not an object or holds more than fits.
+fn tricky_objects() -> Vec<String> {
+    let keys = |n: usize| (0..n).map(|i| format!(r#""k{i}":{i}"#)).collect::<Vec<_>>().join(",");
+    let mut cases: Vec<String> = [
+        "{}",
+        r#"{"a":1}"#,
+        "{ \"a\" :\t1 ,\n \"_meta\" : { \"k\" : \"v\" \r\n} , \"b\":[ 2 ] \n}",
+        r#"{"a":{"b":{"c":[1,{"d":"}"}]}},"e":"]","name":[[],{}]}"#,
+        r#"{"a":",}","b":"\\","n":"\"{"}"#,
+        r#"{"n":-1.5e3,"t":true,"f":false,"z":null,"name":null}"#,
+        r#"{"a":1,"a":2}"#,
+        r#"{"name":"x","b":0,"name":"y"}"#,
+        r#"{"_meta":{"a":1},"_meta":{"b":2}}"#,
+        r#"{"_meta":{"a":1,"a":2},"b":1}"#,
+        r#"{"name":"a\"b\\","_meta":{"k":"\u00e9"}}"#,
+        r#"{"n\u0061me":"x","name":"y"}"#,
+        r#"{"a":1,"_meta":{"\u0070":1,"n":2}}"#,
+        r#"{"_meta":[1],"x":2}"#,
+        r#"{"_meta":"{\"a\":1}","name":"s"}"#,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    cases.push(format!("{{{}}}", keys(KEY_SLOTS)));
+    cases.push(format!("{{{},\"name\":\"ninth\"}}", keys(KEY_SLOTS)));
+    cases.push(format!(r#"{{{},"_meta":{{{}}}}}"#, keys(5), keys(2)));
+    cases.push(format!(r#"{{{},"_meta":{{{}}}}}"#, keys(5), keys(3)));
+    cases.push(format!(r#"{{"a":"{}","name":1}}"#, "x".repeat(usize::from(u16::MAX))));
+    cases
+}
+
+/// Everything a reader asks of [`Members`], as owned text: each member, the values of some
+/// keys picked, the named members in order, and the same of the `_meta` value.
+fn answers(m: Members<'_>) -> impl PartialEq + std::fmt::Debug {
+    const KEYS: [&str; 5] = ["a", "name", "_meta", "b", "k1"];
+    let each = |m: Members<'_>| {
+        m.each().map(|e| {
+            e.map(|m| m.map(|m| (m.key.to_owned(), m.value.to_owned()))).collect::<Vec<_>>()
+        })
+    };
+    let pick = m.pick(KEYS).map(|v| v.map(|v| v.map(str::to_owned)));
+    let mut found = vec![];
+    let named = m
+        .for_each_named(KEYS, |i, v| {
+            found.push((i, v.to_owned()));
+            Ok::<_, ScanError>(())
+        })
+        .map(|()| found);
+    let meta = match m.pick(["_meta"]) {
+        Ok([Some(v)]) => Some((
+            each(m.meta(v)),
+            m.meta(v).pick(["k", "n", "a"]).map(|v| v.map(|v| v.map(str::to_owned))),
+        )),
+        _ => None,
+    };
+    (each(m), pick, named, meta, m.may_name_meta())
+}
+
+#[test]
+fn the_reader_answers_the_same_from_the_records_and_from_the_scan() {
+    let mut recorded = 0;
+    for params in tricky_objects() {
+        let f = frame(&params);
+        let members = f.message().unwrap().param_members().unwrap();
+        recorded += usize::from(members.is_recorded());
+        let text = f.message().unwrap().params().unwrap().get();
+        assert_eq!(answers(members), answers(Members::scanned(text)), "{params:.80}");
+    }
+    // Most of the table is read from the records: the comparison is not of the scan with
+    // itself.
+    assert_eq!(recorded, 17);
+}
+
+#[test]
+fn the_scan_s_errors_reach_every_reader() {
+    for text in ["[1]", "1", r#"{"a":}"#, r#"{"a":1 "b":2}"#] {
+        let m = Members::scanned(text);
+        let scanned = Scan::new(text).map(|s| s.collect::<Result<Vec<_>, _>>().map(|_| ()));
+        let err = scanned.and_then(|r| r).unwrap_err();
+        assert_eq!(m.pick(["a"]).unwrap_err(), PickError::Scan(err), "{text}");
+        let each = m.each().and_then(|e| e.collect::<Result<Vec<_>, _>>().map(|_| ()));
+        assert_eq!(each.unwrap_err(), err, "{text}");
     }
 }

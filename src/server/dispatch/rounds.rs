@@ -10,7 +10,7 @@ use crate::mcp::meta::str_of;
 use crate::mcp::types::{CallToolResult, InputRequiredResult};
 use crate::peer::{Context, Incoming, Reply, RpcError};
 use crate::server::call::{Answer, MAX_INPUT_ROUNDS};
-use crate::server::known::{Key, Known};
+use crate::server::param_slots::{Key, ParamSlots};
 use crate::server::{Call, Connection, Error, InputRequired};
 
 impl Connection {
@@ -79,7 +79,7 @@ impl Connection {
         loop {
             // The request again (the handler took the last one): what the next round carries
             // is this round's answers and the earlier ones.
-            let mut again = self.call(req, cx, env, Known::read(req.params())?);
+            let mut again = self.call(req, cx, env, ParamSlots::read(req.params())?);
             again.answers = earlier;
             let answers = match again.all_answers() {
                 Ok(a) => a,

@@ -14,7 +14,7 @@ use serde_json::value::RawValue;
 use tokio::sync::Notify;
 
 use super::super::call::{Answer, Call, Capabilities, MAX_INPUT_ROUNDS};
-use super::super::known::Known;
+use super::super::param_slots::ParamSlots;
 use super::super::{BoxFuture, Connection, Error, Server, Session};
 use super::Place;
 use crate::mcp::Era;
@@ -76,7 +76,7 @@ impl Seed {
             capabilities: self.capabilities,
             state,
             answers,
-            known: Known::read(self.request.params())?,
+            slots: ParamSlots::read(self.request.params())?,
             task: true,
         })
     }

@@ -1,32 +1,41 @@
-//! A typed view read from the members the parse recorded: a struct's members are deserialized
-//! each from its own value's text, and a member the struct does not have is skipped without
-//! reading a byte of it (a 2026-07-28 result's `resultType` and `_meta`, say), where
-//! `serde_json` over the whole object has to scan every skipped value to find where it ends.
-//! Whatever else a type asks for is read from the whole object's text, as before.
+//! A typed view of a message's object read member by member ([`Members`]): a struct's members
+//! are deserialized each from its own value's text, and a member the struct does not have is
+//! skipped without reading a byte of it (a 2026-07-28 result's `resultType` and `_meta`, say;
+//! where the parse recorded the members, not even to find where it ends), where `serde_json`
+//! over the whole object has to scan every skipped value. Whatever else a type asks for is read
+//! from the whole object's text.
 //!
 //! The parse has already checked the whole frame as JSON, so a skipped value needs no look.
 
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 
+use crate::message::members::{Each, Members};
+use crate::message::scan::unescape;
+
 type Error = serde_json::Error;
 
-/// The members of one object, as a map for serde: keys as written (recorded keys have no
-/// escapes), values as their exact JSON text.
+/// The members of one object of a parsed frame, as a map for serde: keys unescaped, values as
+/// their exact JSON text.
 ///
 /// Only a struct (and an `Option` of one) is read member by member; anything else a type asks
 /// for (an enum, a map with keys that are not strings, a raw value, a flattened struct, which
-/// serde reads as a map) is read by `serde_json` from `whole`, the object's text, exactly as
-/// before.
-pub(super) struct Recorded<'de, I> {
-    members: I,
-    value: Option<&'de str>,
+/// serde reads as a map), or text that is not an object, is read by `serde_json` from `whole`,
+/// the object's text.
+pub(super) struct ByMember<'de> {
+    members: Members<'de>,
     whole: &'de str,
 }
 
-impl<'de, I: Iterator<Item = (&'de str, &'de str)>> Recorded<'de, I> {
-    pub(super) fn new(members: I, whole: &'de str) -> Self {
-        Self { members, value: None, whole }
+impl<'de> ByMember<'de> {
+    pub(super) fn new(members: Members<'de>) -> Self {
+        Self { members, whole: members.text() }
     }
+}
+
+/// [`ByMember`] being read as a map.
+struct Map<'de> {
+    each: Each<'de>,
+    value: Option<&'de str>,
 }
 
 /// One member's value, as its exact JSON text: read by `serde_json`, or, when the type skips
@@ -94,20 +103,28 @@ macro_rules! to_json {
     )*};
 }
 
-impl<'de, I: Iterator<Item = (&'de str, &'de str)>> de::Deserializer<'de> for Recorded<'de, I> {
+impl<'de> de::Deserializer<'de> for ByMember<'de> {
     type Error = Error;
 
     fn deserialize_struct<V: Visitor<'de>>(
         self,
-        _name: &'static str,
-        _fields: &'static [&'static str],
+        name: &'static str,
+        fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
-        visitor.visit_map(self)
+        match self.members.each() {
+            Ok(each) => visitor.visit_map(Map { each, value: None }),
+            Err(_) => read(self.whole, |de| {
+                de::Deserializer::deserialize_struct(de, name, fields, visitor)
+            }),
+        }
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        visitor.visit_some(self)
+        match self.members.each() {
+            Ok(_) => visitor.visit_some(self),
+            Err(_) => read(self.whole, |de| de::Deserializer::deserialize_option(de, visitor)),
+        }
     }
 
     to_json! {
@@ -121,16 +138,21 @@ impl<'de, I: Iterator<Item = (&'de str, &'de str)>> de::Deserializer<'de> for Re
     to_json! { whole; named }
 }
 
-impl<'de, I: Iterator<Item = (&'de str, &'de str)>> MapAccess<'de> for Recorded<'de, I> {
+impl<'de> MapAccess<'de> for Map<'de> {
     type Error = Error;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, Error> {
-        let Some((key, value)) = self.members.next() else { return Ok(None) };
-        self.value = Some(value);
-        seed.deserialize(de::value::BorrowedStrDeserializer::new(key)).map(Some)
+        let Some(m) = self.each.next() else { return Ok(None) };
+        let m = m.map_err(|_| de::Error::custom("the object is not well-formed"))?;
+        self.value = Some(m.value);
+        if !m.escaped {
+            return seed.deserialize(de::value::BorrowedStrDeserializer::new(m.key)).map(Some);
+        }
+        let key = unescape(m.key).ok_or_else(|| de::Error::custom("a key's escape is invalid"))?;
+        seed.deserialize(de::value::StringDeserializer::new(key.into_owned())).map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {

@@ -9,10 +9,11 @@ fn request(params: &str) -> Incoming {
 }
 
 /// `params` read from the members the parse recorded, and by the scan.
-fn both(req: &Incoming) -> (Result<Known, Rejection>, Result<Known, Rejection>) {
+fn both(req: &Incoming) -> (Result<ParamSlots, Rejection>, Result<ParamSlots, Rejection>) {
     let msg = req.message();
-    let (members, _) = msg.param_members().expect("the parse recorded the members");
-    (Known::recorded(msg.params().unwrap().get(), &members), Known::read(msg.params()))
+    let members = msg.param_members().unwrap();
+    assert!(members.is_recorded(), "the parse recorded the members");
+    (ParamSlots::of(Some(members)), ParamSlots::read(msg.params()))
 }
 
 #[test]
@@ -48,6 +49,12 @@ fn the_recorded_members_are_refused_as_the_scan_refuses_them() {
             r#"{"requestState":"a","requestState":"b","name":"x","name":"y"}"#,
             "Invalid params: params names name twice",
         ),
+        // Of two refusals, the first met in the text.
+        (
+            r#"{"arguments":[1],"name":"a","name":"b"}"#,
+            "Invalid params: arguments must be an object",
+        ),
+        (r#"{"name":"a","name":"b","arguments":[1]}"#, "Invalid params: params names name twice"),
     ];
     for (params, message) in cases {
         let req = request(params);
@@ -59,13 +66,13 @@ fn the_recorded_members_are_refused_as_the_scan_refuses_them() {
 }
 
 #[test]
-fn of_reads_params_the_parse_did_not_record_by_the_scan() {
+fn of_request_reads_params_the_parse_did_not_record_by_the_scan() {
     // A key written with an escape is not recorded: the scan reads it.
     let req = request(r#"{"n\u0061me":"echo"}"#);
     let msg = req.message();
-    assert!(msg.param_members().is_none());
-    let known = Known::of_request(&req).unwrap();
+    assert!(!msg.param_members().unwrap().is_recorded());
+    let known = ParamSlots::of_request(&req).unwrap();
     assert_eq!(known.get(msg.params(), Key::Name).unwrap().map(|v| v.get()), Some(r#""echo""#));
     let twice = request(r#"{"n\u0061me":"a","name":"b"}"#);
-    assert!(Known::of_request(&twice).is_err());
+    assert!(ParamSlots::of_request(&twice).is_err());
 }

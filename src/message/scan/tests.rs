@@ -1,7 +1,7 @@
 use super::*;
 
 fn all(text: &str) -> Result<Vec<(String, String)>, ScanError> {
-    members(text)?.map(|m| m.map(|m| (m.key.to_owned(), m.value.to_owned()))).collect()
+    Scan::new(text)?.map(|m| m.map(|m| (m.key.to_owned(), m.value.to_owned()))).collect()
 }
 
 #[test]
@@ -18,7 +18,7 @@ fn members_are_found_as_written() {
     ];
     assert_eq!(got, want.map(|(k, v)| (k.to_owned(), v.to_owned())));
     assert_eq!(all("{}").unwrap(), []);
-    let m = members(r#"{"a\u0062":1}"#).unwrap().next().unwrap().unwrap();
+    let m = Scan::new(r#"{"a\u0062":1}"#).unwrap().next().unwrap().unwrap();
     assert!(m.is("ab"));
     assert!(!m.is("a"));
 }
@@ -29,7 +29,7 @@ fn escapes_anywhere_in_a_key_are_seen() {
         let key = format!("{}\\\"{}", "a".repeat(n), "b".repeat(n % 7));
         let unescaped = format!("{}\"{}", "a".repeat(n), "b".repeat(n % 7));
         let text = format!(r#"{{"{key}":"{key}","plain{n}":1}}"#);
-        let got: Vec<Member<'_>> = members(&text).unwrap().map(Result::unwrap).collect();
+        let got: Vec<Member<'_>> = Scan::new(&text).unwrap().map(Result::unwrap).collect();
         assert_eq!(got.len(), 2, "{text}");
         assert!(got[0].is(&unescaped), "{text}");
         assert_eq!(got[0].value, format!("\"{key}\""));

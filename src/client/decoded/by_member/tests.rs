@@ -9,6 +9,7 @@ use serde_json::value::RawValue;
 
 use crate::client::decoded::{Cart, Decoded};
 use crate::mcp::types::{CallToolResult, ListToolsResult};
+use crate::message::members::Members;
 use crate::peer::Incoming;
 use crate::{Frame, FrameParser};
 
@@ -20,15 +21,24 @@ fn answer(result: &str) -> Incoming {
 }
 
 /// `T` read from `result` member by member and with `serde_json` over the whole text: the same
-/// value (by `Debug`), or both an error. Fails unless the parse recorded the members, so the
-/// comparison is never of one path with itself.
+/// value (by `Debug`), or both an error. Fails unless the parse recorded the members.
 fn same<T>(result: &str) -> Result<String, String>
 where
     T: for<'a> yoke::Yokeable<'a>,
     for<'a> <T as yoke::Yokeable<'a>>::Output: Deserialize<'a> + std::fmt::Debug,
 {
     let cart = Cart::Result(answer(result));
-    assert!(cart.members().is_some(), "no members recorded for {result}");
+    assert!(cart.members().unwrap().is_recorded(), "no members recorded for {result}");
+    same_by_member::<T>(result)
+}
+
+/// [`same`] for any result, its members recorded by the parse or not (then scanned).
+fn same_by_member<T>(result: &str) -> Result<String, String>
+where
+    T: for<'a> yoke::Yokeable<'a>,
+    for<'a> <T as yoke::Yokeable<'a>>::Output: Deserialize<'a> + std::fmt::Debug,
+{
+    let cart = Cart::Result(answer(result));
     let whole = serde_json::from_str::<<T as yoke::Yokeable<'_>>::Output>(result)
         .map(|v| format!("{v:?}"))
         .map_err(|e| e.to_string());
@@ -96,8 +106,8 @@ enum Shape {
 #[test]
 fn every_kind_of_field_is_read_as_serde_json_reads_it() {
     let text = r#"{"plain":"p","escaped":"e\u0301\n","small":-8,"big":18446744073709551615,"float":1.5,"flag":true,"letter":"z","maybe":7,"newtype":2.5,"pair":[1,"two"],"tuple_struct":[3,-4],"unit":null,"unit_struct":null,"tag":"On","data":{"Square":{"side":9}},"map":{"a":1,"b":-2},"raw":{"kept":[1, 2]},"bytes":[1,2,255],"extra":{"x":[true]},"more":"m"}"#;
-    // More than eight members: the parse records none, and the whole text is read.
-    assert!(Cart::Result(answer(text)).members().is_none());
+    // More than eight members: the parse records none, and they are scanned.
+    assert!(!Cart::Result(answer(text)).members().unwrap().is_recorded());
     // Eight at a time, each group against serde_json.
     let groups = [
         r#"{"plain":"p","escaped":"e\u0301\n","small":-8,"big":18446744073709551615,"float":1.5,"flag":true,"letter":"z","maybe":7}"#,
@@ -145,13 +155,13 @@ fn every_kind_of_field_is_read_as_serde_json_reads_it() {
     let third = same::<Third<'static>>(groups[2]).unwrap();
     assert!(third.contains(r#"RawValue({"kept":[1, 2]})"#), "{third}");
     assert!(third.contains(r#""more": String("m")"#), "{third}");
-    // And the whole text, read the old way: the flattened remainder has every other member.
+    // And the whole text, scanned: the flattened remainder has every other member.
     let whole = same_whole::<Third<'static>>(text);
     assert!(whole.contains(r#""tag": String("On")"#), "{whole}");
     assert!(whole.contains(r#""plain": String("p")"#), "{whole}");
 }
 
-/// `T` read from a result the parse did not record: the whole text, as before.
+/// `T` read from a result the parse did not record (its members scanned).
 fn same_whole<T>(result: &str) -> String
 where
     T: for<'a> yoke::Yokeable<'a>,
@@ -170,11 +180,11 @@ fn a_member_the_type_does_not_have_is_not_read() {
     struct Only {
         a: u8,
     }
-    let members = [("a", "1"), ("skipped", "{not json")];
-    let v: Only = Only::deserialize(super::Recorded::new(members.into_iter(), "")).unwrap();
+    let members = Members::scanned(r#"{"a":1,"skipped":{not json}}"#);
+    let v: Only = Only::deserialize(super::ByMember::new(members)).unwrap();
     assert_eq!(v.a, 1);
-    let read = [("a", "{not json")];
-    assert!(Only::deserialize(super::Recorded::new(read.into_iter(), "")).is_err());
+    let read = Members::scanned(r#"{"a":{not json}}"#);
+    assert!(Only::deserialize(super::ByMember::new(read)).is_err());
 }
 
 /// A type that is not a struct is read from the whole object's text, as `serde_json` reads it:
@@ -223,4 +233,33 @@ fn a_struct_that_denies_unknown_members_refuses_one() {
     }
     assert!(same::<Strict>(r#"{"a":1}"#).is_ok());
     assert!(same::<Strict>(r#"{"a":1,"b":2}"#).is_err());
+}
+
+/// A result the parse did not record (more members than it records, a key written with an
+/// escape, a key past its offsets) is scanned and read member by member, as `serde_json` reads
+/// the whole text.
+#[test]
+fn a_result_the_parse_did_not_record_is_read_as_serde_json_reads_it() {
+    #[derive(Debug, Deserialize, yoke::Yokeable)]
+    struct Named<'a> {
+        #[serde(borrow)]
+        name: Cow<'a, str>,
+        n: Option<u8>,
+    }
+    let many = (0..9).map(|i| format!(r#""k{i}":{i}"#)).collect::<Vec<_>>().join(",");
+    let long = "x".repeat(70_000);
+    for (result, recorded) in [
+        (format!(r#"{{{many},"name":"ninth","n":9}}"#), false),
+        (r#"{"n\u0061me":"escaped","n":1}"#.to_owned(), false),
+        (format!(r#"{{"pad":"{long}","name":"far"}}"#), false),
+        (r#"{"name":"a","name":"b"}"#.to_owned(), true),
+        (r#"{"n\u0061me":"a","name":"b"}"#.to_owned(), false),
+        (r#"{ "name" : "spaced" , "n" : null }"#.to_owned(), true),
+    ] {
+        let cart = Cart::Result(answer(&result));
+        assert_eq!(cart.members().unwrap().is_recorded(), recorded, "{result:.80}");
+        let _ = same_by_member::<Named<'static>>(&result);
+    }
+    assert!(same_by_member::<Named<'static>>(r#"{"n\u0061me":"a","name":"b"}"#).is_err());
+    assert!(same_by_member::<Option<Named<'static>>>("null").is_ok());
 }

@@ -1,8 +1,8 @@
-//! The members of a JSON object, found where they lie without building anything: the
-//! allocation-free reading under [`super::meta`].
+//! The members of a JSON object, found where they lie in its text without building anything:
+//! how [`super::members::Members`] reads an object whose members the parse did not record.
 //!
-//! The text read here is a frame's `params` (or a part of it), which simd-json has already
-//! validated; the scanner still checks what it relies on (matching brackets, closed strings,
+//! The text read here is mostly a frame's `params` or `result` (or a part of it), which
+//! simd-json has already validated; the scanner still checks what it relies on (matching brackets, closed strings,
 //! a `:` after each key, a `,` or `}` after each value) and says "malformed" rather than
 //! guess, so text from anywhere else cannot make it loop, panic or read out of bounds. It
 //! does not recurse: nesting costs a counter, not stack.
@@ -11,6 +11,8 @@
 //! onto a scratch buffer that each parse allocates anew.
 
 use std::borrow::Cow;
+
+use super::whitespace::{is_whitespace, skip_whitespace};
 
 /// Why text could not be read as an object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,25 +51,28 @@ pub(crate) fn unescape(inner: &str) -> Option<Cow<'_, str>> {
     serde_json::from_str::<String>(&quoted).ok().map(Cow::Owned)
 }
 
-/// The members of the object `text`, in order.
-pub(crate) fn members(text: &str) -> Result<Members<'_>, ScanError> {
-    let b = text.as_bytes();
-    let at = skip_ws(b, 0);
-    if b.get(at) != Some(&b'{') {
-        return Err(ScanError::NotObject);
-    }
-    Ok(Members { text, at: at + 1, first: true, done: false })
-}
-
-/// An iterator over an object's members; a malformed one ends it with `Err`.
-pub(crate) struct Members<'a> {
+/// A scan of an object's members, in order; a malformed one ends it with `Err`.
+#[derive(Clone, Debug)]
+pub(crate) struct Scan<'a> {
     text: &'a str,
     at: usize,
     first: bool,
     done: bool,
 }
 
-impl<'a> Iterator for Members<'a> {
+impl<'a> Scan<'a> {
+    /// The members of the object `text`.
+    pub(crate) fn new(text: &'a str) -> Result<Self, ScanError> {
+        let b = text.as_bytes();
+        let at = skip_whitespace(b, 0);
+        if b.get(at) != Some(&b'{') {
+            return Err(ScanError::NotObject);
+        }
+        Ok(Self { text, at: at + 1, first: true, done: false })
+    }
+}
+
+impl<'a> Iterator for Scan<'a> {
     type Item = Result<Member<'a>, ScanError>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -82,13 +87,13 @@ impl<'a> Iterator for Members<'a> {
     }
 }
 
-impl<'a> Members<'a> {
+impl<'a> Scan<'a> {
     fn step(&mut self) -> Result<Option<Member<'a>>, ScanError> {
         let b = self.text.as_bytes();
-        let mut at = skip_ws(b, self.at);
+        let mut at = skip_whitespace(b, self.at);
         match b.get(at) {
             Some(b'}') => return Ok(None),
-            Some(b',') if !self.first => at = skip_ws(b, at + 1),
+            Some(b',') if !self.first => at = skip_whitespace(b, at + 1),
             Some(b'"') if self.first => {}
             _ => return Err(ScanError::Malformed),
         }
@@ -98,22 +103,15 @@ impl<'a> Members<'a> {
         }
         let (key_end, escaped) = string_span(b, at)?;
         let key = &self.text[at + 1..key_end - 1];
-        at = skip_ws(b, key_end);
+        at = skip_whitespace(b, key_end);
         if b.get(at) != Some(&b':') {
             return Err(ScanError::Malformed);
         }
-        let start = skip_ws(b, at + 1);
+        let start = skip_whitespace(b, at + 1);
         let end = value_end(b, start)?;
         self.at = end;
         Ok(Some(Member { key, value: &self.text[start..end], escaped }))
     }
-}
-
-fn skip_ws(b: &[u8], mut at: usize) -> usize {
-    while matches!(b.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-        at += 1;
-    }
-    at
 }
 
 /// The index just past the string that opens at `at` (a `"`).
@@ -177,8 +175,7 @@ fn value_end(b: &[u8], at: usize) -> Result<usize, ScanError> {
         }
         Some(_) => {
             let mut i = at;
-            while i < b.len() && !matches!(b[i], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
-            {
+            while i < b.len() && !matches!(b[i], b',' | b'}' | b']') && !is_whitespace(b[i]) {
                 i += 1;
             }
             if i == at { Err(ScanError::Malformed) } else { Ok(i) }
@@ -192,7 +189,7 @@ fn value_end(b: &[u8], at: usize) -> Result<usize, ScanError> {
 /// text nested deeper is handed to serde_json (which allocates) rather than refused.
 ///
 /// For the values the scanner lends out of text that no frame parser validated: what it keeps
-/// as a [`crate::mcp::types::Raw`] must be JSON.
+/// as an `mcp::types::Raw` must be JSON.
 pub(crate) fn is_value(text: &str) -> bool {
     let mut v = Check { b: text.as_bytes(), at: 0, stack: [0; CHECK_DEPTH / 64], depth: 0 };
     match v.run() {
@@ -227,8 +224,8 @@ impl Check<'_> {
         self.b.get(self.at).copied()
     }
 
-    fn ws(&mut self) {
-        self.at = skip_ws(self.b, self.at);
+    fn skip_whitespace(&mut self) {
+        self.at = skip_whitespace(self.b, self.at);
     }
 
     fn eat(&mut self, c: u8) -> Result<(), Unchecked> {
@@ -261,20 +258,20 @@ impl Check<'_> {
 
     /// A key and its colon, after an object's `{` or a `,` in it.
     fn key(&mut self) -> Result<(), Unchecked> {
-        self.ws();
+        self.skip_whitespace();
         self.string()?;
-        self.ws();
+        self.skip_whitespace();
         self.eat(b':')
     }
 
     fn run(&mut self) -> Result<(), Unchecked> {
         loop {
             // A value.
-            self.ws();
+            self.skip_whitespace();
             match self.peek() {
                 Some(b'{') => {
                     self.at += 1;
-                    self.ws();
+                    self.skip_whitespace();
                     if self.peek() != Some(b'}') {
                         self.push(true)?;
                         self.key()?;
@@ -284,7 +281,7 @@ impl Check<'_> {
                 }
                 Some(b'[') => {
                     self.at += 1;
-                    self.ws();
+                    self.skip_whitespace();
                     if self.peek() != Some(b']') {
                         self.push(false)?;
                         continue;
@@ -303,7 +300,7 @@ impl Check<'_> {
                 if self.depth == 0 {
                     return if self.at == self.b.len() { Ok(()) } else { Err(Unchecked::Bad) };
                 }
-                self.ws();
+                self.skip_whitespace();
                 let object = self.top_is_object();
                 match self.peek() {
                     Some(b',') => {
