@@ -13,7 +13,7 @@ use super::hold::Ask;
 use super::json;
 use super::state::{Inner, Relation, text};
 use crate::peer::{Context, Handler, Incoming, PeerHandle, Reply, RequestError, RpcError};
-use crate::{ErrorCode, RawJson};
+use crate::{error::ErrorCode, message::RawJson};
 
 /// The child connection's handler.
 pub(super) struct ChildHandler {

@@ -29,7 +29,7 @@ use crate::mcp::{
 };
 use crate::message::members::Members;
 use crate::peer::{Context, Handler, Incoming, Reply, RequestError, RequestOptions, RpcError};
-use crate::{ErrorCode, OwnedId, RawJson};
+use crate::{error::ErrorCode, message::RawJson, message::owned::OwnedId};
 
 /// The members of a request's `params` and of their `_meta` that its parse recorded
 /// ([`crate::Message::param_members`]).
@@ -79,7 +79,7 @@ struct Out<'a> {
     /// The members of `params` its parse recorded, when they are the client's own params.
     recorded: Recorded<'a>,
     modern: bool,
-    id: Option<crate::Id<'a>>,
+    id: Option<crate::message::Id<'a>>,
     /// Where the child's requests for it go, for a call that may be held.
     asks: Option<AskSender>,
 }

@@ -23,7 +23,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::held::Holding;
 pub(super) use super::held::{Ask, AskSender, Call};
 use super::state::{Inner, lock};
-use crate::ErrorCode;
+use crate::error::ErrorCode;
 use crate::peer::RpcError;
 use serde_json::Value;
 

@@ -20,9 +20,9 @@ use std::time::Duration;
 
 use super::era;
 use super::state::Held;
-use crate::RawJson;
 use crate::mcp;
 use crate::mcp::negotiation::{self, Decision, ProbeAnswer};
+use crate::message::RawJson;
 use crate::peer::{Connection, Incoming, PeerHandle, RequestError, RequestOptions};
 
 /// How long the child may take to answer `initialize` when it is opened with it.

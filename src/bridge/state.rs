@@ -11,7 +11,7 @@ use super::admission::Admission;
 use super::held::{AskSender, Holds};
 use super::json;
 use crate::peer::{Context, PeerHandle, RpcError};
-use crate::{ErrorCode, RawJson};
+use crate::{error::ErrorCode, message::RawJson};
 
 /// Locks, taking over a lock poisoned by a panic (every table is consistent at each unlock).
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

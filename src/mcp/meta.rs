@@ -17,7 +17,7 @@ use std::fmt;
 use super::scan::{self, ScanError};
 use super::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY};
 use crate::message::members::Members;
-use crate::{ErrorCode, Message, RawJson};
+use crate::{error::ErrorCode, message::Message, message::RawJson};
 
 /// A request refused before any handler runs, as the JSON-RPC error it is answered with.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use super::call::Capabilities;
 use super::known::{Key, Known, Slot};
 use super::tasks::run::Started;
 use super::{BoxFuture, Call, Connection, Core, Error, HandlerFn, InputRequired};
-use crate::ErrorCode;
+use crate::error::ErrorCode;
 use crate::mcp::meta::{Meta, Rejection, check_meta, member, str_of};
 use crate::mcp::types::{
     CacheScope, CallToolResult, InitializeResult, LoggingLevel, ReadResourceResult, SetLevelParams,

@@ -2,8 +2,8 @@
 //! and kept as where they lie in its text ([`Slot`]): neither the dispatcher nor a handler scans
 //! `params` again. `arguments` and `_meta` that are not objects are refused in that scan.
 
-use crate::RawJson;
 use crate::mcp::meta::{Rejection, member};
+use crate::message::RawJson;
 use crate::message::members::Members;
 
 /// A member of `params` the server reads: the four [`RequestParams`] reads (refused as soon as

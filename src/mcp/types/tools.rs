@@ -232,7 +232,7 @@ impl<'a> CallToolParams<'a> {
     /// assert_eq!(p.arguments.unwrap().get(), r#"{"a":{"b":1}}"#);
     /// assert!(CallToolParams::from_params(RawJson::new(r#"{"name":1}"#)).is_err());
     /// ```
-    pub fn from_params(params: crate::RawJson<'a>) -> Result<Self, Rejection> {
+    pub fn from_params(params: crate::message::RawJson<'a>) -> Result<Self, Rejection> {
         Self::read(pick(params.get(), CALL_KEYS, "params")?, false)
     }
 
@@ -256,18 +256,19 @@ impl<'a> CallToolParams<'a> {
     /// let call = CallToolParams::of(&frame.message().unwrap()).unwrap();
     /// assert_eq!((call.name.as_ref(), call.arguments.unwrap().get()), ("echo", r#"{"a":1}"#));
     /// ```
-    pub fn of(message: &crate::Message<'a>) -> Result<Self, Rejection> {
+    pub fn of(message: &crate::message::Message<'a>) -> Result<Self, Rejection> {
         // The members the parse recorded, when it did: `params` is not read again.
         if let Some((members, _)) = message.param_members() {
             return Self::read(pick_members(members, CALL_KEYS, "params")?, true);
         }
-        let params = message.params().unwrap_or(crate::RawJson::new("{}"));
+        let params = message.params().unwrap_or(crate::message::RawJson::new("{}"));
         Self::read(pick(params.get(), CALL_KEYS, "params")?, true)
     }
 
     /// `validated`: the values come from a frame the parser validated.
     fn read(
-        [name, arguments, input_responses, request_state, meta]: [Option<crate::RawJson<'a>>; 5],
+        [name, arguments, input_responses, request_state, meta]: [Option<crate::message::RawJson<'a>>;
+            5],
         validated: bool,
     ) -> Result<Self, Rejection> {
         let Some(name) = name.and_then(str_of) else {
@@ -275,7 +276,7 @@ impl<'a> CallToolParams<'a> {
                 "Invalid params: params.name must be a string naming the tool",
             ));
         };
-        let object = |v: Option<crate::RawJson<'a>>, what: &str| match v {
+        let object = |v: Option<crate::message::RawJson<'a>>, what: &str| match v {
             Some(v) if v.get() == "null" => Ok(None),
             // The scanner only found where the value ends; what is kept as `Raw` must be
             // JSON even when `params` did not come from a validated frame.
