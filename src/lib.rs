@@ -96,14 +96,16 @@
 //! | `peer::incoming`, `peer::error`, `peer::principal` | what a peer hands its handlers (the caller's principal among it), and why a request fails | `mcp` |
 //! | `peer::core` | the connection's state machine, sans-IO: `handle_*` in, `poll_*` out | `mux`, `peer::incoming`, `peer::error` |
 //! | `peer` | the tokio peer: its handle, the handler trait, one task per connection | `peer::core`, `codec` |
+//! | `transport` | child stdio, the process's own stdio, TCP, Unix sockets, in-process pairs | `peer` |
 //! | `tls` | TLS settings for both sides: roots, CAs and identities from PEM, the reloadable server certificate | `error`, `limits` |
-//! | `auth` | OAuth 2.1: the client's flow (discovery, registration, PKCE, tokens, refresh, step-up) and the resource server's token checks (JWT with JWKS, introspection) | `tls`, `peer::principal` |
+//! | `http::dial` | how every HTTP client of ours reaches a server (the transport's, OAuth's, the tool's): TCP, TLS for `https://`, the HTTP version, time bounds, the pool | `tls` |
+//! | `auth` | OAuth 2.1: the client's flow (discovery, registration, PKCE, tokens, refresh, step-up) and the resource server's token checks (JWT with JWKS, introspection) | `http::dial`, `peer::principal` |
 //! | `http` | Streamable HTTP server and client transport, on hyper | `peer`, `framing`, `tls`, `auth` |
-//! | `transport` | child stdio, the process's own stdio, TCP, Unix sockets, in-process pairs; [`transport::Target`] names any of them or HTTP | `http` |
+//! | `transport::target` | [`transport::Target`]: a server named, and reached by a transport of `transport` or by Streamable HTTP (above `http`, while the rest of `transport` sits below it) | `transport`, `http` |
 //! | `probe` | the era probe over a peer: `server/discover` sent, its answer read for the era decision (the client and the bridge both open servers with it) | `peer` |
-//! | `client` | the client role: era negotiation over a peer, the typed [`client::Client`] (tasks driven to their end, skills read and verified) | `transport`, `probe` |
-//! | `server` | the server role: the typed [`server::Server`], tasks (`server::tasks`) among what it runs, a skill directory served | `transport` |
-//! | `bridge` | the three bridges between stdio and Streamable HTTP: one stdio child shared by many HTTP clients (ids and progress tokens rewritten, what the child sends routed to the client it concerns, eras translated), a child per session from a bounded pool (isolated), a remote HTTP server served on stdio (reverse) | `transport`, `probe` |
+//! | `client` | the client role: era negotiation over a peer, the typed [`client::Client`] (tasks driven to their end, skills read and verified) | `transport::target`, `probe` |
+//! | `server` | the server role: the typed [`server::Server`], tasks (`server::tasks`) among what it runs, a skill directory served | `transport::target` |
+//! | `bridge` | the three bridges between stdio and Streamable HTTP: one stdio child shared by many HTTP clients (ids and progress tokens rewritten, what the child sends routed to the client it concerns, eras translated), a child per session from a bounded pool (isolated), a remote HTTP server served on stdio (reverse) | `transport::target`, `probe` |
 //!
 //! The `mcpwire` tool (load, serve, inspect) is the workspace's `cli/` crate, on the public API.
 //! Its global allocator, mimalloc through the entry points that suit each alignment, is the

@@ -20,7 +20,7 @@
 
 use std::time::Duration;
 
-use crate::ErrorCode;
+use crate::error::ErrorCode;
 use crate::mcp::negotiation::{DISCOVER, Decision, ProbeAnswer, RequestMeta, decide};
 use crate::peer::{Incoming, NO_PARAMS, PeerHandle, RequestError, RequestOptions, TransportError};
 

@@ -1,6 +1,8 @@
 //! The code map holds: every `crate::…`, `super::…` and `self::…` path in the library's code
 //! (tests aside) names a module its room may import, as the crate documentation's code map
-//! says, and no file depends on itself through other files.
+//! says, and names it by its module (never through lib.rs's re-exports, which are for the
+//! crate's users); the map lists each floor above what it imports; and no file depends on
+//! itself through other files.
 //!
 //! The map is read from its one place, the "Code map" table of `src/lib.rs`: each row names
 //! its rooms (modules, by path) and the rooms they may import; a room may import what those
@@ -484,11 +486,19 @@ fn violations(files: &BTreeMap<PathBuf, File>) -> Vec<String> {
             continue;
         };
         for p in paths(file, &children(&file.module, files)) {
-            // A path to the crate root's own items (`crate::Frame`) goes through lib.rs's
-            // re-exports: its room is the room of what it names.
-            let Some(to) = room_of(&p, &rooms).or_else(|| reexport_room(&p, files, &rooms)) else {
+            // lib.rs re-exports for the crate's users: inside, a path names the module that
+            // defines the item, so that the map sees the arrow (`crate::Frame` would hide that
+            // `message` is imported).
+            if let Some(defined) = through_lib(&p, files) {
+                out.push(format!(
+                    "{}: {} reaches {} through lib.rs: name its module",
+                    path.display(),
+                    p.join("::"),
+                    defined.join("::")
+                ));
                 continue;
-            };
+            }
+            let Some(to) = room_of(&p, &rooms) else { continue };
             let same_row = rows.iter().any(|(r, _)| r.contains(&from) && r.contains(&to));
             if to != from && !same_row && !to.starts_with(&from) && !allowed[&from].contains(&to) {
                 out.push(format!(
@@ -506,16 +516,12 @@ fn violations(files: &BTreeMap<PathBuf, File>) -> Vec<String> {
     out
 }
 
-/// The room of a crate-root item, through lib.rs's `pub use`.
-fn reexport_room(
-    p: &[String],
-    files: &BTreeMap<PathBuf, File>,
-    rooms: &[Vec<String>],
-) -> Option<Vec<String>> {
+/// Where a path that names a crate-root item (`crate::Frame`) leads through lib.rs's `pub use`
+/// (`message::Frame`); `None` for any other path.
+fn through_lib(p: &[String], files: &BTreeMap<PathBuf, File>) -> Option<Vec<String>> {
     let lib = files.get(Path::new("lib.rs"))?;
     let name = p.first()?;
-    let (_, to) = reexports(lib).into_iter().find(|(n, _)| n == name)?;
-    room_of(&to, rooms)
+    reexports(lib).into_iter().find(|(n, _)| n == name).map(|(_, to)| to)
 }
 
 /// The file graph: an edge from each file to each file whose items it names.
@@ -600,6 +606,46 @@ fn cycles(g: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Vec<Vec<PathBuf>> {
         }
     }
     s.out
+}
+
+/// The map reads bottom up: each row imports only the rows above it (or its own), so its
+/// order is the order of the floors.
+fn rows_out_of_order(rows: &[Row]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (at, (rooms, imports)) in rows.iter().enumerate() {
+        for import in imports {
+            let row = rows.iter().position(|(r, _)| r.contains(import));
+            if row.is_none_or(|row| row > at) {
+                out.push(format!(
+                    "{} imports {}, which is not on a row above it",
+                    rooms.iter().map(|r| r.join("::")).collect::<Vec<_>>().join(", "),
+                    import.join("::")
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_map_lists_each_floor_above_what_it_imports() {
+    let v = rows_out_of_order(&map());
+    assert!(v.is_empty(), "the code map of src/lib.rs is out of order:\n{}", v.join("\n"));
+}
+
+/// `transport` (stdio, sockets, in-process pairs) is below `http`, which rides on the peer it
+/// carries: the one case that names HTTP, [`Target`](mcpwire::transport::Target), is a room of
+/// its own above both.
+#[test]
+fn transport_sits_below_http() {
+    let rows = map();
+    let (transport, http) = (vec!["transport".to_owned()], vec!["http".to_owned()]);
+    let row = |room: &Vec<String>| rows.iter().position(|(r, _)| r.contains(room)).unwrap();
+    assert!(
+        row(&transport) < row(&http),
+        "the map's row of `transport` comes after `http`'s: it must be a floor below"
+    );
+    assert!(!allowed(&rows)[&transport].contains(&http), "the map lets `transport` import `http`");
 }
 
 #[test]
@@ -704,6 +750,35 @@ fn a_back_edge_and_a_cycle_are_caught() {
     files.get_mut(&encode).unwrap().code.push_str("\nuse super::owned::OwnedId;\n");
     let c = cycles(&graph(&files));
     assert!(c.iter().any(|comp| comp.contains(&ours) && comp.contains(&encode)), "{c:?}");
+}
+
+/// A sibling reached through lib.rs's re-exports is caught, and named by its module.
+#[test]
+fn a_path_through_lib_is_caught() {
+    let mut files = files();
+    let ours = PathBuf::from("framing/mod.rs");
+    assert!(files.contains_key(&ours), "framing/mod.rs moved: pick another file for this test");
+    files.get_mut(&ours).unwrap().code.push_str("\nuse crate::{Limits, message::Frame};\n");
+    let v = violations(&files);
+    assert!(
+        v.iter().any(|l| l
+            == "framing/mod.rs: Limits reaches limits::Limits through lib.rs: name its module"),
+        "{v:?}"
+    );
+    assert!(!v.iter().any(|l| l.contains("message::Frame")), "{v:?}");
+}
+
+/// A row that imports a row below it is caught.
+#[test]
+fn a_map_out_of_order_is_caught() {
+    let room = |r: &str| r.split("::").map(str::to_owned).collect::<Vec<_>>();
+    let rows: Vec<Row> = vec![
+        (vec![room("peer")], vec![]),
+        (vec![room("transport")], vec![room("peer"), room("http")]),
+        (vec![room("http")], vec![room("peer")]),
+    ];
+    let v = rows_out_of_order(&rows);
+    assert_eq!(v, ["transport imports http, which is not on a row above it"]);
 }
 
 #[test]

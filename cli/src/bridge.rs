@@ -16,7 +16,7 @@ use mcpwire::limits::{
 };
 use mcpwire::transport::ChildStderr;
 
-use crate::{reach, serve};
+use crate::{connect_args, serve};
 
 mod reverse;
 
@@ -41,7 +41,7 @@ pub struct BridgeArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_REVERSE_SUBSCRIPTIONS)]
     max_remembered_subscriptions: usize,
     #[command(flatten)]
-    reach: reach::ReachArgs,
+    connect_args: connect_args::ConnectArgs,
     #[command(flatten)]
     bridge: BridgeLimits,
     #[command(flatten)]
@@ -135,7 +135,13 @@ pub fn run(args: &BridgeArgs) -> ExitCode {
         Some(url) => {
             let timeout = seconds(args.remote_timeout);
             let kept = args.max_remembered_subscriptions;
-            rt.block_on(reverse::serve(url, &args.reach, args.limits.builder(), timeout, kept))
+            rt.block_on(reverse::serve(
+                url,
+                &args.connect_args,
+                args.limits.builder(),
+                timeout,
+                kept,
+            ))
         }
         None => rt.block_on(serve_bridge(args)),
     };

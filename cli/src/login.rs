@@ -3,8 +3,8 @@
 
 use std::process::ExitCode;
 
+use crate::connect_args::ConnectArgs;
 use crate::load;
-use crate::reach::ReachArgs;
 
 /// What `mcpwire login` takes.
 #[derive(Debug, clap::Args)]
@@ -16,7 +16,7 @@ pub struct LoginArgs {
     #[arg(long, value_name = "VERSION", default_value = "auto")]
     pub protocol_version: mcpwire::mcp::negotiation::VersionChoice,
     #[command(flatten)]
-    pub reach: ReachArgs,
+    pub connect_args: ConnectArgs,
 }
 
 /// Runs `mcpwire login`.
@@ -25,8 +25,8 @@ pub fn run(mut args: LoginArgs) -> ExitCode {
         eprintln!("mcpwire: login needs an http:// or https:// target, not {}", args.target);
         return ExitCode::from(crate::EXIT_IO);
     }
-    args.reach.oauth = true;
-    let connect = match args.reach.apply(mcpwire::transport::ConnectOptions::default()) {
+    args.connect_args.oauth = true;
+    let connect = match args.connect_args.apply(mcpwire::transport::ConnectOptions::default()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("mcpwire: {e}");
@@ -57,7 +57,7 @@ pub fn run(mut args: LoginArgs) -> ExitCode {
                 args.target,
                 agreed.era(),
                 agreed.version(),
-                args.reach.token_file().display()
+                args.connect_args.token_file().display()
             );
             ExitCode::SUCCESS
         }

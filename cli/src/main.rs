@@ -18,11 +18,11 @@
 
 mod bridge;
 mod capture;
+mod connect_args;
 mod inspect;
 mod load;
 mod login;
 mod merge;
-mod reach;
 mod record;
 mod serve;
 
@@ -122,9 +122,9 @@ fn main() -> ExitCode {
         Some(Command::Record(args)) => record::run_args(&args),
         Some(Command::Bridge(args)) => bridge::run(&args),
         Some(Command::Load(LoadArgs {
-            init: Some(LoadCommand::Init { target, protocol_version, reach }),
+            init: Some(LoadCommand::Init { target, protocol_version, connect_args }),
             ..
-        })) => load::command::run_init(target, protocol_version, &reach),
+        })) => load::command::run_init(target, protocol_version, &connect_args),
         Some(Command::Load(LoadArgs { init: Some(LoadCommand::Compare(args)), .. })) => {
             load::compare::run(&args)
         }

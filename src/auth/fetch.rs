@@ -9,14 +9,11 @@ use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, COOKIE, LOCATION, SET_CO
 use http::{HeaderValue, Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use url::Url;
 
 use super::AuthError;
+use crate::http::dial::{Connector, Dialer};
 use crate::tls::ClientTls;
-
-type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
 
 /// What one exchange came back with.
 pub(super) struct Answer {
@@ -55,14 +52,15 @@ impl Fetcher {
         timeout: Duration,
         max_bytes: usize,
     ) -> Result<Self, AuthError> {
-        let mut tcp = HttpConnector::new();
-        tcp.set_connect_timeout(Some(timeout));
-        let connector = crate::tls::connector(tcp, tls, true, false)
-            .map_err(|e| AuthError::Invalid(e.to_string()))?;
+        let dialer = Dialer::new().https(true).connect_timeout(timeout);
+        let dialer = match tls {
+            Some(tls) => dialer.tls(tls.clone()),
+            None => dialer,
+        };
         // No pool: the flow's exchanges are few and far apart, and a kept connection the server
         // has closed meanwhile would fail a POST that cannot be sent again.
         let client =
-            Client::builder(TokioExecutor::new()).pool_max_idle_per_host(0).build(connector);
+            dialer.max_idle_per_host(0).client().map_err(|e| AuthError::Invalid(e.to_string()))?;
         Ok(Self { client, timeout, max_bytes })
     }
 

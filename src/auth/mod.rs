@@ -23,14 +23,14 @@ use std::time::Duration;
 
 use url::Url;
 
-mod agents;
+mod approval;
 mod discovery;
 mod fetch;
 pub(crate) mod flow;
 pub mod resource;
 mod store;
 
-pub use agents::{DEFAULT_LOOPBACK_WAIT, FOLLOW_REDIRECT_HOPS, FollowRedirect, Loopback};
+pub use approval::{DEFAULT_LOOPBACK_WAIT, FOLLOW_REDIRECT_HOPS, FollowRedirect, Loopback};
 pub use discovery::{Challenge, ResourceMetadata, ServerMetadata, canonical_resource};
 pub use store::{Credentials, FileStore, MemoryStore, TokenStore};
 

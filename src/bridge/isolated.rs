@@ -24,7 +24,7 @@ use tokio::sync::{OnceCell, OwnedSemaphorePermit, Semaphore};
 use super::lock;
 use super::shared::is_modern;
 use super::{Bridge, BridgeBuilder, BridgeHandler};
-use crate::ErrorCode;
+use crate::error::ErrorCode;
 use crate::http::HttpServer;
 use crate::limits::{DEFAULT_BRIDGE_IDLE_TIMEOUT, DEFAULT_BRIDGE_MAX_CHILDREN};
 use crate::peer::{Context, Handler, Incoming, PeerHandle, Reply, RpcError};

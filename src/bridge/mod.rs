@@ -34,7 +34,7 @@ mod shared;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::RawJson;
+use crate::message::RawJson;
 pub use isolated::{IsolatedBridge, IsolatedBuilder, IsolatedHandler, IsolatedStats};
 pub use reverse::{ReverseBuilder, ReverseStats};
 pub use shared::{Bridge, BridgeBuilder, BridgeHandler, BridgeStats};

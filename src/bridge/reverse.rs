@@ -35,7 +35,7 @@ use crate::peer::{
     RpcError, TransportError,
 };
 use crate::transport::{ConnectOptions, Target};
-use crate::{OwnedId, RawJson};
+use crate::{message::RawJson, message::owned::OwnedId};
 
 /// How long the end waits for the remote to take the session's DELETE.
 const CLOSE_WAIT: Duration = Duration::from_secs(3);

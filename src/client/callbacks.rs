@@ -12,13 +12,13 @@ use tokio::sync::Notify;
 
 use super::decoded::{Cart, Decoded};
 use super::input::InputResolver;
-use crate::RawJson;
 use crate::mcp::SUBSCRIPTION_ID_KEY;
 use crate::mcp::meta::{member, str_of};
 use crate::mcp::types::{
     CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, ListRootsResult,
     LoggingMessageParams, ProgressParams, Root,
 };
+use crate::message::RawJson;
 use crate::peer::{Context, Handler, Incoming, Reply, RpcError};
 
 /// A future a callback returns.

@@ -12,10 +12,10 @@ use super::callbacks::Resolver;
 use super::client::Client;
 use super::decoded::{Cart, Decoded};
 use super::error::ClientError;
-use crate::RawJson;
 use crate::mcp::Era;
 use crate::mcp::mrtr::{Outcome, created_task, outcome_of};
 use crate::mcp::types::{CallToolResult, ListToolsResult, ProgressParams, Tool};
+use crate::message::RawJson;
 use crate::peer::{Incoming, RequestOptions, Timeout};
 
 /// Options of one call.
@@ -347,7 +347,7 @@ impl Client {
                 learnt.get_or_try_init(|| async { self.list_tools().await.map(drop) }).await?;
                 match self.answer(METHOD, &params, options).await {
                     // The tool list changed since: learn it again, once.
-                    Err(e) if e.code() == Some(crate::ErrorCode::HEADER_MISMATCH) => {
+                    Err(e) if e.code() == Some(crate::error::ErrorCode::HEADER_MISMATCH) => {
                         self.list_tools().await?;
                         self.answer(METHOD, &params, options).await?
                     }

@@ -5,7 +5,7 @@ use std::fmt;
 use super::Decoded;
 use super::input::InputError;
 use super::negotiate::NegotiateError;
-use crate::ErrorCode;
+use crate::error::ErrorCode;
 use crate::mcp::negotiation::DISCOVER;
 use crate::mcp::types::CallToolResult;
 use crate::peer::{CloseReason, RequestError, RpcError, TransportError, status_text};

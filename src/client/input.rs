@@ -6,8 +6,8 @@
 use std::future::Future;
 
 use super::Negotiated;
-use crate::RawJson;
 use crate::mcp::mrtr::{InputLimits, Malformed, Outcome, outcome_of, retry_params};
+use crate::message::RawJson;
 use crate::peer::{Incoming, PeerHandle, RequestOptions};
 
 /// Why a call with input rounds failed.

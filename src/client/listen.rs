@@ -7,8 +7,8 @@ use super::callbacks::{Change, LEGACY_LISTENER, Listen, Listener, NO_ID_YET};
 use super::calls::Uri;
 use super::client::Client;
 use super::error::ClientError;
-use crate::RawJson;
 use crate::mcp::Era;
+use crate::message::RawJson;
 use crate::peer::RequestOptions;
 
 impl Client {

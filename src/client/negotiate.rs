@@ -13,7 +13,7 @@ use crate::mcp::negotiation::{
 use crate::mcp::{Era, LEGACY_VERSIONS};
 use crate::peer::{Incoming, NO_PARAMS, PeerHandle, RequestError, RequestOptions, TransportError};
 use crate::probe;
-use crate::{Json, Payload, RawJson};
+use crate::{message::RawJson, message::encode::Json, message::encode::Payload};
 
 /// How a client talks to a server: the version it speaks (or `auto`) and what it says
 /// about itself.

@@ -73,7 +73,7 @@ pub(super) async fn settle(
             .request(
                 peer,
                 "logging/setLevel",
-                Some(crate::Json(&SetLevel { level })),
+                Some(crate::message::encode::Json(&SetLevel { level })),
                 RequestOptions::new(),
             )
             .await

@@ -27,10 +27,10 @@ use super::error::ClientError;
 use super::input::{InputError, InputResolver};
 use super::negotiate::Negotiated;
 use super::polling::TaskPolling;
-use crate::Json;
 use crate::mcp::mrtr::{InputLimits, Malformed};
 use crate::mcp::types::{CallToolResult, Raw};
 use crate::mcp::types::{DetailedTask, TaskIdParams, TaskStatus, UpdateTaskParams};
+use crate::message::encode::Json;
 use crate::peer::{Incoming, PeerHandle, RequestOptions};
 
 /// `method` with params `{"taskId": id}`.
@@ -248,7 +248,7 @@ fn ended(answer: Incoming) -> Result<Decoded<CallToolResult<'static>>, ClientErr
                 .map_err(|e| ClientError::invalid("tasks/get", format!("error: {e}")))?;
             Err(ClientError::Protocol {
                 method: METHOD.into(),
-                code: crate::ErrorCode(e.code),
+                code: crate::error::ErrorCode(e.code),
                 message: e.message.into_owned(),
                 data: e.data.map(|d| d.get().to_owned()),
             })

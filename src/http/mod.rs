@@ -19,6 +19,7 @@
 //! ```
 
 pub mod client;
+pub(crate) mod dial;
 pub mod server;
 
 use std::borrow::Cow;
@@ -26,9 +27,12 @@ use std::borrow::Cow;
 use bytes::{Bytes, BytesMut};
 use serde::Deserialize;
 
-use crate::{ErrorCode, Id, Message, Outgoing, RawJson};
+use crate::{
+    error::ErrorCode, message::Id, message::Message, message::RawJson, message::encode::Outgoing,
+};
 
 pub use client::{HttpClient, connect};
+pub use dial::{Connector, Dialer};
 pub use server::{HttpServer, HttpStats, bind};
 
 /// The header that carries a session's id, issued at `initialize`.

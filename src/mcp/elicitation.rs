@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::RawJson;
+use crate::message::RawJson;
 
 /// The `elicitation/create` method.
 pub const ELICIT: &str = "elicitation/create";

@@ -27,7 +27,7 @@ use super::meta::{
     Envelope, Meta, Rejection, RequestParams, envelope_meta, envelope_version, finish_envelope,
     member, str_of, version_string,
 };
-use crate::{ErrorCode, Message, RawJson};
+use crate::{error::ErrorCode, message::Message, message::RawJson};
 
 /// `MCP-Protocol-Version`, as `http` names it.
 pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";

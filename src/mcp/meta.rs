@@ -16,7 +16,7 @@ use std::fmt;
 use super::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY};
 use crate::message::members::{Members, PickError};
 use crate::message::scan::ScanError;
-use crate::{ErrorCode, Message, RawJson};
+use crate::{error::ErrorCode, message::Message, message::RawJson};
 
 /// A request refused before any handler runs, as the JSON-RPC error it is answered with.
 #[derive(Clone, Debug, PartialEq, Eq)]

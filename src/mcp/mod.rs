@@ -145,8 +145,8 @@ pub fn is_legacy_only(method: &str) -> bool {
 /// the codes that say the request was wrong (-32700, -32600, -32602, -32020, -32021, -32022),
 /// 404 for -32601, and 200 for any other (a handler's own error is still an answer).
 #[must_use]
-pub fn http_status(code: crate::ErrorCode) -> u16 {
-    use crate::ErrorCode as C;
+pub fn http_status(code: crate::error::ErrorCode) -> u16 {
+    use crate::error::ErrorCode as C;
     match code {
         C::PARSE_ERROR
         | C::INVALID_REQUEST

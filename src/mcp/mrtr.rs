@@ -42,7 +42,7 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::meta::member;
-use crate::RawJson;
+use crate::message::RawJson;
 
 /// The `resultType` of an `InputRequiredResult`.
 pub const INPUT_REQUIRED: &str = "input_required";
@@ -246,7 +246,7 @@ pub fn outcome(result: RawJson<'_>) -> Result<Outcome<'_>, Malformed> {
 // Read by the typed client only.
 #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub(crate) fn outcome_of<'a>(
-    msg: &crate::Message<'a>,
+    msg: &crate::message::Message<'a>,
     result: RawJson<'a>,
 ) -> Result<Outcome<'a>, Malformed> {
     if let Some(members) = msg.result_members()

@@ -29,7 +29,7 @@ use super::{
     CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, Era, LEGACY_VERSIONS, MODERN_VERSIONS,
     PROTOCOL_VERSION_KEY,
 };
-use crate::{ErrorCode, Payload, RawJson};
+use crate::{error::ErrorCode, message::RawJson, message::encode::Payload};
 
 /// The method of the era probe.
 pub const DISCOVER: &str = "server/discover";
@@ -186,7 +186,7 @@ pub struct WithMeta<'m, P> {
 }
 
 impl<P: Payload> Payload for WithMeta<'_, P> {
-    fn write_json(&self, dst: &mut BytesMut) -> Result<(), crate::Error> {
+    fn write_json(&self, dst: &mut BytesMut) -> Result<(), crate::error::Error> {
         let Some(params) = &self.params else {
             dst.extend_from_slice(b"{\"_meta\":{");
             dst.extend_from_slice(self.meta.members.as_bytes());
@@ -209,8 +209,9 @@ impl<P: Payload> Payload for WithMeta<'_, P> {
         // Their own `_meta` (possibly `null`), or a key written with escapes that might spell
         // it: merged the slow way, which reads every key.
         if written.contains("\"_meta\"") || written.contains("\\u") {
-            let merged = merge_meta(Some(RawJson::new(written)), self.meta)
-                .map_err(|e| crate::Error::Serialize(serde::ser::Error::custom(e.message)))?;
+            let merged = merge_meta(Some(RawJson::new(written)), self.meta).map_err(|e| {
+                crate::error::Error::Serialize(serde::ser::Error::custom(e.message))
+            })?;
             dst.truncate(start);
             dst.extend_from_slice(merged.as_bytes());
             return Ok(());
@@ -226,8 +227,8 @@ impl<P: Payload> Payload for WithMeta<'_, P> {
     }
 }
 
-fn not_object() -> crate::Error {
-    crate::Error::Serialize(serde::ser::Error::custom(
+fn not_object() -> crate::error::Error {
+    crate::error::Error::Serialize(serde::ser::Error::custom(
         "params must be a JSON object to carry _meta",
     ))
 }

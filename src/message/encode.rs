@@ -323,7 +323,7 @@ impl<'a> Message<'a> {
     pub fn error_reply(
         &self,
         detail: ReplyDetail,
-    ) -> Option<Outgoing<'a, Reason<'a, crate::DecodeError>>> {
+    ) -> Option<Outgoing<'a, Reason<'a, crate::error::DecodeError>>> {
         let problem = self.decode_error_ref()?;
         let code = problem.code();
         let id = match code {

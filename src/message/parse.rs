@@ -362,13 +362,13 @@ pub struct FrameParser {
 impl FrameParser {
     /// A parser enforcing `limits` (the frame size bound applies to the body).
     #[must_use]
-    pub fn new(limits: crate::Limits) -> Self {
+    pub fn new(limits: crate::limits::Limits) -> Self {
         Self { inner: Parser::new(limits) }
     }
 
     /// The limits in effect.
     #[must_use]
-    pub fn limits(&self) -> crate::Limits {
+    pub fn limits(&self) -> crate::limits::Limits {
         self.inner.limits()
     }
 
@@ -425,7 +425,7 @@ impl FrameParser {
     /// A thread keeps one parser for each of the last two `limits` it was asked with. A body
     /// longer than 64 KiB gets a parser of its own, dropped after, so what a thread keeps is
     /// bounded by a small body's buffers, whatever the largest body it saw.
-    pub fn parse_bytes_with(limits: crate::Limits, body: Bytes) -> Frame {
+    pub fn parse_bytes_with(limits: crate::limits::Limits, body: Bytes) -> Frame {
         thread_local! {
             static PARSERS: std::cell::RefCell<[Option<FrameParser>; 2]> =
                 const { std::cell::RefCell::new([None, None]) };

@@ -10,7 +10,7 @@ use std::fmt;
 use std::hash::Hash;
 use std::mem;
 
-use crate::Id;
+use crate::message::Id;
 
 /// Below this capacity a map is not shrunk: steady traffic never reallocates.
 const MIN_CAPACITY: usize = 64;

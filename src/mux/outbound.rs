@@ -24,8 +24,8 @@ use std::mem;
 use std::time::Instant;
 
 use super::timers::Timers;
-use crate::Id;
 use crate::limits::MAX_IN_FLIGHT_CEILING;
+use crate::message::Id;
 
 /// The largest id an [`Outbound`] table issues: 2^53 - 1.
 ///

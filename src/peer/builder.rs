@@ -14,7 +14,7 @@ use super::handler::Handler;
 use crate::codec::READ_BUFFER;
 pub use crate::limits::DEFAULT_REQUEST_TIMEOUT;
 pub use crate::limits::DEFAULT_UNADDRESSED_REPLIES_PER_SECOND;
-use crate::{Frame, JsonRpcCodec, Limits, ReplyDetail};
+use crate::{codec::JsonRpcCodec, limits::Limits, message::Frame, message::encode::ReplyDetail};
 
 /// How a peer is set up. `Clone`, so one builder can make many peers (an accept loop).
 #[derive(Clone, Debug)]
@@ -124,7 +124,7 @@ impl PeerBuilder {
         handler: Arc<H>,
     ) -> (PeerHandle, Connection)
     where
-        S: futures_util::Stream<Item = Result<Frame, crate::Error>> + Send + 'static,
+        S: futures_util::Stream<Item = Result<Frame, crate::error::Error>> + Send + 'static,
         O: Outlet,
         H: Handler,
     {
@@ -148,7 +148,7 @@ fn start<S, O, H>(
     handler: Arc<H>,
 ) -> (PeerHandle, Connection)
 where
-    S: futures_util::Stream<Item = Result<Frame, crate::Error>> + Send + 'static,
+    S: futures_util::Stream<Item = Result<Frame, crate::error::Error>> + Send + 'static,
     O: Outlet,
     H: Handler,
 {

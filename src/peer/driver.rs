@@ -28,7 +28,7 @@ use super::handler::{Context, Handler};
 use super::incoming::{Incoming, Reply, RpcError};
 use crate::limits::CLOSE_GRACE;
 use crate::limits::WRITE_BUFFER_KEEP;
-use crate::{Frame, OwnedId};
+use crate::{message::Frame, message::owned::OwnedId};
 
 /// Frames read per turn of the loop before the other work gets its turn.
 const READ_BUDGET: usize = 64;
@@ -230,7 +230,7 @@ where
 /// Runs a connection until it has closed and flushed (or given up flushing).
 pub(crate) async fn run<S, O, H>(shared: Arc<Shared>, frames: S, mut outlet: O, handler: Arc<H>)
 where
-    S: Stream<Item = Result<Frame, crate::Error>> + Send,
+    S: Stream<Item = Result<Frame, crate::error::Error>> + Send,
     O: Outlet,
     H: Handler,
 {
@@ -394,7 +394,7 @@ where
                         Poll::Ready(Some(Err(e))) => {
                             reading = false;
                             let reason = match &e {
-                                crate::Error::Io(io) => CloseReason::of_io(io),
+                                crate::error::Error::Io(io) => CloseReason::of_io(io),
                                 e => CloseReason::Io(e.to_string()),
                             };
                             shared.with_from(Some(cx.waker()), |c| c.close(reason));

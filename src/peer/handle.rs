@@ -19,7 +19,7 @@ use super::core::{Started, Timeout};
 use super::error::{CloseReason, RequestError};
 use super::incoming::{Incoming, RpcError};
 use super::principal::Principal;
-use crate::{OwnedId, Payload};
+use crate::{message::encode::Payload, message::owned::OwnedId};
 
 /// An MCP progress token: a string or an integer.
 pub type ProgressToken = OwnedId;
@@ -193,7 +193,7 @@ pub(crate) struct RequestFailer(std::sync::Weak<Shared>);
 #[cfg(feature = "http")]
 impl RequestFailer {
     /// Fails request `id` with `error`; `false` when the connection is gone.
-    pub(crate) fn fail(&self, id: crate::Id<'_>, error: super::TransportError) -> bool {
+    pub(crate) fn fail(&self, id: crate::message::Id<'_>, error: super::TransportError) -> bool {
         let Some(shared) = self.0.upgrade() else { return false };
         shared.with(|c| c.handle_transport_failure(id, error));
         true
@@ -202,7 +202,11 @@ impl RequestFailer {
     /// Hands a response the transport read straight to its waiter, from the task whose waker
     /// is `me` (not woken: it is running). Gives `frame` back when it is no response, or the
     /// connection is gone.
-    pub(crate) fn deliver(&self, frame: crate::Frame, me: &Waker) -> Result<(), crate::Frame> {
+    pub(crate) fn deliver(
+        &self,
+        frame: crate::message::Frame,
+        me: &Waker,
+    ) -> Result<(), crate::message::Frame> {
         let Some(shared) = self.0.upgrade() else { return Err(frame) };
         let len = frame.as_bytes().len() as u64;
         shared.with_from(Some(me), |c| c.deliver_response(frame))?;
@@ -410,9 +414,9 @@ impl PeerHandle {
         static DETACHED: std::sync::LazyLock<PeerHandle> = std::sync::LazyLock::new(|| {
             // Closed before anything is sent: the limits only have to be valid.
             let config = Config {
-                limits: crate::Limits::default(),
+                limits: crate::limits::Limits::default(),
                 request_timeout: None,
-                detail: crate::ReplyDetail::default(),
+                detail: crate::message::encode::ReplyDetail::default(),
                 unaddressed_per_second: 0,
                 track: false,
             };

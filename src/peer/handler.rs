@@ -13,7 +13,7 @@ use super::handle::PeerHandle;
 use super::incoming::{Incoming, Reply, RpcError};
 use super::inline::Inline;
 use super::principal::Principal;
-use crate::Payload;
+use crate::message::encode::Payload;
 
 /// Answers the requests and notifications the other side sends.
 ///

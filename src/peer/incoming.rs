@@ -8,7 +8,10 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use serde::{Deserialize, Serialize};
 
-use crate::{ErrorCode, ErrorObject, Frame, Id, Json, Kind, Message, PayloadError, RawJson};
+use crate::{
+    error::ErrorCode, error::PayloadError, message::ErrorObject, message::Frame, message::Id,
+    message::Kind, message::Message, message::RawJson, message::encode::Json,
+};
 
 /// Where a message lives: a frame of its own, or an element of a batch shared by its siblings.
 #[derive(Clone)]
@@ -144,7 +147,7 @@ impl Reply {
     /// with, -32603.
     pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<Self, RpcError> {
         let mut buf = BytesMut::new();
-        crate::Payload::write_json(&Json(value), &mut buf)
+        crate::message::encode::Payload::write_json(&Json(value), &mut buf)
             .map_err(|e| RpcError::internal(format!("the result could not be serialised: {e}")))?;
         Ok(Self(buf.freeze()))
     }
@@ -225,7 +228,7 @@ impl RpcError {
     #[must_use]
     pub fn with_data<T: Serialize + ?Sized>(mut self, value: &T) -> Self {
         let mut buf = BytesMut::new();
-        if crate::Payload::write_json(&Json(value), &mut buf).is_ok() {
+        if crate::message::encode::Payload::write_json(&Json(value), &mut buf).is_ok() {
             self.data = Some(buf.freeze());
         }
         self

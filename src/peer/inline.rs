@@ -13,7 +13,7 @@ use std::task::{Poll, Waker};
 use bytes::{Bytes, BytesMut};
 
 use super::error::{CloseReason, RequestError};
-use crate::Payload;
+use crate::message::encode::Payload;
 
 /// One request's link to the transport running its handler.
 #[derive(Debug)]
@@ -62,7 +62,8 @@ impl Inline {
         params: Option<P>,
     ) -> Result<(), RequestError> {
         let mut out = BytesMut::new();
-        let note: crate::Outgoing<'_, P> = crate::Outgoing::Notification { method, params };
+        let note: crate::message::encode::Outgoing<'_, P> =
+            crate::message::encode::Outgoing::Notification { method, params };
         note.write_value(&mut out).map_err(|e| RequestError::Encode(e.to_string()))?;
         let mut s = self.state();
         if s.ended {

@@ -72,7 +72,7 @@ pub(crate) use handle::{Direct, DirectPost};
 #[cfg(feature = "http")]
 pub(crate) use inline::Inline;
 
-use crate::RawJson;
+use crate::message::RawJson;
 
 pub use crate::limits::CONTROL_BUDGET_BYTES;
 

@@ -15,7 +15,7 @@ use crate::mcp::Era;
 use crate::mcp::meta::{Rejection, member};
 use crate::mcp::types::{InputRequest, LoggingLevel, Raw};
 use crate::peer::{Context, Incoming, RpcError};
-use crate::{ErrorCode, Json, RawJson};
+use crate::{error::ErrorCode, message::RawJson, message::encode::Json};
 
 /// Why a handler did not produce its result.
 #[derive(Debug)]

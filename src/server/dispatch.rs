@@ -17,7 +17,7 @@ use crate::mcp::types::{
 use crate::mcp::{self, Era, LEGACY_VERSIONS, MODERN_VERSIONS};
 use crate::message::members::Members;
 use crate::peer::{Context, Handler, Incoming, Reply, RpcError};
-use crate::{ErrorCode, RawJson};
+use crate::{error::ErrorCode, message::RawJson};
 
 /// What a request's handler returns, before it is encoded.
 enum Kind {

@@ -10,7 +10,7 @@ use super::{Change, Connection};
 use crate::mcp::meta::{member, str_of};
 use crate::mcp::types::ListenParams;
 use crate::peer::{Context, Incoming, Reply, RpcError};
-use crate::{ErrorCode, Json, RawJson};
+use crate::{error::ErrorCode, message::RawJson, message::encode::Json};
 
 /// The most `subscriptions/listen` streams one connection may hold open; past it a new one is
 /// refused at once (-32000), so a flood of them cannot take every handler slot.

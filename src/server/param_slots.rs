@@ -3,8 +3,8 @@
 //! a handler reads `params` again to find them. `arguments` and `_meta` that are not objects
 //! are refused in that read.
 
-use crate::RawJson;
 use crate::mcp::meta::{Rejection, member};
+use crate::message::RawJson;
 use crate::message::members::Members;
 use crate::message::scan::ScanError;
 

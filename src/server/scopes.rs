@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::ErrorCode;
+use crate::error::ErrorCode;
 use crate::mcp::types::{CacheScope, ListToolsResult};
 use crate::peer::{Principal, RpcError};
 

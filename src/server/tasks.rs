@@ -14,8 +14,7 @@ use tokio::sync::Notify;
 
 use super::call::{Answer, Call};
 use super::{Change, Connection};
-use crate::ErrorCode;
-use crate::RawJson;
+use crate::error::ErrorCode;
 use crate::limits::{
     DEFAULT_MAX_TASK_RESULT_BYTES, DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_CLIENT,
     DEFAULT_TASK_POLL_INTERVAL, DEFAULT_TASK_RESULT_TTL,
@@ -26,6 +25,7 @@ use crate::mcp::types::{
     UpdateTaskParams, iso8601,
 };
 use crate::mcp::{Era, types::Empty};
+use crate::message::RawJson;
 use crate::peer::{Incoming, Reply, RpcError};
 
 pub(crate) mod run;

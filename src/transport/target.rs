@@ -1,5 +1,9 @@
 //! [`Target`]: the one way to name a server and the transport that reaches it, for the typed
 //! client (`mcpwire::client::Client::connect`) and the `mcpwire load` harness alike.
+//!
+//! The one file of `transport` that knows HTTP: the rest sits below the Streamable HTTP
+//! client (which carries a peer, as they do), and this room sits above both (the code map's
+//! `transport::target`), so that an arrow never runs up.
 
 use std::fmt;
 use std::path::PathBuf;

@@ -9,19 +9,19 @@ use mcpwire::bridge::ReverseBuilder;
 use mcpwire::peer::PeerBuilder;
 use mcpwire::transport::ConnectOptions;
 
-use crate::reach::ReachArgs;
+use crate::connect_args::ConnectArgs;
 
 /// Serves `url` on stdio until the host closes stdin: the host's peer made by `host`, the
-/// remote reached as `reach` says, its answers awaited `timeout` (`None`: without end), up to
+/// remote reached as `connect_args` says, its answers awaited `timeout` (`None`: without end), up to
 /// `subscriptions` resource subscriptions made again on a new remote session.
 pub async fn serve(
     url: &str,
-    reach: &ReachArgs,
+    connect_args: &ConnectArgs,
     host: PeerBuilder,
     timeout: Option<Duration>,
     subscriptions: usize,
 ) -> Result<(), String> {
-    let options = reach.apply(ConnectOptions::default())?;
+    let options = connect_args.apply(ConnectOptions::default())?;
     let (stdin, stdout) = mcpwire::transport::stdio();
     let stats = ReverseBuilder::new()
         .host_peer(host)

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::{EXIT_INVALID, EXIT_IO, load, reach, runtime};
+use crate::{EXIT_INVALID, EXIT_IO, connect_args, load, runtime};
 
 #[derive(Debug, Args)]
 pub(crate) struct LoadArgs {
@@ -112,7 +112,7 @@ pub(crate) struct LoadArgs {
     #[arg(long)]
     tasks: bool,
     #[command(flatten)]
-    reach: reach::ReachArgs,
+    connect_args: connect_args::ConnectArgs,
     #[command(flatten)]
     replay: load::replay::ReplayArgs,
     #[command(flatten)]
@@ -131,7 +131,7 @@ pub(crate) enum LoadCommand {
         #[arg(long, value_name = "VERSION", default_value = "auto")]
         protocol_version: mcpwire::mcp::negotiation::VersionChoice,
         #[command(flatten)]
-        reach: reach::ReachArgs,
+        connect_args: connect_args::ConnectArgs,
     },
     /// Compare two runs (`--json` reports or `--hdr-log` logs) per operation: exit 1 when one
     /// regressed past a threshold and significantly over the per-second windows.
@@ -263,7 +263,7 @@ pub(crate) fn run_load(args: &LoadArgs) -> ExitCode {
         eprintln!("mcpwire: --http2 needs an http:// or https:// target, not {}", args.target);
         return ExitCode::from(EXIT_IO);
     }
-    let connect = match args.reach.apply(mcpwire::transport::ConnectOptions::default()) {
+    let connect = match args.connect_args.apply(mcpwire::transport::ConnectOptions::default()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("mcpwire: {e}");
@@ -376,9 +376,9 @@ pub(crate) fn write_html(
 pub(crate) fn run_init(
     target: mcpwire::transport::Target,
     version: mcpwire::mcp::negotiation::VersionChoice,
-    reach: &reach::ReachArgs,
+    connect_args: &connect_args::ConnectArgs,
 ) -> ExitCode {
-    let connect = match reach.apply(mcpwire::transport::ConnectOptions::default()) {
+    let connect = match connect_args.apply(mcpwire::transport::ConnectOptions::default()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("mcpwire: {e}");

@@ -51,7 +51,7 @@ async fn first_page(
 pub async fn init(
     target: Target,
     version: VersionChoice,
-    reach: mcpwire::transport::ConnectOptions,
+    options: mcpwire::transport::ConnectOptions,
 ) -> Result<String, String> {
     let plan = Plan {
         target: target.clone(),
@@ -67,7 +67,7 @@ pub async fn init(
         protocol_version: version,
         hdr_log: None,
         http2: false,
-        connect: reach,
+        connect: options,
         tasks: false,
         replay: None,
         live: super::live::LiveArgs::default(),

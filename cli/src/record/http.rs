@@ -22,8 +22,8 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt as _, Full, Limited};
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
+use mcpwire::http::{Connector, Dialer};
 
 use super::recorder::{Recorder, write_stderr};
 use crate::capture::Dir;
@@ -38,7 +38,7 @@ type ProxyBody = BoxBody<Bytes, hyper::Error>;
 
 struct Proxy {
     upstream: Uri,
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<Connector, Full<Bytes>>,
     rec: Recorder,
 }
 
@@ -59,6 +59,14 @@ pub(super) async fn run(addr: &str, upstream: &str, rec: Recorder) -> ExitCode {
             return ExitCode::from(crate::EXIT_IO);
         }
     };
+    // TCP keepalive at hyper's pool idle timeout (90 s), as hyper's plain `build_http` sets.
+    let client = match Dialer::new().tcp_keepalive(std::time::Duration::from_secs(90)).client() {
+        Ok(c) => c,
+        Err(e) => {
+            write_stderr(&format!("mcpwire record: the upstream's HTTP client: {e}"));
+            return ExitCode::from(crate::EXIT_IO);
+        }
+    };
     let listener = match tokio::net::TcpListener::bind(addr).await {
         Ok(l) => l,
         Err(e) => {
@@ -76,7 +84,6 @@ pub(super) async fn run(addr: &str, upstream: &str, rec: Recorder) -> ExitCode {
     let local = listener.local_addr().map_or_else(|_| addr.to_owned(), |a| a.to_string());
     // The form `serve` announces, so whatever starts either reads the same line.
     write_stderr(&format!("mcpwire: serving MCP on http://{local}{}", upstream.path()));
-    let client = Client::builder(TokioExecutor::new()).build_http();
     let proxy = Arc::new(Proxy { upstream, client, rec: rec.clone() });
     let flusher = rec.flush_every(std::time::Duration::from_millis(200));
     let conns = AtomicU64::new(0);

@@ -75,7 +75,7 @@ impl AuthArgs {
                 let secret = self
                     .auth_client_secret
                     .as_deref()
-                    .map(|s| crate::reach::expand(s, &|v| std::env::var(v).ok()))
+                    .map(|s| crate::connect_args::expand(s, &|v| std::env::var(v).ok()))
                     .transpose()
                     .map_err(|e| format!("--auth-client-secret: {e}"))?
                     .unwrap_or_default();

@@ -29,7 +29,7 @@ use crate::mcp::{
 };
 use crate::message::members::Members;
 use crate::peer::{Context, Handler, Incoming, Reply, RequestError, RequestOptions, RpcError};
-use crate::{ErrorCode, OwnedId, RawJson};
+use crate::{error::ErrorCode, message::RawJson, message::owned::OwnedId};
 
 /// The members of a request's `params` as its message has them
 /// ([`crate::Message::param_members`]: with what its parse recorded of them and of their
@@ -80,7 +80,7 @@ struct Out<'a> {
     /// The members of `params` as the client's message has them, when they are its own params.
     recorded: Recorded<'a>,
     modern: bool,
-    id: Option<crate::Id<'a>>,
+    id: Option<crate::message::Id<'a>>,
     /// Where the child's requests for it go, for a call that may be held.
     asks: Option<AskSender>,
 }

@@ -7,11 +7,11 @@
 
 use serde_json::Value;
 
-use crate::RawJson;
 use crate::mcp::negotiation::RequestMeta;
 use crate::mcp::{
     self, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY,
 };
+use crate::message::RawJson;
 
 /// The `_meta` members of a modern request that a legacy child does not take.
 pub(super) const ENVELOPE: [&str; 4] =

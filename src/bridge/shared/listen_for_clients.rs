@@ -20,7 +20,7 @@ use crate::bridge::lock;
 use crate::mcp::SUBSCRIPTION_ID_KEY;
 use crate::mcp::types::ListenParams;
 use crate::peer::{Context, PeerHandle, Reply, RequestOptions, RpcError};
-use crate::{ErrorCode, Id, RawJson};
+use crate::{error::ErrorCode, message::Id, message::RawJson};
 
 /// The most resources one stream may watch; the rest of its list is not honoured (as many as
 /// a session of `mcpwire::server` takes).

@@ -23,7 +23,7 @@ use super::state::{ChildLink, Inner, Open};
 use crate::bridge::lock;
 use crate::mcp::SUBSCRIPTION_ID_KEY;
 use crate::peer::{RequestOptions, RpcError};
-use crate::{ErrorCode, RawJson};
+use crate::{error::ErrorCode, message::RawJson};
 
 /// [`sync`] where nothing waits for its outcome (a session opened or ended): a failure is
 /// logged.

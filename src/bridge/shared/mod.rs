@@ -369,7 +369,7 @@ impl Bridge {
         let link = self.inner.child().ok()?;
         // A modern-only child takes requests in the 2026-07-28 envelope only.
         let envelope = link.handshake.modern_only.then(handshake::envelope_params);
-        let params = envelope.as_deref().map(crate::RawJson::new);
+        let params = envelope.as_deref().map(crate::message::RawJson::new);
         let list = link.peer.request("tools/list", params).await.ok()?;
         let (tools, _) =
             mcp::annotations::ToolHeaders::from_tools_list(list.result()?.get()).ok()?;

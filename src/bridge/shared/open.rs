@@ -26,7 +26,7 @@ use crate::mcp;
 use crate::mcp::negotiation::{self, Decision};
 use crate::peer::{Connection, Incoming, PeerHandle, RequestError, RequestOptions};
 use crate::probe;
-use crate::{Payload, RawJson};
+use crate::{message::RawJson, message::encode::Payload};
 
 /// How long the child may take to answer `initialize` when it is opened with it.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(30);

@@ -14,7 +14,7 @@ use super::state::{Inner, Relation};
 use crate::bridge::json;
 use crate::bridge::text;
 use crate::peer::{Context, Handler, Incoming, PeerHandle, Reply, RequestError, RpcError};
-use crate::{ErrorCode, RawJson};
+use crate::{error::ErrorCode, message::RawJson};
 
 /// The child connection's handler.
 pub(super) struct ChildHandler {

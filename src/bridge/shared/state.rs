@@ -12,7 +12,7 @@ use super::handshake::Handshake;
 use super::hold::{AskSender, Holds};
 use crate::bridge::{json, lock};
 use crate::peer::{Context, PeerHandle, RpcError};
-use crate::{ErrorCode, RawJson};
+use crate::{error::ErrorCode, message::RawJson};
 
 /// The bounds and behaviour the bridge was built with.
 #[derive(Clone, Debug)]

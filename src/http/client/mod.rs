@@ -55,10 +55,10 @@ use http::header::{ACCEPT, CONTENT_TYPE, HOST, HeaderName, HeaderValue};
 use http::{Method, Request, Uri};
 use http_body_util::Full;
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use tokio::sync::{Semaphore, mpsc, watch};
 use tokio::task::JoinHandle;
 
+use super::dial::{Connector, Dialer};
 use super::{SESSION_HEADER, VERSION_HEADER};
 use crate::limits::CLIENT_INBOX as INBOX;
 pub use crate::limits::DEFAULT_MAX_CONCURRENT_POSTS;
@@ -69,14 +69,15 @@ use crate::peer::{
     Async, AsyncOutlet, Connection, Handler, PeerBuilder, PeerHandle, RequestFailer, Sent,
     TransportError,
 };
-use crate::{ErrorCode, Frame, FrameParser, Kind, Limits, Outgoing, OwnedId, RawJson};
+use crate::{
+    error::ErrorCode, limits::Limits, message::Frame, message::FrameParser, message::Kind,
+    message::RawJson, message::encode::Outgoing, message::owned::OwnedId,
+};
 
-mod connector;
 mod receive;
 mod send;
 mod session;
 
-use connector::Connector;
 use send::{ordered_worker, post_request};
 
 /// How long closing waits for the server to take the session's DELETE.
@@ -255,13 +256,17 @@ impl HttpClient {
         if uri.host().is_none() {
             return Err(invalid(format!("{url}: no host")));
         }
-        let client = Client::builder(TokioExecutor::new())
-            // Over TLS, ALPN decides (h2 only is offered when HTTP/2 is asked for).
-            .http2_only(self.http2)
-            .pool_max_idle_per_host(self.max_posts)
+        let dialer = Dialer::new().https(secure).http2(self.http2).nodelay(true);
+        #[cfg(feature = "tls")]
+        let dialer = match &self.tls {
+            Some(tls) => dialer.tls(tls.clone()),
+            None => dialer,
+        };
+        let client = dialer
+            .max_idle_per_host(self.max_posts)
             // Under the 30 s a server such as ours keeps an idle connection.
-            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
-            .build(self.connector(secure)?);
+            .idle_timeout(POOL_IDLE_TIMEOUT)
+            .client()?;
         let (inject, rx) = mpsc::channel::<Frame>(INBOX);
         let frames = futures_util::stream::unfold(rx, |mut rx| async move {
             rx.recv().await.map(|f| (Ok(f), rx))

@@ -17,7 +17,10 @@ use super::{Ctx, DELETE_TIMEOUT, ERROR_BODY_KEPT, Mode};
 use crate::http::negotiated_version;
 use crate::limits::DEFAULT_RESUME_DELAY;
 use crate::mcp::annotations::param_headers;
-use crate::{ErrorCode, Frame, FrameParser, Json, Kind, Outgoing, OwnedId, SseDecoder};
+use crate::{
+    codec::SseDecoder, error::ErrorCode, message::Frame, message::FrameParser, message::Kind,
+    message::encode::Json, message::encode::Outgoing, message::owned::OwnedId,
+};
 
 impl Ctx {
     /// A modern `tools/list` result as the peer sees it: each listed tool's `x-mcp-header`
@@ -157,7 +160,8 @@ impl Ctx {
             // An HTTP error whose body answers no request of ours (`"id": null`): its message
             // goes into the request's error; the peer is not handed a response to nothing.
             let m = frame.message();
-            let why = m.as_ref().and_then(crate::Message::error).map(|e| e.message.to_owned());
+            let why =
+                m.as_ref().and_then(crate::message::Message::error).map(|e| e.message.to_owned());
             return Err(why.unwrap_or_else(|| "the answer is not a response".into()));
         }
         if is && !cursor.injected {
@@ -288,8 +292,10 @@ impl Ctx {
                     let frame =
                         text.map(|t| FrameParser::new(self.limits).parse(BytesMut::from(t)));
                     let m = frame.as_ref().and_then(Frame::message);
-                    let msg =
-                        m.as_ref().and_then(crate::Message::error).map(|e| e.message.to_owned());
+                    let msg = m
+                        .as_ref()
+                        .and_then(crate::message::Message::error)
+                        .map(|e| e.message.to_owned());
                     return Err(format!(
                         "resuming the event stream was refused with {status}{}",
                         msg.map(|m| format!(": {m}")).unwrap_or_default()

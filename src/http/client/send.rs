@@ -17,7 +17,7 @@ use super::{Ctx, ERROR_BODY_KEPT, Mode};
 use crate::limits::ORDERED_POST_TIMEOUT;
 use crate::mcp::meta::RequestParams;
 use crate::peer::{Direct, DirectPost, TransportError};
-use crate::{Frame, FrameParser, OwnedId, RawJson};
+use crate::{message::Frame, message::FrameParser, message::RawJson, message::owned::OwnedId};
 
 /// Writes the headers a modern request carries into `headers`; `None` for a request without a
 /// modern `_meta` (nothing written).

@@ -11,7 +11,7 @@ use super::Body;
 use super::config::Config;
 use super::response::{error, json_response, too_large};
 use crate::http::{BodyError, read_body};
-use crate::{ErrorCode, Frame, FrameParser, Id, Kind};
+use crate::{error::ErrorCode, message::Frame, message::FrameParser, message::Id, message::Kind};
 
 /// The body's frame, or the answer to a body that did not arrive whole, in time, or valid. A
 /// body already received is taken without arming the read timeout's timer.

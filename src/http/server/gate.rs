@@ -20,7 +20,7 @@ use super::response::{Accepts, error, media_type_is, status, stopping, too_large
 use super::session::Session;
 use super::{Body, State, sessions};
 use crate::peer::Principal;
-use crate::{ErrorCode, Id};
+use crate::{error::ErrorCode, message::Id};
 
 /// What the gate learnt of a POST it let through.
 pub(super) struct PostHead {

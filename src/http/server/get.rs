@@ -9,7 +9,7 @@ use super::response::{Accepts, error, status, stream_response};
 use super::stream::{ResumeConfig, Unresumable, parse_event_id};
 use super::{Body, State, sessions};
 use crate::peer::Principal;
-use crate::{ErrorCode, Id};
+use crate::{error::ErrorCode, message::Id};
 
 /// A GET: a session's event stream, opened, or resumed from its `Last-Event-ID`.
 pub(super) fn get<B>(

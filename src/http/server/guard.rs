@@ -29,7 +29,7 @@ use super::config::Config;
 use super::response::{error, json_response};
 use crate::auth::resource::{Refusal, ResourceServer};
 use crate::peer::Principal;
-use crate::{ErrorCode, Id};
+use crate::{error::ErrorCode, message::Id};
 
 /// The metadata, when `req` asks for it.
 pub(super) fn metadata<B>(cfg: &Config, req: &Request<B>) -> Option<Response<Body>> {

@@ -20,7 +20,10 @@ use super::session::{Note, PostIds, PostReceiver, Refused, Session};
 use super::{Body, State, sessions};
 use crate::http::{BATCH_VERSION, cancelled_request, sse_event};
 use crate::peer::{Handler, Principal};
-use crate::{ErrorCode, Frame, FrameParser, Id, Kind, OwnedId};
+use crate::{
+    error::ErrorCode, message::Frame, message::FrameParser, message::Id, message::Kind,
+    message::owned::OwnedId,
+};
 
 /// Serves an `initialize`: a session opened for it, kept once it succeeded.
 pub(super) async fn open<H: Handler>(
@@ -58,7 +61,7 @@ pub(super) async fn deliver(
         // the batch's requests: without one it could not reach this POST.
         let elements = || frame.batch().into_iter().flatten();
         let answered =
-            |m: &crate::Message<'_>| m.kind() == Kind::Invalid && !m.is_response_shaped();
+            |m: &crate::message::Message<'_>| m.kind() == Kind::Invalid && !m.is_response_shaped();
         if elements().any(|m| answered(&m)) && !elements().any(|m| m.kind() == Kind::Request) {
             let msg = "Invalid Request: a batch with invalid elements must hold a request";
             return error(StatusCode::BAD_REQUEST, Id::Null, ErrorCode::INVALID_REQUEST, msg);
@@ -230,12 +233,13 @@ fn cancellation(id: &OwnedId) -> Frame {
     let mut out = BytesMut::new();
     let params =
         format!("{{\"requestId\":{},\"reason\":\"cancelled before it came\"}}", id.as_id());
-    let note: crate::Outgoing<'_> = crate::Outgoing::Notification {
-        method: "notifications/cancelled",
-        params: Some(crate::RawJson::new(&params)),
-    };
+    let note: crate::message::encode::Outgoing<'_> =
+        crate::message::encode::Outgoing::Notification {
+            method: "notifications/cancelled",
+            params: Some(crate::message::RawJson::new(&params)),
+        };
     note.write_value(&mut out).expect("a notification of raw params always encodes");
-    FrameParser::new(crate::Limits::default()).parse(out)
+    FrameParser::new(crate::limits::Limits::default()).parse(out)
 }
 
 /// The end of a POST whose request the client cancelled: an event stream with no event, or

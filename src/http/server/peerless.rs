@@ -30,7 +30,7 @@ use crate::http::{error_json, sse_event};
 use crate::limits::POST_NOTES;
 use crate::mcp::envelope_spans::EnvelopeSpans;
 use crate::peer::{Context, Handler, Incoming, Inline, Principal, Reply, RpcError};
-use crate::{ErrorCode, Id, OwnedId};
+use crate::{error::ErrorCode, message::Id, message::owned::OwnedId};
 
 /// A handler's run: the request back, and its outcome (`None`: it panicked).
 type Run = Pin<Box<dyn Future<Output = (Incoming, Option<Result<Reply, RpcError>>)> + Send>>;

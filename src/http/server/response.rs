@@ -17,7 +17,7 @@ use super::session::StreamGuard;
 #[cfg(feature = "oauth")]
 use crate::auth::resource::{Refusal, ResourceServer};
 use crate::http::error_json;
-use crate::{ErrorCode, FrameParser, Id};
+use crate::{error::ErrorCode, message::FrameParser, message::Id};
 
 /// Which answers a client takes, from its `Accept`: JSON, event streams, or both.
 #[derive(Clone, Copy, Debug)]
@@ -133,8 +133,12 @@ pub(super) fn session_gone() -> Response<Body> {
 /// A [`crate::mcp::meta::Rejection`] as an error response with `id`.
 pub(super) fn rejection_json(id: Id<'_>, r: &crate::mcp::meta::Rejection) -> Bytes {
     let mut out = BytesMut::new();
-    let reply: crate::Outgoing<'_> =
-        crate::Outgoing::Error { id, code: r.code, message: &r.message, data: r.data() };
+    let reply: crate::message::encode::Outgoing<'_> = crate::message::encode::Outgoing::Error {
+        id,
+        code: r.code,
+        message: &r.message,
+        data: r.data(),
+    };
     if reply.write_value(&mut out).is_err() {
         return error_json(id, r.code, &r.message);
     }
@@ -164,7 +168,7 @@ pub(super) fn answer_status(body: &Bytes) -> StatusCode {
     if ERROR_KEY.find(body).is_none() {
         return StatusCode::OK;
     }
-    let frame = FrameParser::parse_bytes_with(crate::Limits::default(), body.clone());
+    let frame = FrameParser::parse_bytes_with(crate::limits::Limits::default(), body.clone());
     let code = frame.message().and_then(|m| m.error()).map(|e| ErrorCode(e.code));
     code.map_or(StatusCode::OK, error_status)
 }
@@ -184,7 +188,7 @@ fn scope_refusal(rs: &ResourceServer, answer: &Bytes) -> Option<Response<Body>> 
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"-32003"));
     // A result never needs the parse.
     CODE.find(answer)?;
-    let frame = FrameParser::parse_bytes_with(crate::Limits::default(), answer.clone());
+    let frame = FrameParser::parse_bytes_with(crate::limits::Limits::default(), answer.clone());
     let error = frame.message()?.error()?;
     if ErrorCode(error.code) != ErrorCode::INSUFFICIENT_SCOPE {
         return None;

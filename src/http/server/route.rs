@@ -13,7 +13,7 @@ use super::response::error;
 use super::session::Session;
 use super::{Body, VERSION_NAME};
 use crate::mcp::Era;
-use crate::{ErrorCode, Frame, Id, Kind};
+use crate::{error::ErrorCode, message::Frame, message::Id, message::Kind};
 
 /// Where a POST is served.
 pub(super) enum Route {

@@ -22,7 +22,7 @@ use super::{Body, SESSION_NAME, State, VERSION_NAME};
 use crate::http::new_session_id;
 use crate::mcp::Era;
 use crate::peer::{Handler, Principal};
-use crate::{ErrorCode, Id};
+use crate::{error::ErrorCode, message::Id};
 
 /// The session a request names: `Ok(None)` when it names none, `Err` with the answer when it
 /// names one that is unknown, was opened by another caller than `principal`, or gives a version

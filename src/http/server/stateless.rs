@@ -35,7 +35,7 @@ use super::{Body, Handlers, State, peerless};
 use crate::mcp::envelope_spans::EnvelopeSpans;
 use crate::mcp::headers;
 use crate::peer::{Handler, Incoming, Principal};
-use crate::{ErrorCode, Frame, Id, Kind};
+use crate::{error::ErrorCode, message::Frame, message::Id, message::Kind};
 
 /// Serves a POST that names no session and is not `initialize`.
 pub(super) async fn serve<H: Handler>(

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use bytes::{BufMut, Bytes, BytesMut};
 use tokio::sync::Notify;
 
-use crate::{Outgoing, RawJson};
+use crate::{message::RawJson, message::encode::Outgoing};
 
 /// How a server keeps its legacy sessions' event streams resumable.
 #[derive(Clone, Copy, Debug)]

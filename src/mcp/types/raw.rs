@@ -9,7 +9,7 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 
-use crate::RawJson;
+use crate::message::RawJson;
 
 /// A JSON value as its exact text.
 ///

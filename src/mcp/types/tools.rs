@@ -233,7 +233,7 @@ impl<'a> CallToolParams<'a> {
     /// assert_eq!(p.arguments.unwrap().get(), r#"{"a":{"b":1}}"#);
     /// assert!(CallToolParams::from_params(RawJson::new(r#"{"name":1}"#)).is_err());
     /// ```
-    pub fn from_params(params: crate::RawJson<'a>) -> Result<Self, Rejection> {
+    pub fn from_params(params: crate::message::RawJson<'a>) -> Result<Self, Rejection> {
         Self::read(pick(Members::scanned(params.get()), CALL_KEYS, "params")?, false)
     }
 
@@ -257,7 +257,7 @@ impl<'a> CallToolParams<'a> {
     /// let call = CallToolParams::of(&frame.message().unwrap()).unwrap();
     /// assert_eq!((call.name.as_ref(), call.arguments.unwrap().get()), ("echo", r#"{"a":1}"#));
     /// ```
-    pub fn of(message: &crate::Message<'a>) -> Result<Self, Rejection> {
+    pub fn of(message: &crate::message::Message<'a>) -> Result<Self, Rejection> {
         // The members the parse recorded, when it did: `params` is not read again.
         let members = message.param_members().unwrap_or(Members::scanned("{}"));
         Self::read(pick(members, CALL_KEYS, "params")?, true)
@@ -265,7 +265,8 @@ impl<'a> CallToolParams<'a> {
 
     /// `validated`: the values come from a frame the parser validated.
     fn read(
-        [name, arguments, input_responses, request_state, meta]: [Option<crate::RawJson<'a>>; 5],
+        [name, arguments, input_responses, request_state, meta]: [Option<crate::message::RawJson<'a>>;
+            5],
         validated: bool,
     ) -> Result<Self, Rejection> {
         let Some(name) = name.and_then(str_of) else {
@@ -273,7 +274,7 @@ impl<'a> CallToolParams<'a> {
                 "Invalid params: params.name must be a string naming the tool",
             ));
         };
-        let object = |v: Option<crate::RawJson<'a>>, what: &str| match v {
+        let object = |v: Option<crate::message::RawJson<'a>>, what: &str| match v {
             Some(v) if v.get() == "null" => Ok(None),
             // The scanner only found where the value ends; what is kept as `Raw` must be
             // JSON even when `params` did not come from a validated frame.

@@ -15,8 +15,10 @@ use crate::peer::error::RequestError;
 #[cfg(feature = "http")]
 use crate::peer::incoming::Incoming;
 #[cfg(feature = "http")]
-use crate::{Frame, Kind};
-use crate::{Id, Outgoing, OwnedId, Payload};
+use crate::{message::Frame, message::Kind};
+use crate::{
+    message::Id, message::encode::Outgoing, message::encode::Payload, message::owned::OwnedId,
+};
 
 /// How a request was started.
 pub(crate) enum Started {

@@ -63,7 +63,10 @@ use super::error::{CloseReason, RequestError};
 use super::incoming::{Incoming, Reply, RpcError};
 use crate::limits::CLOSE_GRACE;
 use crate::mux::{InboundStats, OutboundStats};
-use crate::{Frame, Id, Limits, Outgoing, OwnedId, Payload, ReplyDetail};
+use crate::{
+    limits::Limits, message::Frame, message::Id, message::encode::Outgoing,
+    message::encode::Payload, message::encode::ReplyDetail, message::owned::OwnedId,
+};
 
 /// What the core is set up with.
 #[derive(Clone, Debug)]
@@ -220,7 +223,11 @@ impl Core {
     /// The transport could not carry request `id` of ours, or its answer: it fails with
     /// `error`, and the connection goes on.
     #[cfg(feature = "http")]
-    pub(crate) fn handle_transport_failure(&mut self, id: crate::Id<'_>, error: TransportError) {
+    pub(crate) fn handle_transport_failure(
+        &mut self,
+        id: crate::message::Id<'_>,
+        error: TransportError,
+    ) {
         self.sent.fail(id, RequestError::Transport(error), self.read, &mut self.wake);
     }
 
@@ -339,7 +346,7 @@ impl Core {
             request_id: u64,
             reason: &'a str,
         }
-        let params = crate::Json(&Cancelled { request_id: id, reason });
+        let params = crate::message::encode::Json(&Cancelled { request_id: id, reason });
         let msg =
             Outgoing::Notification { method: "notifications/cancelled", params: Some(params) };
         let route = || Route::Notification { progress: false, related: None };
@@ -580,7 +587,7 @@ impl Core {
     fn push(
         &mut self,
         lane: Lane,
-        encode: impl FnOnce(&mut BytesMut) -> Result<(), crate::Error>,
+        encode: impl FnOnce(&mut BytesMut) -> Result<(), crate::error::Error>,
         route: impl FnOnce() -> Route,
     ) -> Result<(), PushError> {
         let was_empty = self.tx.is_empty();

@@ -15,7 +15,9 @@ use crate::message::owned::cancelled_request;
 use crate::message::owned::progress_token;
 use crate::peer::error::CloseReason;
 use crate::peer::incoming::{Incoming, Reply, RpcError};
-use crate::{Frame, Id, Kind, Outgoing, OwnedId};
+use crate::{
+    message::Frame, message::Id, message::Kind, message::encode::Outgoing, message::owned::OwnedId,
+};
 
 impl Core {
     /// Routes one frame; returns it when no bound has room for it yet.
@@ -298,7 +300,7 @@ fn write_reply(
     buf: &mut BytesMut,
     id: Id<'_>,
     outcome: &Result<Reply, RpcError>,
-) -> Result<(), crate::Error> {
+) -> Result<(), crate::error::Error> {
     write_outcome(buf, id, outcome);
     buf.put_u8(b'\n');
     Ok(())

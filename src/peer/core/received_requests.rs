@@ -17,7 +17,7 @@ use bytes::{BufMut, BytesMut};
 use super::transmit::Route;
 use crate::mux::{Inbound, InboundStats, Refused};
 use crate::peer::incoming::{Incoming, Reply, RpcError};
-use crate::{ErrorCode, Id, Outgoing, OwnedId};
+use crate::{error::ErrorCode, message::Id, message::encode::Outgoing, message::owned::OwnedId};
 
 /// One admitted request of the other side, as the driver holds it while its handler runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

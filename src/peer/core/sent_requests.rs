@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use crate::mux::{Outbound, Unmatched};
 use crate::peer::error::{CloseReason, RequestError};
 use crate::peer::incoming::Incoming;
-use crate::{Id, OwnedId};
+use crate::{message::Id, message::owned::OwnedId};
 
 /// How long one request waits for its answer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -18,7 +18,7 @@ use std::task::Waker;
 use bytes::BytesMut;
 
 use crate::limits::CONTROL_BUDGET_BYTES as CONTROL_BUDGET;
-use crate::{Error, OwnedId};
+use crate::{error::Error, message::owned::OwnedId};
 
 /// Which bound a message is held to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

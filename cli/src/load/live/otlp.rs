@@ -17,8 +17,7 @@ use bytes::Bytes;
 use http::{Method, Request, Uri, header};
 use http_body_util::Full;
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use mcpwire::http::{Connector, Dialer};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value};
 use opentelemetry_proto::tonic::metrics::v1::{
@@ -81,8 +80,11 @@ async fn pushes(
     shared: Arc<Shared>,
     stop: CancellationToken,
 ) -> Option<String> {
-    let client: Client<HttpConnector, Full<Bytes>> =
-        Client::builder(TokioExecutor::new()).build_http();
+    // TCP keepalive at hyper's pool idle timeout (90 s), as hyper's plain `build_http` sets.
+    let client = match Dialer::new().tcp_keepalive(Duration::from_secs(90)).client() {
+        Ok(c) => c,
+        Err(e) => return Some(format!("no OTLP push to {url}: {e}")),
+    };
     let (mut made, mut failed, mut last_error) = (0u64, 0u64, None);
     let mut next = tokio::time::Instant::now() + every;
     loop {
@@ -123,7 +125,7 @@ async fn pushes(
 }
 
 async fn push(
-    client: &Client<HttpConnector, Full<Bytes>>,
+    client: &Client<Connector, Full<Bytes>>,
     url: &Uri,
     body: Vec<u8>,
 ) -> Result<(), String> {

@@ -23,8 +23,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 
 use super::state::Inner;
-use crate::ErrorCode;
 use crate::bridge::lock;
+use crate::error::ErrorCode;
 use crate::peer::RpcError;
 use table::Holding;
 pub(super) use table::{Ask, AskSender, Call, Holds};

@@ -31,7 +31,7 @@ use crate::limits::IDLE_STATELESS_PEERS;
 use crate::limits::POST_NOTES;
 use crate::limits::SESSION_INBOX as INBOX;
 use crate::peer::{Async, Connection, Handler, PeerBuilder, PeerHandle, Principal};
-use crate::{Frame, OwnedId};
+use crate::{message::Frame, message::owned::OwnedId};
 
 mod post;
 mod router;
@@ -271,7 +271,7 @@ impl Session {
                 Some(f) => Some((Ok(f), Some(rx))),
                 None => {
                     let ended = std::io::Error::other("the session was ended");
-                    Some((Err(crate::Error::Io(ended)), None))
+                    Some((Err(crate::error::Error::Io(ended)), None))
                 }
             }
         });

@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::super::stream::SseStream;
 use super::{Session, StreamGuard};
-use crate::OwnedId;
+use crate::message::owned::OwnedId;
 
 /// The ids of a POST's requests: one, but for a batch.
 pub(crate) type PostIds = smallvec::SmallVec<[OwnedId; 1]>;
@@ -124,7 +124,7 @@ impl PostReceiver {
     /// The answer when the session ends before the response comes: an error response to the
     /// (first) request, -32603.
     pub(crate) fn abandoned(&self) -> Bytes {
-        let id = self.ids.first().map_or(crate::Id::Null, OwnedId::as_id);
+        let id = self.ids.first().map_or(crate::message::Id::Null, OwnedId::as_id);
         abandoned(id)
     }
 
@@ -197,9 +197,9 @@ impl PostReceiver {
 }
 
 /// The error response that ends a request whose session ended before it was answered, -32603.
-pub(super) fn abandoned(id: crate::Id<'_>) -> Bytes {
+pub(super) fn abandoned(id: crate::message::Id<'_>) -> Bytes {
     let msg = "Internal error: the session ended before the request was answered";
-    crate::http::error_json(id, crate::ErrorCode::INTERNAL_ERROR, msg)
+    crate::http::error_json(id, crate::error::ErrorCode::INTERNAL_ERROR, msg)
 }
 
 impl Drop for PostReceiver {

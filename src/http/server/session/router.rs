@@ -12,7 +12,7 @@ use super::post::abandoned;
 use super::{Input, RouteStats, Routes};
 use crate::http::negotiated_version;
 use crate::peer::{AsyncOutlet, Route, Sent};
-use crate::{FrameParser, Limits};
+use crate::{limits::Limits, message::FrameParser};
 
 /// The session peer's outlet: routes each message the peer writes by what the peer says it is.
 pub(super) struct Router {
@@ -216,8 +216,11 @@ impl Router {
         } else {
             "Internal error: no stream to the client is open (GET the endpoint to open one)"
         };
-        let answer =
-            crate::http::error_json(crate::Id::Num(id), crate::ErrorCode::INTERNAL_ERROR, msg);
+        let answer = crate::http::error_json(
+            crate::message::Id::Num(id),
+            crate::error::ErrorCode::INTERNAL_ERROR,
+            msg,
+        );
         let frame = self.parser().parse(BytesMut::from(&answer[..]));
         if let Some(inbox) = self.inbox.upgrade() {
             let _ = inbox.try_send(Some(frame));

@@ -1,5 +1,6 @@
-//! How the tool reaches an HTTP server beyond its URL: the caller's headers and TLS
-//! (`mcpwire load --header … --cacert …`), shared by `load` and `load init`.
+//! The options that say how the tool connects to an HTTP server beyond its URL (the caller's
+//! headers, TLS, OAuth: `--header … --cacert … --oauth`), turned into the library's
+//! `ConnectOptions`; shared by `load`, `load init`, `login` and `bridge --reverse`.
 
 use std::path::{Path, PathBuf};
 
@@ -9,7 +10,7 @@ use mcpwire::transport::ConnectOptions;
 /// `--header`, `--cacert`, `--cert`, `--key`, `--tls-roots`, `--insecure-skip-tls-verify`.
 #[derive(Debug, Clone, Default, clap::Args)]
 #[command(next_help_heading = "HTTP and TLS")]
-pub struct ReachArgs {
+pub struct ConnectArgs {
     /// A header sent with every HTTP request, `Name: value` (repeatable). `${VAR}` in the value
     /// is read from the environment, so a token need not sit in the shell's history
     /// (`--header 'Authorization: Bearer ${TOKEN}'`, single-quoted); `@FILE` reads one header
@@ -65,7 +66,7 @@ pub struct ReachArgs {
 /// The redirect URI `--oauth` registers by default.
 pub const DEFAULT_REDIRECT: &str = "http://127.0.0.1:8976/callback";
 
-impl ReachArgs {
+impl ConnectArgs {
     /// What these flags add to `options`.
     ///
     /// # Errors

@@ -1,5 +1,7 @@
-//! The user-agent steps the library ships: [`Loopback`], which waits for the browser's redirect
-//! on the loopback port the redirect URI names, and [`FollowRedirect`], for authorization
+//! Getting the user's approval: the [`UserAgent`] steps the library ships, each returning the
+//! authorization server's redirect back (the code). [`Loopback`] shows the authorization URL
+//! to a person at a browser and waits for the browser's redirect on the loopback port the
+//! redirect URI names; [`FollowRedirect`] follows the redirects itself, for authorization
 //! servers that approve without a user (test rigs).
 
 use std::future::Future;
