@@ -220,7 +220,7 @@ pub enum DecodeError {
     /// `error.message` is absent or not a string.
     ErrorMessageNotString,
     /// A Content-Length header block longer than
-    /// [`MAX_HEADER_BYTES`](crate::framing::content_length::MAX_HEADER_BYTES); its bytes were
+    /// [`MAX_HEADER_BYTES`](crate::limits::MAX_HEADER_BYTES); its bytes were
     /// discarded and the stream resynchronised at the next `Content-Length` header.
     HeaderTooLarge {
         /// The bound in effect.

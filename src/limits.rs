@@ -1,7 +1,17 @@
-//! Every bound mcpwire enforces, in one place: each default with the abuse it prevents. The
-//! sections follow the layers: the codec (one frame), the peer (one connection), Streamable HTTP
-//! (sessions, connections, POSTs). [`Limits`] carries the ones a host sets per connection; the
-//! HTTP server and client take theirs on their builders.
+//! Every bound mcpwire enforces, in one place and at one path: each default with the abuse it
+//! prevents. The sections follow the layers: the codec (one frame), the peer (one connection),
+//! Streamable HTTP (sessions, connections, POSTs), then the roles and extensions above them
+//! (tasks, the bridge, skills, MCP's input rounds, the typed server and client, OAuth).
+//! [`Limits`] carries the ones a host sets per connection; the HTTP server and client, the
+//! bridge, the typed server and the OAuth types take theirs on their builders.
+//!
+//! Four numbers are properties of a format rather than bounds chosen against abuse, and stay
+//! beside the type they describe: [`MAX_ID`](crate::mux::MAX_ID) (the largest id a JSON number
+//! carries exactly), [`MAX_LENGTH_DIGITS`](crate::framing::content_length::MAX_LENGTH_DIGITS)
+//! (the digits any length below the frame ceiling needs),
+//! [`LINE_SLACK`](crate::framing::sse::LINE_SLACK) (the `data: ` before a frame of the limit's
+//! length) and [`MAX_COMPLETION_VALUES`](crate::mcp::types::MAX_COMPLETION_VALUES) (MCP's own
+//! cap on a completion result).
 
 use std::time::Duration;
 
@@ -472,6 +482,113 @@ pub const DEFAULT_MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
 /// Default for `SkillLimits::page_size`: entries per page of `skills/list` and of
 /// `resources/directory/read`.
 pub const DEFAULT_SKILLS_PAGE_SIZE: usize = 64;
+
+// ---- Framing: what one frame's header may make a reader hold. ----
+
+/// The longest header block accepted, its line endings and closing empty line included: 8 KiB.
+///
+/// An LSP header block is two short lines. The bound keeps a peer that sends header lines without
+/// end (or one endless line) from making the reader buffer them; past it the block is refused and
+/// its bytes dropped.
+pub const MAX_HEADER_BYTES: usize = 8 * 1024;
+
+// ---- MCP's own rounds and state (the client, the typed server and the bridge alike). ----
+
+/// How many rounds of input one request goes through: the client's default for how many times
+/// one call is sent again with input responses ([`InputLimits`](crate::mcp::mrtr::InputLimits)), and the bound the
+/// typed server and the bridge hold a handler or a child to. A server that answers every retry
+/// with more input requests (or a handler that never stops asking) would otherwise keep the
+/// other side fulfilling them, and sending, for ever.
+pub const MAX_INPUT_ROUNDS: u32 = 8;
+
+/// How many input requests one `InputRequiredResult` may name, by default: each is fulfilled
+/// before the retry (a form shown, a model sampled), so an answer naming thousands would make
+/// the client do thousands of such things for one call.
+pub const DEFAULT_MAX_INPUT_REQUESTS: usize = 16;
+
+/// The most bytes a sealed state may have; a longer one is refused unread, so a client cannot
+/// make the server hash megabytes per request.
+pub const MAX_REQUEST_STATE_BYTES: usize = 64 * 1024;
+
+// ---- The typed server (`mcpwire::server`, feature `mcp`): lists, change streams, subscriptions. ----
+
+/// How long clients may cache list results by default: not at all, so a server whose lists
+/// change is never served stale ones unless its host says how long they hold.
+pub const DEFAULT_LIST_TTL: Duration = Duration::ZERO;
+
+/// How many change notifications wait for a slow `subscriptions/listen` stream before the
+/// oldest are dropped (the stream then goes on with the newer ones): a stalled client cannot
+/// make the server hold every change forever.
+pub const CHANGE_BACKLOG: usize = 64;
+
+/// The most `subscriptions/listen` streams one connection may hold open; past it a new one is
+/// refused at once (-32000), so a flood of them cannot take every handler slot.
+pub const MAX_LISTEN_STREAMS: usize = 16;
+
+/// The most resources one session or listen stream may subscribe to; past it, -32602 (legacy
+/// `resources/subscribe`) or the rest of the list is not honoured (listen): the server keeps a
+/// bounded list per client.
+pub const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1024;
+
+// ---- The typed client (`mcpwire::client`) and the transports it reaches servers by. ----
+
+/// How many pages a `list_*` call follows before it gives up: a server whose cursors never
+/// end cannot keep the client paging (and growing its list) forever.
+pub const DEFAULT_MAX_PAGES: usize = 256;
+
+/// How long `mcpwire::client::negotiate` waits for the answer to its probe before it takes the server for a
+/// legacy one, by default.
+pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The in-memory pipe's buffer, each way, for a server in this process.
+pub const IN_PROCESS_BUFFER: usize = 1 << 20;
+
+// ---- OAuth (`mcpwire::auth`, feature `oauth`): the client's fetches and waits. ----
+
+/// The default bound on a metadata document or token response: 64 KiB.
+pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 64 * 1024;
+
+/// The default bound on each exchange with a metadata URL or the authorization server.
+pub const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The default number of step-ups (403 `insufficient_scope`, authorized again with the scopes
+/// asked for) one request goes through before its 403 stands.
+pub const DEFAULT_MAX_STEP_UPS: u32 = 2;
+
+/// How long [`Loopback`](crate::auth::Loopback) waits for the user by default: 5 minutes.
+pub const DEFAULT_LOOPBACK_WAIT: Duration = Duration::from_secs(300);
+
+/// The most redirects [`FollowRedirect`](crate::auth::FollowRedirect) follows on the authorization server's origin (a login
+/// and a consent step each take two).
+pub const FOLLOW_REDIRECT_HOPS: usize = 10;
+
+// ---- OAuth's resource server (`mcpwire::auth::resource`): what checking tokens may hold and cost. ----
+
+/// The default bound on an access token's length: 8 KiB. Past it the token is refused unread.
+pub const DEFAULT_MAX_TOKEN_BYTES: usize = 8 * 1024;
+
+/// The default number of checked tokens a validator remembers (until each expires), so a
+/// client's next request with the same token costs a hash and a lookup.
+pub const DEFAULT_TOKEN_CACHE_ENTRIES: usize = 10_000;
+
+/// The default clock skew allowed on `exp` and `nbf`: 60 s.
+pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(60);
+
+/// The default shortest time between two fetches of a JWKS for keys it does not know (a token
+/// with an unknown `kid`): 30 s. Tokens with made-up key ids cannot make the server fetch more
+/// often than this.
+pub const DEFAULT_JWKS_MIN_REFRESH: Duration = Duration::from_secs(30);
+
+/// The default time a fetched JWKS is used before it is fetched again: 1 hour (kept if the
+/// fetch fails).
+pub const DEFAULT_JWKS_MAX_AGE: Duration = Duration::from_secs(3600);
+
+/// The default time an introspection answer is kept (at most until the token expires): 60 s.
+pub const DEFAULT_INTROSPECTION_CACHE: Duration = Duration::from_secs(60);
+
+/// The default bound on introspection requests in flight at once, so a flood of unknown tokens
+/// cannot flood the authorization server through this one.
+pub const DEFAULT_MAX_INTROSPECTIONS: usize = 16;
 
 /// The bounds the decoder enforces, plus whether batches are accepted.
 ///

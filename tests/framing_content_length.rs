@@ -3,7 +3,7 @@
 //! and an LSP-style exchange through a real `FramedRead`.
 
 use bytes::BytesMut;
-use mcpwire::framing::content_length::MAX_HEADER_BYTES;
+use mcpwire::limits::MAX_HEADER_BYTES;
 use mcpwire::{
     DecodeError, ErrorCode, Frame, Framing, Id, JsonRpcCodec, Kind, Limits, Outgoing, RawJson,
 };

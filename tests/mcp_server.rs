@@ -2,6 +2,10 @@
 //! protocol the server speaks around a host's handlers, what it refuses, and each of its bounds
 //! at and just past the limit.
 
+use mcpwire::limits::MAX_INPUT_ROUNDS;
+use mcpwire::limits::MAX_LISTEN_STREAMS;
+use mcpwire::limits::MAX_REQUEST_STATE_BYTES;
+use mcpwire::limits::MAX_RESOURCE_SUBSCRIPTIONS;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -11,10 +15,7 @@ use mcpwire::mcp::types::{
     Resource, ResourceContents, Tool,
 };
 use mcpwire::peer::{Context, Handler, Incoming, PeerBuilder, PeerHandle, Reply, RpcError};
-use mcpwire::server::{
-    Error, InputRequired, MAX_INPUT_ROUNDS, MAX_LISTEN_STREAMS, MAX_REQUEST_STATE_BYTES,
-    MAX_RESOURCE_SUBSCRIPTIONS, Server,
-};
+use mcpwire::server::{Error, InputRequired, Server};
 use mcpwire::{Json, RawJson};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -53,7 +54,7 @@ fn server() -> Server {
         .tool(Tool::new("exactly_max_rounds"), |call| async move {
             // Asks once per round until the state counts MAX_INPUT_ROUNDS answered rounds.
             let done: usize = call.state().and_then(|s| s.parse().ok()).unwrap_or(0);
-            if done == MAX_INPUT_ROUNDS {
+            if done == MAX_INPUT_ROUNDS as usize {
                 return Ok(CallToolResult::text(format!("{done} rounds")));
             }
             Err(InputRequired::new()
@@ -430,13 +431,13 @@ async fn a_legacy_session_runs_a_multi_round_handler_and_bounds_its_rounds() {
     let before = p.asked.load(Ordering::SeqCst);
     let r = p.call("tools/call", json!({"name": "exactly_max_rounds"})).await.unwrap();
     assert_eq!(text_of(&r), format!("{MAX_INPUT_ROUNDS} rounds"));
-    assert_eq!(p.asked.load(Ordering::SeqCst) - before, MAX_INPUT_ROUNDS);
+    assert_eq!(p.asked.load(Ordering::SeqCst) - before, MAX_INPUT_ROUNDS as usize);
 
     // Past it: a handler that never stops asking: MAX_INPUT_ROUNDS requests, then -32603.
     let before = p.asked.load(Ordering::SeqCst);
     let e = p.call("tools/call", json!({"name": "never_done"})).await.unwrap_err();
     assert_eq!(e.code.get(), -32603, "{e}");
-    assert_eq!(p.asked.load(Ordering::SeqCst) - before, MAX_INPUT_ROUNDS);
+    assert_eq!(p.asked.load(Ordering::SeqCst) - before, MAX_INPUT_ROUNDS as usize);
 }
 
 async fn drain(notes: &mut mpsc::UnboundedReceiver<Value>) -> Vec<Value> {
@@ -602,7 +603,7 @@ async fn a_listen_stream_that_falls_behind_is_told_what_may_have_changed() {
     let ack = tokio::time::timeout(Duration::from_secs(5), p.notes.recv()).await.unwrap().unwrap();
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
     // On this one-thread runtime the stream's task cannot run during the loop: it falls behind.
-    let backlog = mcpwire::server::CHANGE_BACKLOG;
+    let backlog = mcpwire::limits::CHANGE_BACKLOG;
     for _ in 0..backlog * 3 {
         s.tools_changed();
     }

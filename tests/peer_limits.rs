@@ -108,7 +108,7 @@ async fn a_client_that_does_not_read_is_held_back_and_then_gets_every_answer() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(!writer.is_finished(), "backpressure should have stalled the sender");
     let queued = server.queued_bytes();
-    let bound = WRITE_QUEUE + mcpwire::peer::CONTROL_BUDGET_BYTES;
+    let bound = WRITE_QUEUE + mcpwire::limits::CONTROL_BUDGET_BYTES;
     assert!(queued <= bound, "queue at {queued}, bound {bound}");
     // What it answered fills the pipe and the write queue; what it holds stays within bounds.
     let s = server.stats().inbound;

@@ -157,7 +157,7 @@ async fn a_child_that_ignores_eof_is_killed_and_reaped() {
     let started = std::time::Instant::now();
     let closed = tokio::time::timeout(Duration::from_secs(20), conn.closed()).await;
     assert!(closed.is_ok(), "the connection did not end");
-    assert!(started.elapsed() >= transport::CHILD_EXIT_GRACE);
+    assert!(started.elapsed() >= mcpwire::limits::CHILD_EXIT_GRACE);
     assert!(!alive(pid), "child {pid} still exists");
 }
 

@@ -33,7 +33,7 @@ pub struct BridgeArgs {
     stdio: Option<String>,
     /// With --stdio: seconds a request waits for the remote's answer (progress restarts it;
     /// 0: as long as the host waits).
-    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::peer::DEFAULT_REQUEST_TIMEOUT.as_secs_f64())]
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::limits::DEFAULT_REQUEST_TIMEOUT.as_secs_f64())]
     remote_timeout: f64,
     /// With --stdio: resource subscriptions kept to be made again when the remote's session is
     /// lost and opened anew (its `logging/setLevel` is set again too); past it a subscription
@@ -69,7 +69,7 @@ struct BridgeLimits {
     max_child_in_flight: usize,
     /// Seconds a forwarded request waits for the child's answer (progress restarts it; 0:
     /// as long as its client waits).
-    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::peer::DEFAULT_REQUEST_TIMEOUT.as_secs_f64())]
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::limits::DEFAULT_REQUEST_TIMEOUT.as_secs_f64())]
     child_timeout: f64,
     /// Seconds a request may wait for the child before the bridge pings it; a child that does
     /// not answer the ping within as long again hangs, and is killed and started again (0:

@@ -4,6 +4,7 @@
 mod auth;
 mod tools;
 
+use mcpwire::limits::DEFAULT_UNADDRESSED_REPLIES_PER_SECOND;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -15,7 +16,7 @@ use mcpwire::limits::{
     DEFAULT_MAX_HELD_REQUEST_BYTES, DEFAULT_MAX_QUEUED_REQUESTS, DEFAULT_MAX_WRITE_QUEUE_BYTES,
     MAX_FRAME_BYTES_CEILING,
 };
-use mcpwire::peer::{DEFAULT_UNADDRESSED_REPLIES_PER_SECOND, PeerBuilder};
+use mcpwire::peer::PeerBuilder;
 use mcpwire::server::Server;
 use mcpwire::tls::ServerTls;
 use mcpwire::transport;
@@ -124,33 +125,33 @@ pub struct HttpArgs {
     allow_origin: Vec<String>,
     /// The most sessions open at once; past it the least recently used idle one ends for the
     /// new one, which gets 503 only when every session is busy.
-    #[arg(long, value_name = "N", default_value_t = mcpwire::http::server::DEFAULT_MAX_SESSIONS,
+    #[arg(long, value_name = "N", default_value_t = mcpwire::limits::DEFAULT_MAX_SESSIONS,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_sessions: usize,
     /// Seconds a session may stay idle before it ends (0: never).
-    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::http::server::DEFAULT_SESSION_IDLE_TIMEOUT.as_secs_f64())]
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::limits::DEFAULT_SESSION_IDLE_TIMEOUT.as_secs_f64())]
     session_idle_timeout: f64,
     /// The most TCP connections served at once; past it the oldest idle one is shed for a new one.
-    #[arg(long, value_name = "N", default_value_t = mcpwire::http::server::DEFAULT_MAX_CONNECTIONS,
+    #[arg(long, value_name = "N", default_value_t = mcpwire::limits::DEFAULT_MAX_CONNECTIONS,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_connections: usize,
     /// Bytes of POST bodies held at once across all sessions (from before a body is read until
     /// its POST is answered); past it a POST waits, then gets 503.
-    #[arg(long, value_name = "BYTES", default_value_t = mcpwire::http::server::DEFAULT_MAX_BODY_BYTES,
+    #[arg(long, value_name = "BYTES", default_value_t = mcpwire::limits::DEFAULT_MAX_BODY_BYTES,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_body_bytes: usize,
     /// Seconds a client may take to send a POST's body (past it: 408).
-    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::http::server::DEFAULT_READ_TIMEOUT.as_secs_f64())]
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::limits::DEFAULT_READ_TIMEOUT.as_secs_f64())]
     read_timeout: f64,
     /// Seconds a client may take to send a request's headers, however slowly it sends them.
-    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::http::server::DEFAULT_HEADER_TIMEOUT.as_secs_f64())]
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::limits::DEFAULT_HEADER_TIMEOUT.as_secs_f64())]
     header_timeout: f64,
     /// Answer GET with 405 instead of opening a stream of the server's other messages.
     #[arg(long)]
     no_get_stream: bool,
     /// Streams (requests) one HTTP/2 connection may have open at once; one more is refused
     /// (REFUSED_STREAM). 0 is taken as 1.
-    #[arg(long, value_name = "N", default_value_t = mcpwire::http::server::DEFAULT_HTTP2_MAX_STREAMS)]
+    #[arg(long, value_name = "N", default_value_t = mcpwire::limits::DEFAULT_HTTP2_MAX_STREAMS)]
     http2_max_streams: u32,
     /// Take HTTP/1.1 only (by default the port also takes HTTP/2 with prior knowledge).
     #[arg(long)]
@@ -166,7 +167,7 @@ pub struct HttpArgs {
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     tls_client_ca: Option<PathBuf>,
     /// TLS handshakes in progress at once; a connection past it is closed at once.
-    #[arg(long, value_name = "N", default_value_t = mcpwire::http::server::DEFAULT_MAX_TLS_HANDSHAKES,
+    #[arg(long, value_name = "N", default_value_t = mcpwire::limits::DEFAULT_MAX_TLS_HANDSHAKES,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_tls_handshakes: usize,
     /// Seconds between two looks at --tls-cert and --tls-key: when either changed, both are
@@ -174,7 +175,7 @@ pub struct HttpArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
     pub tls_watch: f64,
     /// Seconds a TLS handshake may take from the accept.
-    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::http::server::DEFAULT_TLS_HANDSHAKE_TIMEOUT.as_secs_f64())]
+    #[arg(long, value_name = "SECONDS", default_value_t = mcpwire::limits::DEFAULT_TLS_HANDSHAKE_TIMEOUT.as_secs_f64())]
     tls_handshake_timeout: f64,
     #[command(flatten)]
     pub auth: AuthArgs,

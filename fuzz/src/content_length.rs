@@ -11,7 +11,8 @@
 //! the dropping of a body over the limit, and one `Truncated` at the end of input inside a message.
 
 use bytes::BytesMut;
-use mcpwire::framing::content_length::{MAX_HEADER_BYTES, MAX_LENGTH_DIGITS};
+use mcpwire::framing::content_length::MAX_LENGTH_DIGITS;
+use mcpwire::limits::MAX_HEADER_BYTES;
 use mcpwire::{DecodeError, Frame, FrameParser, Framing, JsonRpcCodec, Kind, Limits};
 use tokio_util::codec::Encoder;
 

@@ -4,6 +4,10 @@
 //! redirect URI names; [`FollowRedirect`] follows the redirects itself, for authorization
 //! servers that approve without a user (test rigs).
 
+use crate::limits::DEFAULT_FETCH_TIMEOUT;
+use crate::limits::DEFAULT_LOOPBACK_WAIT;
+use crate::limits::DEFAULT_MAX_DOCUMENT_BYTES;
+use crate::limits::FOLLOW_REDIRECT_HOPS;
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
@@ -11,10 +15,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use url::Url;
 
-use super::{AuthError, DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_DOCUMENT_BYTES, UserAgent};
-
-/// How long [`Loopback`] waits for the user by default: 5 minutes.
-pub const DEFAULT_LOOPBACK_WAIT: Duration = Duration::from_secs(300);
+use super::{AuthError, UserAgent};
 
 /// The most bytes of a request head the loopback listener reads.
 const MAX_HEAD: usize = 16 * 1024;
@@ -123,10 +124,6 @@ impl UserAgent for Loopback {
 /// answer. A redirect to another host that is not the `redirect_uri` is refused, not followed.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FollowRedirect;
-
-/// The most redirects [`FollowRedirect`] follows on the authorization server's origin (a login
-/// and a consent step each take two).
-pub const FOLLOW_REDIRECT_HOPS: usize = 10;
 
 impl UserAgent for FollowRedirect {
     fn authorize<'a>(

@@ -16,6 +16,9 @@
 //! rigs). The token is only ever sent in the `Authorization` header, and only to the resource
 //! it was issued for.
 
+use crate::limits::DEFAULT_FETCH_TIMEOUT;
+use crate::limits::DEFAULT_MAX_DOCUMENT_BYTES;
+use crate::limits::DEFAULT_MAX_STEP_UPS;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -30,21 +33,11 @@ pub(crate) mod flow;
 pub mod resource;
 mod store;
 
-pub use approval::{DEFAULT_LOOPBACK_WAIT, FOLLOW_REDIRECT_HOPS, FollowRedirect, Loopback};
+pub use approval::{FollowRedirect, Loopback};
 pub use discovery::{Challenge, ResourceMetadata, ServerMetadata, canonical_resource};
 pub use store::{Credentials, FileStore, MemoryStore, TokenStore};
 
 use crate::tls::ClientTls;
-
-/// The default bound on a metadata document or token response: 64 KiB.
-pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 64 * 1024;
-
-/// The default bound on each exchange with a metadata URL or the authorization server.
-pub const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The default number of step-ups (403 `insufficient_scope`, authorized again with the scopes
-/// asked for) one request goes through before its 403 stands.
-pub const DEFAULT_MAX_STEP_UPS: u32 = 2;
 
 /// Why authorizing failed.
 #[derive(Debug, Clone, thiserror::Error)]

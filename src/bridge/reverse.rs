@@ -65,7 +65,7 @@ impl ReverseBuilder {
             host: PeerBuilder::new(),
             remote: PeerBuilder::new(),
             options: ConnectOptions::default(),
-            request_timeout: Some(crate::peer::DEFAULT_REQUEST_TIMEOUT),
+            request_timeout: Some(crate::limits::DEFAULT_REQUEST_TIMEOUT),
             max_subscriptions: DEFAULT_REVERSE_SUBSCRIPTIONS,
         }
     }

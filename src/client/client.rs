@@ -1,5 +1,6 @@
 //! [`Client`]: a host's connection to one MCP server, either era, over any transport.
 
+use crate::limits::DEFAULT_MAX_PAGES;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,10 +22,6 @@ use crate::mcp::types::{
 };
 use crate::peer::{Connection, PeerBuilder, PeerHandle, RpcError};
 use crate::transport::{ChildStderr, ConnectOptions, IntoTarget};
-
-/// How many pages a `list_*` call follows before it gives up: a server whose cursors never
-/// end cannot keep the client paging (and growing its list) forever.
-pub const DEFAULT_MAX_PAGES: usize = 256;
 
 /// A connection to one MCP server, from a host.
 ///
@@ -391,7 +388,7 @@ impl ClientBuilder {
     }
 
     /// The timeout of each call unless its [`CallOptions`](super::CallOptions) give one
-    /// (the peer's, [`DEFAULT_REQUEST_TIMEOUT`](crate::peer::DEFAULT_REQUEST_TIMEOUT), by
+    /// (the peer's, [`DEFAULT_REQUEST_TIMEOUT`](crate::limits::DEFAULT_REQUEST_TIMEOUT), by
     /// default; `None` waits forever).
     #[must_use]
     pub fn timeout(mut self, timeout: Option<Duration>) -> Self {

@@ -73,7 +73,7 @@ pub use callbacks::{CallbackFuture, Change, Listen};
 #[cfg(feature = "mcp")]
 pub use calls::{CallOptions, NO_ARGUMENTS, NoArguments};
 #[cfg(feature = "mcp")]
-pub use client::{Client, ClientBuilder, DEFAULT_MAX_PAGES};
+pub use client::{Client, ClientBuilder};
 #[cfg(feature = "mcp")]
 pub use decoded::Decoded;
 #[cfg(feature = "mcp")]

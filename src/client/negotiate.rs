@@ -1,15 +1,14 @@
 //! [`negotiate`]: the era decision run over a connection (its probe is `crate::probe`, which the
 //! bridge runs too).
 
+use crate::limits::DEFAULT_PROBE_TIMEOUT;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
 use crate::limits::DEFAULT_INITIALIZE_TIMEOUT;
-use crate::mcp::negotiation::{
-    DEFAULT_PROBE_TIMEOUT, DISCOVER, Decision, RequestMeta, VersionChoice, retry_version,
-};
+use crate::mcp::negotiation::{DISCOVER, Decision, RequestMeta, VersionChoice, retry_version};
 use crate::mcp::{Era, LEGACY_VERSIONS};
 use crate::peer::{Incoming, NO_PARAMS, PeerHandle, RequestError, RequestOptions, TransportError};
 use crate::probe;

@@ -41,17 +41,11 @@
 //! - **The writer** (`write_message`, `write_frame`) writes `Content-Length: N\r\n\r\n` and
 //!   the body, with no newline after it.
 
+use crate::limits::MAX_HEADER_BYTES;
 use bytes::{Buf, BufMut, BytesMut};
 
 use crate::error::{DecodeError, Error};
 use crate::message::encode::{Outgoing, Payload};
-
-/// The longest header block accepted, its line endings and closing empty line included: 8 KiB.
-///
-/// An LSP header block is two short lines. The bound keeps a peer that sends header lines without
-/// end (or one endless line) from making the reader buffer them; past it the block is refused and
-/// its bytes dropped.
-pub const MAX_HEADER_BYTES: usize = 8 * 1024;
 
 /// The most digits a `Content-Length` value may have: 10, enough for any length below the frame
 /// limit's ceiling (4 GiB), and few enough that the value cannot overflow a `u64`.

@@ -35,6 +35,8 @@
 //! assert_eq!(retry, r#"{"name":"deploy","arguments":{},"inputResponses":{"confirm":{"action":"accept"}},"requestState":"s\u00e9-1"}"#);
 //! ```
 
+use crate::limits::DEFAULT_MAX_INPUT_REQUESTS;
+use crate::limits::MAX_INPUT_ROUNDS;
 use std::borrow::Cow;
 use std::fmt;
 
@@ -49,20 +51,10 @@ pub const INPUT_REQUIRED: &str = "input_required";
 /// The `resultType` of a result that is a task (`CreateTaskResult`, the tasks extension).
 pub const TASK: &str = "task";
 
-/// How many times one call is sent again with input responses, by default: a server that
-/// answers every retry with more input requests (by fault or on purpose) would otherwise keep
-/// the client fulfilling them, and sending, for ever.
-pub const DEFAULT_MAX_INPUT_ROUNDS: u32 = 8;
-
-/// How many input requests one `InputRequiredResult` may name, by default: each is fulfilled
-/// before the retry (a form shown, a model sampled), so an answer naming thousands would make
-/// the client do thousands of such things for one call.
-pub const DEFAULT_MAX_INPUT_REQUESTS: usize = 16;
-
 /// The bounds of one call's input rounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InputLimits {
-    /// The most retries with input responses ([`DEFAULT_MAX_INPUT_ROUNDS`]).
+    /// The most retries with input responses ([`MAX_INPUT_ROUNDS`]).
     pub max_rounds: u32,
     /// The most input requests one answer may name ([`DEFAULT_MAX_INPUT_REQUESTS`]).
     pub max_requests: usize,
@@ -70,7 +62,7 @@ pub struct InputLimits {
 
 impl Default for InputLimits {
     fn default() -> Self {
-        Self { max_rounds: DEFAULT_MAX_INPUT_ROUNDS, max_requests: DEFAULT_MAX_INPUT_REQUESTS }
+        Self { max_rounds: MAX_INPUT_ROUNDS, max_requests: DEFAULT_MAX_INPUT_REQUESTS }
     }
 }
 

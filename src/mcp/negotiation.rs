@@ -20,7 +20,6 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
-use std::time::Duration;
 
 use bytes::BytesMut;
 
@@ -33,10 +32,6 @@ use crate::{error::ErrorCode, message::RawJson, message::encode::Payload};
 
 /// The method of the era probe.
 pub const DISCOVER: &str = "server/discover";
-
-/// How long `mcpwire::client::negotiate` waits for the answer to its probe before it takes the server for a
-/// legacy one, by default.
-pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Which protocol version a client speaks: `auto` (detect the server's era, prefer the newest
 /// version both sides speak) or one version.

@@ -11,14 +11,11 @@
 //! Sealed form: `base64url(payload) "." base64url(hmac(key, len(binding) binding payload))`,
 //! no padding (the binding itself does not travel).
 
+use crate::limits::MAX_REQUEST_STATE_BYTES;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
-
-/// The most bytes a sealed state may have; a longer one is refused unread, so a client cannot
-/// make the server hash megabytes per request.
-pub const MAX_REQUEST_STATE_BYTES: usize = 64 * 1024;
 
 /// The key `requestState` is signed with.
 #[derive(Clone)]

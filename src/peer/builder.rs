@@ -1,5 +1,7 @@
 //! [`PeerBuilder`]: how a peer is set up, and where it starts.
 
+use crate::limits::DEFAULT_REQUEST_TIMEOUT;
+use crate::limits::DEFAULT_UNADDRESSED_REPLIES_PER_SECOND;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,8 +14,6 @@ use super::driver::{self, ByteStream, Counting, Outlet};
 use super::handle::{PeerHandle, Shared};
 use super::handler::Handler;
 use crate::codec::READ_BUFFER;
-pub use crate::limits::DEFAULT_REQUEST_TIMEOUT;
-pub use crate::limits::DEFAULT_UNADDRESSED_REPLIES_PER_SECOND;
 use crate::{codec::JsonRpcCodec, limits::Limits, message::Frame, message::encode::ReplyDetail};
 
 /// How a peer is set up. `Clone`, so one builder can make many peers (an accept loop).

@@ -47,7 +47,7 @@ mod incoming;
 mod inline;
 pub(crate) mod principal;
 
-pub use builder::{DEFAULT_REQUEST_TIMEOUT, DEFAULT_UNADDRESSED_REPLIES_PER_SECOND, PeerBuilder};
+pub use builder::PeerBuilder;
 pub use connection::Connection;
 pub use core::PeerStats;
 pub use core::Timeout;
@@ -73,8 +73,6 @@ pub(crate) use handle::{Direct, DirectPost};
 pub(crate) use inline::Inline;
 
 use crate::message::RawJson;
-
-pub use crate::limits::CONTROL_BUDGET_BYTES;
 
 /// Params for a request or notification that has none.
 pub const NO_PARAMS: Option<RawJson<'static>> = None;

@@ -1,14 +1,15 @@
 //! [`ServerBuilder`]: what a host registers (tools, resources, templates, prompts, completion,
 //! skills, scopes, bounds) before [`Server`] encodes its lists once.
 
+use crate::limits::CHANGE_BACKLOG;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::broadcast;
 
 use super::{
-    CHANGE_BACKLOG, Call, Core, Error, HandlerFn, Lists, Scoped, Server, ServerMeta, Skills,
-    ToolEntry, boxed, extensions, scopes, skills, tasks,
+    Call, Core, Error, HandlerFn, Lists, Scoped, Server, ServerMeta, Skills, ToolEntry, boxed,
+    extensions, scopes, skills, tasks,
 };
 use crate::mcp::Era;
 use crate::mcp::seal::StateKey;
@@ -143,7 +144,7 @@ impl ServerBuilder {
     }
 
     /// How long clients may cache list results (`ttlMs`, 2026-07-28); default
-    /// [`DEFAULT_LIST_TTL`](super::DEFAULT_LIST_TTL).
+    /// [`DEFAULT_LIST_TTL`](crate::limits::DEFAULT_LIST_TTL).
     #[must_use]
     pub fn list_ttl(mut self, ttl: Duration) -> Self {
         self.list_ttl = ttl;

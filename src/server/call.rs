@@ -158,10 +158,6 @@ fn decode_named<'a, T: Deserialize<'a>>(text: &'a str, what: &str) -> Result<T, 
     }
 }
 
-/// The most rounds of input a legacy-era request goes through before it is refused: each round
-/// is a request to the client, so a handler that never stops asking cannot loop forever.
-pub const MAX_INPUT_ROUNDS: usize = 8;
-
 /// One request being handled.
 pub struct Call {
     pub(crate) request: Incoming,

@@ -1,6 +1,7 @@
 //! Change notifications: `subscriptions/listen` streams (2026-07-28) and, for legacy sessions,
 //! `resources/subscribe` plus a task forwarding list changes and resource updates.
 
+use crate::limits::MAX_RESOURCE_SUBSCRIPTIONS;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
@@ -11,15 +12,6 @@ use crate::mcp::meta::{member, str_of};
 use crate::mcp::types::ListenParams;
 use crate::peer::{Context, Incoming, Reply, RpcError};
 use crate::{error::ErrorCode, message::RawJson, message::encode::Json};
-
-/// The most `subscriptions/listen` streams one connection may hold open; past it a new one is
-/// refused at once (-32000), so a flood of them cannot take every handler slot.
-pub const MAX_LISTEN_STREAMS: usize = 16;
-
-/// The most resources one session or listen stream may subscribe to; past it, -32602 (legacy
-/// `resources/subscribe`) or the rest of the list is not honoured (listen): the server keeps a
-/// bounded list per client.
-pub const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1024;
 
 /// Gives a stream's place back when it ends, however it ends.
 struct Held<'a>(&'a AtomicUsize);
@@ -74,12 +66,12 @@ impl Connection {
     pub(super) async fn listen(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
         let listens = &self.session.listens;
         let _held = Held(listens);
-        if listens.fetch_add(1, Ordering::AcqRel) >= super::MAX_LISTEN_STREAMS {
+        if listens.fetch_add(1, Ordering::AcqRel) >= crate::limits::MAX_LISTEN_STREAMS {
             return Err(RpcError::new(
                 ErrorCode::SERVER_ERROR,
                 format!(
                     "Too many subscriptions: at most {} per connection",
-                    super::MAX_LISTEN_STREAMS
+                    crate::limits::MAX_LISTEN_STREAMS
                 ),
             ));
         }
@@ -95,7 +87,7 @@ impl Connection {
             resource_subscriptions: if resources {
                 f.resource_subscriptions
                     .iter()
-                    .take(super::MAX_RESOURCE_SUBSCRIPTIONS)
+                    .take(crate::limits::MAX_RESOURCE_SUBSCRIPTIONS)
                     .map(|u| u.as_ref())
                     .collect()
             } else {
@@ -107,7 +99,7 @@ impl Connection {
                 .iter()
                 .map(|t| t.as_ref())
                 .filter(|t| self.server.0.tasks.owns(t, &owner))
-                .take(super::MAX_RESOURCE_SUBSCRIPTIONS)
+                .take(crate::limits::MAX_RESOURCE_SUBSCRIPTIONS)
                 .collect(),
         };
         let id_text = req.id().map_or_else(|| "null".to_owned(), |id| id.to_string());

@@ -13,7 +13,7 @@
 //!   `input_required` result, its `requestState` sealed with HMAC-SHA256 and checked on the
 //!   retry (a changed state is -32602 before any handler runs); in the legacy era the same
 //!   handler's requests are sent to the client as requests of their own and the handler is
-//!   called again with the answers, at most [`MAX_INPUT_ROUNDS`] times.
+//!   called again with the answers, at most [`MAX_INPUT_ROUNDS`](crate::limits::MAX_INPUT_ROUNDS) times.
 //! - **Untrusted params.** Each method's params are decoded into the types of
 //!   [`crate::mcp::types`]; what does not match is -32602 naming the field; a tool's bad
 //!   arguments are a tool failure (`isError`), as MCP asks.
@@ -62,13 +62,13 @@ mod scopes;
 mod skills;
 mod tasks;
 
+use crate::limits::DEFAULT_LIST_TTL;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -76,12 +76,9 @@ use tokio::sync::broadcast;
 
 use crate::mcp::Era;
 use crate::transport::{BadTarget, IntoTarget, Target};
-
-pub use crate::mcp::seal::MAX_REQUEST_STATE_BYTES;
 pub use builder::ServerBuilder;
-pub use call::{Answer, Call, Error, InputRequired, MAX_INPUT_ROUNDS};
+pub use call::{Answer, Call, Error, InputRequired};
 pub use demo::demo;
-pub use listen::{MAX_LISTEN_STREAMS, MAX_RESOURCE_SUBSCRIPTIONS};
 pub use scopes::Scoped;
 pub use skills::{Skills, SkillsError};
 
@@ -102,15 +99,6 @@ where
 {
     Box::new(move |call| Box::pin(f(call)))
 }
-
-/// How long clients may cache list results by default: not at all, so a server whose lists
-/// change is never served stale ones unless its host says how long they hold.
-pub const DEFAULT_LIST_TTL: Duration = Duration::ZERO;
-
-/// How many change notifications wait for a slow `subscriptions/listen` stream before the
-/// oldest are dropped (the stream then goes on with the newer ones): a stalled client cannot
-/// make the server hold every change forever.
-pub const CHANGE_BACKLOG: usize = 64;
 
 /// A tool as registered: its definition, the one era it is served in (`None`: both) and its
 /// handler.

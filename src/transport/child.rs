@@ -1,6 +1,7 @@
 //! A child process's stdio as a peer's transport: our writes go to its stdin, our reads come
 //! from its stdout, its stderr goes where the host says.
 
+use crate::limits::CHILD_EXIT_GRACE;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
@@ -9,13 +10,11 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, ready};
 
+use crate::limits::{CHILD_STDERR_DRAIN, DEFAULT_CHILD_STDERR_TAIL};
+use crate::peer::{ChildExit, Connection, Handler, PeerBuilder, PeerHandle};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
-
-pub use crate::limits::CHILD_EXIT_GRACE;
-use crate::limits::{CHILD_STDERR_DRAIN, DEFAULT_CHILD_STDERR_TAIL};
-use crate::peer::{ChildExit, Connection, Handler, PeerBuilder, PeerHandle};
 
 /// Longest stderr line forwarded as one piece; longer lines are forwarded in pieces.
 const STDERR_LINE_MAX: usize = 8 * 1024;

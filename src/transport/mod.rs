@@ -9,12 +9,12 @@ mod socket;
 mod stdio;
 mod target;
 
-pub use child::{CHILD_EXIT_GRACE, ChildStderr, spawn_child, spawn_child_with};
+pub use child::{ChildStderr, spawn_child, spawn_child_with};
 pub use socket::{connect_tcp, serve_tcp, serve_tcp_until};
 #[cfg(unix)]
 pub use socket::{connect_unix, serve_unix, serve_unix_until};
 pub use stdio::{Stdin, StdioMode, Stdout, stdio};
-pub use target::{BadTarget, ConnectOptions, IN_PROCESS_BUFFER, InProcess, IntoTarget, Target};
+pub use target::{BadTarget, ConnectOptions, InProcess, IntoTarget, Target};
 
 use crate::peer::{Connection, Handler, PeerBuilder, PeerHandle};
 

@@ -5,6 +5,7 @@
 //! client (which carries a peer, as they do), and this room sits above both (the code map's
 //! `transport::target`), so that an arrow never runs up.
 
+use crate::limits::IN_PROCESS_BUFFER;
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -15,9 +16,6 @@ use tokio::io::DuplexStream;
 use super::ChildStderr;
 use crate::limits::DEFAULT_CHILD_STDERR_TAIL;
 use crate::peer::{Connection, Handler, PeerBuilder, PeerHandle};
-
-/// The in-memory pipe's buffer, each way, for a server in this process.
-pub const IN_PROCESS_BUFFER: usize = 1 << 20;
 
 /// A server and the transport that reaches it.
 ///

@@ -258,7 +258,7 @@ async fn failed_resumptions_are_bounded() {
     let s = Scripted::start("id: e-0\nretry: 10\ndata: \n\n", vec![Get::Hangup]).await;
     let (peer, _conn) = client_of(&s).await;
     transport_error(within(peer.request("call", NO_PARAMS)).await, "resuming the event stream");
-    assert_eq!(s.gets().len() as u32, mcpwire::http::client::DEFAULT_RESUME_FAILURES);
+    assert_eq!(s.gets().len() as u32, mcpwire::limits::DEFAULT_RESUME_FAILURES);
     // Configured: exactly that many; one more attempt, when the last of them succeeds.
     for n in [1, 5] {
         let s = Scripted::start("id: e-0\nretry: 10\ndata: \n\n", vec![Get::Hangup]).await;

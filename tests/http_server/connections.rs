@@ -219,7 +219,7 @@ async fn bodies_past_max_body_bytes_wait_then_get_503_and_fit_once_room_is_made(
     c.ping_ok(4).await;
     s.probe.release.add_permits(1);
     // The default, and a body larger than the whole budget still fits alone.
-    assert_eq!(mcpwire::http::server::DEFAULT_MAX_BODY_BYTES, 256 << 20);
+    assert_eq!(mcpwire::limits::DEFAULT_MAX_BODY_BYTES, 256 << 20);
     let s = serve(HttpServer::new(PeerBuilder::new()).max_body_bytes(8)).await;
     Client::session(s.addr, NO_BATCHES).await.ping_ok(1).await;
 }

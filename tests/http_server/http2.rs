@@ -167,7 +167,7 @@ async fn open_hold(raw: &mut Raw, stream: u32, authority: &str) {
 async fn max_concurrent_streams_is_advertised_every_stream_within_it_is_served_and_one_past_it_refused()
  {
     const MAX: u32 = 4;
-    assert_eq!(mcpwire::http::server::DEFAULT_HTTP2_MAX_STREAMS, 256);
+    assert_eq!(mcpwire::limits::DEFAULT_HTTP2_MAX_STREAMS, 256);
     let s = serve(HttpServer::new(PeerBuilder::new()).http2_max_concurrent_streams(MAX)).await;
     let authority = s.addr.to_string();
     let mut raw = Raw::connect(s.addr).await;
@@ -221,8 +221,8 @@ async fn flow_control_windows_are_advertised_a_body_of_the_window_is_taken_and_o
  {
     const WINDOW: u32 = 4096;
     const CONNECTION: u32 = 256 * 1024;
-    assert_eq!(mcpwire::http::server::DEFAULT_HTTP2_STREAM_WINDOW, 256 * 1024);
-    assert_eq!(mcpwire::http::server::DEFAULT_HTTP2_CONNECTION_WINDOW, 1024 * 1024);
+    assert_eq!(mcpwire::limits::DEFAULT_HTTP2_STREAM_WINDOW, 256 * 1024);
+    assert_eq!(mcpwire::limits::DEFAULT_HTTP2_CONNECTION_WINDOW, 1024 * 1024);
     // A budget of one window's bytes: while one POST holds it, the next waits for room without
     // reading its body, so nothing the server reads reopens that stream's window.
     let server = HttpServer::new(PeerBuilder::new())
@@ -299,7 +299,7 @@ async fn with_header_list(
 async fn a_header_list_under_the_bound_is_served_one_that_reaches_it_gets_431_and_four_times_it_ends_the_connection()
  {
     const MAX: u32 = 4096;
-    assert_eq!(mcpwire::http::server::DEFAULT_HTTP2_MAX_HEADER_LIST, 64 * 1024);
+    assert_eq!(mcpwire::limits::DEFAULT_HTTP2_MAX_HEADER_LIST, 64 * 1024);
     let s = serve(HttpServer::new(PeerBuilder::new()).http2_max_header_list_size(MAX)).await;
     let tcp = TcpStream::connect(s.addr).await.unwrap();
     let (send, conn) = h2::client::handshake(tcp).await.unwrap();
@@ -342,7 +342,7 @@ fn served_meanwhile(addr: SocketAddr, until: Arc<AtomicBool>) -> tokio::task::Jo
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rapid_reset_flood_is_ended_with_enhance_your_calm_while_another_connection_is_served() {
-    assert_eq!(mcpwire::http::server::DEFAULT_HTTP2_MAX_PENDING_RESETS, 20);
+    assert_eq!(mcpwire::limits::DEFAULT_HTTP2_MAX_PENDING_RESETS, 20);
     let s = serve_tools(HttpServer::new(PeerBuilder::new())).await;
     let done = Arc::new(AtomicBool::new(false));
     let other = served_meanwhile(s.addr, done.clone());
@@ -550,7 +550,7 @@ async fn still_serves(raw: &mut Raw, out: &[u8], next: u32, authority: &str) -> 
 async fn reset_limits_at_their_bound_leave_the_connection_serving_and_one_past_ends_it() {
     const PENDING: usize = 5;
     const LOCAL: usize = 5;
-    assert_eq!(mcpwire::http::server::DEFAULT_HTTP2_MAX_LOCAL_RESETS, 1024);
+    assert_eq!(mcpwire::limits::DEFAULT_HTTP2_MAX_LOCAL_RESETS, 1024);
     let s = serve(HttpServer::new(PeerBuilder::new()).http2_reset_limits(PENDING, LOCAL)).await;
     let authority = s.addr.to_string();
     let get = [
@@ -670,7 +670,7 @@ async fn one_frame_post(
 async fn a_data_frame_of_the_max_frame_size_is_served_and_one_byte_larger_ends_the_connection_with_frame_size_error()
  {
     const FRAME: u32 = 20_000;
-    assert_eq!(mcpwire::http::server::DEFAULT_HTTP2_MAX_FRAME, 16 * 1024);
+    assert_eq!(mcpwire::limits::DEFAULT_HTTP2_MAX_FRAME, 16 * 1024);
     let configured = [
         (HttpServer::new(PeerBuilder::new()), 16 * 1024),
         (HttpServer::new(PeerBuilder::new()).http2_max_frame_size(FRAME), FRAME),
@@ -778,8 +778,8 @@ async fn an_idle_h2_connection_is_pinged_every_interval_kept_while_it_answers_an
  {
     const EVERY: Duration = Duration::from_millis(200);
     const TIMEOUT: Duration = Duration::from_millis(300);
-    assert_eq!(mcpwire::http::server::DEFAULT_HTTP2_PING_INTERVAL, Duration::from_secs(30));
-    assert_eq!(mcpwire::http::server::DEFAULT_HTTP2_PING_TIMEOUT, Duration::from_secs(20));
+    assert_eq!(mcpwire::limits::DEFAULT_HTTP2_PING_INTERVAL, Duration::from_secs(30));
+    assert_eq!(mcpwire::limits::DEFAULT_HTTP2_PING_TIMEOUT, Duration::from_secs(20));
     // The idle rule (header_timeout) far off: only the PINGs can close these connections.
     let server = HttpServer::new(PeerBuilder::new())
         .http2_keep_alive(Some(EVERY), TIMEOUT)

@@ -45,8 +45,8 @@ async fn a_cancellation_in_a_batch_ends_the_post_of_the_request_it_names() {
 #[tokio::test]
 async fn a_body_that_never_arrives_gets_408_and_unfinished_headers_close_the_connection() {
     const READ: Duration = Duration::from_millis(300);
-    assert_eq!(mcpwire::http::server::DEFAULT_READ_TIMEOUT, Duration::from_secs(30));
-    assert_eq!(mcpwire::http::server::DEFAULT_HEADER_TIMEOUT, Duration::from_secs(10));
+    assert_eq!(mcpwire::limits::DEFAULT_READ_TIMEOUT, Duration::from_secs(30));
+    assert_eq!(mcpwire::limits::DEFAULT_HEADER_TIMEOUT, Duration::from_secs(10));
     let s =
         serve(HttpServer::new(PeerBuilder::new()).read_timeout(READ).header_timeout(READ)).await;
     let c = Client::session(s.addr, NO_BATCHES).await;

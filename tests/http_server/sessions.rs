@@ -181,7 +181,7 @@ async fn a_full_table_of_busy_sessions_refuses_a_new_one_until_one_is_idle() {
 #[tokio::test]
 async fn initializes_never_followed_up_do_not_lock_out_a_new_client() {
     let s = serve_default().await;
-    let max = mcpwire::http::server::DEFAULT_MAX_SESSIONS;
+    let max = mcpwire::limits::DEFAULT_MAX_SESSIONS;
     let mut attacker = Client::connect(s.addr).await;
     for _ in 0..max {
         attacker.session = None;

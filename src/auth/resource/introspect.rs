@@ -1,6 +1,11 @@
 //! [`Introspection`]: opaque access tokens checked by asking the authorization server (RFC
 //! 7662), the answers kept for a while, the requests in flight bounded.
 
+use crate::limits::DEFAULT_FETCH_TIMEOUT;
+use crate::limits::DEFAULT_INTROSPECTION_CACHE;
+use crate::limits::DEFAULT_MAX_DOCUMENT_BYTES;
+use crate::limits::DEFAULT_MAX_INTROSPECTIONS;
+use crate::limits::DEFAULT_TOKEN_CACHE_ENTRIES;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -9,12 +14,9 @@ use tokio::sync::Semaphore;
 use url::Url;
 
 use super::cache::{TokenCache, key};
-use super::{
-    BoxFuture, DEFAULT_INTROSPECTION_CACHE, DEFAULT_MAX_INTROSPECTIONS,
-    DEFAULT_TOKEN_CACHE_ENTRIES, TokenError, TokenValidator,
-};
+use super::{BoxFuture, TokenError, TokenValidator};
+use crate::auth::AuthError;
 use crate::auth::fetch::Fetcher;
-use crate::auth::{AuthError, DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_DOCUMENT_BYTES};
 use crate::peer::principal::Principal;
 use crate::tls::ClientTls;
 

@@ -2,6 +2,12 @@
 //! server's keys (its JWKS, fetched and kept, fetched again for a key it does not know, at most
 //! once per [`DEFAULT_JWKS_MIN_REFRESH`]).
 
+use crate::limits::DEFAULT_FETCH_TIMEOUT;
+use crate::limits::DEFAULT_JWKS_MAX_AGE;
+use crate::limits::DEFAULT_JWKS_MIN_REFRESH;
+use crate::limits::DEFAULT_LEEWAY;
+use crate::limits::DEFAULT_MAX_DOCUMENT_BYTES;
+use crate::limits::DEFAULT_TOKEN_CACHE_ENTRIES;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, UNIX_EPOCH};
@@ -12,12 +18,9 @@ use serde::Deserialize;
 use url::Url;
 
 use super::cache::{TokenCache, key};
-use super::{
-    BoxFuture, DEFAULT_JWKS_MAX_AGE, DEFAULT_JWKS_MIN_REFRESH, DEFAULT_LEEWAY,
-    DEFAULT_TOKEN_CACHE_ENTRIES, TokenError, TokenValidator,
-};
+use super::{BoxFuture, TokenError, TokenValidator};
+use crate::auth::AuthError;
 use crate::auth::fetch::Fetcher;
-use crate::auth::{AuthError, DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_DOCUMENT_BYTES};
 use crate::peer::principal::Principal;
 use crate::tls::ClientTls;
 

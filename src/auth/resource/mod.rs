@@ -10,10 +10,10 @@
 //! taken from the `Authorization` header only (one in the query string is refused), checked, and
 //! never sent anywhere.
 
+use crate::limits::DEFAULT_MAX_TOKEN_BYTES;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use url::Url;
 
@@ -26,32 +26,6 @@ mod jwt;
 
 pub use introspect::{Introspection, IntrospectionBuilder};
 pub use jwt::{JwtValidator, JwtValidatorBuilder};
-
-/// The default bound on an access token's length: 8 KiB. Past it the token is refused unread.
-pub const DEFAULT_MAX_TOKEN_BYTES: usize = 8 * 1024;
-
-/// The default number of checked tokens a validator remembers (until each expires), so a
-/// client's next request with the same token costs a hash and a lookup.
-pub const DEFAULT_TOKEN_CACHE_ENTRIES: usize = 10_000;
-
-/// The default clock skew allowed on `exp` and `nbf`: 60 s.
-pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(60);
-
-/// The default shortest time between two fetches of a JWKS for keys it does not know (a token
-/// with an unknown `kid`): 30 s. Tokens with made-up key ids cannot make the server fetch more
-/// often than this.
-pub const DEFAULT_JWKS_MIN_REFRESH: Duration = Duration::from_secs(30);
-
-/// The default time a fetched JWKS is used before it is fetched again: 1 hour (kept if the
-/// fetch fails).
-pub const DEFAULT_JWKS_MAX_AGE: Duration = Duration::from_secs(3600);
-
-/// The default time an introspection answer is kept (at most until the token expires): 60 s.
-pub const DEFAULT_INTROSPECTION_CACHE: Duration = Duration::from_secs(60);
-
-/// The default bound on introspection requests in flight at once, so a flood of unknown tokens
-/// cannot flood the authorization server through this one.
-pub const DEFAULT_MAX_INTROSPECTIONS: usize = 16;
 
 /// A boxed future, as [`TokenValidator`] returns.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

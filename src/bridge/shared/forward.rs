@@ -15,6 +15,7 @@
 //! modern-only child every request of a legacy client goes that way; `ping` and
 //! `logging/setLevel` are answered by the bridge, subscriptions kept on its listen stream.
 
+use crate::limits::MAX_INPUT_ROUNDS;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -35,10 +36,6 @@ use crate::{error::ErrorCode, message::RawJson, message::owned::OwnedId};
 /// ([`crate::Message::param_members`]: with what its parse recorded of them and of their
 /// `_meta`).
 type Recorded<'a> = Option<Members<'a>>;
-
-/// The most `input_required` rounds one legacy client's call may take through a modern child
-/// ([`mrtr::DEFAULT_MAX_INPUT_ROUNDS`]).
-const MAX_INPUT_ROUNDS: u32 = mrtr::DEFAULT_MAX_INPUT_ROUNDS;
 
 /// One client's handler: a legacy session's, or the peer a modern request runs in. Made by
 /// [`Bridge::handler`](super::Bridge::handler), one per client.

@@ -110,7 +110,7 @@ impl BridgeBuilder {
             config: Config {
                 max_client_in_flight: DEFAULT_BRIDGE_CLIENT_IN_FLIGHT,
                 max_child_in_flight: DEFAULT_BRIDGE_CHILD_IN_FLIGHT,
-                request_timeout: Some(crate::peer::DEFAULT_REQUEST_TIMEOUT),
+                request_timeout: Some(crate::limits::DEFAULT_REQUEST_TIMEOUT),
                 restart_backoff: (DEFAULT_BRIDGE_RESTART_MIN, DEFAULT_BRIDGE_RESTART_MAX),
                 max_restarts: None,
                 hang_timeout: Some(DEFAULT_BRIDGE_HANG_TIMEOUT),

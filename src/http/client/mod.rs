@@ -44,6 +44,9 @@
 //! modern `_meta` go as described above: one connection can probe with a modern request and
 //! fall back to `initialize`.
 
+use crate::limits::DEFAULT_MAX_CONCURRENT_POSTS;
+use crate::limits::DEFAULT_MAX_RESUME_DELAY;
+use crate::limits::DEFAULT_RESUME_FAILURES;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
@@ -61,9 +64,6 @@ use tokio::task::JoinHandle;
 use super::dial::{Connector, Dialer};
 use super::{SESSION_HEADER, VERSION_HEADER};
 use crate::limits::CLIENT_INBOX as INBOX;
-pub use crate::limits::DEFAULT_MAX_CONCURRENT_POSTS;
-pub use crate::limits::DEFAULT_MAX_RESUME_DELAY;
-pub use crate::limits::DEFAULT_RESUME_FAILURES;
 use crate::mcp::annotations::ToolHeaders;
 use crate::peer::{
     Async, AsyncOutlet, Connection, Handler, PeerBuilder, PeerHandle, RequestFailer, Sent,

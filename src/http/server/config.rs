@@ -106,7 +106,7 @@ impl HttpServer {
 
     /// TLS handshakes in progress at once; past it the oldest one still in progress is closed
     /// for the new connection.
-    /// [`DEFAULT_MAX_TLS_HANDSHAKES`](crate::limits::DEFAULT_MAX_TLS_HANDSHAKES) by default; 0 is taken as 1.
+    /// [`DEFAULT_MAX_TLS_HANDSHAKES`] by default; 0 is taken as 1.
     #[must_use]
     pub fn max_tls_handshakes(mut self, n: usize) -> Self {
         self.config().max_tls_handshakes = n.max(1);
@@ -114,7 +114,7 @@ impl HttpServer {
     }
 
     /// How long a TLS handshake may take, from the accept; past it the connection is closed.
-    /// [`DEFAULT_TLS_HANDSHAKE_TIMEOUT`](crate::limits::DEFAULT_TLS_HANDSHAKE_TIMEOUT) by default.
+    /// [`DEFAULT_TLS_HANDSHAKE_TIMEOUT`] by default.
     #[must_use]
     pub fn tls_handshake_timeout(mut self, t: Duration) -> Self {
         self.config().tls_handshake_timeout = t;
@@ -169,7 +169,7 @@ impl HttpServer {
     /// Sessions open at once. When the table is full, an `initialize` removes ended and idle
     /// sessions, then ends the least recently used session with no request in flight and no
     /// open stream (its client gets 404 and initializes again); it is answered 503 only when
-    /// every session is busy. [`DEFAULT_MAX_SESSIONS`](crate::limits::DEFAULT_MAX_SESSIONS) by default; 0 is taken as 1.
+    /// every session is busy. [`DEFAULT_MAX_SESSIONS`] by default; 0 is taken as 1.
     #[must_use]
     pub fn max_sessions(mut self, n: usize) -> Self {
         self.config().max_sessions = n.max(1);
@@ -177,7 +177,7 @@ impl HttpServer {
     }
 
     /// A session with no request or stream open for this long ends (its id then gets 404);
-    /// `None` keeps sessions until they are deleted. [`DEFAULT_SESSION_IDLE_TIMEOUT`](crate::limits::DEFAULT_SESSION_IDLE_TIMEOUT) by
+    /// `None` keeps sessions until they are deleted. [`DEFAULT_SESSION_IDLE_TIMEOUT`] by
     /// default.
     #[must_use]
     pub fn session_idle_timeout(mut self, t: Option<Duration>) -> Self {
@@ -188,7 +188,7 @@ impl HttpServer {
     /// TCP connections served at once (and at most the process's open-file limit less 64).
     /// Past it a new connection sheds the oldest one with no request in progress (idle between
     /// requests, or still sending headers); only when every connection is busy does accepting
-    /// wait for one to end. [`DEFAULT_MAX_CONNECTIONS`](crate::limits::DEFAULT_MAX_CONNECTIONS) by default; 0 is taken as 1.
+    /// wait for one to end. [`DEFAULT_MAX_CONNECTIONS`] by default; 0 is taken as 1.
     #[must_use]
     pub fn max_connections(mut self, n: usize) -> Self {
         self.config().max_connections = n.max(1);
@@ -207,7 +207,7 @@ impl HttpServer {
     ///   HTTP/2 connection (16 at the defaults) can hold the whole budget, and others wait or get
     ///   503. Clients that send `Content-Length` (the MCP SDKs do) reserve only their bodies.
     ///
-    /// [`DEFAULT_MAX_BODY_BYTES`](crate::limits::DEFAULT_MAX_BODY_BYTES) by default; a single body always fits.
+    /// [`DEFAULT_MAX_BODY_BYTES`] by default; a single body always fits.
     #[must_use]
     pub fn max_body_bytes(mut self, bytes: usize) -> Self {
         self.config().max_body_bytes = bytes.clamp(1, Semaphore::MAX_PERMITS);
@@ -215,7 +215,7 @@ impl HttpServer {
     }
 
     /// How long a client may take to send a POST's body (and to find room for it in
-    /// `max_body_bytes`); past it the POST is answered 408 (503 for room). [`DEFAULT_READ_TIMEOUT`](crate::limits::DEFAULT_READ_TIMEOUT)
+    /// `max_body_bytes`); past it the POST is answered 408 (503 for room). [`DEFAULT_READ_TIMEOUT`]
     /// by default; at least 1 ms. The headers have their own, shorter bound:
     /// [`HttpServer::header_timeout`].
     #[must_use]
@@ -229,7 +229,7 @@ impl HttpServer {
     /// slowly it dribbles them; past it the connection is closed. It also bounds how long any
     /// connection, HTTP/1.1 or HTTP/2, sits with no request in progress (an HTTP/2 one is
     /// told to close with `GOAWAY`, and dropped if still open as long again).
-    /// [`DEFAULT_HEADER_TIMEOUT`](crate::limits::DEFAULT_HEADER_TIMEOUT) by default; at least 1 ms.
+    /// [`DEFAULT_HEADER_TIMEOUT`] by default; at least 1 ms.
     #[must_use]
     pub fn header_timeout(mut self, t: Duration) -> Self {
         self.config().header_timeout = t.max(Duration::from_millis(1));
@@ -244,7 +244,7 @@ impl HttpServer {
         self
     }
 
-    /// How often a quiet event stream carries a `: keep-alive` comment; [`DEFAULT_KEEP_ALIVE`](crate::limits::DEFAULT_KEEP_ALIVE)
+    /// How often a quiet event stream carries a `: keep-alive` comment; [`DEFAULT_KEEP_ALIVE`]
     /// by default, at least 1 ms.
     #[must_use]
     pub fn keep_alive(mut self, every: Duration) -> Self {
@@ -255,7 +255,7 @@ impl HttpServer {
     /// The `retry` a legacy session's event streams announce in their priming event (sessions
     /// of 2025-11-25 on): how long a client whose stream the server closed
     /// ([`close_sse_stream`](crate::http::close_sse_stream)) waits before it resumes it.
-    /// [`DEFAULT_SSE_RETRY`](crate::limits::DEFAULT_SSE_RETRY) by default; whole milliseconds.
+    /// [`DEFAULT_SSE_RETRY`] by default; whole milliseconds.
     #[must_use]
     pub fn sse_retry(mut self, retry: Duration) -> Self {
         self.config().resume.retry = retry;
@@ -267,8 +267,8 @@ impl HttpServer {
     /// events (at least 1), and of those no more than `bytes` bytes, though its newest event is
     /// kept whatever its size. Past either bound the oldest go: a resumption from before them is
     /// answered 410, and a connection too slow to deliver them skips them (counted in
-    /// [`HttpStats::messages_dropped`](super::HttpStats::messages_dropped)). [`DEFAULT_REPLAY_EVENTS`](crate::limits::DEFAULT_REPLAY_EVENTS) and
-    /// [`DEFAULT_REPLAY_BYTES`](crate::limits::DEFAULT_REPLAY_BYTES) by default.
+    /// [`HttpStats::messages_dropped`](super::HttpStats::messages_dropped)). [`DEFAULT_REPLAY_EVENTS`] and
+    /// [`DEFAULT_REPLAY_BYTES`] by default.
     #[must_use]
     pub fn replay_buffer(mut self, events: usize, bytes: usize) -> Self {
         let r = &mut self.config().resume;
@@ -281,7 +281,7 @@ impl HttpServer {
     /// server, or ended) a legacy session keeps for a resumption, at least 1, and for how long
     /// after the last connection left each; past either the stream is forgotten (a resumption
     /// is answered 410, and a forgotten GET stream takes no more messages).
-    /// [`DEFAULT_RESUMABLE_STREAMS`](crate::limits::DEFAULT_RESUMABLE_STREAMS) and [`DEFAULT_STREAM_RETENTION`](crate::limits::DEFAULT_STREAM_RETENTION) by default.
+    /// [`DEFAULT_RESUMABLE_STREAMS`] and [`DEFAULT_STREAM_RETENTION`] by default.
     #[must_use]
     pub fn resumable_streams(mut self, streams: usize, retention: Duration) -> Self {
         let r = &mut self.config().resume;

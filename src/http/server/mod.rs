@@ -137,25 +137,6 @@ mod stream;
 mod tls;
 
 use super::{SESSION_HEADER, VERSION_HEADER};
-pub use crate::limits::DEFAULT_HEADER_TIMEOUT;
-pub use crate::limits::DEFAULT_KEEP_ALIVE;
-pub use crate::limits::DEFAULT_MAX_BODY_BYTES;
-pub use crate::limits::DEFAULT_MAX_CONNECTIONS;
-pub use crate::limits::DEFAULT_MAX_SESSIONS;
-pub use crate::limits::DEFAULT_READ_TIMEOUT;
-pub use crate::limits::DEFAULT_REPLAY_BYTES;
-pub use crate::limits::DEFAULT_REPLAY_EVENTS;
-pub use crate::limits::DEFAULT_RESUMABLE_STREAMS;
-pub use crate::limits::DEFAULT_SESSION_IDLE_TIMEOUT;
-pub use crate::limits::DEFAULT_SSE_RETRY;
-pub use crate::limits::DEFAULT_STREAM_RETENTION;
-pub use crate::limits::{
-    DEFAULT_HTTP2_CONNECTION_WINDOW, DEFAULT_HTTP2_MAX_FRAME, DEFAULT_HTTP2_MAX_HEADER_LIST,
-    DEFAULT_HTTP2_MAX_LOCAL_RESETS, DEFAULT_HTTP2_MAX_PENDING_RESETS,
-    DEFAULT_HTTP2_MAX_SEND_BUFFER, DEFAULT_HTTP2_MAX_STREAMS, DEFAULT_HTTP2_PING_INTERVAL,
-    DEFAULT_HTTP2_PING_TIMEOUT, DEFAULT_HTTP2_STREAM_WINDOW,
-};
-pub use crate::limits::{DEFAULT_MAX_TLS_HANDSHAKES, DEFAULT_TLS_HANDSHAKE_TIMEOUT};
 use crate::peer::{Handler, Principal};
 use config::Config;
 use connections::Connections;

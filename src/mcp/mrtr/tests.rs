@@ -122,10 +122,7 @@ mod pure {
     #[test]
     fn limits_default_to_the_constants_and_are_settable() {
         let l = InputLimits::default();
-        assert_eq!(
-            (l.max_rounds, l.max_requests),
-            (DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_MAX_INPUT_REQUESTS)
-        );
+        assert_eq!((l.max_rounds, l.max_requests), (MAX_INPUT_ROUNDS, DEFAULT_MAX_INPUT_REQUESTS));
         let l = l.max_rounds(2).max_requests(3);
         assert_eq!((l.max_rounds, l.max_requests), (2, 3));
     }

@@ -2,6 +2,7 @@
 //! against what it was sealed for), the handler's outcome settled by era, and the rounds a
 //! legacy session runs by asking the client itself.
 
+use crate::limits::MAX_INPUT_ROUNDS;
 use serde::{Deserialize, Serialize};
 
 use super::{Encoded, Envelope, Kind, Round, Route, encode, modern_reply, req_uri};
@@ -9,7 +10,7 @@ use crate::mcp::Era;
 use crate::mcp::meta::str_of;
 use crate::mcp::types::{CallToolResult, InputRequiredResult};
 use crate::peer::{Context, Incoming, Reply, RpcError};
-use crate::server::call::{Answer, MAX_INPUT_ROUNDS};
+use crate::server::call::Answer;
 use crate::server::param_slots::{Key, ParamSlots};
 use crate::server::{Call, Connection, Error, InputRequired};
 
@@ -165,12 +166,12 @@ impl Connection {
         };
         // A state the retry could not bring back (it is refused past the bound unread).
         if let Some(s) = &sealed
-            && s.len() > super::super::MAX_REQUEST_STATE_BYTES
+            && s.len() > crate::limits::MAX_REQUEST_STATE_BYTES
         {
             return Err(RpcError::internal(format!(
                 "the handler's requestState seals to {} bytes, past the {} a retry may carry",
                 s.len(),
-                super::super::MAX_REQUEST_STATE_BYTES
+                crate::limits::MAX_REQUEST_STATE_BYTES
             )));
         }
         let result = InputRequiredResult {

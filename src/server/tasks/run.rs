@@ -5,6 +5,7 @@
 //! answers with `tasks/update` (the handler is called again with the answers, as the legacy
 //! rounds do, at most [`MAX_INPUT_ROUNDS`] times).
 
+use crate::limits::MAX_INPUT_ROUNDS;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::task::Poll;
@@ -13,7 +14,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::sync::Notify;
 
-use super::super::call::{Answer, Call, Capabilities, MAX_INPUT_ROUNDS};
+use super::super::call::{Answer, Call, Capabilities};
 use super::super::param_slots::ParamSlots;
 use super::super::{BoxFuture, Connection, Error, Server, Session};
 use super::Place;
