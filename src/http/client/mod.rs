@@ -60,15 +60,14 @@ use tokio::task::JoinHandle;
 
 use super::dial::{Connector, Dialer};
 use super::{SESSION_HEADER, VERSION_HEADER};
+use crate::http::outlet::{Async, AsyncOutlet};
 use crate::limits::CLIENT_INBOX as INBOX;
 pub use crate::limits::DEFAULT_MAX_CONCURRENT_POSTS;
 pub use crate::limits::DEFAULT_MAX_RESUME_DELAY;
 pub use crate::limits::DEFAULT_RESUME_FAILURES;
 use crate::mcp::annotations::ToolHeaders;
-use crate::peer::{
-    Async, AsyncOutlet, Connection, Handler, PeerBuilder, PeerHandle, RequestFailer, Sent,
-    TransportError,
-};
+use crate::peer::core::transmit::Sent;
+use crate::peer::{Connection, Handler, PeerBuilder, PeerHandle, RequestFailer, TransportError};
 use crate::{
     error::ErrorCode, limits::Limits, message::Frame, message::FrameParser, message::Kind,
     message::RawJson, message::encode::Outgoing, message::owned::OwnedId,
