@@ -20,6 +20,7 @@
 
 pub mod client;
 pub(crate) mod dial;
+mod outlet;
 pub mod server;
 
 use std::borrow::Cow;

@@ -38,8 +38,11 @@
 
 mod builder;
 mod connection;
-mod core;
-mod driver;
+// A transport that cuts its own frames and routes what the peer writes (HTTP's) reaches the
+// outlet it implements (`driver::Outlet`) and the records it routes by (`core::transmit`)
+// through these paths: no re-export that a build without such a transport would leave unused.
+pub(crate) mod core;
+pub(crate) mod driver;
 mod error;
 mod handle;
 mod handler;
@@ -60,11 +63,7 @@ pub use incoming::{Incoming, Reply, RpcError};
 pub use principal::Principal;
 
 #[cfg(feature = "http")]
-pub(crate) use core::transmit::{Route, Sent};
-#[cfg(feature = "http")]
 pub(crate) use core::write_outcome;
-#[cfg(feature = "http")]
-pub(crate) use driver::{Async, AsyncOutlet};
 #[cfg(feature = "http")]
 pub(crate) use handle::RequestFailer;
 #[cfg(feature = "http")]

@@ -63,12 +63,11 @@ use tokio::task::JoinHandle;
 
 use super::dial::{Connector, Dialer};
 use super::{SESSION_HEADER, VERSION_HEADER};
+use crate::http::outlet::{Async, AsyncOutlet};
 use crate::limits::CLIENT_INBOX as INBOX;
 use crate::mcp::annotations::ToolHeaders;
-use crate::peer::{
-    Async, AsyncOutlet, Connection, Handler, PeerBuilder, PeerHandle, RequestFailer, Sent,
-    TransportError,
-};
+use crate::peer::core::transmit::Sent;
+use crate::peer::{Connection, Handler, PeerBuilder, PeerHandle, RequestFailer, TransportError};
 use crate::{
     error::ErrorCode, limits::Limits, message::Frame, message::FrameParser, message::Kind,
     message::RawJson, message::encode::Outgoing, message::owned::OwnedId,

@@ -24,13 +24,14 @@ use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
 
 use super::stream::{ResumeConfig, SseStream, StreamReader, Unresumable, priming};
+use crate::http::outlet::Async;
 use crate::limits::ANSWERED_KEPT;
 use crate::limits::CLOSE_GRACE;
 use crate::limits::EARLY_CANCELS;
 use crate::limits::IDLE_STATELESS_PEERS;
 use crate::limits::POST_NOTES;
 use crate::limits::SESSION_INBOX as INBOX;
-use crate::peer::{Async, Connection, Handler, PeerBuilder, PeerHandle, Principal};
+use crate::peer::{Connection, Handler, PeerBuilder, PeerHandle, Principal};
 use crate::{message::Frame, message::owned::OwnedId};
 
 mod post;

@@ -11,7 +11,8 @@ use tokio::sync::mpsc;
 use super::post::abandoned;
 use super::{Input, RouteStats, Routes};
 use crate::http::negotiated_version;
-use crate::peer::{AsyncOutlet, Route, Sent};
+use crate::http::outlet::AsyncOutlet;
+use crate::peer::core::transmit::{Route, Sent};
 use crate::{limits::Limits, message::FrameParser};
 
 /// The session peer's outlet: routes each message the peer writes by what the peer says it is.
