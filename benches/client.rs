@@ -30,7 +30,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use mcpwire::client::Client;
 use mcpwire::mcp::negotiation::VersionChoice;
 use mcpwire::peer::{
-    Connection, Context, Handler, Incoming, NoHandler, PeerBuilder, PeerHandle, Reply, RpcError,
+    ConnectionTask, Context, Handler, Incoming, NoHandler, PeerBuilder, PeerHandle, Reply, RpcError,
 };
 use mcpwire::server::Server;
 use rmcp::model::{CallToolRequestParams, ContentBlock, JsonObject};
@@ -57,7 +57,7 @@ fn server() -> Server {
     echo::server("bench-server")
 }
 
-async fn mcpwire<H: Handler>(server: H, version: &str) -> (Mcpwire, Connection) {
+async fn mcpwire<H: Handler>(server: H, version: &str) -> (Mcpwire, ConnectionTask) {
     let (a, b) = tokio::io::duplex(DUPLEX_BYTES);
     let (_s, conn) = PeerBuilder::new().connect(a, server);
     let c = Client::builder()
@@ -135,7 +135,7 @@ impl Call for Floor {
     }
 }
 
-async fn floor<H: Handler>(server: H) -> (Floor, [Connection; 2]) {
+async fn floor<H: Handler>(server: H) -> (Floor, [ConnectionTask; 2]) {
     let (a, b) = tokio::io::duplex(DUPLEX_BYTES);
     let (_s, sc) = PeerBuilder::new().connect(a, server);
     let (peer, cc) = PeerBuilder::new().connect(b, NoHandler);
@@ -165,7 +165,7 @@ impl Call for Rmcp {
     }
 }
 
-async fn rmcp<H: Handler>(server: H) -> (Rmcp, RunningService<RoleClient, ()>, Connection) {
+async fn rmcp<H: Handler>(server: H) -> (Rmcp, RunningService<RoleClient, ()>, ConnectionTask) {
     let (a, b) = tokio::io::duplex(DUPLEX_BYTES);
     let (_peer, conn) = PeerBuilder::new().connect(a, server);
     let running = ().serve(b).await.unwrap();

@@ -34,7 +34,7 @@ use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
 use mcpwire::peer::{
-    Connection, Context, Handler, Incoming, NoHandler, PeerBuilder, PeerHandle, Reply, RpcError,
+    ConnectionTask, Context, Handler, Incoming, NoHandler, PeerBuilder, PeerHandle, Reply, RpcError,
 };
 use mcpwire::{ErrorCode, Json, Limits};
 use rmcp::model::{CallToolRequestParams, ContentBlock, JsonObject};
@@ -167,7 +167,7 @@ impl Call for McpwirePing {
 
 struct McpwirePair {
     client: McpwireClient,
-    connections: [Connection; 2],
+    connections: [ConnectionTask; 2],
 }
 
 impl McpwirePair {

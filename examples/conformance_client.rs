@@ -7,8 +7,8 @@
 //! targets in `MCP_CONFORMANCE_PROTOCOL_VERSION` (0.2 suites; without it the client detects the
 //! era) and, for some scenarios, what to do in `MCP_CONFORMANCE_CONTEXT` (JSON). Each scenario
 //! is one arm of [`run`]; everything protocol-shaped (the `_meta` envelope, the mirrored
-//! headers and the tools refused for invalid `x-mcp-header`s, the -32022 retry, the MRTR
-//! loop, elicitation defaults) is the library's.
+//! headers and the tools refused for invalid `x-mcp-header`s, the -32022 retry, the multi
+//! round-trip loop, elicitation defaults) is the library's.
 //!
 //! The skills scenarios (`sep-2640-client-*`) run on the typed [`mcpwire::client::Client`]
 //! instead: it lists the skills and, but for `sep-2640-client-no-prefetch` (which only lists),
@@ -23,10 +23,10 @@ use mcpwire::RawJson;
 use mcpwire::client::InputResolver;
 use mcpwire::client::{ClientOptions, Negotiated, negotiate};
 use mcpwire::mcp::elicitation::{ELICIT, accept_with_defaults};
-use mcpwire::mcp::mrtr::InputLimits;
+use mcpwire::mcp::input_rounds::InputLimits;
 use mcpwire::mcp::negotiation::VersionChoice;
 use mcpwire::peer::{
-    Connection, Context, Handler, Incoming, PeerBuilder, PeerHandle, Reply, RequestOptions,
+    ConnectionTask, Context, Handler, Incoming, PeerBuilder, PeerHandle, Reply, RequestOptions,
     RpcError,
 };
 use serde_json::{Map, Value, json};
@@ -70,7 +70,7 @@ impl InputResolver for Inputs {
 /// A connected, negotiated client.
 struct Client {
     peer: PeerHandle,
-    conn: Connection,
+    conn: ConnectionTask,
     agreed: Negotiated,
 }
 

@@ -19,7 +19,7 @@ use mcpwire::mcp::types::{
     ResourceContents, ResourceTemplate, TaskSupport, Tool, match_template,
 };
 use mcpwire::peer::PeerBuilder;
-use mcpwire::server::{Call, Error, InputRequired, Server};
+use mcpwire::server::{Call, HandlerError, InputRequired, Server};
 
 /// A 1×1 red PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -39,7 +39,7 @@ const DEFAULTS_FORM: &str = r#"{"type":"object","properties":{"name":{"type":"st
 
 const ENUMS_FORM: &str = r#"{"type":"object","properties":{"untitledSingle":{"type":"string","description":"Select one option","enum":["option1","option2","option3"]},"titledSingle":{"type":"string","description":"Select one option with titles","oneOf":[{"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"},{"const":"value3","title":"Third Option"}]},"legacyEnum":{"type":"string","description":"Select one option (legacy)","enum":["opt1","opt2","opt3"],"enumNames":["Option One","Option Two","Option Three"]},"untitledMulti":{"type":"array","description":"Select multiple options","minItems":1,"maxItems":3,"items":{"type":"string","enum":["option1","option2","option3"]}},"titledMulti":{"type":"array","description":"Select multiple options with titles","minItems":1,"maxItems":3,"items":{"anyOf":[{"const":"value1","title":"First Choice"},{"const":"value2","title":"Second Choice"},{"const":"value3","title":"Third Choice"}]}}},"required":[]}"#;
 
-fn text(t: impl Into<Cow<'static, str>>) -> Result<CallToolResult<'static>, Error> {
+fn text(t: impl Into<Cow<'static, str>>) -> Result<CallToolResult<'static>, HandlerError> {
     Ok(CallToolResult::text(t))
 }
 
@@ -69,7 +69,7 @@ struct PromptArg<'a> {
 }
 
 /// The sampled text of a `sampling/createMessage` answer.
-fn sampled(call_answer: &mcpwire::server::Answer) -> Result<String, Error> {
+fn sampled(call_answer: &mcpwire::server::Answer) -> Result<String, HandlerError> {
     let r: CreateMessageResult<'_> = call_answer.decode()?;
     Ok(r.content.as_text().unwrap_or("no response").to_owned())
 }
@@ -118,7 +118,7 @@ fn tools(b: mcpwire::server::ServerBuilder) -> mcpwire::server::ServerBuilder {
         text("Progress reported")
     })
     .tool(Tool::new("test_error_handling").description("Tests error response handling"), |_| async {
-        Err(Error::tool("This tool intentionally returns an error for testing"))
+        Err(HandlerError::tool("This tool intentionally returns an error for testing"))
     })
     .tool(
         Tool::new("test_reconnection").description("Closes the request's SSE stream mid-call (legacy HTTP); the result follows once the client reconnects"),
@@ -234,7 +234,7 @@ fn modern_tools(b: mcpwire::server::ServerBuilder) -> mcpwire::server::ServerBui
                 }
             }
             Some(s) if s.starts_with('{') => {
-                let state: serde_json::Value = serde_json::from_str(s).map_err(|e| Error::tool(e.to_string()))?;
+                let state: serde_json::Value = serde_json::from_str(s).map_err(|e| HandlerError::tool(e.to_string()))?;
                 if let Some(a) = call.answer("step2")? {
                     let color = a.decode::<ElicitResult<'_>>()?.text("color")?.unwrap_or(Cow::Borrowed("unknown")).into_owned();
                     let name = state["name"].as_str().unwrap_or("friend");
@@ -333,7 +333,7 @@ fn task_tools(b: mcpwire::server::ServerBuilder) -> mcpwire::server::ServerBuild
     }
     const CONFIRM_FORM: &str =
         r#"{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}"#;
-    let confirmed = |a: &mcpwire::server::Answer| -> Result<bool, Error> {
+    let confirmed = |a: &mcpwire::server::Answer| -> Result<bool, HandlerError> {
         let r: ElicitResult<'_> = a.decode()?;
         Ok(r.action == mcpwire::mcp::types::ElicitAction::Accept
             && r.flag("confirm")? == Some(true))
@@ -360,14 +360,14 @@ fn task_tools(b: mcpwire::server::ServerBuilder) -> mcpwire::server::ServerBuild
         Tool::new("failing_job").description("Task-required: fails as a tool after about a second").task_support(TaskSupport::Required),
         |_| async {
             tokio::time::sleep(Duration::from_secs(1)).await;
-            Err(Error::tool("failing_job: the job failed"))
+            Err(HandlerError::tool("failing_job: the job failed"))
         },
     )
     .tool(
         Tool::new("protocol_error_job").description("Task-supporting: ends in a protocol error").task_support(TaskSupport::Optional),
         |_| async {
             tokio::time::sleep(Duration::from_millis(200)).await;
-            Err(Error::Protocol(mcpwire::peer::RpcError::internal("protocol_error_job: internal failure")))
+            Err(HandlerError::Protocol(mcpwire::peer::RpcError::internal("protocol_error_job: internal failure")))
         },
     )
     .tool(

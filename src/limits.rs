@@ -495,10 +495,11 @@ pub const MAX_HEADER_BYTES: usize = 8 * 1024;
 // ---- MCP's own rounds and state (the client, the typed server and the bridge alike). ----
 
 /// How many rounds of input one request goes through: the client's default for how many times
-/// one call is sent again with input responses ([`InputLimits`](crate::mcp::mrtr::InputLimits)), and the bound the
-/// typed server and the bridge hold a handler or a child to. A server that answers every retry
-/// with more input requests (or a handler that never stops asking) would otherwise keep the
-/// other side fulfilling them, and sending, for ever.
+/// one call is sent again with input responses
+/// ([`InputLimits`](crate::mcp::input_rounds::InputLimits)), and the bound the typed server and the
+/// bridge hold a handler or a child to. A server that answers every retry with more input requests
+/// (or a handler that never stops asking) would otherwise keep the other side fulfilling them, and
+/// sending, for ever.
 pub const MAX_INPUT_ROUNDS: u32 = 8;
 
 /// How many input requests one `InputRequiredResult` may name, by default: each is fulfilled

@@ -88,7 +88,7 @@ fn gone(pid: i32) -> bool {
 /// `file` is that process's pid.
 async fn hanging_child(
     file: &std::path::Path,
-) -> (mcpwire::peer::PeerHandle, mcpwire::peer::Connection, i32) {
+) -> (mcpwire::peer::PeerHandle, mcpwire::peer::ConnectionTask, i32) {
     let script = format!("sleep 1000 & echo $! > {}; wait", file.display());
     let (peer, conn) = sh(&script)
         .connect(&PeerBuilder::new(), NoHandler, &ConnectOptions::default())

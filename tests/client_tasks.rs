@@ -14,13 +14,13 @@ use mcpwire::client::{
     CallOptions, Client, ClientBuilder, ClientError, NO_ARGUMENTS, Started, TaskPolling,
 };
 use mcpwire::http::HttpServer;
-use mcpwire::mcp::mrtr::InputLimits;
+use mcpwire::mcp::input_rounds::InputLimits;
 use mcpwire::mcp::types::{
     CallToolResult, ElicitAction, ElicitParams, ElicitResult, InputRequest, Raw, TaskStatus,
     TaskSupport, Tool,
 };
 use mcpwire::peer::{PeerBuilder, RpcError};
-use mcpwire::server::{Error, Server};
+use mcpwire::server::{HandlerError, Server};
 use tokio_util::sync::CancellationToken;
 
 mod common;
@@ -48,11 +48,11 @@ fn server(calls: Arc<AtomicUsize>) -> Server {
         })
         .tool(Tool::new("tool_error").task_support(TaskSupport::Required), |_| async {
             tokio::time::sleep(SLOW).await;
-            Err(Error::tool("the job failed"))
+            Err(HandlerError::tool("the job failed"))
         })
         .tool(Tool::new("protocol_error").task_support(TaskSupport::Optional), |_| async {
             tokio::time::sleep(SLOW).await;
-            Err(Error::Protocol(RpcError::internal("broke inside")))
+            Err(HandlerError::Protocol(RpcError::internal("broke inside")))
         })
         .tool(Tool::new("asks").task_support(TaskSupport::Optional), |call| async move {
             tokio::time::sleep(SLOW).await;

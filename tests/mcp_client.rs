@@ -17,7 +17,7 @@ use mcpwire::mcp::types::{
     Raw, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, Root, Tool,
 };
 use mcpwire::peer::{Context, Handler, Incoming, PeerBuilder, Reply, RpcError};
-use mcpwire::server::{Error, Server};
+use mcpwire::server::{HandlerError, Server};
 use mcpwire::transport::Target;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -41,7 +41,7 @@ fn server(cancelled: Arc<AtomicUsize>) -> Server {
     Server::builder("client-test-server", "1.2.3")
         .instructions("be nice")
         .tool(Tool::new("greet").description("says hello"), greet)
-        .tool(Tool::new("fail"), |_call| async move { Err(Error::tool("boom")) })
+        .tool(Tool::new("fail"), |_call| async move { Err(HandlerError::tool("boom")) })
         .tool(Tool::new("ask_name"), ask_name)
         .tool(Tool::new("sample"), |call| async move {
             let asked = InputRequest::sample(&CreateMessageParams::user("2+2?", 10));

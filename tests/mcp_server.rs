@@ -15,7 +15,7 @@ use mcpwire::mcp::types::{
     Resource, ResourceContents, Tool,
 };
 use mcpwire::peer::{Context, Handler, Incoming, PeerBuilder, PeerHandle, Reply, RpcError};
-use mcpwire::server::{Error, InputRequired, Server};
+use mcpwire::server::{HandlerError, InputRequired, Server};
 use mcpwire::{Json, RawJson};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -88,7 +88,7 @@ fn server() -> Server {
             call.server().resource_updated("test://a");
             Ok(CallToolResult::text("changed"))
         })
-        .tool(Tool::new("fails"), |_| async { Err(Error::tool("it broke")) })
+        .tool(Tool::new("fails"), |_| async { Err(HandlerError::tool("it broke")) })
         .tool(Tool::new("asks_nothing"), |_call| async move { Err(InputRequired::new().into()) })
         .tool(Tool::new("big_state"), |call| async move {
             let n: usize = call.arguments::<Value>()?["n"].as_u64().unwrap_or(0) as usize;
@@ -338,8 +338,8 @@ async fn request_state_is_sealed_and_a_changed_one_refused() {
 
 #[tokio::test]
 async fn request_state_sealed_for_one_request_is_refused_on_another() {
-    // 2026-07-28 (MRTR, server requirements): the state names the request it came from, and a
-    // state presented on a request that does not match is refused.
+    // 2026-07-28 (multi round-trip requests, server requirements): the state names the request it
+    // came from, and a state presented on a request that does not match is refused.
     let s = server();
     let p = pair(&s);
     let caps = json!({"elicitation": {}});
@@ -363,8 +363,9 @@ async fn request_state_sealed_for_one_request_is_refused_on_another() {
 
 #[tokio::test]
 async fn input_a_handler_requires_is_checked_against_the_clients_capabilities() {
-    // 2026-07-28 (MRTR): servers MUST NOT send an input request the client has not declared
-    // support for; an `InputRequired` the handler returns itself is held to it as `ask` is.
+    // 2026-07-28 (multi round-trip requests): servers MUST NOT send an input request the client has
+    // not declared support for; an `InputRequired` the handler returns itself is held to it as
+    // `ask` is.
     let s = server();
     let p = pair(&s);
     let e = p.call("tools/call", modern(json!({"name": "two_rounds"}), json!({}))).await;
@@ -376,8 +377,9 @@ async fn input_a_handler_requires_is_checked_against_the_clients_capabilities() 
 
 #[tokio::test]
 async fn an_input_required_that_asks_nothing_and_keeps_no_state_is_refused() {
-    // 2026-07-28 (MRTR): an InputRequiredResult MUST carry inputRequests or requestState; one
-    // with neither would send the client round an empty loop (mcpwire's own client refuses it).
+    // 2026-07-28 (multi round-trip requests): an InputRequiredResult MUST carry inputRequests or
+    // requestState; one with neither would send the client round an empty loop (mcpwire's own
+    // client refuses it).
     let s = server();
     let p = pair(&s);
     let r = p.call("tools/call", modern(json!({"name": "asks_nothing"}), json!({}))).await;

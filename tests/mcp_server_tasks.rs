@@ -11,7 +11,7 @@ use mcpwire::mcp::types::{
     CallToolResult, ElicitParams, ElicitResult, InputRequest, TaskSupport, Tool,
 };
 use mcpwire::peer::{Context, Handler, Incoming, PeerBuilder, PeerHandle, Reply, RpcError};
-use mcpwire::server::{Error, Server, ServerBuilder};
+use mcpwire::server::{HandlerError, Server, ServerBuilder};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -40,7 +40,7 @@ fn builder() -> ServerBuilder {
         })
         .tool(Tool::new("needs_task").task_support(TaskSupport::Required), |_| async {
             tokio::time::sleep(Duration::from_millis(20)).await;
-            Err(Error::tool("tool failure"))
+            Err(HandlerError::tool("tool failure"))
         })
         .tool(Tool::new("ask").task_support(TaskSupport::Optional), |call| async move {
             let a =

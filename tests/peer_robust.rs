@@ -1,5 +1,4 @@
-//! Regressions for ways a peer could hang, deadlock, leak or die: each test is a scenario a
-//! review found, kept so it stays fixed.
+//! Ways a peer could hang, deadlock, leak or die: one scenario each, kept so it stays fixed.
 
 mod common;
 
@@ -81,7 +80,7 @@ async fn a_notification_handler_awaiting_a_response_behind_many_notifications_ge
 }
 
 /// A peer whose other side never reads, with a tiny write queue already full.
-async fn stuck_writer() -> (mcpwire::peer::PeerHandle, mcpwire::peer::Connection, Raw) {
+async fn stuck_writer() -> (mcpwire::peer::PeerHandle, mcpwire::peer::ConnectionTask, Raw) {
     let b = PeerBuilder::new().limits(Limits::default().max_write_queue_bytes(64));
     let (client, conn, raw) = with_raw_over(&b, 64, NoHandler);
     let big = format!("[\"{}\"]", "x".repeat(4096));

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcpwire::peer::{
-    CloseReason, Connection, Context, Handler, Incoming, NO_PARAMS, NoHandler, PeerBuilder,
+    CloseReason, ConnectionTask, Context, Handler, Incoming, NO_PARAMS, NoHandler, PeerBuilder,
     PeerHandle, Reply, RequestError, RpcError,
 };
 use mcpwire::transport::{self, ChildStderr};
@@ -102,7 +102,7 @@ fn example(name: &str) -> PathBuf {
     path
 }
 
-fn stdio_echo(stderr: ChildStderr) -> (PeerHandle, Connection) {
+fn stdio_echo(stderr: ChildStderr) -> (PeerHandle, ConnectionTask) {
     let cmd = tokio::process::Command::new(example("stdio_echo"));
     transport::spawn_child(&PeerBuilder::new(), cmd, stderr, NoHandler).unwrap()
 }

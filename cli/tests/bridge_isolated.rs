@@ -9,7 +9,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use mcpwire::RawJson;
-use mcpwire::peer::{Connection, NoHandler, PeerBuilder, PeerHandle, RequestError};
+use mcpwire::peer::{ConnectionTask, NoHandler, PeerBuilder, PeerHandle, RequestError};
 use serde_json::json;
 use support::{Answers, Client, start};
 
@@ -27,7 +27,7 @@ fn isolated(flags: &[&str]) -> support::Bridge {
 /// A legacy client of the bridge, with no handler of its own.
 struct Session {
     peer: PeerHandle,
-    conn: Connection,
+    conn: ConnectionTask,
 }
 
 const INIT: &str =

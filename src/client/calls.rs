@@ -13,7 +13,7 @@ use super::client::Client;
 use super::decoded::{Cart, Decoded};
 use super::error::ClientError;
 use crate::mcp::Era;
-use crate::mcp::mrtr::{Outcome, created_task, outcome_of};
+use crate::mcp::input_rounds::{Outcome, created_task, outcome_of};
 use crate::mcp::types::{CallToolResult, ListToolsResult, ProgressParams, Tool};
 use crate::message::RawJson;
 use crate::peer::{Incoming, RequestOptions, Timeout};

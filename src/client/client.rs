@@ -14,13 +14,13 @@ use super::settle::{Described, settle};
 use super::{ClientOptions, Negotiated};
 use crate::limits::DEFAULT_CONNECT_TIMEOUT;
 use crate::mcp::Era;
-use crate::mcp::mrtr::InputLimits;
+use crate::mcp::input_rounds::InputLimits;
 use crate::mcp::negotiation::VersionChoice;
 use crate::mcp::types::{
     CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Implementation,
     LoggingLevel, LoggingMessageParams, Root, ServerCapabilities,
 };
-use crate::peer::{Connection, PeerBuilder, PeerHandle, RpcError};
+use crate::peer::{ConnectionTask, PeerBuilder, PeerHandle, RpcError};
 use crate::transport::{ChildStderr, ConnectOptions, IntoTarget};
 
 /// A connection to one MCP server, from a host.
@@ -64,7 +64,7 @@ pub(crate) struct Inner {
     /// tools' `x-mcp-header` annotations (unset: a call lists the tools first).
     pub(crate) headers_learnt: Option<tokio::sync::OnceCell<()>>,
     /// The client's connection (its task, and a child process), awaited by [`Client::close`].
-    connection: tokio::sync::Mutex<Connection>,
+    connection: tokio::sync::Mutex<ConnectionTask>,
 }
 
 impl Drop for Inner {
@@ -531,7 +531,7 @@ impl ClientBuilder {
         deadline: tokio::time::Instant,
         http: bool,
         peer: PeerHandle,
-        connection: Connection,
+        connection: ConnectionTask,
         key: Option<String>,
     ) -> Result<Client, ClientError> {
         let progress = Progress::default();

@@ -1,12 +1,12 @@
 //! Multi round-trip requests over a peer: [`Negotiated::request_with_input`] sends a request,
 //! fulfils the input requests of each `input_required` answer with an [`InputResolver`] and
 //! sends the request again, bounded by [`InputLimits`] (the pure pieces and the rules are in
-//! [`crate::mcp::mrtr`]).
+//! [`crate::mcp::input_rounds`]).
 
 use std::future::Future;
 
 use super::Negotiated;
-use crate::mcp::mrtr::{InputLimits, Malformed, Outcome, outcome_of, retry_params};
+use crate::mcp::input_rounds::{InputLimits, Malformed, Outcome, outcome_of, retry_params};
 use crate::message::RawJson;
 use crate::peer::{Incoming, PeerHandle, RequestOptions};
 
@@ -59,7 +59,7 @@ impl Negotiated {
     /// Sends a request as [`Negotiated::request`] does and, while the server answers
     /// `input_required`, fulfils its input requests with `resolver` and sends the request
     /// again (a new id) with the `inputResponses` and the `requestState` echoed, within
-    /// `limits` (see [`crate::mcp::mrtr`]). The answer that ends the call is
+    /// `limits` (see [`crate::mcp::input_rounds`]). The answer that ends the call is
     /// returned as it came.
     ///
     /// # Errors

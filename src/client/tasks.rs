@@ -27,7 +27,7 @@ use super::error::ClientError;
 use super::input::{InputError, InputResolver};
 use super::negotiate::Negotiated;
 use super::polling::TaskPolling;
-use crate::mcp::mrtr::{InputLimits, Malformed};
+use crate::mcp::input_rounds::{InputLimits, Malformed};
 use crate::mcp::types::{CallToolResult, Raw};
 use crate::mcp::types::{DetailedTask, TaskIdParams, TaskStatus, UpdateTaskParams};
 use crate::message::encode::Json;

@@ -43,9 +43,6 @@ pub const SESSION_HEADER: &str = "mcp-session-id";
 /// `initialize`.
 pub const VERSION_HEADER: &str = crate::mcp::headers::PROTOCOL_VERSION;
 
-/// The protocol versions the server accepts in [`VERSION_HEADER`] by default, oldest first.
-pub const PROTOCOL_VERSIONS: [&str; 4] = crate::mcp::LEGACY_VERSIONS;
-
 /// The one protocol version under which a POST may carry a batch.
 pub const BATCH_VERSION: &str = "2025-03-26";
 

@@ -15,7 +15,7 @@
 //!   (the answer to a `server/discover` probe, the fallback to `initialize`, the -32022
 //!   retry), and the `_meta` a modern request carries, spliced into its params as they are
 //!   written.
-//! - [`mrtr`]: multi round-trip requests on the client's side: an `InputRequiredResult`
+//! - [`input_rounds`]: multi round-trip requests on the client's side: an `InputRequiredResult`
 //!   read, and the retry's params built with `inputResponses` and the `requestState` echoed.
 //! - [`types`] (feature `mcp`): every MCP message as a borrowed serde type.
 //! - [`skills`] (feature `mcp`): the skills extension's types, digests, front matter and the
@@ -30,8 +30,8 @@ pub mod elicitation;
 pub(crate) mod envelope_spans;
 #[cfg(feature = "http")]
 pub mod headers;
+pub mod input_rounds;
 pub mod meta;
-pub mod mrtr;
 pub mod negotiation;
 #[cfg(feature = "mcp")]
 pub(crate) mod seal;

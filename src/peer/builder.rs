@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::codec::FramedRead;
 
-use super::connection::Connection;
+use super::connection_task::ConnectionTask;
 use super::core::Config;
 use super::driver::{self, ByteStream, Counting, Outlet};
 use super::handle::{PeerHandle, Shared};
@@ -87,8 +87,8 @@ impl PeerBuilder {
 
     /// Starts a peer over one duplex stream (a socket, `tokio::io::duplex`). Must be called
     /// inside a tokio runtime.
-    #[must_use = "dropping the Connection closes it"]
-    pub fn connect<T, H>(&self, io: T, handler: H) -> (PeerHandle, Connection)
+    #[must_use = "dropping the ConnectionTask closes it"]
+    pub fn connect<T, H>(&self, io: T, handler: H) -> (PeerHandle, ConnectionTask)
     where
         T: AsyncRead + AsyncWrite + Send + 'static,
         H: Handler,
@@ -99,8 +99,8 @@ impl PeerBuilder {
 
     /// Starts a peer over a separate reader and writer (a child's stdout and stdin, the halves
     /// of a TCP stream). Must be called inside a tokio runtime.
-    #[must_use = "dropping the Connection closes it"]
-    pub fn spawn<R, W, H>(&self, reader: R, writer: W, handler: H) -> (PeerHandle, Connection)
+    #[must_use = "dropping the ConnectionTask closes it"]
+    pub fn spawn<R, W, H>(&self, reader: R, writer: W, handler: H) -> (PeerHandle, ConnectionTask)
     where
         R: AsyncRead + Send + 'static,
         W: AsyncWrite + Send + 'static,
@@ -122,7 +122,7 @@ impl PeerBuilder {
         frames: S,
         outlet: O,
         handler: Arc<H>,
-    ) -> (PeerHandle, Connection)
+    ) -> (PeerHandle, ConnectionTask)
     where
         S: futures_util::Stream<Item = Result<Frame, crate::error::Error>> + Send + 'static,
         O: Outlet,
@@ -146,7 +146,7 @@ fn start<S, O, H>(
     frames: S,
     outlet: O,
     handler: Arc<H>,
-) -> (PeerHandle, Connection)
+) -> (PeerHandle, ConnectionTask)
 where
     S: futures_util::Stream<Item = Result<Frame, crate::error::Error>> + Send + 'static,
     O: Outlet,
@@ -154,5 +154,5 @@ where
 {
     let handle = PeerHandle { shared: shared.clone(), related: None };
     let task = tokio::spawn(driver::run(shared.clone(), frames, outlet, handler));
-    (handle, Connection { shared, task: Some(task), extra: None, pid: None })
+    (handle, ConnectionTask { shared, task: Some(task), extra: None, pid: None })
 }

@@ -89,7 +89,7 @@ pub enum CloseReason {
     /// The other side closed its end (end of stream).
     Eof,
     /// This side closed it ([`PeerHandle::close`](super::PeerHandle::close), or the
-    /// [`Connection`](super::Connection) was dropped).
+    /// [`ConnectionTask`](super::ConnectionTask) was dropped).
     Local,
     /// Reading or writing failed.
     Io(String),

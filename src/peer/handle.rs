@@ -479,7 +479,7 @@ impl PeerHandle {
     }
 
     /// Completes when the connection has started closing (its queue may still be flushing; await
-    /// [`Connection::closed`](super::Connection::closed) for the end).
+    /// [`ConnectionTask::closed`](super::ConnectionTask::closed) for the end).
     pub async fn closing(&self) {
         self.shared.closing.cancelled().await;
     }

@@ -37,7 +37,7 @@
 //! ```
 
 mod builder;
-mod connection;
+mod connection_task;
 // A transport that cuts its own frames and routes what the peer writes (HTTP's) reaches the
 // outlet it implements (`driver::Outlet`) and the records it routes by (`core::transmit`)
 // through these paths: no re-export that a build without such a transport would leave unused.
@@ -51,7 +51,7 @@ mod inline;
 pub(crate) mod principal;
 
 pub use builder::PeerBuilder;
-pub use connection::Connection;
+pub use connection_task::ConnectionTask;
 pub use core::PeerStats;
 pub use core::Timeout;
 #[cfg(feature = "mcp")]

@@ -8,8 +8,8 @@ use std::time::Duration;
 use tokio::sync::broadcast;
 
 use super::{
-    Call, Core, Error, HandlerFn, Lists, Scoped, Server, ServerMeta, Skills, ToolEntry, boxed,
-    extensions, scopes, skills, tasks,
+    Call, HandlerError, HandlerFn, Lists, Scoped, Server, ServerMeta, ServerState, Skills,
+    ToolEntry, boxed, extensions, scopes, skills, tasks,
 };
 use crate::mcp::Era;
 use crate::mcp::seal::StateKey;
@@ -55,7 +55,7 @@ impl ServerBuilder {
     pub fn tool<F, Fut>(mut self, tool: Tool<'static>, handler: F) -> Self
     where
         F: Fn(Call) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<CallToolResult<'static>, Error>> + Send + 'static,
+        Fut: Future<Output = Result<CallToolResult<'static>, HandlerError>> + Send + 'static,
     {
         self.tools.retain(|(t, _, _)| t.name != tool.name);
         self.tools.push((tool, None, boxed(handler)));
@@ -71,7 +71,7 @@ impl ServerBuilder {
     pub fn tool_in<F, Fut>(mut self, era: Era, tool: Tool<'static>, handler: F) -> Self
     where
         F: Fn(Call) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<CallToolResult<'static>, Error>> + Send + 'static,
+        Fut: Future<Output = Result<CallToolResult<'static>, HandlerError>> + Send + 'static,
     {
         self.tools.retain(|(t, _, _)| t.name != tool.name);
         self.tools.push((tool, Some(era), boxed(handler)));
@@ -83,7 +83,7 @@ impl ServerBuilder {
     pub fn resource<F, Fut>(mut self, resource: Resource<'static>, read: F) -> Self
     where
         F: Fn(Call) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ReadResourceResult<'static>, Error>> + Send + 'static,
+        Fut: Future<Output = Result<ReadResourceResult<'static>, HandlerError>> + Send + 'static,
     {
         self.resources.push((resource, boxed(read)));
         self
@@ -95,7 +95,7 @@ impl ServerBuilder {
     pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate<'static>, read: F) -> Self
     where
         F: Fn(Call) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ReadResourceResult<'static>, Error>> + Send + 'static,
+        Fut: Future<Output = Result<ReadResourceResult<'static>, HandlerError>> + Send + 'static,
     {
         self.templates.push((template, boxed(read)));
         self
@@ -106,7 +106,7 @@ impl ServerBuilder {
     pub fn prompt<F, Fut>(mut self, prompt: Prompt<'static>, get: F) -> Self
     where
         F: Fn(Call) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<GetPromptResult<'static>, Error>> + Send + 'static,
+        Fut: Future<Output = Result<GetPromptResult<'static>, HandlerError>> + Send + 'static,
     {
         self.prompts.retain(|(p, _)| p.name != prompt.name);
         self.prompts.push((prompt, boxed(get)));
@@ -118,7 +118,7 @@ impl ServerBuilder {
     pub fn completion<F, Fut>(mut self, complete: F) -> Self
     where
         F: Fn(Call) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<CompleteResult<'static>, Error>> + Send + 'static,
+        Fut: Future<Output = Result<CompleteResult<'static>, HandlerError>> + Send + 'static,
     {
         self.completion = Some(boxed(complete));
         self
@@ -204,7 +204,7 @@ impl ServerBuilder {
         let ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
         let lists = Lists::new(&self, &capabilities, &meta, ttl_ms);
         let (changes, _) = broadcast::channel(CHANGE_BACKLOG);
-        let core = Core {
+        let state = ServerState {
             tool_index: self
                 .tools
                 .iter()
@@ -233,7 +233,7 @@ impl ServerBuilder {
             tasks: tasks::Store::new(self.task_bounds),
             skills: self.skills.map(|s| skills::Served::new(s, ttl_ms)),
         };
-        Server(Arc::new(core))
+        Server(Arc::new(state))
     }
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::param_slots::{Key, ParamSlots, Slot};
-use super::{Server, Session};
+use super::{ConnectionState, Server};
 use crate::mcp::Era;
 use crate::mcp::meta::{Rejection, member};
 use crate::mcp::types::{InputRequest, LoggingLevel, Raw};
@@ -20,7 +20,7 @@ use crate::{error::ErrorCode, message::RawJson, message::encode::Json};
 /// Why a handler did not produce its result.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum Error {
+pub enum HandlerError {
     /// A protocol error, answered as the JSON-RPC error it is.
     Protocol(RpcError),
     /// The handler needs the client's input first: answered `input_required` in the modern
@@ -31,7 +31,7 @@ pub enum Error {
     Tool(String),
 }
 
-impl Error {
+impl HandlerError {
     /// A tool failure with this reason.
     #[must_use]
     pub fn tool(reason: impl Into<String>) -> Self {
@@ -39,25 +39,25 @@ impl Error {
     }
 }
 
-impl From<RpcError> for Error {
+impl From<RpcError> for HandlerError {
     fn from(e: RpcError) -> Self {
         Self::Protocol(e)
     }
 }
 
-impl From<Rejection> for Error {
+impl From<Rejection> for HandlerError {
     fn from(e: Rejection) -> Self {
         Self::Protocol(e.into())
     }
 }
 
-impl From<InputRequired> for Error {
+impl From<InputRequired> for HandlerError {
     fn from(e: InputRequired) -> Self {
         Self::InputRequired(e)
     }
 }
 
-impl std::fmt::Display for Error {
+impl std::fmt::Display for HandlerError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Protocol(e) => write!(f, "{e}"),
@@ -67,7 +67,7 @@ impl std::fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for HandlerError {}
 
 /// What a handler needs from the client before it can answer: requests keyed by name, and
 /// state to find again in the retry (sealed by the server, so the client cannot change it).
@@ -128,9 +128,9 @@ impl Answer {
     /// # Errors
     ///
     /// -32602 naming what did not match `T`: what the client answers is untrusted.
-    pub fn decode<'a, T: Deserialize<'a>>(&'a self) -> Result<T, Error> {
+    pub fn decode<'a, T: Deserialize<'a>>(&'a self) -> Result<T, HandlerError> {
         decode_named(self.0.get(), "the client's answer")
-            .map_err(|reason| Error::Protocol(RpcError::invalid_params(reason)))
+            .map_err(|reason| HandlerError::Protocol(RpcError::invalid_params(reason)))
     }
 
     /// The JSON text.
@@ -163,7 +163,7 @@ pub struct Call {
     pub(crate) request: Incoming,
     pub(crate) cx: Context,
     pub(crate) server: Server,
-    pub(crate) session: Arc<Session>,
+    pub(crate) session: Arc<ConnectionState>,
     pub(crate) era: Era,
     /// The `logLevel` of a modern request.
     pub(crate) log_level: Option<LoggingLevel>,
@@ -244,15 +244,15 @@ impl Call {
     /// # Errors
     ///
     /// -32602 with serde's reason (which names the field) when they do not match `T`.
-    pub fn params<'a, T: Deserialize<'a>>(&'a self) -> Result<T, Error> {
+    pub fn params<'a, T: Deserialize<'a>>(&'a self) -> Result<T, HandlerError> {
         let text = self.request.params().map_or("null", |p| p.get());
         decode_named(text, "params")
-            .map_err(|reason| Error::Protocol(RpcError::invalid_params(reason)))
+            .map_err(|reason| HandlerError::Protocol(RpcError::invalid_params(reason)))
     }
 
     /// Member `key` of `params` (`None` when absent or `null`), as [`member`] reads it, from
     /// the one scan of `params` made before the handler ran.
-    pub(crate) fn params_member(&self, key: Key) -> Result<Option<RawJson<'_>>, Error> {
+    pub(crate) fn params_member(&self, key: Key) -> Result<Option<RawJson<'_>>, HandlerError> {
         Ok(self.member_of_params(key)?)
     }
 
@@ -266,12 +266,13 @@ impl Call {
     ///
     /// # Errors
     ///
-    /// For a tool, arguments that do not match `T` are a tool failure ([`Error::Tool`], the
+    /// For a tool, arguments that do not match `T` are a tool failure ([`HandlerError::Tool`], the
     /// result the model sees, naming the field); -32602 when `params` is malformed.
-    pub fn arguments<'a, T: Deserialize<'a>>(&'a self) -> Result<T, Error> {
+    pub fn arguments<'a, T: Deserialize<'a>>(&'a self) -> Result<T, HandlerError> {
         let raw = self.params_member(Key::Arguments)?.map_or("{}", |a| a.get());
         let raw = if raw == "null" { "{}" } else { raw };
-        decode_named(raw, "arguments").map_err(|reason| Error::Tool(format!("invalid {reason}")))
+        decode_named(raw, "arguments")
+            .map_err(|reason| HandlerError::Tool(format!("invalid {reason}")))
     }
 
     /// The client's capabilities, as given (`{"elicitation":{},...}`).
@@ -303,7 +304,7 @@ impl Call {
     /// # Errors
     ///
     /// -32602 when `inputResponses` is malformed.
-    pub fn answer(&self, key: &str) -> Result<Option<Answer>, Error> {
+    pub fn answer(&self, key: &str) -> Result<Option<Answer>, HandlerError> {
         if let Some(responses) = self.params_member(Key::InputResponses)?
             && let Some(found) = member(responses, key)?
         {
@@ -317,12 +318,12 @@ impl Call {
     }
 
     /// Every answer this round can see, this round's first: what the next round carries.
-    pub(crate) fn all_answers(&self) -> Result<Vec<(String, Answer)>, Error> {
+    pub(crate) fn all_answers(&self) -> Result<Vec<(String, Answer)>, HandlerError> {
         let mut all: Vec<(String, Answer)> = Vec::new();
         if let Some(responses) = self.params_member(Key::InputResponses)? {
             let map: std::collections::BTreeMap<String, Box<serde_json::value::RawValue>> =
                 serde_json::from_str(responses.get()).map_err(|e| {
-                    Error::Protocol(RpcError::invalid_params(format_args!(
+                    HandlerError::Protocol(RpcError::invalid_params(format_args!(
                         "params.inputResponses: {e}"
                     )))
                 })?;
@@ -340,13 +341,17 @@ impl Call {
     ///
     /// Legacy era: sends the request to the client and waits for its response. Modern era: the
     /// answer of the retry's `inputResponses[key]` when present; otherwise the handler ends
-    /// here with [`Error::InputRequired`] (use `?`), which answers `input_required`.
+    /// here with [`HandlerError::InputRequired`] (use `?`), which answers `input_required`.
     ///
     /// # Errors
     ///
     /// -32021 when the client did not declare the capability the request needs; the client's
-    /// error response; [`Error::InputRequired`] as above.
-    pub async fn ask(&self, key: &str, request: InputRequest<'static>) -> Result<Answer, Error> {
+    /// error response; [`HandlerError::InputRequired`] as above.
+    pub async fn ask(
+        &self,
+        key: &str,
+        request: InputRequest<'static>,
+    ) -> Result<Answer, HandlerError> {
         if let Some(answer) = self.answer(key)? {
             return Ok(answer);
         }
@@ -370,7 +375,7 @@ impl Call {
         &self,
         key: &str,
         request: InputRequest<'static>,
-    ) -> Result<Answer, Error> {
+    ) -> Result<Answer, HandlerError> {
         if let Some(answer) = self.answer(key)? {
             return Ok(answer);
         }
@@ -390,7 +395,7 @@ impl Call {
     }
 
     /// -32021 unless the client declared what `request` needs.
-    pub(crate) fn require(&self, request: &InputRequest<'_>) -> Result<(), Error> {
+    pub(crate) fn require(&self, request: &InputRequest<'_>) -> Result<(), HandlerError> {
         match request.capability() {
             Some(cap) => self.require_client(cap),
             None => Ok(()),
@@ -403,7 +408,7 @@ impl Call {
     /// # Errors
     ///
     /// As above.
-    pub fn require_client(&self, cap: &str) -> Result<(), Error> {
+    pub fn require_client(&self, cap: &str) -> Result<(), HandlerError> {
         if self.client_supports(cap) {
             return Ok(());
         }
@@ -413,7 +418,7 @@ impl Call {
             required_capabilities: BTreeMap<&'a str, crate::mcp::types::Empty>,
         }
         let data = Data { required_capabilities: [(cap, crate::mcp::types::Empty {})].into() };
-        Err(Error::Protocol(
+        Err(HandlerError::Protocol(
             RpcError::new(
                 ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
                 format!("Missing required client capability: {cap}"),
@@ -423,7 +428,7 @@ impl Call {
     }
 
     /// Legacy era: one input request sent to the client as a request of its own.
-    pub(crate) async fn send(&self, request: &InputRequest<'_>) -> Result<Answer, Error> {
+    pub(crate) async fn send(&self, request: &InputRequest<'_>) -> Result<Answer, HandlerError> {
         let params = request.params.as_ref().map(Raw::as_raw_json);
         match self.cx.peer().request(&request.method, params).await {
             Ok(response) => {
@@ -431,7 +436,7 @@ impl Call {
                 let raw = Raw::owned(text).map_err(|e| RpcError::internal(e.to_string()))?;
                 Ok(Answer(raw))
             }
-            Err(e) => Err(Error::Protocol(RpcError::new(
+            Err(e) => Err(HandlerError::Protocol(RpcError::new(
                 ErrorCode::INTERNAL_ERROR,
                 format!("{} failed: {e}", request.method),
             ))),

@@ -8,7 +8,9 @@ use super::ToolEntry;
 use super::call::Capabilities;
 use super::param_slots::{Key, ParamSlots, Slot};
 use super::tasks::run::Started;
-use super::{BoxFuture, Call, Connection, Core, Error, HandlerFn, InputRequired};
+use super::{
+    BoxFuture, Call, ConnectionHandler, HandlerError, HandlerFn, InputRequired, ServerState,
+};
 use crate::mcp::meta::{Meta, Rejection, check_meta, member, str_of};
 use crate::mcp::types::{
     CacheScope, CallToolResult, InitializeResult, LoggingLevel, ReadResourceResult, SetLevelParams,
@@ -93,7 +95,7 @@ impl Envelope {
     }
 }
 
-impl Handler for Connection {
+impl Handler for ConnectionHandler {
     async fn request(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {
         let env = era_of(req, cx)?;
         match env.era {
@@ -120,8 +122,8 @@ impl Handler for Connection {
     }
 }
 
-impl Connection {
-    pub(super) fn core(&self) -> &Core {
+impl ConnectionHandler {
+    pub(super) fn state(&self) -> &ServerState {
         &self.server.0
     }
 
@@ -131,14 +133,14 @@ impl Connection {
         cx: &Context,
         env: &Envelope,
     ) -> Result<Reply, RpcError> {
-        let lists = &self.core().lists;
+        let lists = &self.state().lists;
         let method = req.method();
-        if !self.core().declares(method) {
+        if !self.state().declares(method) {
             return Err(RpcError::method_not_found(method));
         }
         match method {
             "server/discover" => Ok(Reply::raw(&lists.discover)),
-            "tools/list" if self.core().scopes.hide_forbidden => {
+            "tools/list" if self.state().scopes.hide_forbidden => {
                 self.tools_list(req, cx, Era::Modern)
             }
             "tools/list" => list(req, &lists.tools[1]),
@@ -181,14 +183,14 @@ impl Connection {
                     mcp::CLIENT_CAPABILITIES_KEY
                 )));
             }
-            method if !self.core().declares(method) => {
+            method if !self.state().declares(method) => {
                 return Err(RpcError::method_not_found(method));
             }
             _ => {}
         }
-        let lists = &self.core().lists;
+        let lists = &self.state().lists;
         match method {
-            "tools/list" if self.core().scopes.hide_forbidden => {
+            "tools/list" if self.state().scopes.hide_forbidden => {
                 self.tools_list(req, cx, Era::Legacy)
             }
             "tools/list" => list(req, &lists.tools[0]),
@@ -236,12 +238,12 @@ impl Connection {
             .iter()
             .find(|v| **v == p.protocol_version)
             .unwrap_or(&LEGACY_VERSIONS[LEGACY_VERSIONS.len() - 1]);
-        let core = self.core();
+        let state = self.state();
         let result = InitializeResult {
             protocol_version: (*agreed).into(),
-            capabilities: core.capabilities.clone(),
-            server_info: core.info.clone(),
-            instructions: core.instructions.as_deref().map(Into::into),
+            capabilities: state.capabilities.clone(),
+            server_info: state.info.clone(),
+            instructions: state.instructions.as_deref().map(Into::into),
         };
         let reply = Reply::json(&result)?;
         self.session.initialized.store(true, Ordering::Release);
@@ -288,10 +290,10 @@ impl Connection {
                 Kind::Resource | Kind::Complete => None,
             };
             let handler = self.route(&kind, &call, name.as_deref().unwrap_or_default())?;
-            if !self.core().scopes.is_empty()
+            if !self.state().scopes.is_empty()
                 && let Some(on) = self.scoped(&kind, &call, name.as_deref().unwrap_or_default())
             {
-                self.core().scopes.check(&on, call.principal())?;
+                self.state().scopes.check(&on, call.principal())?;
             }
             // The answers of earlier rounds, for the next one should this one ask for more
             // (none, and nothing to copy, in the common case).
@@ -338,12 +340,12 @@ impl Connection {
             Kind::Resource => {
                 let uri = req_uri(call).ok()?;
                 let exact = super::Scoped::resource(uri.as_str());
-                let registered = self.core().resources.iter().any(|(r, _)| r.uri == uri);
-                if registered || self.core().scopes.names(&exact) {
+                let registered = self.state().resources.iter().any(|(r, _)| r.uri == uri);
+                if registered || self.state().scopes.names(&exact) {
                     return Some(exact);
                 }
                 let t = self
-                    .core()
+                    .state()
                     .templates
                     .iter()
                     .find(|(t, _)| match_template(&t.uri_template, &uri, |_, _| {}))?;
@@ -355,16 +357,16 @@ impl Connection {
 
     /// `tools/list` cut down to the tools the caller may call.
     fn tools_list(&self, req: &Incoming, cx: &Context, era: Era) -> Result<Reply, RpcError> {
-        let core = self.core();
+        let state = self.state();
         list(req, "")?;
-        let typed = &core.lists.typed_tools[usize::from(era == Era::Modern)];
-        let mine = core.scopes.tools_for(typed.clone(), cx.principal());
+        let typed = &state.lists.typed_tools[usize::from(era == Era::Modern)];
+        let mine = state.scopes.tools_for(typed.clone(), cx.principal());
         let text = match era {
             Era::Legacy => serde_json::to_string(&mine),
             Era::Modern => serde_json::to_string(&super::Finished {
                 result: &mine,
                 result_type: "complete",
-                meta: &core.meta,
+                meta: &state.meta,
             }),
         };
         text.map(Reply::raw_string).map_err(|e| RpcError::internal(e.to_string()))
@@ -372,10 +374,10 @@ impl Connection {
 
     /// The handler of a request of `kind` naming `name` (a tool's or prompt's).
     fn route(&self, kind: &Kind, call: &Call, name: &str) -> Result<Route<'_>, RpcError> {
-        let core = self.core();
+        let state = self.state();
         match kind {
             Kind::Tool => {
-                match core.tool(name) {
+                match state.tool(name) {
                     // A tool of one era is unknown to the other's requests.
                     Some((_, only, f)) if only.is_none_or(|e| e == call.era) => Ok(Route::Tool(f)),
                     _ if name.is_empty() => Err(RpcError::invalid_params(
@@ -387,21 +389,21 @@ impl Connection {
                     )),
                 }
             }
-            Kind::Prompt => match core.prompt_index.get(name) {
-                Some(&i) => Ok(Route::Prompt(&core.prompts[i].1)),
+            Kind::Prompt => match state.prompt_index.get(name) {
+                Some(&i) => Ok(Route::Prompt(&state.prompts[i].1)),
                 None => {
                     Err(RpcError::new(ErrorCode::INVALID_PARAMS, format!("Unknown prompt: {name}")))
                 }
             },
             Kind::Resource => {
                 let uri = req_uri(call)?;
-                if let Some((_, f)) = core.resources.iter().find(|(r, _)| r.uri == uri) {
+                if let Some((_, f)) = state.resources.iter().find(|(r, _)| r.uri == uri) {
                     return Ok(Route::Resource(f));
                 }
-                if let Some(s) = core.skills.as_ref().filter(|s| s.serves(&uri)) {
+                if let Some(s) = state.skills.as_ref().filter(|s| s.serves(&uri)) {
                     return Ok(Route::Resource(s.reader()));
                 }
-                if let Some((_, f)) = core
+                if let Some((_, f)) = state
                     .templates
                     .iter()
                     .find(|(t, _)| match_template(&t.uri_template, &uri, |_, _| {}))
@@ -420,7 +422,7 @@ impl Connection {
                 Err(RpcError::new(code, format!("Resource not found: {uri}"))
                     .with_data(&Data { uri: &uri }))
             }
-            Kind::Complete => match &core.completion {
+            Kind::Complete => match &state.completion {
                 Some(f) => Ok(Route::Complete(f)),
                 None => Err(RpcError::method_not_found("completion/complete")),
             },
@@ -428,7 +430,7 @@ impl Connection {
     }
 }
 
-impl Core {
+impl ServerState {
     /// The tool named `name`.
     fn tool(&self, name: &str) -> Option<&ToolEntry> {
         // A few names are compared faster than one is hashed.
@@ -502,17 +504,17 @@ impl Route<'_> {
 
 /// A handler running.
 enum Running {
-    Tool(BoxFuture<Result<CallToolResult<'static>, Error>>),
-    Prompt(BoxFuture<Result<crate::mcp::types::GetPromptResult<'static>, Error>>),
-    Resource(BoxFuture<Result<ReadResourceResult<'static>, Error>>),
-    Complete(BoxFuture<Result<crate::mcp::types::CompleteResult<'static>, Error>>),
+    Tool(BoxFuture<Result<CallToolResult<'static>, HandlerError>>),
+    Prompt(BoxFuture<Result<crate::mcp::types::GetPromptResult<'static>, HandlerError>>),
+    Resource(BoxFuture<Result<ReadResourceResult<'static>, HandlerError>>),
+    Complete(BoxFuture<Result<crate::mcp::types::CompleteResult<'static>, HandlerError>>),
     /// A tool's handler that answered on its first step (a call that may run as a task).
-    Settled(Result<CallToolResult<'static>, Error>),
+    Settled(Result<CallToolResult<'static>, HandlerError>),
 }
 
 impl Running {
     /// What the handler returns, ready to encode.
-    async fn outcome(self) -> Result<Encoded, Error> {
+    async fn outcome(self) -> Result<Encoded, HandlerError> {
         match self {
             Running::Tool(f) => f.await.map(Encoded::Tool),
             Running::Prompt(f) => f.await.map(Encoded::Prompt),

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::Serialize;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::{Change, Connection};
+use super::{Change, ConnectionHandler};
 use crate::mcp::meta::{member, str_of};
 use crate::mcp::types::ListenParams;
 use crate::peer::{Context, Incoming, Reply, RpcError};
@@ -60,7 +60,7 @@ struct Uri<'a> {
     uri: &'a str,
 }
 
-impl Connection {
+impl ConnectionHandler {
     /// `subscriptions/listen`: acknowledged with the subset of the filter this server honours,
     /// then every matching change until the client cancels the request or the connection ends.
     pub(super) async fn listen(&self, req: &Incoming, cx: &Context) -> Result<Reply, RpcError> {

@@ -77,7 +77,7 @@ use tokio::sync::broadcast;
 use crate::mcp::Era;
 use crate::transport::{BadTarget, IntoTarget, Target};
 pub use builder::ServerBuilder;
-pub use call::{Answer, Call, Error, InputRequired};
+pub use call::{Answer, Call, HandlerError, InputRequired};
 pub use demo::demo;
 pub use scopes::Scoped;
 pub use skills::{Skills, SkillsError};
@@ -90,12 +90,12 @@ use crate::mcp::types::{
 };
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
-type HandlerFn<T> = Box<dyn Fn(Call) -> BoxFuture<Result<T, Error>> + Send + Sync>;
+type HandlerFn<T> = Box<dyn Fn(Call) -> BoxFuture<Result<T, HandlerError>> + Send + Sync>;
 
 fn boxed<T, F, Fut>(f: F) -> HandlerFn<T>
 where
     F: Fn(Call) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<T, Error>> + Send + 'static,
+    Fut: Future<Output = Result<T, HandlerError>> + Send + 'static,
 {
     Box::new(move |call| Box::pin(f(call)))
 }
@@ -217,7 +217,9 @@ fn modern_json<T: Serialize>(value: &T, result_type: &str, meta: &RawValue) -> S
     json(&Finished { result: value, result_type, meta })
 }
 
-pub(crate) struct Core {
+/// What every connection to a [`Server`] shares: what it serves and how (its lists, scopes,
+/// sealing key), its change feed and its tasks.
+pub(crate) struct ServerState {
     info: Implementation<'static>,
     instructions: Option<String>,
     capabilities: ServerCapabilities<'static>,
@@ -251,7 +253,7 @@ pub(crate) enum Change {
 
 /// An MCP server: cheap to clone, shared by every connection.
 #[derive(Clone)]
-pub struct Server(pub(crate) Arc<Core>);
+pub struct Server(pub(crate) Arc<ServerState>);
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -298,8 +300,8 @@ impl Server {
     /// A handler for one connection (or HTTP session, or stateless HTTP peer): give it to the
     /// peer, a transport's `serve_*`, or the HTTP server's factory.
     #[must_use]
-    pub fn handler(&self) -> Connection {
-        Connection { server: self.clone(), session: Arc::new(Session::default()) }
+    pub fn handler(&self) -> ConnectionHandler {
+        ConnectionHandler { server: self.clone(), session: Arc::new(ConnectionState::default()) }
     }
 
     /// A `tools/list` result of every tool (those of one era only included) as JSON: what the
@@ -348,7 +350,7 @@ impl Server {
 
 /// What one connection remembers: legacy session state and what is open on it.
 #[derive(Debug, Default)]
-pub(crate) struct Session {
+pub(crate) struct ConnectionState {
     /// `initialize` succeeded.
     initialized: AtomicBool,
     /// The capabilities `initialize` declared.
@@ -365,7 +367,7 @@ pub(crate) struct Session {
     task_owner: OnceLock<u64>,
 }
 
-impl Session {
+impl ConnectionState {
     pub(crate) fn log_level(&self) -> LoggingLevel {
         const LEVELS: [LoggingLevel; 8] = [
             LoggingLevel::Debug,
@@ -383,9 +385,9 @@ impl Session {
 
 /// The peer handler of one connection to a [`Server`].
 #[derive(Debug)]
-pub struct Connection {
+pub struct ConnectionHandler {
     server: Server,
-    session: Arc<Session>,
+    session: Arc<ConnectionState>,
 }
 
 /// The extensions the server declares: the members of each declaring part, in one object.

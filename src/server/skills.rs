@@ -25,7 +25,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::{BoxFuture, Call, Error, HandlerFn};
+use super::{BoxFuture, Call, HandlerError, HandlerFn};
 use crate::mcp::Era;
 use crate::mcp::skills::{DIRECTORY_READ, GET, LIST, SKILL_MD_MIME, SkillEntry, SkillLimits};
 use crate::mcp::types::{
@@ -114,7 +114,7 @@ impl Served {
         let read: HandlerFn<ReadResourceResult<'static>> = Box::new(move |call: Call| {
             let found = call.params::<ResourceParams<'_>>().map(|p| {
                 mine.read(&p.uri)
-                    .ok_or_else(|| Error::tool(format!("Resource not found: {}", p.uri)))
+                    .ok_or_else(|| HandlerError::tool(format!("Resource not found: {}", p.uri)))
             });
             Box::pin(async move { found? }) as BoxFuture<_>
         });
@@ -260,7 +260,7 @@ fn slice(
     Ok((start..end, (end < len).then(|| end.to_string())))
 }
 
-impl super::Connection {
+impl super::ConnectionHandler {
     /// `skills/list`, `skills/get`, `resources/directory/read`: unknown methods to a server
     /// without skills.
     pub(super) fn skills(&self, req: &Incoming, era: Era) -> Result<Reply, RpcError> {

@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 use tokio::sync::Notify;
 
 use super::call::{Answer, Call};
-use super::{Change, Connection};
+use super::{Change, ConnectionHandler};
 use crate::error::ErrorCode;
 use crate::limits::{
     DEFAULT_MAX_TASK_RESULT_BYTES, DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_CLIENT,
@@ -370,7 +370,7 @@ pub(crate) fn missing_extension() -> RpcError {
 /// Numbers legacy sessions for [`Owner::Session`].
 static SESSIONS: AtomicU64 = AtomicU64::new(1);
 
-impl Connection {
+impl ConnectionHandler {
     /// Who a request's tasks belong to.
     pub(crate) fn owner(&self, call: &Call) -> Owner {
         self.owner_in(call.principal(), call.era)
@@ -395,7 +395,7 @@ impl Connection {
         if !negotiated(call) {
             return Err(missing_extension());
         }
-        let store = &self.core().tasks;
+        let store = &self.state().tasks;
         let owner = self.owner(call);
         let ack = || self.task_reply(call.era, "{}".to_owned(), "complete");
         match req.method() {
@@ -420,7 +420,7 @@ impl Connection {
 
     /// Cancels a task that has not ended (one that has is left as it is: the same ack).
     fn cancel(&self, id: &str, owner: &Owner) -> Result<(), RpcError> {
-        let store = &self.core().tasks;
+        let store = &self.state().tasks;
         let abort = {
             let mut inner = store.lock();
             let e = inner.tasks.get_mut(id).filter(|e| e.owner == *owner);
@@ -442,7 +442,7 @@ impl Connection {
     /// Takes the answers to the task's pending requests (others are ignored); once none is
     /// pending, the task works again and its handler is called with them.
     fn update(&self, p: &UpdateTaskParams<'_>, owner: &Owner) -> Result<(), RpcError> {
-        let store = &self.core().tasks;
+        let store = &self.state().tasks;
         let id: &str = &p.task_id;
         let woke = {
             let mut inner = store.lock();
@@ -479,7 +479,7 @@ impl Connection {
         json: String,
         result_type: &'static str,
     ) -> Result<Reply, RpcError> {
-        let meta = (era == Era::Modern).then_some(&*self.core().meta);
+        let meta = (era == Era::Modern).then_some(&*self.state().meta);
         super::dispatch::encode::typed_reply(json, result_type, meta)
     }
 }

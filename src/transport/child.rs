@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, ready};
 
 use crate::limits::{CHILD_STDERR_DRAIN, DEFAULT_CHILD_STDERR_TAIL};
-use crate::peer::{ChildExit, Connection, Handler, PeerBuilder, PeerHandle};
+use crate::peer::{ChildExit, ConnectionTask, Handler, PeerBuilder, PeerHandle};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
@@ -55,7 +55,7 @@ pub fn spawn_child<H: Handler>(
     command: Command,
     stderr: ChildStderr,
     handler: H,
-) -> io::Result<(PeerHandle, Connection)> {
+) -> io::Result<(PeerHandle, ConnectionTask)> {
     spawn_child_with(builder, command, stderr, DEFAULT_CHILD_STDERR_TAIL, handler)
 }
 
@@ -63,10 +63,10 @@ pub fn spawn_child<H: Handler>(
 ///
 /// The child runs in a process group of its own (on unix), so that what it starts (a shell's
 /// children) is ended with it. When the connection ends (either side closes, or the
-/// [`Connection`] is dropped) the child's stdin is closed once the queued messages are
+/// [`ConnectionTask`] is dropped) the child's stdin is closed once the queued messages are
 /// written; the child then gets [`CHILD_EXIT_GRACE`] to exit, then its group gets SIGTERM,
 /// and [`CHILD_EXIT_GRACE`] later SIGKILL; whatever of the group outlives the child is ended
-/// the same way. The child is always reaped, and [`Connection::closed`] returns after all that.
+/// the same way. The child is always reaped, and [`ConnectionTask::closed`] returns after all that.
 ///
 /// A child that exits on its own ends the connection with
 /// [`CloseReason::Exited`](crate::peer::CloseReason::Exited): its status and the last
@@ -82,7 +82,7 @@ pub fn spawn_child_with<H: Handler>(
     stderr: ChildStderr,
     stderr_tail: usize,
     handler: H,
-) -> io::Result<(PeerHandle, Connection)> {
+) -> io::Result<(PeerHandle, ConnectionTask)> {
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).kill_on_drop(true);
     #[cfg(unix)]
     command.process_group(0);

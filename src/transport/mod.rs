@@ -16,7 +16,7 @@ pub use socket::{connect_unix, serve_unix, serve_unix_until};
 pub use stdio::{Stdin, StdioMode, Stdout, stdio};
 pub use target::{BadTarget, ConnectOptions, InProcess, IntoTarget, Target};
 
-use crate::peer::{Connection, Handler, PeerBuilder, PeerHandle};
+use crate::peer::{ConnectionTask, Handler, PeerBuilder, PeerHandle};
 
 /// Two peers joined in process by a `tokio::io::duplex` of `buffer` bytes each way: the first
 /// runs `a`, the second `b`. What the harness's embedded target and the tests use.
@@ -25,7 +25,7 @@ pub fn in_process<A: Handler, B: Handler>(
     buffer: usize,
     a: A,
     b: B,
-) -> ((PeerHandle, Connection), (PeerHandle, Connection)) {
+) -> ((PeerHandle, ConnectionTask), (PeerHandle, ConnectionTask)) {
     let (x, y) = tokio::io::duplex(buffer);
     (builder.connect(x, a), builder.connect(y, b))
 }

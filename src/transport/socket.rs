@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::io::AsyncRead;
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 
-use crate::peer::{Connection, Handler, PeerBuilder, PeerHandle};
+use crate::peer::{ConnectionTask, Handler, PeerBuilder, PeerHandle};
 
 /// Connects to a TCP server and runs a peer over the connection.
 ///
@@ -19,7 +19,7 @@ pub async fn connect_tcp<H: Handler>(
     builder: &PeerBuilder,
     addr: impl ToSocketAddrs,
     handler: H,
-) -> io::Result<(PeerHandle, Connection)> {
+) -> io::Result<(PeerHandle, ConnectionTask)> {
     let stream = TcpStream::connect(addr).await?;
     stream.set_nodelay(true)?;
     let (r, w) = stream.into_split();
@@ -150,7 +150,7 @@ pub async fn connect_unix<H: Handler>(
     builder: &PeerBuilder,
     path: impl AsRef<std::path::Path>,
     handler: H,
-) -> io::Result<(PeerHandle, Connection)> {
+) -> io::Result<(PeerHandle, ConnectionTask)> {
     let stream = tokio::net::UnixStream::connect(path).await?;
     let (r, w) = stream.into_split();
     Ok(builder.spawn(r, w, handler))

@@ -15,7 +15,7 @@ use tokio::io::DuplexStream;
 
 use super::ChildStderr;
 use crate::limits::DEFAULT_CHILD_STDERR_TAIL;
-use crate::peer::{Connection, Handler, PeerBuilder, PeerHandle};
+use crate::peer::{ConnectionTask, Handler, PeerBuilder, PeerHandle};
 
 /// A server and the transport that reaches it.
 ///
@@ -57,7 +57,7 @@ pub enum Target {
 #[derive(Clone)]
 pub struct InProcess {
     name: Arc<str>,
-    serve: Arc<dyn Fn(DuplexStream) -> Connection + Send + Sync>,
+    serve: Arc<dyn Fn(DuplexStream) -> ConnectionTask + Send + Sync>,
 }
 
 impl InProcess {
@@ -180,7 +180,7 @@ impl Target {
     /// pipe of [`IN_PROCESS_BUFFER`] bytes each way, once per connection.
     pub fn in_process(
         name: &str,
-        serve: impl Fn(DuplexStream) -> Connection + Send + Sync + 'static,
+        serve: impl Fn(DuplexStream) -> ConnectionTask + Send + Sync + 'static,
     ) -> Self {
         Self::InProcess(InProcess { name: name.into(), serve: Arc::new(serve) })
     }
@@ -221,7 +221,7 @@ impl Target {
     }
 
     /// Starts the transport and a peer on it that runs `handler` for what the server sends.
-    /// The returned [`Connection`] is the client's; a server in this process runs on, detached,
+    /// The returned [`ConnectionTask`] is the client's; a server in this process runs on, detached,
     /// until the pipe closes.
     ///
     /// # Errors
@@ -233,7 +233,7 @@ impl Target {
         builder: &PeerBuilder,
         handler: H,
         options: &ConnectOptions,
-    ) -> std::io::Result<(PeerHandle, Connection)> {
+    ) -> std::io::Result<(PeerHandle, ConnectionTask)> {
         Ok(match self {
             Self::Command { program, args } => {
                 let mut command = tokio::process::Command::new(program);

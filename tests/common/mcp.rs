@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use mcpwire::mcp::types::{CallToolResult, ElicitParams, ElicitResult, InputRequest};
-use mcpwire::server::{Call, Error};
+use mcpwire::server::{Call, HandlerError};
 
 /// The legacy era's latest revision.
 pub const LEGACY: &str = "2025-11-25";
@@ -17,7 +17,7 @@ pub const FORM: &str =
     r#"{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}"#;
 
 /// `greet`: "hello" and its `who` argument.
-pub async fn greet(call: Call) -> Result<CallToolResult<'static>, Error> {
+pub async fn greet(call: Call) -> Result<CallToolResult<'static>, HandlerError> {
     #[derive(serde::Deserialize)]
     struct Args<'a> {
         #[serde(borrow)]
@@ -28,7 +28,7 @@ pub async fn greet(call: Call) -> Result<CallToolResult<'static>, Error> {
 }
 
 /// `ask_name`: asks the client for a name with [`FORM`], then "hi" and the name.
-pub async fn ask_name(call: Call) -> Result<CallToolResult<'static>, Error> {
+pub async fn ask_name(call: Call) -> Result<CallToolResult<'static>, HandlerError> {
     let a = call.ask("name", InputRequest::elicit(&ElicitParams::form("Name?", FORM))).await?;
     let a: ElicitResult<'_> = a.decode()?;
     Ok(CallToolResult::text(format!("hi {}", a.text("name")?.unwrap_or_default())))

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use mcpwire::peer::{
-    Connection, Context, Handler, Incoming, PeerBuilder, PeerHandle, Reply, RpcError,
+    ConnectionTask, Context, Handler, Incoming, PeerBuilder, PeerHandle, Reply, RpcError,
 };
 use mcpwire::{Frame, JsonRpcCodec};
 use serde_json::{Value, json};
@@ -24,8 +24,8 @@ pub const PIPE: usize = 1 << 16;
 pub struct Pair {
     pub client: PeerHandle,
     pub server: PeerHandle,
-    pub client_conn: Connection,
-    pub server_conn: Connection,
+    pub client_conn: ConnectionTask,
+    pub server_conn: ConnectionTask,
 }
 
 /// A [`Pair`] over a pipe of [`PIPE`] bytes: the client runs `client`, the server `server`.
@@ -51,7 +51,7 @@ pub fn peer_on_pipe(
     builder: &PeerBuilder,
     pipe: usize,
     handler: impl Handler,
-) -> (PeerHandle, Connection, DuplexStream) {
+) -> (PeerHandle, ConnectionTask, DuplexStream) {
     let (a, b) = tokio::io::duplex(pipe);
     let (peer, conn) = builder.connect(a, handler);
     (peer, conn, b)
@@ -104,7 +104,10 @@ pub fn write_lines(
 
 /// A peer under test on one end of a duplex of [`PIPE`] bytes, the hand-played side on the
 /// other.
-pub fn with_raw<H: Handler>(builder: &PeerBuilder, handler: H) -> (PeerHandle, Connection, Raw) {
+pub fn with_raw<H: Handler>(
+    builder: &PeerBuilder,
+    handler: H,
+) -> (PeerHandle, ConnectionTask, Raw) {
     with_raw_over(builder, PIPE, handler)
 }
 
@@ -113,7 +116,7 @@ pub fn with_raw_over<H: Handler>(
     builder: &PeerBuilder,
     pipe: usize,
     handler: H,
-) -> (PeerHandle, Connection, Raw) {
+) -> (PeerHandle, ConnectionTask, Raw) {
     let (peer, conn, io) = peer_on_pipe(builder, pipe, handler);
     (peer, conn, Raw::new(io))
 }

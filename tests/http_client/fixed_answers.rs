@@ -130,7 +130,7 @@ async fn fake_exchange(
 }
 
 /// A client of the fake server, past the handshake.
-async fn fake_client() -> (Fake, PeerHandle, Connection) {
+async fn fake_client() -> (Fake, PeerHandle, ConnectionTask) {
     let fake = Fake::start().await;
     let (peer, conn) = connect(&PeerBuilder::new(), &fake.server.url, NoHandler).unwrap();
     handshake(&peer).await;

@@ -9,7 +9,7 @@ pub(crate) use std::time::Duration;
 
 pub(crate) use mcpwire::http::{HttpClient, HttpServer, connect};
 pub(crate) use mcpwire::peer::{
-    CloseReason, Connection, Context, Handler, Incoming, NO_PARAMS, NoHandler, PeerBuilder,
+    CloseReason, ConnectionTask, Context, Handler, Incoming, NO_PARAMS, NoHandler, PeerBuilder,
     PeerHandle, Reply, RequestError, RequestOptions, RpcError, TransportError,
 };
 pub(crate) use mcpwire::{ErrorCode, Json, RawJson};

@@ -100,7 +100,7 @@ fn unsupported(id: &Value, supported: &[&str]) -> Answer {
 }
 
 /// A client of `fake`, not yet past any handshake.
-fn client_of(fake: &Fixed) -> (PeerHandle, Connection) {
+fn client_of(fake: &Fixed) -> (PeerHandle, ConnectionTask) {
     connect(&PeerBuilder::new(), fake.url(), NoHandler).unwrap()
 }
 
@@ -157,13 +157,13 @@ fn options() -> ClientOptions {
 }
 
 /// A client of `fake`, and what `negotiate` with [`options`] made of the server.
-async fn negotiated(fake: &Fixed) -> (PeerHandle, Connection, Negotiated) {
+async fn negotiated(fake: &Fixed) -> (PeerHandle, ConnectionTask, Negotiated) {
     let (peer, conn) = client_of(fake);
     let agreed = within(negotiate(&peer, &options(), None)).await.unwrap();
     (peer, conn, agreed)
 }
 
-async fn modern_client(fake: &Fixed) -> (PeerHandle, Connection, Negotiated) {
+async fn modern_client(fake: &Fixed) -> (PeerHandle, ConnectionTask, Negotiated) {
     let (peer, conn, agreed) = negotiated(fake).await;
     assert_eq!(agreed.era(), Era::Modern);
     assert_eq!(agreed.version(), "2026-07-28");

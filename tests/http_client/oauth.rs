@@ -168,7 +168,7 @@ fn oauth() -> OAuth {
 }
 
 /// A client of `url` authorizing with [`oauth`], no GET stream.
-fn with_oauth(url: &str) -> (PeerHandle, Connection) {
+fn with_oauth(url: &str) -> (PeerHandle, ConnectionTask) {
     HttpClient::new(PeerBuilder::new())
         .get_stream(false)
         .oauth(oauth())

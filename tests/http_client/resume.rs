@@ -185,11 +185,11 @@ fn sse(events: &str) -> String {
 
 const RESPONSE: &str = r#"{"jsonrpc":"2.0","id":{id},"result":{"resumed":true}}"#;
 
-async fn client_of(s: &Scripted) -> (PeerHandle, Connection) {
+async fn client_of(s: &Scripted) -> (PeerHandle, ConnectionTask) {
     client_with(s, HttpClient::new(PeerBuilder::new())).await
 }
 
-async fn client_with(s: &Scripted, client: HttpClient) -> (PeerHandle, Connection) {
+async fn client_with(s: &Scripted, client: HttpClient) -> (PeerHandle, ConnectionTask) {
     let (peer, conn) = client.get_stream(false).connect(&s.server.url, NoHandler).unwrap();
     handshake(&peer).await;
     (peer, conn)

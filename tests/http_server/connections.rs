@@ -264,3 +264,43 @@ async fn serve_connection_serves_a_pipe_and_its_idle_sessions_expire() {
     drop(client);
     timeout(WAIT, served).await.expect("the connection ends with its client").unwrap().ok();
 }
+
+#[tokio::test]
+async fn a_body_that_never_arrives_gets_408_and_unfinished_headers_close_the_connection() {
+    const READ: Duration = Duration::from_millis(300);
+    assert_eq!(mcpwire::limits::DEFAULT_READ_TIMEOUT, Duration::from_secs(30));
+    assert_eq!(mcpwire::limits::DEFAULT_HEADER_TIMEOUT, Duration::from_secs(10));
+    let s =
+        serve(HttpServer::new(PeerBuilder::new()).read_timeout(READ).header_timeout(READ)).await;
+    let c = Client::session(s.addr, NO_BATCHES).await;
+
+    // The headers declare 100 bytes of body; 10 come.
+    let mut raw = TcpStream::connect(s.addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Accept: {BOTH}\r\n{SESSION_HEADER}: {}\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\"",
+        c.session.as_deref().unwrap()
+    );
+    let started = Instant::now();
+    raw.write_all(head.as_bytes()).await.unwrap();
+    let (status, head, body) =
+        timeout(WAIT, read_raw_response(&mut raw)).await.expect("an answer within the bound");
+    assert!(started.elapsed() >= READ / 2, "answered before the timeout: {head}");
+    assert_eq!(status, 408, "{head}");
+    let v: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(v["error"]["code"], SERVER_ERROR, "{v}");
+    assert_eq!(v["id"], Value::Null, "{v}");
+
+    // Headers that never end: the connection is closed (hyper sends nothing).
+    let started = Instant::now();
+    let mut raw = TcpStream::connect(s.addr).await.unwrap();
+    raw.write_all(b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Ty").await.unwrap();
+    let mut rest = Vec::new();
+    let closed = timeout(WAIT, raw.read_to_end(&mut rest)).await;
+    let took = started.elapsed();
+    assert!(closed.is_ok(), "the connection is still open after {took:?}");
+    assert!(took >= READ / 2, "closed after {took:?}, before the timeout");
+
+    // The server goes on (on a new connection: an idle one is closed by the timeout too).
+    c.beside().await.ping_ok(1).await;
+}

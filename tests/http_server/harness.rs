@@ -12,7 +12,8 @@ pub(crate) use http_body_util::{BodyExt, Empty, Full, StreamBody};
 pub(crate) use hyper::body::Incoming as ResponseBody;
 pub(crate) use hyper::client::conn::http1::SendRequest;
 pub(crate) use hyper_util::rt::TokioIo;
-pub(crate) use mcpwire::http::{HttpServer, PROTOCOL_VERSIONS, SESSION_HEADER, VERSION_HEADER};
+pub(crate) use mcpwire::http::{HttpServer, SESSION_HEADER, VERSION_HEADER};
+pub(crate) use mcpwire::mcp::LEGACY_VERSIONS;
 pub(crate) use mcpwire::peer::{
     Context, Handler, Incoming, NO_PARAMS, PeerBuilder, Reply, RequestError, RpcError,
 };
@@ -48,7 +49,7 @@ pub(crate) const SESSION_NOT_FOUND: i64 = -32001;
 // The handler under the server.
 
 /// A small MCP handler: `initialize` agrees to the offered version when it is one of
-/// [`PROTOCOL_VERSIONS`] (else the latest), and fails without one; `ping`; `echo` answers its
+/// [`LEGACY_VERSIONS`] (else the latest), and fails without one; `ping`; `echo` answers its
 /// params; `slow` sends `steps` progress notifications for its `_meta.progressToken` before it
 /// answers; `announce` sends a notification that answers no request (it goes to the GET stream);
 /// `hold` answers only once the test releases it (`announce_hold` sends a notification first);
@@ -86,10 +87,10 @@ impl Handler for Probe {
                 let offered = p["protocolVersion"]
                     .as_str()
                     .ok_or_else(|| RpcError::invalid_params("protocolVersion is required"))?;
-                let agreed = PROTOCOL_VERSIONS
+                let agreed = LEGACY_VERSIONS
                     .iter()
                     .find(|v| **v == offered)
-                    .unwrap_or(&PROTOCOL_VERSIONS[PROTOCOL_VERSIONS.len() - 1]);
+                    .unwrap_or(&LEGACY_VERSIONS[LEGACY_VERSIONS.len() - 1]);
                 Reply::json(&json!({
                     "protocolVersion": agreed,
                     "capabilities": {},
@@ -576,4 +577,32 @@ pub(crate) fn cancel(id: i64) -> String {
     format!(
         r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#
     )
+}
+
+/// How long these tests wait for what a correct server does at once.
+pub(crate) const SHORT: Duration = Duration::from_secs(1);
+
+/// Asserts the end of a POST whose request was cancelled, for a client that takes event
+/// streams: an event stream with no event.
+#[track_caller]
+pub(crate) fn assert_no_response(a: &Answer) {
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    assert_eq!(a.events(), Vec::<Value>::new(), "{a:?}");
+}
+
+/// Opens the session's GET stream, then POSTs request `id` to `ask` on a connection of its own:
+/// returns that POST's task, the `roots/list` the handler sent on the stream, and the stream
+/// (kept open while the test runs).
+pub(crate) async fn ask_over_the_stream(
+    c: &Client,
+    id: i64,
+) -> (tokio::task::JoinHandle<Answer>, Value, (Client, ResponseBody)) {
+    let mut g = c.beside().await;
+    let mut stream = g.open_stream().await.into_body();
+    let mut buf = String::new();
+    let mut asker = c.beside().await;
+    let asked = tokio::spawn(async move { asker.post(request(id, "ask")).await });
+    let e = next_event(&mut stream, &mut buf).await;
+    assert_eq!(e["method"], "roots/list", "{e}");
+    (asked, e, (g, stream))
 }

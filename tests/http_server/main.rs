@@ -10,6 +10,7 @@
 
 mod abuse;
 mod auth;
+mod cancellation;
 #[path = "../common/mod.rs"]
 mod common;
 mod connections;
@@ -19,9 +20,8 @@ mod harness;
 mod http2;
 mod modern;
 mod peerless;
-mod regressions;
 mod requests;
 mod resume;
-mod review;
+mod routing;
 mod sessions;
 mod stop;

@@ -425,7 +425,7 @@ async fn an_unsupported_protocol_version_gets_400_and_supported_ones_pass() {
         let a = other.call(other.to(Method::DELETE).body(empty()).unwrap()).await;
         a.assert_error(StatusCode::BAD_REQUEST, SERVER_ERROR, Value::Null);
     }
-    for (i, v) in PROTOCOL_VERSIONS.iter().enumerate() {
+    for (i, v) in LEGACY_VERSIONS.iter().enumerate() {
         let mut other = c.beside().await;
         other.version = Some((*v).to_owned());
         other.ping_ok(10 + i as i64).await;
@@ -451,7 +451,7 @@ async fn an_unsupported_protocol_version_gets_400_and_supported_ones_pass() {
 async fn a_batch_is_refused_unless_the_session_negotiated_2025_03_26() {
     let s = serve_default().await;
     let batch = format!("[{},{}]", request(1, "ping"), request(2, "ping"));
-    for v in PROTOCOL_VERSIONS.iter().filter(|v| **v != BATCHES) {
+    for v in LEGACY_VERSIONS.iter().filter(|v| **v != BATCHES) {
         let mut c = Client::session(s.addr, v).await;
         assert_eq!(c.version.as_deref(), Some(*v));
         for body in
@@ -578,4 +578,19 @@ async fn a_cancelled_request_ends_its_post_with_no_response() {
     // Cancelling what is not in flight is harmless.
     c.post(cancel(99)).await.assert_empty(StatusCode::ACCEPTED);
     c.ping_ok(16).await;
+}
+
+#[tokio::test]
+async fn a_client_that_takes_only_event_streams_gets_one() {
+    let s = serve_default().await;
+    let mut c = Client::session(s.addr, NO_BATCHES).await;
+    let req = c
+        .to(Method::POST)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "text/event-stream")
+        .body(full(request(1, "ping")))
+        .unwrap();
+    let a = c.call(req).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    assert_eq!(a.events(), [json!({"jsonrpc": "2.0", "id": 1, "result": {}})]);
 }

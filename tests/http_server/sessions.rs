@@ -236,3 +236,63 @@ async fn an_idle_session_expires_and_a_busy_one_does_not() {
     assert_eq!((stats.sessions, stats.sessions_expired), (2, 1), "{stats:?}");
     drop(stream);
 }
+
+#[tokio::test]
+async fn a_failed_initialize_answered_as_an_event_stream_opens_no_session() {
+    let s = serve_default().await;
+    let mut c = Client::connect(s.addr).await;
+    let post = |c: &Client, body: &str| {
+        c.to(Method::POST)
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "text/event-stream")
+            .body(full(body.to_owned()))
+            .unwrap()
+    };
+    // Without a protocol version the probe fails `initialize`.
+    let a = c.call(post(&c, r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#)).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    let events = a.events();
+    assert_eq!(events.len(), 1, "{a:?}");
+    assert_eq!(
+        (events[0]["id"].clone(), events[0]["error"]["code"].clone()),
+        (json!(0), json!(-32602))
+    );
+    assert_eq!(a.header(SESSION_HEADER), None, "{a:?}");
+    let stats = s.server.stats();
+    assert_eq!((stats.sessions, stats.sessions_started), (0, 0), "{stats:?}");
+
+    // One that succeeds opens a session, event stream or not.
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#;
+    let a = c.call(post(&c, body)).await;
+    assert_eq!(a.events()[0]["result"]["protocolVersion"], "2025-06-18", "{a:?}");
+    assert!(a.header(SESSION_HEADER).is_some(), "{a:?}");
+    assert_eq!(s.server.stats().sessions, 1);
+}
+
+#[tokio::test]
+async fn a_failed_initialize_opens_no_session() {
+    let s = serve(HttpServer::new(PeerBuilder::new()).max_sessions(1)).await;
+    let mut c = Client::connect(s.addr).await;
+    let a = c.post(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    assert_eq!(a.json()["error"]["code"], -32602);
+    assert_eq!(a.header(SESSION_HEADER), None, "{a:?}");
+    assert_eq!(s.server.stats().sessions, 0);
+    // The slot is free for a real one.
+    let mut d = Client::connect(s.addr).await;
+    assert_eq!(d.initialize(NO_BATCHES).await.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_request_in_flight_when_the_session_is_deleted_is_answered_internal_error() {
+    let s = serve_default().await;
+    let mut c = Client::session(s.addr, NO_BATCHES).await;
+    for (id, accept) in [(9, BOTH), (10, "application/json")] {
+        let held = c.hold(&s.probe, id, accept).await;
+        c.call(c.to(Method::DELETE).body(empty()).unwrap()).await.assert_empty(StatusCode::OK);
+        let a = timeout(SHORT, held).await.expect("the waiting POST is answered").unwrap();
+        a.assert_error(StatusCode::OK, INTERNAL_ERROR, json!(id));
+        c.session = None;
+        assert_eq!(c.initialize(NO_BATCHES).await.status, StatusCode::OK);
+    }
+}

@@ -206,3 +206,36 @@ async fn a_connection_whose_client_does_not_read_is_dropped_after_the_stop_grace
     }
     assert!(read < BIG, "read {read} bytes: the whole answer was written after the stop");
 }
+
+/// Once stopped, `serve` ends the sessions, lets the exchange under way finish (a request held
+/// in its handler gets -32603, its session having ended), closes the kept-alive connections,
+/// and returns; the same server served again takes sessions again.
+#[tokio::test]
+async fn after_serve_stops_its_connections_finish_and_close_and_its_sessions_end() {
+    let server = HttpServer::new(PeerBuilder::new());
+    let probe = Probe::new();
+    let p = probe.clone();
+    let ServedHttp { addr, stop, task: running } =
+        serve_http(server.clone(), move || p.clone()).await;
+    let c = Client::session(addr, NO_BATCHES).await;
+    let held = c.hold(&probe, 1, BOTH).await;
+    // A kept-alive connection, idle at the stop.
+    let mut idle = TcpStream::connect(addr).await.unwrap();
+    let ask = format!("GET /elsewhere HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    idle.write_all(ask.as_bytes()).await.unwrap();
+    assert_eq!(read_raw_response(&mut idle).await.0, 404);
+
+    stop.send(()).unwrap();
+    timeout(WAIT, running).await.expect("serve returns").unwrap().unwrap();
+
+    let a = timeout(WAIT, held).await.expect("the held POST is answered").unwrap();
+    assert_eq!(a.json()["error"]["code"], INTERNAL_ERROR, "{a:?}");
+    let mut rest = Vec::new();
+    let closed = timeout(WAIT, idle.read_to_end(&mut rest)).await.expect("the idle one closes");
+    assert!(matches!(closed, Ok(0)), "{closed:?} {rest:?}");
+    let stats = server.stats();
+    assert_eq!((stats.sessions, stats.sessions_started), (0, 1), "{stats:?}");
+
+    let again = serve(server).await;
+    Client::session(again.addr, NO_BATCHES).await.ping_ok(2).await;
+}

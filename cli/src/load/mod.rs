@@ -46,7 +46,7 @@ use mcpwire::Limits;
 use mcpwire::client::{ClientOptions, Negotiated, negotiate};
 use mcpwire::mcp::Era;
 use mcpwire::mcp::negotiation::VersionChoice;
-use mcpwire::peer::{Connection, NoHandler, PeerBuilder, PeerHandle, RequestOptions};
+use mcpwire::peer::{ConnectionTask, NoHandler, PeerBuilder, PeerHandle, RequestOptions};
 use mcpwire::transport::{self, ConnectOptions, Target};
 use serde::Deserialize;
 
@@ -247,7 +247,7 @@ fn check_sizes(plan: &Plan) -> Result<(), SetupError> {
     Ok(())
 }
 
-pub(crate) async fn connect(plan: &Plan) -> Result<(PeerHandle, Connection), std::io::Error> {
+pub(crate) async fn connect(plan: &Plan) -> Result<(PeerHandle, ConnectionTask), std::io::Error> {
     let limits = Limits::default().max_in_flight(plan.model.max_in_flight().max(1));
     let builder = PeerBuilder::new().limits(limits).request_timeout(Some(plan.timeout));
     // A child runs in its own process group: a Ctrl-C at the terminal stops the run (and

@@ -7,7 +7,7 @@ use std::time::Duration;
 use mcpwire::Json;
 use mcpwire::RawJson;
 use mcpwire::client::{InputError, InputResolver, Negotiated, TaskPolling};
-use mcpwire::mcp::mrtr::{InputLimits, Outcome, created_task, outcome};
+use mcpwire::mcp::input_rounds::{InputLimits, Outcome, created_task, outcome};
 use mcpwire::mcp::types::{DetailedTask, TaskStatus};
 use mcpwire::peer::{PeerHandle, RequestError, RequestOptions, TransportError};
 use tokio::sync::Notify;

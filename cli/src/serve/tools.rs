@@ -19,7 +19,7 @@ use std::time::Duration;
 use mcpwire::mcp::Era;
 use mcpwire::mcp::types::Tool;
 use mcpwire::mcp::types::{CallToolResult, ElicitParams, ElicitResult, InputRequest, LoggingLevel};
-use mcpwire::server::{Call, Error, Server};
+use mcpwire::server::{Call, HandlerError, Server};
 use serde::Deserialize;
 
 /// The longest message `route` and `confirm` accept, in bytes. `echo` has no bound of its own:
@@ -78,7 +78,7 @@ pub fn failing(name: &str) -> Option<Server> {
         .input_schema(schema);
     let fail = move |_call: Call| {
         let why = why.clone();
-        async move { Err(Error::tool(why)) }
+        async move { Err(HandlerError::tool(why)) }
     };
     Some(builder().tool(tool, fail).build())
 }
@@ -134,14 +134,14 @@ fn builder() -> mcpwire::server::ServerBuilder {
 }
 
 /// A tool failure (bad arguments) named after its tool: `echo: invalid arguments...`.
-fn named(tool: &str, e: Error) -> Error {
+fn named(tool: &str, e: HandlerError) -> HandlerError {
     match e {
-        Error::Tool(reason) => Error::Tool(format!("{tool}: {reason}")),
+        HandlerError::Tool(reason) => HandlerError::Tool(format!("{tool}: {reason}")),
         other => other,
     }
 }
 
-async fn echo(call: Call) -> Result<CallToolResult<'static>, Error> {
+async fn echo(call: Call) -> Result<CallToolResult<'static>, HandlerError> {
     #[derive(Deserialize)]
     struct Args<'a> {
         #[serde(borrow)]
@@ -153,14 +153,16 @@ async fn echo(call: Call) -> Result<CallToolResult<'static>, Error> {
 
 /// Sleeps; with a progress token, reports progress as it starts and as it ends; for a modern
 /// request whose `logLevel` is `info` or below, a log message first.
-async fn sleep(call: Call) -> Result<CallToolResult<'static>, Error> {
+async fn sleep(call: Call) -> Result<CallToolResult<'static>, HandlerError> {
     #[derive(Deserialize)]
     struct Args {
         ms: serde_json::Number,
     }
     let a: Args = call.arguments().map_err(|e| named("sleep", e))?;
     let Some(ms) = a.ms.as_u64().filter(|ms| *ms <= MAX_SLEEP_MS) else {
-        return Err(Error::tool(format!("sleep: ms must be an integer from 0 to {MAX_SLEEP_MS}")));
+        return Err(HandlerError::tool(format!(
+            "sleep: ms must be an integer from 0 to {MAX_SLEEP_MS}"
+        )));
     };
     // Only where the request asked for log messages (a legacy session would get them unasked).
     if call.era() == Era::Modern {
@@ -174,7 +176,7 @@ async fn sleep(call: Call) -> Result<CallToolResult<'static>, Error> {
     Ok(CallToolResult::text(format!("slept {ms}")))
 }
 
-async fn route(call: Call) -> Result<CallToolResult<'static>, Error> {
+async fn route(call: Call) -> Result<CallToolResult<'static>, HandlerError> {
     #[derive(Deserialize)]
     struct Args<'a> {
         #[serde(borrow)]
@@ -186,7 +188,9 @@ async fn route(call: Call) -> Result<CallToolResult<'static>, Error> {
     }
     let a: Args<'_> = call.arguments().map_err(|e| named("route", e))?;
     if a.message.len() + a.region.len() > MAX_ECHO_BYTES {
-        return Err(Error::tool(format!("route: at most {MAX_ECHO_BYTES} bytes are accepted")));
+        return Err(HandlerError::tool(format!(
+            "route: at most {MAX_ECHO_BYTES} bytes are accepted"
+        )));
     }
     let shard = a.shard.map_or(String::new(), |s| format!("/{s}"));
     Ok(CallToolResult::text(format!("{}{shard}: {}", a.region, a.message)))
@@ -195,7 +199,7 @@ async fn route(call: Call) -> Result<CallToolResult<'static>, Error> {
 /// Asks the client for a yes/no answer: in the modern era the first call is answered
 /// `input_required` (an elicitation under `confirm`) and the client's retry carries the answer;
 /// in a legacy session the server sends the elicitation to the client itself.
-async fn confirm(call: Call) -> Result<CallToolResult<'static>, Error> {
+async fn confirm(call: Call) -> Result<CallToolResult<'static>, HandlerError> {
     #[derive(Deserialize)]
     struct Args<'a> {
         #[serde(borrow)]
@@ -203,7 +207,9 @@ async fn confirm(call: Call) -> Result<CallToolResult<'static>, Error> {
     }
     let a: Args<'_> = call.arguments().map_err(|e| named("confirm", e))?;
     if a.question.len() > MAX_ECHO_BYTES {
-        return Err(Error::tool(format!("confirm: at most {MAX_ECHO_BYTES} bytes are accepted")));
+        return Err(HandlerError::tool(format!(
+            "confirm: at most {MAX_ECHO_BYTES} bytes are accepted"
+        )));
     }
     // Refused (-32021) before any answer is read: the client must be able to elicit at all.
     call.require_client("elicitation")?;
@@ -217,7 +223,7 @@ async fn confirm(call: Call) -> Result<CallToolResult<'static>, Error> {
 }
 
 /// The conformance suite's SEP-1699 tool: the answer comes once the client resumed the stream.
-async fn test_reconnection(call: Call) -> Result<CallToolResult<'static>, Error> {
+async fn test_reconnection(call: Call) -> Result<CallToolResult<'static>, HandlerError> {
     mcpwire::http::close_sse_stream(call.context());
     tokio::time::sleep(RECONNECTION_WAIT).await;
     Ok(CallToolResult::text(

@@ -140,7 +140,7 @@ pub struct Client {
     pub peer: PeerHandle,
     pub seen: Arc<Seen>,
     pub modern: bool,
-    _conn: mcpwire::peer::Connection,
+    _conn: mcpwire::peer::ConnectionTask,
 }
 
 pub const MODERN: &str = "2026-07-28";
@@ -177,7 +177,7 @@ impl Client {
 
     async fn open(
         peer: PeerHandle,
-        conn: mcpwire::peer::Connection,
+        conn: mcpwire::peer::ConnectionTask,
         seen: Arc<Seen>,
         modern: bool,
     ) -> Self {

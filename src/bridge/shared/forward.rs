@@ -24,7 +24,7 @@ use super::hold::{self, AskSender, Next};
 use super::state::{ChildLink, ClientState, Flight, InFlight, Inner, Session, UNSETTLED};
 use crate::bridge::json::{self, RequestEdit};
 use crate::bridge::{lock, text};
-use crate::mcp::mrtr::{self, Outcome};
+use crate::mcp::input_rounds::{self, Outcome};
 use crate::mcp::{
     self, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY,
 };
@@ -415,7 +415,7 @@ impl BridgeHandler {
             if let Some(done) = json::complete_legacy_result(complete, mcp::SERVER_INFO_KEY) {
                 return Ok(Reply::raw_string(done));
             }
-            let round = match mrtr::outcome(RawJson::new(result)) {
+            let round = match input_rounds::outcome(RawJson::new(result)) {
                 Ok(Outcome::InputRequired(round)) => round,
                 Ok(Outcome::Complete | Outcome::Task) | Err(_) => {
                     let out = json::legacy_result(complete, mcp::SERVER_INFO_KEY);
@@ -436,7 +436,7 @@ impl BridgeHandler {
                     }
                 }
             }
-            let next = mrtr::retry_params(params, &responses, round.request_state)
+            let next = input_rounds::retry_params(params, &responses, round.request_state)
                 .map_err(|e| RpcError::internal(format!("mcpwire bridge: {e}")))?;
             retry = Some(next);
         }

@@ -74,7 +74,7 @@ use crate::limits::{
     DEFAULT_BRIDGE_RESTART_MIN,
 };
 use crate::mcp;
-use crate::peer::{Connection, PeerBuilder};
+use crate::peer::{ConnectionTask, PeerBuilder};
 use crate::transport::{self, ChildStderr};
 pub use forward::BridgeHandler;
 pub(super) use forward::is_modern;
@@ -411,7 +411,7 @@ impl Bridge {
 }
 
 /// Starts the child and opens it (`open.rs`: its era, and what it answered).
-async fn launch(inner: &Arc<Inner>, spec: &Spec) -> io::Result<(ChildLink, Connection)> {
+async fn launch(inner: &Arc<Inner>, spec: &Spec) -> io::Result<(ChildLink, ConnectionTask)> {
     let mut cmd = tokio::process::Command::new(&spec.program);
     cmd.args(&spec.args);
     let handler = ChildHandler { inner: Arc::downgrade(inner) };
@@ -433,7 +433,7 @@ async fn launch(inner: &Arc<Inner>, spec: &Spec) -> io::Result<(ChildLink, Conne
 
 /// Watches the child: when it exits, ends the legacy sessions and starts it again after the
 /// backoff, for as long as the bridge runs.
-async fn supervise(weak: Weak<Inner>, spec: Arc<Spec>, mut conn: Connection) {
+async fn supervise(weak: Weak<Inner>, spec: Arc<Spec>, mut conn: ConnectionTask) {
     let mut started = Instant::now();
     let mut in_a_row = 0u32;
     loop {

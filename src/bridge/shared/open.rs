@@ -24,7 +24,7 @@ use std::time::Duration;
 use super::handshake::{self, Handshake};
 use crate::mcp;
 use crate::mcp::negotiation::{self, Decision};
-use crate::peer::{Connection, Incoming, PeerHandle, RequestError, RequestOptions};
+use crate::peer::{ConnectionTask, Incoming, PeerHandle, RequestError, RequestOptions};
 use crate::probe;
 use crate::{message::RawJson, message::encode::Payload};
 
@@ -39,7 +39,7 @@ const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(30);
 /// result.
 pub(super) async fn open(
     peer: &PeerHandle,
-    conn: &mut Connection,
+    conn: &mut ConnectionTask,
     discover_timeout: Duration,
 ) -> io::Result<Handshake> {
     let meta = handshake::request_meta();
@@ -122,7 +122,7 @@ async fn ask(
 ///
 /// When the child's connection ends first.
 async fn until_closed<T>(
-    conn: &mut Connection,
+    conn: &mut ConnectionTask,
     method: &str,
     asked: impl Future<Output = T>,
 ) -> io::Result<T> {

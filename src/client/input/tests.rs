@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::client::{ClientOptions, Negotiated, negotiate};
-use crate::mcp::mrtr::*;
+use crate::mcp::input_rounds::*;
 use crate::mcp::negotiation::VersionChoice;
 use crate::peer::{Context, Handler, Incoming, PeerBuilder, PeerHandle, Reply, RpcError};
 

@@ -67,7 +67,9 @@ use crate::http::outlet::{Async, AsyncOutlet};
 use crate::limits::CLIENT_INBOX as INBOX;
 use crate::mcp::annotations::ToolHeaders;
 use crate::peer::core::transmit::Sent;
-use crate::peer::{Connection, Handler, PeerBuilder, PeerHandle, RequestFailer, TransportError};
+use crate::peer::{
+    ConnectionTask, Handler, PeerBuilder, PeerHandle, RequestFailer, TransportError,
+};
 use crate::{
     error::ErrorCode, limits::Limits, message::Frame, message::FrameParser, message::Kind,
     message::RawJson, message::encode::Outgoing, message::owned::OwnedId,
@@ -137,7 +139,7 @@ pub fn connect<H: Handler>(
     builder: &PeerBuilder,
     url: &str,
     handler: H,
-) -> std::io::Result<(PeerHandle, Connection)> {
+) -> std::io::Result<(PeerHandle, ConnectionTask)> {
     HttpClient::new(builder.clone()).connect(url, handler)
 }
 
@@ -242,7 +244,7 @@ impl HttpClient {
         &self,
         url: &str,
         handler: H,
-    ) -> std::io::Result<(PeerHandle, Connection)> {
+    ) -> std::io::Result<(PeerHandle, ConnectionTask)> {
         let uri: Uri = url.parse().map_err(|e| invalid(format!("{url}: {e}")))?;
         let secure = match uri.scheme_str() {
             Some("http") => false,

@@ -10,7 +10,6 @@ use tokio::sync::Semaphore;
 use super::connection::{FRAME_SIZES, H2Config, INITIAL_CONNECTION_WINDOW, MAX_WINDOW};
 use super::stream::ResumeConfig;
 use super::{HttpServer, State};
-use crate::http::PROTOCOL_VERSIONS;
 use crate::limits::{
     DEFAULT_HEADER_TIMEOUT, DEFAULT_KEEP_ALIVE, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_SESSIONS, DEFAULT_READ_TIMEOUT, DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_EVENTS,
@@ -18,6 +17,7 @@ use crate::limits::{
     DEFAULT_STREAM_RETENTION,
 };
 use crate::limits::{DEFAULT_MAX_TLS_HANDSHAKES, DEFAULT_TLS_HANDSHAKE_TIMEOUT};
+use crate::mcp::LEGACY_VERSIONS;
 use crate::peer::PeerBuilder;
 
 /// The server's settings, set by the builder methods before it serves.
@@ -57,7 +57,7 @@ impl HttpServer {
                 peer,
                 path: "/mcp".into(),
                 allowed_origins: Vec::new(),
-                versions: PROTOCOL_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
+                versions: LEGACY_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
                 modern_versions: crate::mcp::MODERN_VERSIONS
                     .iter()
                     .map(|v| (*v).to_owned())
@@ -137,7 +137,7 @@ impl HttpServer {
         self
     }
 
-    /// The protocol versions accepted in `MCP-Protocol-Version`; [`PROTOCOL_VERSIONS`] by
+    /// The protocol versions accepted in `MCP-Protocol-Version`; [`LEGACY_VERSIONS`] by
     /// default.
     #[must_use]
     pub fn protocol_versions<I: IntoIterator<Item = S>, S: Into<String>>(mut self, v: I) -> Self {

@@ -18,8 +18,8 @@
 
 mod asks;
 mod content;
+mod input_required;
 mod lifecycle;
-mod mrtr;
 mod prompts;
 mod raw;
 mod resources;
@@ -32,11 +32,11 @@ pub use asks::{
     ListRootsResult, Root, SamplingMessage,
 };
 pub use content::{Annotations, Content, ResourceContents, Role};
+pub use input_required::{InputRequest, InputRequiredResult};
 pub use lifecycle::{
     CacheScope, DiscoverResult, Empty, Implementation, InitializeParams, InitializeResult,
     ListChanged, ListParams, ResourcesCapability, ServerCapabilities,
 };
-pub use mrtr::{InputRequest, InputRequiredResult};
 pub use prompts::{
     GetPromptParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage,
 };

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use bytes::{BufMut, BytesMut};
 
-use super::received_requests::{Admit, Owed, write_outcome};
+use super::received_requests::{Hold, Owed, write_outcome};
 use super::transmit::{Lane, PushError, Route};
 use super::{Core, Event, Phase, Stalled};
 use crate::message::owned::cancelled_request;
@@ -65,9 +65,9 @@ impl Core {
             let m = frame.message()?;
             (m.id().unwrap_or(Id::Null), m.method() == Some("initialize"))
         };
-        match self.received.admit(id, bytes, None, initialize) {
-            Admit::Stall => Some(Stalled::Frame(frame)),
-            Admit::Refused(err) => {
+        match self.received.hold(id, bytes, None, initialize) {
+            Hold::Stall => Some(Stalled::Frame(frame)),
+            Hold::Refused(err) => {
                 if !self.tx.has_room(Lane::Control) {
                     return Some(Stalled::Frame(frame));
                 }
@@ -76,7 +76,7 @@ impl Core {
                 let _ = self.push(Lane::Control, |buf| write_reply(buf, id, &Err(err)), route);
                 None
             }
-            Admit::Admitted(ticket) => {
+            Hold::Held(ticket) => {
                 let mut req = Incoming::own(frame).at(self.read);
                 // Held from here on: bytes of its own, so the bound counts what it keeps.
                 req.unshare();
@@ -182,15 +182,15 @@ impl Core {
                 Kind::Request => {
                     let id = m.id().unwrap_or(Id::Null);
                     let initialize = m.method() == Some("initialize");
-                    match self.received.admit(id, share, Some(batch), initialize) {
-                        Admit::Stall => {
+                    match self.received.hold(id, share, Some(batch), initialize) {
+                        Hold::Stall => {
                             return Some(Stalled::Batch { frame, next: i, batch, share });
                         }
-                        Admit::Refused(err) => {
+                        Hold::Refused(err) => {
                             self.received
                                 .batch_answer(batch, true, |buf| write_outcome(buf, id, &Err(err)));
                         }
-                        Admit::Admitted(ticket) => {
+                        Hold::Held(ticket) => {
                             self.received.batch_hold(batch, ticket);
                             let req = Incoming::element(frame.clone(), i).at(self.read);
                             self.received.waiting.push_back((

@@ -97,9 +97,9 @@ pub(crate) enum Owed<'a> {
     },
 }
 
-/// What admitting a request gave.
-pub(crate) enum Admit {
-    Admitted(Ticket),
+/// What holding a request gave.
+pub(crate) enum Hold {
+    Held(Ticket),
     /// The bounds are full: try again when a held request lets go.
     Stall,
     /// Refused, with the error to answer it with.
@@ -153,16 +153,17 @@ impl ReceivedRequests {
                 && self.held_bytes.saturating_add(bytes) <= self.max_held_bytes)
     }
 
-    /// Admits request `id` of `bytes` frame bytes, registering it under its id.
-    pub(crate) fn admit(
+    /// Holds request `id` of `bytes` frame bytes: counts it against the bounds and registers it
+    /// under its id.
+    pub(crate) fn hold(
         &mut self,
         id: Id<'_>,
         bytes: usize,
         batch: Option<u32>,
         initialize: bool,
-    ) -> Admit {
+    ) -> Hold {
         if !self.fits(bytes) {
-            return Admit::Stall;
+            return Hold::Stall;
         }
         let index = match self.free.pop() {
             Some(i) => i,
@@ -185,8 +186,8 @@ impl ReceivedRequests {
             Err(why) => {
                 self.free.push(index);
                 return match why {
-                    Refused::Full(_) => Admit::Stall,
-                    why => Admit::Refused(refusal(&why)),
+                    Refused::Full(_) => Hold::Stall,
+                    why => Hold::Refused(refusal(&why)),
                 };
             }
         };
@@ -207,7 +208,7 @@ impl ReceivedRequests {
         if let Some(b) = batch {
             self.batches[b as usize].remaining += 1;
         }
-        Admit::Admitted(Ticket { index, generation: run.generation })
+        Hold::Held(Ticket { index, generation: run.generation })
     }
 
     fn run(&self, t: Ticket) -> Option<&Run> {

@@ -12,9 +12,9 @@ use crate::mcp::types::{CallToolResult, InputRequiredResult};
 use crate::peer::{Context, Incoming, Reply, RpcError};
 use crate::server::call::Answer;
 use crate::server::param_slots::{Key, ParamSlots};
-use crate::server::{Call, Connection, Error, InputRequired};
+use crate::server::{Call, ConnectionHandler, HandlerError, InputRequired};
 
-impl Connection {
+impl ConnectionHandler {
     /// Opens the `requestState` a retry carries into `call` (its state and the answers of
     /// earlier rounds). The state is opened only on the request it was sealed for; the binding
     /// is written out only when a state is opened or sealed (a resource's is checked at once: a
@@ -26,7 +26,7 @@ impl Connection {
         // `"requestState": null` is no state at all.
         let Some(sealed) = call.member_of_params(Key::RequestState)? else { return Ok(()) };
         let binding = binding(kind, call)?;
-        let opened = str_of(sealed).and_then(|s| self.core().key.open(&binding, &s));
+        let opened = str_of(sealed).and_then(|s| self.state().key.open(&binding, &s));
         let Some(Some(carried)) = opened.as_deref().map(Carried::decode) else {
             return Err(RpcError::invalid_params("requestState integrity check failed"));
         };
@@ -40,25 +40,30 @@ impl Connection {
     }
 
     /// What one round of a handler came to: the reply, or what the handler needs first.
-    pub(super) fn settle(&self, kind: &Kind, era: Era, outcome: Result<Encoded, Error>) -> Round {
-        let meta = &self.core().meta;
+    pub(super) fn settle(
+        &self,
+        kind: &Kind,
+        era: Era,
+        outcome: Result<Encoded, HandlerError>,
+    ) -> Round {
+        let meta = &self.state().meta;
         Round::Done(match outcome {
             Ok(result) => result.reply(era, meta),
-            Err(Error::Protocol(e)) => Err(e),
-            Err(Error::Tool(reason)) => match kind {
+            Err(HandlerError::Protocol(e)) => Err(e),
+            Err(HandlerError::Tool(reason)) => match kind {
                 Kind::Tool => Encoded::Tool(CallToolResult::error(reason)).reply(era, meta),
                 _ => Err(RpcError::internal(reason)),
             },
             // Neither a request nor a state: no retry could ever get further (and a modern
             // InputRequiredResult must carry one of them).
-            Err(Error::InputRequired(needed))
+            Err(HandlerError::InputRequired(needed))
                 if needed.requests.is_empty() && needed.state.is_none() =>
             {
                 Err(RpcError::internal(
                     "the handler asked for input but named no input request and no state",
                 ))
             }
-            Err(Error::InputRequired(needed)) => return Round::Needs(needed),
+            Err(HandlerError::InputRequired(needed)) => return Round::Needs(needed),
         })
     }
 
@@ -84,7 +89,7 @@ impl Connection {
             again.answers = earlier;
             let answers = match again.all_answers() {
                 Ok(a) => a,
-                Err(Error::Protocol(e)) => return Err(e),
+                Err(HandlerError::Protocol(e)) => return Err(e),
                 Err(other) => return Err(RpcError::internal(other.to_string())),
             };
             if env.era == Era::Modern {
@@ -93,7 +98,7 @@ impl Connection {
                 for request in needed.requests.values() {
                     match again.require(request) {
                         Ok(()) => {}
-                        Err(Error::Protocol(e)) => return Err(e),
+                        Err(HandlerError::Protocol(e)) => return Err(e),
                         Err(other) => return Err(RpcError::internal(other.to_string())),
                     }
                 }
@@ -135,7 +140,7 @@ impl Connection {
             };
             match answer {
                 Ok(a) => answers.push((key, a)),
-                Err(Error::Protocol(e)) => return Err(e),
+                Err(HandlerError::Protocol(e)) => return Err(e),
                 Err(other) => return Err(RpcError::internal(other.to_string())),
             }
         }
@@ -153,13 +158,13 @@ impl Connection {
         needed: InputRequired,
         answers: Vec<(String, Answer)>,
     ) -> Result<Reply, RpcError> {
-        let core = self.core();
+        let state = self.state();
         let carried = (needed.state.is_some() || !answers.is_empty()).then(|| Carried {
             s: needed.state,
             a: answers.into_iter().map(|(k, a)| (k, a.0.into_box())).collect(),
         });
         let sealed = match carried.map(|c| serde_json::to_string(&c)).transpose() {
-            Ok(payload) => payload.map(|p| core.key.seal(binding, &p)),
+            Ok(payload) => payload.map(|p| state.key.seal(binding, &p)),
             Err(e) => {
                 return Err(RpcError::internal(format!("the state could not be encoded: {e}")));
             }
@@ -178,7 +183,7 @@ impl Connection {
             input_requests: needed.requests.into_iter().map(|(k, v)| (k.into(), v)).collect(),
             request_state: sealed.map(Into::into),
         };
-        modern_reply(encode(&result)?, "input_required", &core.meta)
+        modern_reply(encode(&result)?, "input_required", &state.meta)
     }
 }
 

@@ -16,7 +16,7 @@ use tokio::sync::Notify;
 
 use super::super::call::{Answer, Call, Capabilities};
 use super::super::param_slots::ParamSlots;
-use super::super::{BoxFuture, Connection, Error, Server, Session};
+use super::super::{BoxFuture, ConnectionHandler, ConnectionState, HandlerError, Server};
 use super::Place;
 use crate::mcp::Era;
 use crate::mcp::types::{CallToolResult, LoggingLevel, TaskStatus, TaskSupport};
@@ -27,13 +27,13 @@ pub(crate) enum Started {
     /// The task was made: its `CreateTaskResult`.
     Task(Reply),
     /// The handler answered on its first step: answered as any call is.
-    Inline(Result<CallToolResult<'static>, Error>),
+    Inline(Result<CallToolResult<'static>, HandlerError>),
 }
 
 /// How a task's handler goes on.
 enum Step {
     /// Running.
-    Running(BoxFuture<Result<CallToolResult<'static>, Error>>),
+    Running(BoxFuture<Result<CallToolResult<'static>, HandlerError>>),
     /// Waiting for the client's input.
     Needs(super::super::InputRequired),
 }
@@ -43,7 +43,7 @@ struct Seed {
     request: Incoming,
     cx: Context,
     server: Server,
-    session: Arc<Session>,
+    session: Arc<ConnectionState>,
     era: Era,
     log_level: Option<LoggingLevel>,
     capabilities: Capabilities,
@@ -83,7 +83,7 @@ impl Seed {
     }
 }
 
-impl Connection {
+impl ConnectionHandler {
     /// Whether a `tools/call` (`is_tool`) of `name` may run as a task, and then the tool's
     /// index and the place reserved for its task: -32021 for a tool that runs only as a task
     /// when the client did not declare the extension, -32000 past a bound on tasks.
@@ -93,16 +93,16 @@ impl Connection {
         call: &Call,
         name: &str,
     ) -> Result<Option<(usize, Place<'_>)>, RpcError> {
-        let core = self.core();
-        if !is_tool || core.capabilities.extensions.is_none() {
+        let state = self.state();
+        if !is_tool || state.capabilities.extensions.is_none() {
             return Ok(None);
         }
-        let Some(i) = core.tools.iter().position(|(t, _, _)| t.name == name) else {
+        let Some(i) = state.tools.iter().position(|(t, _, _)| t.name == name) else {
             return Ok(None);
         };
-        match core.tools[i].0.task_support_of() {
+        match state.tools[i].0.task_support_of() {
             TaskSupport::Forbidden => Ok(None),
-            _ if super::negotiated(call) => Ok(Some((i, core.tasks.reserve(self.owner(call))?))),
+            _ if super::negotiated(call) => Ok(Some((i, state.tasks.reserve(self.owner(call))?))),
             TaskSupport::Optional => Ok(None),
             TaskSupport::Required => Err(super::missing_extension()),
         }
@@ -116,28 +116,28 @@ impl Connection {
         tool: usize,
         place: Place<'_>,
     ) -> Result<Started, RpcError> {
-        let core = self.core();
+        let state = self.state();
         let seed = Seed::of(&call);
         let earlier = call.answers.clone();
-        let mut running = (core.tools[tool].2)(call);
+        let mut running = (state.tools[tool].2)(call);
         let first = std::future::poll_fn(|cx| Poll::Ready(running.as_mut().poll(cx))).await;
         let step = match first {
             Poll::Pending => Step::Running(running),
-            Poll::Ready(Err(Error::InputRequired(needed)))
+            Poll::Ready(Err(HandlerError::InputRequired(needed)))
                 if !needed.before_task && !needed.requests.is_empty() =>
             {
                 Step::Needs(needed)
             }
             Poll::Ready(outcome) => return Ok(Started::Inline(outcome)),
         };
-        let (id, wake) = core.tasks.create(place, TaskStatus::Working, BTreeMap::new());
-        let created = core
+        let (id, wake) = state.tasks.create(place, TaskStatus::Working, BTreeMap::new());
+        let created = state
             .tasks
             .created(&id)
             .ok_or_else(|| RpcError::internal("the task ended before it was announced"))?;
         let era = seed.era;
         let runner = tokio::spawn(run(id.clone(), wake, tool, seed, earlier, step));
-        core.tasks.set_abort(&id, runner.abort_handle());
+        state.tasks.set_abort(&id, runner.abort_handle());
         self.task_reply(era, created, "task").map(Started::Task)
     }
 }
@@ -157,15 +157,15 @@ async fn run(
     loop {
         let outcome = match step {
             Step::Running(f) => f.await,
-            Step::Needs(needed) => Err(Error::InputRequired(needed)),
+            Step::Needs(needed) => Err(HandlerError::InputRequired(needed)),
         };
         let needed = match outcome {
             Ok(result) => return completed(&server, &id, &result, seed.era),
-            Err(Error::Tool(reason)) => {
+            Err(HandlerError::Tool(reason)) => {
                 return completed(&server, &id, &CallToolResult::error(reason), seed.era);
             }
-            Err(Error::Protocol(e)) => return failed(&server, &id, &e),
-            Err(Error::InputRequired(needed)) => needed,
+            Err(HandlerError::Protocol(e)) => return failed(&server, &id, &e),
+            Err(HandlerError::InputRequired(needed)) => needed,
         };
         rounds += 1;
         let refusal = if needed.requests.is_empty() {
@@ -184,7 +184,7 @@ async fn run(
         let check = match seed.call(Vec::new(), None) {
             Ok(call) => needed.requests.values().find_map(|r| match call.require(r) {
                 Ok(()) => None,
-                Err(Error::Protocol(e)) => Some(e),
+                Err(HandlerError::Protocol(e)) => Some(e),
                 Err(other) => Some(RpcError::internal(other.to_string())),
             }),
             Err(e) => Some(e),

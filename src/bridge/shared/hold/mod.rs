@@ -157,7 +157,7 @@ fn hold(
         .and_then(|p| serde_json::from_str(p).ok())
         .unwrap_or_else(|| serde_json::json!({}));
     let result = serde_json::json!({
-        "resultType": crate::mcp::mrtr::INPUT_REQUIRED,
+        "resultType": crate::mcp::input_rounds::INPUT_REQUIRED,
         "inputRequests": { INPUT_KEY: { "method": ask.method, "params": params } },
         "requestState": state,
     })

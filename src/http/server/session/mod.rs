@@ -31,7 +31,7 @@ use crate::limits::EARLY_CANCELS;
 use crate::limits::IDLE_STATELESS_PEERS;
 use crate::limits::POST_NOTES;
 use crate::limits::SESSION_INBOX as INBOX;
-use crate::peer::{Connection, Handler, PeerBuilder, PeerHandle, Principal};
+use crate::peer::{ConnectionTask, Handler, PeerBuilder, PeerHandle, Principal};
 use crate::{message::Frame, message::owned::OwnedId};
 
 mod post;
@@ -202,7 +202,7 @@ pub(crate) struct Session {
     routes: Arc<Mutex<Routes>>,
     pub(crate) stats: Arc<RouteStats>,
     peer: PeerHandle,
-    conn: Mutex<Option<Connection>>,
+    conn: Mutex<Option<ConnectionTask>>,
     last_active: Mutex<Instant>,
     /// POSTs waiting and GET streams open; a busy session is never expired.
     pub(crate) busy: AtomicUsize,

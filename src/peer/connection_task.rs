@@ -1,4 +1,4 @@
-//! [`Connection`]: a running connection's task (and child process), to await or detach.
+//! [`ConnectionTask`]: a running connection's task (and child process), to await or detach.
 
 use std::fmt;
 use std::sync::Arc;
@@ -12,10 +12,10 @@ use super::handle::Shared;
 /// [`transport::spawn_child`](crate::transport::spawn_child)).
 ///
 /// Dropping it closes the connection as [`PeerHandle::close`](super::PeerHandle::close) does;
-/// the task then finishes writing what was queued on its own. [`Connection::detach`] lets it
+/// the task then finishes writing what was queued on its own. [`ConnectionTask::detach`] lets it
 /// run until it ends by itself instead.
-#[must_use = "dropping a Connection closes it; keep it, await `closed`, or `detach` it"]
-pub struct Connection {
+#[must_use = "dropping a ConnectionTask closes it; keep it, await `closed`, or `detach` it"]
+pub struct ConnectionTask {
     pub(crate) shared: Arc<Shared>,
     pub(crate) task: Option<JoinHandle<()>>,
     /// The child's supervisor, which reaps it.
@@ -23,13 +23,13 @@ pub struct Connection {
     pub(crate) pid: Option<u32>,
 }
 
-impl fmt::Debug for Connection {
+impl fmt::Debug for ConnectionTask {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Connection").field("running", &self.task.is_some()).finish()
+        f.debug_struct("ConnectionTask").field("running", &self.task.is_some()).finish()
     }
 }
 
-impl Connection {
+impl ConnectionTask {
     /// Waits until the connection has ended and its queue is flushed (and, for a child process,
     /// the child has been reaped); returns why it ended.
     ///
@@ -66,7 +66,7 @@ impl Connection {
     }
 }
 
-impl Drop for Connection {
+impl Drop for ConnectionTask {
     fn drop(&mut self) {
         self.shared.close(CloseReason::Local);
     }

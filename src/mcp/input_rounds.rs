@@ -1,4 +1,4 @@
-//! Multi round-trip requests (MRTR, 2026-07-28) on the client's side: a server that needs
+//! Multi round-trip requests (2026-07-28) on the client's side: a server that needs
 //! something from the client before it can answer (a form filled, a completion sampled, the
 //! roots) answers the request with an `InputRequiredResult` instead of sending requests of
 //! its own; the client fulfils each of its `inputRequests` and sends the same request again
@@ -21,7 +21,7 @@
 //!
 //! ```
 //! use mcpwire::RawJson;
-//! use mcpwire::mcp::mrtr::{Outcome, outcome, retry_params};
+//! use mcpwire::mcp::input_rounds::{Outcome, outcome, retry_params};
 //!
 //! let answer = RawJson::new(r#"{"resultType":"input_required",
 //!     "inputRequests":{"confirm":{"method":"elicitation/create","params":{"message":"ok?"}}},

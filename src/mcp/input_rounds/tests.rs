@@ -1,7 +1,7 @@
 //! The pure pieces, then the loop over a peer.
 
 mod pure {
-    use crate::mcp::mrtr::*;
+    use crate::mcp::input_rounds::*;
 
     fn needed(json: &str) -> InputRound<'_> {
         match outcome(RawJson::new(json)).unwrap() {
