@@ -88,6 +88,7 @@
 //! | room | job | may import |
 //! |---|---|---|
 //! | `error`, `limits` | error codes and kinds; every bound with its default and reason | nothing of ours |
+//! | `sync` | the one way a lock is taken (a poisoned one included) | nothing of ours |
 //! | `message` | parse one frame into a [`Frame`]; read an object's members (as the parse recorded them, else by a scan); encode [`Outgoing`]; [`OwnedId`] | `error`, `limits` |
 //! | `framing` | sans-IO splitters and writers: NDJSON, Content-Length, SSE | `message` |
 //! | `codec` | the tokio-util codec: a framing plus the parser | `framing` |
@@ -95,9 +96,9 @@
 //! | `mcp` | MCP's vocabulary, no I/O: types (the tasks extension's among them), `_meta`, headers, annotations, the client's era decisions, the skills extension's checks | `message` |
 //! | `peer::incoming`, `peer::error`, `peer::principal` | what a peer hands its handlers (the caller's principal among it), and why a request fails | `mcp` |
 //! | `peer::core` | the connection's state machine, sans-IO: `handle_*` in, `poll_*` out | `mux`, `peer::incoming`, `peer::error` |
-//! | `peer` | the tokio peer: its handle, the handler trait, one task per connection | `peer::core`, `codec` |
+//! | `peer` | the tokio peer: its handle, the handler trait, one task per connection | `peer::core`, `codec`, `sync` |
 //! | `transport` | child stdio, the process's own stdio, TCP, Unix sockets, in-process pairs | `peer` |
-//! | `tls` | TLS settings for both sides: roots, CAs and identities from PEM, the reloadable server certificate | `error`, `limits` |
+//! | `tls` | TLS settings for both sides: roots, CAs and identities from PEM, the reloadable server certificate | `error`, `limits`, `sync` |
 //! | `http::dial` | how every HTTP client of ours reaches a server (the transport's, OAuth's, the tool's): TCP, TLS for `https://`, the HTTP version, time bounds, the pool | `tls` |
 //! | `auth` | OAuth 2.1: the client's flow (discovery, registration, PKCE, tokens, refresh, step-up) and the resource server's token checks (JWT with JWKS, introspection) | `http::dial`, `peer::principal` |
 //! | `http` | Streamable HTTP server and client transport, on hyper | `peer`, `framing`, `tls`, `auth` |
@@ -134,6 +135,8 @@ pub mod peer;
 mod probe;
 #[cfg(feature = "mcp")]
 pub mod server;
+#[cfg(feature = "peer")]
+mod sync;
 #[cfg(feature = "tls")]
 pub mod tls;
 #[cfg(feature = "peer")]

@@ -1,8 +1,9 @@
 //! Where credentials live between runs: a trait the host implements, and a store in memory.
 
+use crate::sync::Locked;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
@@ -57,18 +58,15 @@ pub struct MemoryStore(Mutex<HashMap<String, Credentials>>);
 
 impl TokenStore for MemoryStore {
     fn load(&self, resource: &str) -> Option<Credentials> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).get(resource).cloned()
+        self.0.locked().get(resource).cloned()
     }
 
     fn save(&self, credentials: &Credentials) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(credentials.resource.clone(), credentials.clone());
+        self.0.locked().insert(credentials.resource.clone(), credentials.clone());
     }
 
     fn forget(&self, resource: &str) {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).remove(resource);
+        self.0.locked().remove(resource);
     }
 }
 
@@ -121,11 +119,11 @@ impl FileStore {
 
 impl TokenStore for FileStore {
     fn load(&self, resource: &str) -> Option<Credentials> {
-        self.kept.lock().unwrap_or_else(PoisonError::into_inner).get(resource).cloned()
+        self.kept.locked().get(resource).cloned()
     }
 
     fn save(&self, credentials: &Credentials) {
-        let mut all = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut all = self.kept.locked();
         all.insert(credentials.resource.clone(), credentials.clone());
         if let Err(e) = self.write(&all) {
             tracing::warn!(path = %self.path.display(), error = %e, "the token file could not be written");
@@ -133,7 +131,7 @@ impl TokenStore for FileStore {
     }
 
     fn forget(&self, resource: &str) {
-        let mut all = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut all = self.kept.locked();
         if all.remove(resource).is_some()
             && let Err(e) = self.write(&all)
         {

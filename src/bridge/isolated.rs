@@ -21,13 +21,13 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio::sync::{OnceCell, OwnedSemaphorePermit, Semaphore};
 
-use super::lock;
 use super::shared::is_modern;
 use super::{Bridge, BridgeBuilder, BridgeHandler};
 use crate::error::ErrorCode;
 use crate::http::HttpServer;
 use crate::limits::{DEFAULT_BRIDGE_IDLE_TIMEOUT, DEFAULT_BRIDGE_MAX_CHILDREN};
 use crate::peer::{Context, Handler, Incoming, PeerHandle, Reply, RpcError};
+use crate::sync::Locked;
 
 impl BridgeBuilder {
     /// Isolated mode: a child per legacy session, from a pool of at most
@@ -177,7 +177,7 @@ impl IsolatedBridge {
 
     /// Ends every child, and their sessions.
     pub fn close(&self) {
-        let live: Vec<_> = lock(&self.pool.live).drain(..).collect();
+        let live: Vec<_> = self.pool.live.locked().drain(..).collect();
         for slot in live.iter().filter_map(Weak::upgrade) {
             slot.end();
         }
@@ -202,7 +202,7 @@ impl Slot {
     fn end(&self) {
         self.bridge.close();
         self.session.close();
-        if lock(&self.place).take().is_some()
+        if self.place.locked().take().is_some()
             && let Some(pool) = self.pool.upgrade()
         {
             pool.counters.running.fetch_sub(1, Ordering::Relaxed);
@@ -221,7 +221,7 @@ struct Busy<'a>(&'a Slot);
 
 impl Drop for Busy<'_> {
     fn drop(&mut self) {
-        *lock(&self.0.last) = Instant::now();
+        *self.0.last.locked() = Instant::now();
         self.0.busy.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -267,7 +267,7 @@ impl Handler for IsolatedHandler {
 
     async fn notification(&self, note: &Incoming, cx: &Context) {
         if let Some(slot) = self.slot.get() {
-            *lock(&slot.last) = Instant::now();
+            *slot.last.locked() = Instant::now();
             slot.handler.notification(note, cx).await;
         }
     }
@@ -303,7 +303,7 @@ impl Pool {
             place: Mutex::new(Some(place)),
         });
         {
-            let mut live = lock(&self.live);
+            let mut live = self.live.locked();
             live.retain(|w| w.strong_count() > 0);
             live.push(Arc::downgrade(&slot));
         }
@@ -325,7 +325,7 @@ async fn watch(slot: Weak<Slot>, pool: Weak<Pool>, session: PeerHandle, idle: Op
     loop {
         let wait = {
             let Some(s) = slot.upgrade() else { return };
-            let last = *lock(&s.last);
+            let last = *s.last.locked();
             let busy = s.busy.load(Ordering::Acquire) > 0;
             match idle {
                 Some(idle) if !busy && last.elapsed() >= idle => {

@@ -32,18 +32,10 @@ mod json;
 mod reverse;
 mod shared;
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
-
 use crate::message::RawJson;
 pub use isolated::{IsolatedBridge, IsolatedBuilder, IsolatedHandler, IsolatedStats};
 pub use reverse::{ReverseBuilder, ReverseStats};
 pub use shared::{Bridge, BridgeBuilder, BridgeHandler, BridgeStats};
-
-/// Locks, taking over a lock poisoned by a panic (every table of the three modes is consistent
-/// at each unlock).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// `raw` as text, or `null`: a result forwarded as it came.
 fn text(raw: Option<RawJson<'_>>) -> &str {

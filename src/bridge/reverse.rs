@@ -28,12 +28,13 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::{lock, text};
+use super::text;
 use crate::limits::DEFAULT_REVERSE_SUBSCRIPTIONS;
 use crate::peer::{
     Context, Handler, Incoming, PeerBuilder, PeerHandle, Reply, RequestError, RequestOptions,
     RpcError, TransportError,
 };
+use crate::sync::Locked;
 use crate::transport::{ConnectOptions, Target};
 use crate::{message::RawJson, message::owned::OwnedId};
 
@@ -244,7 +245,7 @@ impl Shared {
         if self.epoch.load(Ordering::Acquire) != seen {
             return Ok(());
         }
-        let Some(init) = lock(&self.kept).init.clone() else {
+        let Some(init) = self.kept.locked().init.clone() else {
             return Err(RpcError::internal(format!(
                 "mcpwire bridge: {} ended the session, and the host never sent initialize",
                 self.url
@@ -265,7 +266,7 @@ impl Shared {
     fn keep(&self, method: &str, params: Option<RawJson<'_>>) {
         let params = params.map(|p| p.get());
         let uri = || serde_json::from_str::<UriParams>(params?).ok().map(|p| p.uri);
-        let mut kept = lock(&self.kept);
+        let mut kept = self.kept.locked();
         match method {
             "initialize" => kept.init = params.map(str::to_owned),
             "logging/setLevel" => kept.level = params.map(str::to_owned),
@@ -301,7 +302,7 @@ impl Shared {
     /// logged; the rest goes on.
     async fn restore(&self) {
         let (level, subscribed) = {
-            let kept = lock(&self.kept);
+            let kept = self.kept.locked();
             (kept.level.clone(), kept.subscribed.clone())
         };
         let level = level.map(|p| ("logging/setLevel", p));

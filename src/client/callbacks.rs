@@ -2,11 +2,12 @@
 //! roots, as legacy requests or modern input requests) and what it tells it (progress, change
 //! notifications, log messages), routed to what the host registered.
 
+use crate::sync::{Locked, RwLocked};
 use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use tokio::sync::Notify;
 
@@ -91,7 +92,7 @@ impl Callbacks {
                 let Some(roots) = &self.roots else {
                     return Err(RpcError::method_not_found(method));
                 };
-                let roots = roots.read().unwrap_or_else(PoisonError::into_inner).clone();
+                let roots = roots.read_locked().clone();
                 encode(&ListRootsResult { roots })
             }
             _ => Err(RpcError::method_not_found(method)),
@@ -102,12 +103,12 @@ impl Callbacks {
     pub(crate) fn progress(self: &Arc<Self>, f: ProgressFn) -> ProgressRoute {
         let n = self.next_token.fetch_add(1, Ordering::Relaxed) + 1;
         let token: Box<str> = n.to_string().into();
-        self.progress.lock().unwrap_or_else(PoisonError::into_inner).insert(token.clone(), f);
+        self.progress.locked().insert(token.clone(), f);
         ProgressRoute { callbacks: Arc::downgrade(self), token }
     }
 
     pub(crate) fn add_listener(&self, l: &Arc<Listener>) {
-        let mut all = self.listeners.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut all = self.listeners.locked();
         all.retain(|w| w.strong_count() > 0);
         all.push(Arc::downgrade(l));
     }
@@ -125,7 +126,7 @@ impl Callbacks {
 
     fn each_listener(&self, mut f: impl FnMut(&Listener)) {
         let live: Vec<Arc<Listener>> = {
-            let all = self.listeners.lock().unwrap_or_else(PoisonError::into_inner);
+            let all = self.listeners.locked();
             all.iter().filter_map(Weak::upgrade).collect()
         };
         live.iter().for_each(|l| f(l));
@@ -133,12 +134,7 @@ impl Callbacks {
 
     fn on_progress(&self, n: &Incoming) {
         let Ok(p) = n.params_as::<ProgressParams<'_>>() else { return };
-        let f = self
-            .progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(p.progress_token.get())
-            .cloned();
+        let f = self.progress.locked().get(p.progress_token.get()).cloned();
         if let Some(f) = f {
             f(&p);
         }
@@ -206,7 +202,7 @@ impl ProgressRoute {
 impl Drop for ProgressRoute {
     fn drop(&mut self) {
         if let Some(callbacks) = self.callbacks.upgrade() {
-            callbacks.progress.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.token);
+            callbacks.progress.locked().remove(&self.token);
         }
     }
 }
@@ -374,13 +370,13 @@ impl Listener {
     }
 
     pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Pending) -> R) -> R {
-        let r = f(&mut self.state.lock().unwrap_or_else(PoisonError::into_inner));
+        let r = f(&mut self.state.locked());
         self.wake.notify_one();
         r
     }
 
     pub(crate) fn peek<R>(&self, f: impl FnOnce(&mut Pending) -> R) -> R {
-        f(&mut self.state.lock().unwrap_or_else(PoisonError::into_inner))
+        f(&mut self.state.locked())
     }
 
     fn offer(&self, subscription: Option<u64>, change: &Change) {

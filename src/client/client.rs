@@ -1,6 +1,7 @@
 //! [`Client`]: a host's connection to one MCP server, either era, over any transport.
 
 use crate::limits::DEFAULT_MAX_PAGES;
+use crate::sync::RwLocked;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -192,7 +193,7 @@ impl Client {
         let Some(held) = &self.0.callbacks.roots else {
             return Err(ClientError::invalid("roots/list", "this client offers no roots"));
         };
-        *held.write().unwrap_or_else(std::sync::PoisonError::into_inner) = roots;
+        *held.write_locked() = roots;
         if self.era() == Era::Legacy {
             self.notify("notifications/roots/list_changed").await?;
         }

@@ -2,9 +2,10 @@
 //! bridge runs too).
 
 use crate::limits::DEFAULT_PROBE_TIMEOUT;
+use crate::sync::{Locked, RwLocked};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 
 use crate::limits::DEFAULT_INITIALIZE_TIMEOUT;
@@ -103,7 +104,7 @@ fn cache() -> &'static Mutex<HashMap<String, Remembered>> {
 
 /// Forgets the era found for `target`: the next [`negotiate`] with it probes again.
 pub fn forget_era(target: &str) {
-    cache().lock().unwrap_or_else(PoisonError::into_inner).remove(target);
+    cache().locked().remove(target);
 }
 
 /// A client's agreement with one server: the era, the version, and for a modern server the
@@ -152,7 +153,7 @@ impl Negotiated {
     /// The `_meta` members modern requests carry now.
     #[must_use]
     pub fn meta(&self) -> Arc<RequestMeta> {
-        self.meta.read().unwrap_or_else(PoisonError::into_inner).clone()
+        self.meta.read_locked().clone()
     }
 
     /// Sends a request in the agreed era: a modern one carries the `_meta` members, and is
@@ -225,7 +226,7 @@ impl Negotiated {
 
     /// Moves to `version` unless another request already moved on from `seen`.
     fn set_version(&self, seen: &Arc<RequestMeta>, version: &str) -> Arc<RequestMeta> {
-        let mut cur = self.meta.write().unwrap_or_else(PoisonError::into_inner);
+        let mut cur = self.meta.write_locked();
         if Arc::ptr_eq(&cur, seen) {
             *cur = Arc::new(seen.at_version(version));
         }
@@ -262,13 +263,13 @@ pub(crate) struct Progress(Mutex<Option<&'static str>>);
 impl Progress {
     /// Waiting on `method` now.
     pub(crate) fn at(&self, method: &'static str) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(method);
+        *self.0.locked() = Some(method);
     }
 
     /// The method waited on, if any.
     #[cfg(feature = "mcp")]
     pub(crate) fn method(&self) -> Option<&'static str> {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        *self.0.locked()
     }
 }
 
@@ -298,9 +299,7 @@ pub(crate) async fn negotiate_with(
         renewing: tokio::sync::Mutex::new(()),
     };
     let auto = options.version == VersionChoice::Auto;
-    let remembered = target
-        .filter(|_| auto)
-        .and_then(|t| cache().lock().unwrap_or_else(PoisonError::into_inner).get(t).cloned());
+    let remembered = target.filter(|_| auto).and_then(|t| cache().locked().get(t).cloned());
     let decision = match (&remembered, modern.first()) {
         (Some(r), _) if r.era == Era::Modern => {
             return Ok(done(Era::Modern, &r.version, None, true));
@@ -362,10 +361,7 @@ pub(crate) async fn negotiate_with(
 
 fn remember(target: Option<&str>, era: Era, version: &str) {
     if let Some(t) = target {
-        cache()
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(t.to_owned(), Remembered { era, version: version.to_owned() });
+        cache().locked().insert(t.to_owned(), Remembered { era, version: version.to_owned() });
     }
 }
 

@@ -1,11 +1,12 @@
 //! The cloneable handle a host sends requests and notifications through, and the lock it shares
 //! with the connection's driver.
 
+use crate::sync::Locked;
 use std::fmt;
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -128,7 +129,7 @@ impl Shared {
             return;
         }
         self.has_principal.store(true, Ordering::Release);
-        *self.principal.lock().unwrap_or_else(PoisonError::into_inner) = p;
+        *self.principal.locked() = p;
     }
 
     /// Who is on the other side now.
@@ -136,13 +137,13 @@ impl Shared {
         if !self.has_principal.load(Ordering::Acquire) {
             return None;
         }
-        self.principal.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.principal.locked().clone()
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, Core> {
         // The core keeps its tables consistent at every return, and nothing that can panic runs
         // under the lock but the core's own code, so a poisoned lock is still usable.
-        self.core.lock().unwrap_or_else(PoisonError::into_inner)
+        self.core.locked()
     }
 
     /// Runs `f` on the core, then wakes the tasks it left to wake.

@@ -6,8 +6,9 @@
 // Only the HTTP server handles requests without a peer.
 #![cfg_attr(not(feature = "http"), allow(dead_code))]
 
+use crate::sync::Locked;
 use std::collections::VecDeque;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard};
 use std::task::{Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
@@ -43,7 +44,7 @@ impl Inline {
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        self.state.locked()
     }
 
     /// The state, with `waker` kept to be woken by the next notification when none waits.

@@ -2,6 +2,7 @@
 //! `resources/subscribe` plus a task forwarding list changes and resource updates.
 
 use crate::limits::MAX_RESOURCE_SUBSCRIPTIONS;
+use crate::sync::Locked;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
@@ -202,8 +203,7 @@ impl ConnectionHandler {
         let Some(uri) = member(p, "uri")?.and_then(str_of) else {
             return Err(RpcError::invalid_params("params.uri must be a string"));
         };
-        let mut subscribed =
-            self.session.subscribed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut subscribed = self.session.subscribed.locked();
         let known = subscribed.iter().position(|u| *u == uri);
         match (on, known) {
             (true, None) if subscribed.len() >= MAX_RESOURCE_SUBSCRIPTIONS => {
@@ -270,12 +270,7 @@ impl ConnectionHandler {
                         None => Ok(()),
                     },
                     Change::Updated(uri) => {
-                        let wanted = session
-                            .subscribed
-                            .lock()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner)
-                            .iter()
-                            .any(|u| **u == **uri);
+                        let wanted = session.subscribed.locked().iter().any(|u| **u == **uri);
                         if wanted {
                             peer.notify("notifications/resources/updated", Some(Json(&Uri { uri })))
                                 .await

@@ -3,6 +3,7 @@
 //! the size of the result it keeps; and the three methods on them, `tasks/get`, `tasks/update`
 //! and `tasks/cancel`. Running a tool's handler as a task is [`run`]'s.
 
+use crate::sync::Locked;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -161,7 +162,7 @@ impl Store {
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic while the lock was held left the map whole (no step leaves it half-made).
-        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.inner.locked()
     }
 
     /// Reserves a place for one more task of `owner`.

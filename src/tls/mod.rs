@@ -13,10 +13,11 @@
 //! Bad files are refused when the configuration is built, with the file and the reason: a
 //! host learns of a missing key at start-up, not at the first connection.
 
+use crate::sync::{Locked, RwLocked};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -388,8 +389,8 @@ impl ServerTls {
         let c = &self.current;
         let stamp = stamp_of(&c.cert, &c.key);
         let fresh = certified_key(&c.cert, &c.key, &c.provider)?;
-        *c.key_now.write().unwrap_or_else(PoisonError::into_inner) = fresh;
-        *c.loaded.lock().unwrap_or_else(PoisonError::into_inner) = stamp;
+        *c.key_now.write_locked() = fresh;
+        *c.loaded.locked() = stamp;
         Ok(())
     }
 
@@ -415,7 +416,7 @@ impl ServerTls {
             loop {
                 tick.tick().await;
                 let now = stamp_of(&tls.current.cert, &tls.current.key);
-                let loaded = *tls.current.loaded.lock().unwrap_or_else(PoisonError::into_inner);
+                let loaded = *tls.current.loaded.locked();
                 if now != loaded && tried != Some(now) {
                     tried = Some(now);
                     on_reload(tls.reload());
@@ -458,7 +459,7 @@ impl fmt::Debug for Current {
 
 impl rustls::server::ResolvesServerCert for Current {
     fn resolve(&self, _: rustls::server::ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        Some(self.key_now.read().unwrap_or_else(PoisonError::into_inner).clone())
+        Some(self.key_now.read_locked().clone())
     }
 }
 

@@ -2,12 +2,13 @@
 //! from its stdout, its stderr goes where the host says.
 
 use crate::limits::CHILD_EXIT_GRACE;
+use crate::sync::Locked;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, ready};
 
 use crate::limits::{CHILD_STDERR_DRAIN, DEFAULT_CHILD_STDERR_TAIL};
@@ -215,7 +216,7 @@ impl Tail {
 
     fn push(&self, bytes: &[u8]) {
         let bytes = &bytes[bytes.len().saturating_sub(self.max)..];
-        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut kept = self.kept.locked();
         let over = (kept.len() + bytes.len()).saturating_sub(self.max);
         kept.drain(..over);
         kept.extend(bytes);
@@ -223,7 +224,7 @@ impl Tail {
 
     /// What was kept, as text, without the line ending the end.
     fn text(&self) -> String {
-        let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let kept = self.kept.locked();
         let bytes: Vec<u8> = kept.iter().copied().collect();
         String::from_utf8_lossy(&bytes).trim_end().to_owned()
     }

@@ -1,8 +1,9 @@
 //! Checked tokens remembered until they expire, by their SHA-256 (the token itself is not
 //! kept), in a table of bounded size.
 
+use crate::sync::Locked;
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
 use sha2::{Digest, Sha256};
@@ -34,7 +35,7 @@ impl TokenCache {
     /// What `key` was found to be, if that is still known.
     pub(super) fn get(&self, key: &Key) -> Option<Result<Principal, String>> {
         let now = Instant::now();
-        let mut map = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut map = self.entries.locked();
         match map.get(key) {
             Some(e) if e.until > now => Some(e.outcome.clone()),
             Some(_) => {
@@ -60,7 +61,7 @@ impl TokenCache {
             return;
         }
         let now = Instant::now();
-        let mut map = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut map = self.entries.locked();
         if map.len() >= self.max && !map.contains_key(&key) {
             map.retain(|_, e| e.until > now);
             // Still full of live entries: make room by dropping half of them (which ones does
@@ -82,6 +83,6 @@ impl TokenCache {
 
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
-        self.entries.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.entries.locked().len()
     }
 }

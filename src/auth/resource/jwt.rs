@@ -8,8 +8,9 @@ use crate::limits::DEFAULT_JWKS_MIN_REFRESH;
 use crate::limits::DEFAULT_LEEWAY;
 use crate::limits::DEFAULT_MAX_DOCUMENT_BYTES;
 use crate::limits::DEFAULT_TOKEN_CACHE_ENTRIES;
+use crate::sync::Locked;
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, JwkSet, KeyAlgorithm, PublicKeyUse};
@@ -300,7 +301,7 @@ impl Inner {
     /// the JWKS when it is stale or does not have it (rate-limited).
     async fn key_for(&self, kid: Option<&str>, alg: Algorithm) -> Result<Jwk, TokenError> {
         let (found, stale, may_refresh) = {
-            let keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
+            let keys = self.keys.locked();
             let since = keys.fetched.map(|t| t.elapsed());
             (
                 pick(&keys.set, kid, alg),
@@ -314,13 +315,13 @@ impl Inner {
             Ok(k) => {
                 // Stale: fetch again, but a failure keeps the keys there are.
                 self.refresh().await;
-                let keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
+                let keys = self.keys.locked();
                 return Ok(pick(&keys.set, kid, alg).unwrap_or(k));
             }
             Err(_) if fetchable && may_refresh => self.refresh().await,
             Err(_) => {}
         }
-        let keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
+        let keys = self.keys.locked();
         pick(&keys.set, kid, alg).map_err(|why| match &keys.failed {
             Some(failed) if keys.set.is_empty() => TokenError::Unavailable(failed.clone()),
             _ => TokenError::Invalid(why),
@@ -331,16 +332,16 @@ impl Inner {
     /// what it brought.
     async fn refresh(&self) {
         let (Source::Url(url), Some(fetch)) = (&self.source, &self.fetch) else { return };
-        let before = self.keys.lock().unwrap_or_else(PoisonError::into_inner).fetched;
+        let before = self.keys.locked().fetched;
         let _one = self.refreshing.lock().await;
-        if self.keys.lock().unwrap_or_else(PoisonError::into_inner).fetched != before {
+        if self.keys.locked().fetched != before {
             return;
         }
         let got = match fetch.get(url, "JWKS").await {
             Ok(answer) => answer.decode::<JwkSet>("JWKS"),
             Err(e) => Err(e),
         };
-        let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut keys = self.keys.locked();
         let now = Instant::now();
         match got {
             Ok(set) => {

@@ -2,8 +2,9 @@
 //! at once; past that, each waiting client is served in turn, one request each, so a client with
 //! a thousand requests queued cannot hold back one with a single request.
 
+use crate::sync::Locked;
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
 
@@ -46,7 +47,7 @@ impl Admission {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        self.state.locked()
     }
 
     /// A slot for a request of `client`: at once when one is free and nobody waits, else when

@@ -23,13 +23,14 @@ use super::handshake::{ENVELOPE, initialize_answer};
 use super::hold::{self, AskSender, Next};
 use super::state::{ChildLink, ClientState, Flight, InFlight, Inner, Session, UNSETTLED};
 use crate::bridge::json::{self, RequestEdit};
-use crate::bridge::{lock, text};
+use crate::bridge::text;
 use crate::mcp::input_rounds::{self, Outcome};
 use crate::mcp::{
     self, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY,
 };
 use crate::message::members::Members;
 use crate::peer::{Context, Handler, Incoming, Reply, RequestError, RequestOptions, RpcError};
+use crate::sync::Locked;
 use crate::{error::ErrorCode, message::RawJson, message::owned::OwnedId};
 
 /// The members of a request's `params` as its message has them
@@ -55,7 +56,7 @@ impl std::fmt::Debug for BridgeHandler {
 /// ends with the bridge's, so it needs nothing).
 impl Drop for BridgeHandler {
     fn drop(&mut self) {
-        let held = std::mem::take(&mut lock(&self.client.session).subscriptions);
+        let held = std::mem::take(&mut self.client.session.locked().subscriptions);
         if held.is_empty() {
             return;
         }
@@ -151,7 +152,7 @@ impl Handler for BridgeHandler {
             "ping" => return Ok(Reply::empty()),
             "logging/setLevel" => {
                 let level = params.and_then(|p| json::member(p.get(), "level"));
-                let mut s = lock(&self.client.session);
+                let mut s = self.client.session.locked();
                 s.log_level = level.map(str::to_owned);
                 s.envelope = None;
                 // 2026-07-28 has no such request: the level goes in each request's envelope.
@@ -226,7 +227,7 @@ impl BridgeHandler {
         let asked: Option<String> =
             member("protocolVersion").and_then(|v| serde_json::from_str(v).ok());
         {
-            let mut s = lock(&self.client.session);
+            let mut s = self.client.session.locked();
             s.capabilities = member("capabilities").map(str::to_owned);
             s.client_info = member("clientInfo").map(str::to_owned);
             s.envelope = None;
@@ -238,7 +239,9 @@ impl BridgeHandler {
     /// Whether the client declared the tasks extension (its calls then stay legacy, as the
     /// child's task results for a legacy session are shaped for one).
     fn asked_for_tasks(&self) -> bool {
-        lock(&self.client.session)
+        self.client
+            .session
+            .locked()
             .capabilities
             .as_deref()
             .is_some_and(|c| c.contains("io.modelcontextprotocol/tasks"))
@@ -251,15 +254,15 @@ impl BridgeHandler {
             .and_then(|p| json::member(p.get(), "uri"))
             .and_then(|u| serde_json::from_str(u).ok())?;
         if method == "resources/subscribe" {
-            lock(&self.client.session).subscriptions.insert(uri);
+            self.client.session.locked().subscriptions.insert(uri);
             return None;
         }
-        lock(&self.client.session).subscriptions.remove(&uri);
+        self.client.session.locked().subscriptions.remove(&uri);
         let others = self
             .inner
             .sessions()
             .iter()
-            .any(|c| c.id != self.client.id && lock(&c.session).subscriptions.contains(&uri))
+            .any(|c| c.id != self.client.id && c.session.locked().subscriptions.contains(&uri))
             || self.inner.listens.watches(&uri, None);
         others.then(Reply::empty)
     }
@@ -278,7 +281,7 @@ impl BridgeHandler {
             .ok_or_else(|| RpcError::invalid_params(format!("{method}: uri is not a string")))?;
         let subscribe = method == "resources/subscribe";
         let set = |on: bool| {
-            let mut s = lock(&self.client.session);
+            let mut s = self.client.session.locked();
             if on { s.subscriptions.insert(uri.clone()) } else { s.subscriptions.remove(&uri) }
         };
         set(subscribe);
@@ -399,7 +402,7 @@ impl BridgeHandler {
         recorded: Recorded<'_>,
         cx: &Context,
     ) -> Result<Reply, RpcError> {
-        let envelope = session_envelope(&mut lock(&self.client.session));
+        let envelope = session_envelope(&mut self.client.session.locked());
         let edit = RequestEdit { drop_meta: &ENVELOPE, add_meta: &envelope, token: None };
         let mut retry: Option<String> = None;
         for _ in 0..=MAX_INPUT_ROUNDS {

@@ -16,10 +16,10 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use super::state::{ChildLink, Inner, Stream};
-use crate::bridge::lock;
 use crate::mcp::SUBSCRIPTION_ID_KEY;
 use crate::mcp::types::ListenParams;
 use crate::peer::{Context, PeerHandle, Reply, RequestOptions, RpcError};
+use crate::sync::Locked;
 use crate::{error::ErrorCode, message::Id, message::RawJson};
 
 /// The most resources one stream may watch; the rest of its list is not honoured (as many as
@@ -52,7 +52,7 @@ pub(super) async fn serve(
     });
     let key = inner.listens.next.fetch_add(1, Ordering::Relaxed);
     {
-        let mut streams = lock(&inner.listens.streams);
+        let mut streams = inner.listens.streams.locked();
         if streams.len() >= inner.config.max_listen_streams {
             return Err(RpcError::new(
                 ErrorCode::SERVER_ERROR,
@@ -79,13 +79,13 @@ pub(super) async fn serve(
         for uri in asked {
             let _one = inner.listens.changing.lock().await;
             // Noted first: a legacy session's unsubscription meanwhile keeps the child's.
-            lock(&stream.uris).push(uri.to_owned());
+            stream.uris.locked().push(uri.to_owned());
             if held_elsewhere(inner, uri, key)
                 || ask(&link.peer, "resources/subscribe", uri, inner.config.request_timeout).await
             {
                 continue;
             }
-            lock(&stream.uris).retain(|u| u != uri);
+            stream.uris.locked().retain(|u| u != uri);
         }
     }
     let honoured = serde_json::json!({
@@ -117,7 +117,7 @@ fn honoured(s: &Stream) -> Value {
             out.insert(name.into(), Value::Bool(true));
         }
     }
-    let uris = lock(&s.uris).clone();
+    let uris = s.uris.locked().clone();
     if !uris.is_empty() {
         out.insert("resourceSubscriptions".into(), uris.into());
     }
@@ -128,7 +128,7 @@ fn honoured(s: &Stream) -> Value {
 /// `uri`.
 fn held_elsewhere(inner: &Inner, uri: &str, key: u64) -> bool {
     inner.listens.watches(uri, Some(key))
-        || inner.sessions().iter().any(|c| lock(&c.session).subscriptions.contains(uri))
+        || inner.sessions().iter().any(|c| c.session.locked().subscriptions.contains(uri))
 }
 
 /// `resources/subscribe` or `resources/unsubscribe` of `uri` on the child's session; whether
@@ -160,8 +160,8 @@ struct Registered {
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        let Some(stream) = lock(&self.inner.listens.streams).remove(&self.key) else { return };
-        let uris = std::mem::take(&mut *lock(&stream.uris));
+        let Some(stream) = self.inner.listens.streams.locked().remove(&self.key) else { return };
+        let uris = std::mem::take(&mut *stream.uris.locked());
         if uris.is_empty() || self.child.is_closed() {
             return;
         }

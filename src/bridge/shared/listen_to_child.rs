@@ -20,9 +20,9 @@ use tokio::sync::oneshot;
 
 use super::handshake;
 use super::state::{ChildLink, Inner, Open};
-use crate::bridge::lock;
 use crate::mcp::SUBSCRIPTION_ID_KEY;
 use crate::peer::{RequestOptions, RpcError};
+use crate::sync::Locked;
 use crate::{error::ErrorCode, message::RawJson};
 
 /// [`sync`] where nothing waits for its outcome (a session opened or ended): a failure is
@@ -53,7 +53,7 @@ pub(super) async fn sync(inner: &Arc<Inner>, link: &ChildLink) -> Result<Vec<Str
     let mut uris: Vec<String> = Vec::new();
     if on("resources", "subscribe") {
         for c in inner.sessions() {
-            uris.extend(lock(&c.session).subscriptions.iter().cloned());
+            uris.extend(c.session.locked().subscriptions.iter().cloned());
         }
         uris.sort();
         uris.dedup();
@@ -81,11 +81,11 @@ pub(super) async fn sync(inner: &Arc<Inner>, link: &ChildLink) -> Result<Vec<Str
         wanted.insert("resourceSubscriptions".into(), uris.clone().into());
     }
     if wanted.is_empty() {
-        *lock(&up.now) = None;
+        *up.now.locked() = None;
         return Ok(uris);
     }
     let asked = Value::Object(wanted).to_string();
-    let same = lock(&up.now).as_ref().is_some_and(|o| o.asked == asked && !o.task.is_finished());
+    let same = up.now.locked().as_ref().is_some_and(|o| o.asked == asked && !o.task.is_finished());
     if same {
         return Ok(uris);
     }
@@ -96,7 +96,7 @@ pub(super) async fn sync(inner: &Arc<Inner>, link: &ChildLink) -> Result<Vec<Str
     params.push('}');
     let id = Arc::new(AtomicU64::new(0));
     let (tx, ack) = oneshot::channel();
-    *lock(&up.waiting) = Some((id.clone(), tx));
+    *up.waiting.locked() = Some((id.clone(), tx));
     let mut options = RequestOptions::new().timeout(None);
     options.id_sink = Some(id.clone());
     let peer = link.peer.clone();
@@ -112,7 +112,7 @@ pub(super) async fn sync(inner: &Arc<Inner>, link: &ChildLink) -> Result<Vec<Str
     let acked = match tokio::time::timeout(timeout, ack).await {
         Ok(Ok(params)) => params,
         _ => {
-            lock(&up.waiting).take();
+            up.waiting.locked().take();
             return Err(RpcError::internal(format!(
                 "mcpwire bridge: the child server did not acknowledge the bridge's \
                  subscriptions/listen within {timeout:?}"
@@ -120,7 +120,7 @@ pub(super) async fn sync(inner: &Arc<Inner>, link: &ChildLink) -> Result<Vec<Str
         }
     };
     // The new stream is acknowledged: the old one can go.
-    *lock(&up.now) = Some(open);
+    *up.now.locked() = Some(open);
     let taken: Value = serde_json::from_str(&acked).unwrap_or_default();
     let taken = &taken["notifications"]["resourceSubscriptions"];
     Ok(uris

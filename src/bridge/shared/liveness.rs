@@ -11,8 +11,8 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use super::state::Inner;
-use crate::bridge::lock;
 use crate::peer::{PeerHandle, RequestError, RequestOptions};
+use crate::sync::Locked;
 
 /// How often within one timeout the requests' waits are looked at.
 const CHECKS_PER_TIMEOUT: u32 = 4;
@@ -56,7 +56,7 @@ pub(super) async fn watch(
                 tracing::warn!(%why, "mcpwire bridge: the child server hangs; killing it");
                 if let Some(me) = inner.upgrade() {
                     me.counters.child_hangs.fetch_add(1, Ordering::Relaxed);
-                    *lock(&me.child_gone) =
+                    *me.child_gone.locked() =
                         format!("the child server hung ({why}); it is starting again");
                 }
                 let _ = hung.set(why);

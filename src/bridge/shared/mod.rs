@@ -56,16 +56,16 @@ mod open;
 mod route;
 mod state;
 
+use crate::sync::RwLocked;
 use std::ffi::OsString;
 use std::future::Future;
 use std::io;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, PoisonError, Weak};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use tokio::net::TcpListener;
 
-use crate::bridge::lock;
 use crate::http::HttpServer;
 use crate::limits::{
     DEFAULT_BRIDGE_CHILD_IN_FLIGHT, DEFAULT_BRIDGE_CLIENT_IN_FLIGHT,
@@ -75,6 +75,7 @@ use crate::limits::{
 };
 use crate::mcp;
 use crate::peer::{ConnectionTask, PeerBuilder};
+use crate::sync::Locked;
 use crate::transport::{self, ChildStderr};
 pub use forward::BridgeHandler;
 pub(super) use forward::is_modern;
@@ -254,7 +255,7 @@ impl BridgeBuilder {
         });
         let inner = Arc::new(Inner::new(self.config));
         let (link, conn) = launch(&inner, &spec).await?;
-        *inner.child.write().unwrap_or_else(PoisonError::into_inner) = Some(link);
+        *inner.child.write_locked() = Some(link);
         tokio::spawn(supervise(Arc::downgrade(&inner), spec, conn));
         Ok(Bridge { inner })
     }
@@ -403,8 +404,8 @@ impl Bridge {
     /// Ends the child (it is not started again); requests fail from now on.
     pub fn close(&self) {
         self.inner.stopping.store(true, Ordering::SeqCst);
-        *lock(&self.inner.child_gone) = "the bridge is stopping".into();
-        if let Some(l) = self.inner.child.write().unwrap_or_else(PoisonError::into_inner).take() {
+        *self.inner.child_gone.locked() = "the bridge is stopping".into();
+        if let Some(l) = self.inner.child.write_locked().take() {
             l.peer.close();
         }
     }
@@ -442,23 +443,18 @@ async fn supervise(weak: Weak<Inner>, spec: Arc<Spec>, mut conn: ConnectionTask)
         if inner.stopping.load(Ordering::SeqCst) {
             return;
         }
-        let hung = inner
-            .child
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-            .and_then(|l| l.hung.get().cloned());
+        let hung = inner.child.read_locked().as_ref().and_then(|l| l.hung.get().cloned());
         if let Some(why) = hung {
             tracing::warn!(%why, "mcpwire bridge: the child server hung; starting it again");
         } else {
             tracing::warn!(%reason, "mcpwire bridge: the child server ended; starting it again");
-            *lock(&inner.child_gone) =
+            *inner.child_gone.locked() =
                 format!("the child server ended ({reason}); it is starting again");
         }
         // The requests that failed with it answer their clients first; then their sessions end.
         tokio::time::sleep(SESSION_END_GRACE).await;
         for c in inner.sessions() {
-            if let Some(p) = lock(&c.session).peer.take() {
+            if let Some(p) = c.session.locked().peer.take() {
                 p.close();
                 inner.counters.sessions_ended_by_restart.fetch_add(1, Ordering::Relaxed);
             }
@@ -469,7 +465,7 @@ async fn supervise(weak: Weak<Inner>, spec: Arc<Spec>, mut conn: ConnectionTask)
         }
         loop {
             if inner.config.max_restarts.is_some_and(|n| in_a_row >= n) {
-                *lock(&inner.child_gone) = format!(
+                *inner.child_gone.locked() = format!(
                     "the child server ended ({reason}) and was restarted {in_a_row} times in a row: given up"
                 );
                 return;
@@ -482,7 +478,7 @@ async fn supervise(weak: Weak<Inner>, spec: Arc<Spec>, mut conn: ConnectionTask)
             }
             match launch(&inner, &spec).await {
                 Ok((link, c)) => {
-                    *inner.child.write().unwrap_or_else(PoisonError::into_inner) = Some(link);
+                    *inner.child.write_locked() = Some(link);
                     inner.counters.child_restarts.fetch_add(1, Ordering::Relaxed);
                     conn = c;
                     started = Instant::now();
@@ -490,7 +486,7 @@ async fn supervise(weak: Weak<Inner>, spec: Arc<Spec>, mut conn: ConnectionTask)
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "mcpwire bridge: the child server did not start again");
-                    *lock(&inner.child_gone) = format!("the child server cannot start: {e}");
+                    *inner.child_gone.locked() = format!("the child server cannot start: {e}");
                 }
             }
         }

@@ -4,6 +4,7 @@
 //! token; its log messages to the client they concern; list changes to every session, resource
 //! updates to the sessions that subscribed.
 
+use crate::sync::Locked;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
@@ -200,7 +201,7 @@ fn fan_out(
     let method: Arc<str> = Arc::from(method);
     for client in inner.sessions() {
         let peer: Option<PeerHandle> = {
-            let s = crate::bridge::lock(&client.session);
+            let s = client.session.locked();
             s.peer.clone().filter(|_| to(&s))
         };
         let Some(peer) = peer else { continue };

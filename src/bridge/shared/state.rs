@@ -2,16 +2,18 @@
 //! the clients, the requests in flight to the child (each with the client it came from, so
 //! that what the child sends about it reaches that client alone), and the counters.
 
+use crate::sync::RwLocked;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use super::admission::Admission;
 use super::handshake::Handshake;
 use super::hold::{AskSender, Holds};
-use crate::bridge::{json, lock};
+use crate::bridge::json;
 use crate::peer::{Context, PeerHandle, RpcError};
+use crate::sync::Locked;
 use crate::{error::ErrorCode, message::RawJson};
 
 /// The bounds and behaviour the bridge was built with.
@@ -206,12 +208,12 @@ impl Inner {
 
     /// The child now, or the error a request gets while there is none.
     pub(super) fn child(&self) -> Result<ChildLink, RpcError> {
-        let link = self.child.read().unwrap_or_else(PoisonError::into_inner).clone();
+        let link = self.child.read_locked().clone();
         match link {
             Some(l) if !l.peer.is_closed() => Ok(l),
             _ => Err(RpcError::new(
                 ErrorCode::INTERNAL_ERROR,
-                format!("mcpwire bridge: {}", lock(&self.child_gone)),
+                format!("mcpwire bridge: {}", self.child_gone.locked()),
             )),
         }
     }
@@ -227,7 +229,7 @@ impl Inner {
     pub(super) fn new_client(&self) -> Arc<ClientState> {
         let id = self.next_client.fetch_add(1, Ordering::Relaxed);
         let c = Arc::new(ClientState { id, ..ClientState::default() });
-        let mut clients = lock(&self.clients);
+        let mut clients = self.clients.locked();
         // Clients that ended leave a dead entry: swept once they are as many as the live ones.
         if clients.len() >= 64 && clients.len().is_power_of_two() {
             clients.retain(|_, w| w.strong_count() > 0);
@@ -238,13 +240,13 @@ impl Inner {
 
     /// The live clients that opened a session.
     pub(super) fn sessions(&self) -> Vec<Arc<ClientState>> {
-        lock(&self.clients).values().filter_map(Weak::upgrade).collect()
+        self.clients.locked().values().filter_map(Weak::upgrade).collect()
     }
 
     /// The current child's connection and the position below which every message it read has
     /// been related, for [`Flights::prune`].
     fn current(&self) -> Option<(PeerHandle, u64)> {
-        let link = self.child.read().unwrap_or_else(PoisonError::into_inner);
+        let link = self.child.read_locked();
         link.as_ref().map(|l| (l.peer.clone(), l.peer.begun_below()))
     }
 
@@ -259,7 +261,7 @@ impl Inner {
     /// [`Incoming::position`]: crate::peer::Incoming
     pub(super) fn relate(&self, position: u64, child: &PeerHandle) -> Relation {
         let current = self.current();
-        let mut flights = lock(&self.flights);
+        let mut flights = self.flights.locked();
         flights.prune(current.as_ref().map(|(p, b)| (p, *b)));
         let mut latest: Option<(u64, &Flight)> = None;
         let mut clients = HashSet::new();
@@ -288,7 +290,7 @@ impl Inner {
 
     /// Marks the request `seq` parked (the child waits on an answer for it), or no longer.
     pub(super) fn park(&self, seq: u64, parked: bool) {
-        if let Some(f) = lock(&self.flights).map.get_mut(&seq) {
+        if let Some(f) = self.flights.locked().map.get_mut(&seq) {
             f.parked = parked;
         }
     }
@@ -296,7 +298,7 @@ impl Inner {
     /// The client's peer and own request id (JSON text) for the listen stream the child names
     /// `child_id`.
     pub(super) fn listen_target(&self, child_id: u64) -> Option<(PeerHandle, String)> {
-        let flights = lock(&self.flights);
+        let flights = self.flights.locked();
         flights.map.values().find_map(|f| match &f.listen {
             Some((id, own)) if !f.answered && id.load(Ordering::Acquire) == child_id => {
                 Some((f.cx.peer().clone(), own.clone()))
@@ -308,7 +310,7 @@ impl Inner {
     /// How long the oldest request still waiting for the child has waited (a listen stream
     /// waits by design and does not count).
     pub(super) fn longest_wait(&self, now: Instant) -> Option<Duration> {
-        let flights = lock(&self.flights);
+        let flights = self.flights.locked();
         flights
             .map
             .values()
@@ -319,7 +321,7 @@ impl Inner {
 
     /// The client's peer and own token for the bridge's progress token `seq`.
     pub(super) fn progress_target(&self, seq: u64) -> Option<(Context, String)> {
-        let flights = lock(&self.flights);
+        let flights = self.flights.locked();
         let f = flights.map.get(&seq).filter(|f| !f.answered)?;
         Some((f.cx.clone(), f.token.clone()?))
     }
@@ -360,7 +362,7 @@ impl<'a> InFlight<'a> {
     /// Registers the request as in flight to the child under `seq`.
     pub(super) fn fly(&mut self, seq: u64, flight: Flight) {
         let current = self.inner.current();
-        let mut flights = lock(&self.inner.flights);
+        let mut flights = self.inner.flights.locked();
         flights.prune(current.as_ref().map(|(p, b)| (p, *b)));
         flights.map.insert(seq, flight);
         self.seq = Some(seq);
@@ -370,7 +372,7 @@ impl<'a> InFlight<'a> {
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         if let Some(seq) = self.seq {
-            let mut flights = lock(&self.inner.flights);
+            let mut flights = self.inner.flights.locked();
             if let Some(f) = flights.map.get_mut(&seq) {
                 f.answered = true;
                 // Given up before the child's peer took it (it was never sent): it ends where
@@ -419,9 +421,10 @@ pub(super) struct Listens {
 impl Listens {
     /// Whether a stream (but `except`) watches `uri`.
     pub(super) fn watches(&self, uri: &str, except: Option<u64>) -> bool {
-        lock(&self.streams)
+        self.streams
+            .locked()
             .iter()
-            .any(|(k, s)| Some(*k) != except && lock(&s.uris).iter().any(|u| u == uri))
+            .any(|(k, s)| Some(*k) != except && s.uris.locked().iter().any(|u| u == uri))
     }
 
     /// Sends a change of the child's to the acknowledged streams that take it; how many.
@@ -435,11 +438,13 @@ impl Listens {
             "notifications/prompts/list_changed" => s.prompts,
             "notifications/resources/list_changed" => s.resources,
             "notifications/resources/updated" => {
-                uri.as_ref().is_some_and(|u| lock(&s.uris).contains(u))
+                uri.as_ref().is_some_and(|u| s.uris.locked().contains(u))
             }
             _ => false,
         };
-        let to: Vec<Arc<Stream>> = lock(&self.streams)
+        let to: Vec<Arc<Stream>> = self
+            .streams
+            .locked()
             .values()
             .filter(|s| s.ready.load(Ordering::Acquire) && takes(s))
             .cloned()
@@ -496,13 +501,13 @@ impl Upstream {
     /// Whether the child's stream `id` is the bridge's own (open, or being acknowledged).
     pub(super) fn owns(&self, id: u64) -> bool {
         let is = |sink: &AtomicU64| id != 0 && sink.load(Ordering::Acquire) == id;
-        lock(&self.now).as_ref().is_some_and(|o| is(&o.id))
-            || lock(&self.waiting).as_ref().is_some_and(|(s, _)| is(s))
+        self.now.locked().as_ref().is_some_and(|o| is(&o.id))
+            || self.waiting.locked().as_ref().is_some_and(|(s, _)| is(s))
     }
 
     /// The child acknowledged stream `id` with `params`: to the change that waits for it.
     pub(super) fn acknowledged(&self, id: u64, params: &str) {
-        let mut waiting = lock(&self.waiting);
+        let mut waiting = self.waiting.locked();
         if waiting.as_ref().is_some_and(|(s, _)| s.load(Ordering::Acquire) == id)
             && let Some((_, tx)) = waiting.take()
         {

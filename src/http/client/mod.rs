@@ -47,8 +47,9 @@
 use crate::limits::DEFAULT_MAX_CONCURRENT_POSTS;
 use crate::limits::DEFAULT_MAX_RESUME_DELAY;
 use crate::limits::DEFAULT_RESUME_FAILURES;
+use crate::sync::{Locked, RwLocked};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 #[cfg(feature = "tls")]
@@ -404,10 +405,10 @@ impl Ctx {
             b = b.header(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         }
         if !fresh {
-            if let Some(s) = self.session.read().unwrap_or_else(PoisonError::into_inner).clone() {
+            if let Some(s) = self.session.read_locked().clone() {
                 b = b.header(SESSION_HEADER, s);
             }
-            if let Some(v) = self.version.read().unwrap_or_else(PoisonError::into_inner).clone() {
+            if let Some(v) = self.version.read_locked().clone() {
                 b = b.header(VERSION_HEADER, v);
             }
         }
@@ -473,7 +474,7 @@ impl Drop for Poster {
     /// tasks that feed the peer.
     fn drop(&mut self) {
         {
-            let mut slot = self.ctx.get_task.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut slot = self.ctx.get_task.locked();
             self.ctx.closed.store(true, Ordering::Release);
             if let Some(task) = slot.take() {
                 task.abort();
@@ -482,7 +483,7 @@ impl Drop for Poster {
         if let Some(worker) = self.worker.take() {
             worker.abort();
         }
-        for (_, post) in self.ctx.posts.lock().unwrap_or_else(PoisonError::into_inner).drain() {
+        for (_, post) in self.ctx.posts.locked().drain() {
             post.abort();
         }
     }
@@ -512,10 +513,10 @@ impl AsyncOutlet for Poster {
                     let key = id.clone();
                     // Held until the task is in the table, so it cannot finish (and look for
                     // itself there) first.
-                    let mut posts = self.ctx.posts.lock().unwrap_or_else(PoisonError::into_inner);
+                    let mut posts = self.ctx.posts.locked();
                     let task = tokio::spawn(async move {
                         post_request(ctx.clone(), frame, id.clone(), after).await;
-                        let mut posts = ctx.posts.lock().unwrap_or_else(PoisonError::into_inner);
+                        let mut posts = ctx.posts.locked();
                         if posts.get(&id).is_some_and(|t| t.id() == tokio::task::id()) {
                             posts.remove(&id);
                         }
@@ -528,12 +529,7 @@ impl AsyncOutlet for Poster {
                     // that request's POST: nothing waits for its answer any more, and its slot
                     // is free at once.
                     if let Some(id) = frame.message().and_then(|m| super::cancelled_request(&m)) {
-                        let post = self
-                            .ctx
-                            .posts
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .remove(&id);
+                        let post = self.ctx.posts.locked().remove(&id);
                         if let Some(post) = post {
                             post.abort();
                         }
@@ -553,8 +549,7 @@ impl AsyncOutlet for Poster {
     }
 
     async fn shutdown(&mut self) -> std::io::Result<()> {
-        if let Some(task) = self.ctx.get_task.lock().unwrap_or_else(PoisonError::into_inner).take()
-        {
+        if let Some(task) = self.ctx.get_task.locked().take() {
             task.abort();
         }
         // What was queued before closing is POSTed, in order, before the DELETE (as
@@ -566,7 +561,7 @@ impl AsyncOutlet for Poster {
                 abort.abort();
             }
         }
-        let session = self.ctx.session.read().unwrap_or_else(PoisonError::into_inner).clone();
+        let session = self.ctx.session.read_locked().clone();
         if session.is_some() {
             let req = self.ctx.request(Method::DELETE, Bytes::new(), false);
             let _ = tokio::time::timeout(DELETE_TIMEOUT, self.ctx.send(req)).await;

@@ -2,7 +2,7 @@
 //! `tools/list` learnt on the way), and resuming a legacy request's event stream that ended
 //! before its response.
 
-use std::sync::PoisonError;
+use crate::sync::RwLocked;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -37,7 +37,7 @@ impl Ctx {
         };
         let before = tools.len();
         {
-            let mut known = self.tools.write().unwrap_or_else(PoisonError::into_inner);
+            let mut known = self.tools.write_locked();
             tools.retain(|tool| {
                 let Some(name) = tool.get("name").and_then(serde_json::Value::as_str) else {
                     return true;
@@ -100,7 +100,7 @@ impl Ctx {
                 && let Some(v) = negotiated_version(&m)
                 && let Ok(v) = HeaderValue::from_str(&v)
             {
-                *self.version.write().unwrap_or_else(PoisonError::into_inner) = Some(v);
+                *self.version.write_locked() = Some(v);
             }
             is
         };

@@ -1,8 +1,9 @@
 //! Sending: a request POSTed on its own (with the headers of its era) and its answer taken,
 //! resumed when its event stream ends early; notifications and responses POSTed in order.
 
+use crate::sync::RwLocked;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, PoisonError};
 
 use bytes::{Bytes, BytesMut};
 use http::header::HeaderValue;
@@ -33,7 +34,7 @@ fn modern_headers(
         return None;
     }
     let method = m.method().unwrap_or_default();
-    let tools = ctx.tools.read().unwrap_or_else(PoisonError::into_inner);
+    let tools = ctx.tools.read_locked();
     Some(
         crate::mcp::meta::required(meta)
             .and_then(|meta| {
@@ -194,15 +195,14 @@ pub(super) async fn post_request(ctx: Arc<Ctx>, frame: Frame, id: OwnedId, after
         }
     };
     if initialize {
-        *ctx.modern.write().unwrap_or_else(PoisonError::into_inner) = None;
+        *ctx.modern.write_locked() = None;
     }
     let (req, mode, named) = match modern {
         Some(mode) => {
             let version = req.headers().get(crate::mcp::headers::PROTOCOL_VERSION);
-            let known =
-                ctx.modern.read().unwrap_or_else(PoisonError::into_inner).as_ref() == version;
+            let known = ctx.modern.read_locked().as_ref() == version;
             if !known {
-                *ctx.modern.write().unwrap_or_else(PoisonError::into_inner) = version.cloned();
+                *ctx.modern.write_locked() = version.cloned();
             }
             (req, mode, None)
         }
@@ -281,7 +281,7 @@ pub(super) async fn ordered_worker(
 ) {
     while let Some(frame) = rx.recv().await {
         let initialized = frame.method() == Some("notifications/initialized");
-        let modern = ctx.modern.read().unwrap_or_else(PoisonError::into_inner).clone();
+        let modern = ctx.modern.read_locked().clone();
         let named = ctx.session();
         if modern.is_some() && frame.method() == Some("notifications/cancelled") {
             // The modern era cancels a request by ending its POST, which is done.

@@ -1,8 +1,9 @@
 //! The legacy session: its id taken from answers and forgotten when the server ends it, and
 //! the GET stream that carries its own messages.
 
+use crate::sync::{Locked, RwLocked};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, PoisonError};
 
 use bytes::Bytes;
 use http::header::{ACCEPT, HeaderValue};
@@ -22,7 +23,7 @@ impl Ctx {
         initialize: bool,
         named: Option<&HeaderValue>,
     ) {
-        let mut cur = self.session.write().unwrap_or_else(PoisonError::into_inner);
+        let mut cur = self.session.write_locked();
         if let Some(named) = named
             && resp.status() == StatusCode::NOT_FOUND
         {
@@ -30,7 +31,7 @@ impl Ctx {
             if cur.as_ref() == Some(named) {
                 *cur = None;
                 self.lost.store(true, Ordering::Release);
-                *self.version.write().unwrap_or_else(PoisonError::into_inner) = None;
+                *self.version.write_locked() = None;
                 self.stop_get_stream();
             }
             return;
@@ -56,12 +57,12 @@ impl Ctx {
 
     /// The session a message names now, if any.
     pub(super) fn session(&self) -> Option<HeaderValue> {
-        self.session.read().unwrap_or_else(PoisonError::into_inner).clone()
+        self.session.read_locked().clone()
     }
 
     /// Stops the GET stream, so the next `notifications/initialized` opens one again.
     pub(super) fn stop_get_stream(&self) {
-        let old = self.get_task.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let old = self.get_task.locked().take();
         if let Some(old) = old {
             old.abort();
         }
@@ -70,7 +71,7 @@ impl Ctx {
 
     /// Opens the GET stream once, if asked for.
     pub(super) fn start_get_stream(self: &Arc<Self>) {
-        let mut slot = self.get_task.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = self.get_task.locked();
         if !self.get_stream
             || self.closed.load(Ordering::Acquire)
             || self.get_started.swap(true, Ordering::AcqRel)

@@ -2,10 +2,11 @@
 //! handshake when configured, then the connection served until it ends) and
 //! [`HttpServer::serve_connection`] for a byte stream of the caller's own.
 
+use crate::sync::Locked;
 use std::convert::Infallible;
 use std::future::Future;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use http::{Request, Response};
@@ -52,7 +53,7 @@ impl HttpServer {
         self.state.stopped.store(false, Ordering::SeqCst);
         self.state.idle.open();
         {
-            let mut halt = self.state.halt.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut halt = self.state.halt.locked();
             if halt.is_cancelled() {
                 *halt = tokio_util::sync::CancellationToken::new();
             }
@@ -154,7 +155,7 @@ impl HttpServer {
         }
         self.state.stopped.store(true, Ordering::SeqCst);
         let sessions: Vec<_> = {
-            let mut map = self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut map = self.state.sessions.locked();
             map.drain().map(|(_, s)| s).collect()
         };
         for s in sessions {
@@ -162,7 +163,7 @@ impl HttpServer {
         }
         // Stateless requests too: those answering get -32603, the idle peers end.
         self.state.idle.close_all();
-        self.state.halt.lock().unwrap_or_else(PoisonError::into_inner).cancel();
+        self.state.halt.locked().cancel();
         // The connections finish the exchange under way (the POSTs of the sessions just ended
         // get their answer, GET streams end) and close, kept-alive ones at once; past the
         // grace, each drops whatever is left (`connection::drive`), which this waits for.

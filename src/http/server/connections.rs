@@ -15,10 +15,11 @@
 //! lock, and happens only when the table is full. Every response body carries a guard that
 //! marks its connection busy until the body ends (one boxed body per response).
 
+use crate::sync::Locked;
 use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -150,7 +151,7 @@ pub(super) struct Admitted {
 
 impl Drop for Admitted {
     fn drop(&mut self) {
-        self.table.table.lock().unwrap_or_else(PoisonError::into_inner).open.remove(&self.id);
+        self.table.table.locked().open.remove(&self.id);
         self.table.freed.notify_one();
     }
 }
@@ -167,7 +168,7 @@ impl Connections {
             tokio::pin!(freed);
             freed.as_mut().enable();
             {
-                let mut t = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut t = self.table.locked();
                 if t.open.len() >= max {
                     let oldest_idle = t
                         .open
@@ -196,7 +197,7 @@ impl Connections {
 
     /// Connections served now.
     pub(super) fn len(&self) -> usize {
-        self.table.lock().unwrap_or_else(PoisonError::into_inner).open.len()
+        self.table.locked().open.len()
     }
 }
 

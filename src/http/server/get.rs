@@ -1,8 +1,8 @@
 //! GET (a session's event stream, opened or resumed) and DELETE.
 
+use crate::sync::Locked;
 use http::header::{ALLOW, HeaderValue};
 use http::{Request, Response, StatusCode};
-use std::sync::PoisonError;
 
 use super::config::Config;
 use super::response::{Accepts, error, status, stream_response};
@@ -62,7 +62,7 @@ pub(super) fn delete<B>(
         Ok(s) => s,
         Err(answer) => return *answer,
     };
-    state.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&session.id);
+    state.sessions.locked().remove(&session.id);
     session.close();
     status(StatusCode::OK)
 }

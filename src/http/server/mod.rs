@@ -102,11 +102,12 @@
 //! GET and DELETE (`get.rs`) pass the gate and name a session. The builder's methods are all
 //! in `config.rs`; the session table (lookup, opening, upkeep) in `sessions.rs`.
 
+use crate::sync::Locked;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 use http::header::HeaderName;
@@ -261,7 +262,7 @@ impl HttpServer {
     /// The server's counters.
     #[must_use]
     pub fn stats(&self) -> HttpStats {
-        let sessions = self.state.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let sessions = self.state.sessions.locked();
         HttpStats {
             sessions: sessions.len(),
             sessions_started: self.state.started.load(Ordering::Relaxed),

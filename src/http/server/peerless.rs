@@ -11,11 +11,12 @@
 //! drops the handler's future, cancelling it; the server's stop answers a request still
 //! waiting with -32603; a handler that panics is answered -32603.
 
+use crate::sync::Locked;
 use std::convert::Infallible;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
 use bytes::{Bytes, BytesMut};
@@ -128,7 +129,7 @@ fn json_answer(cfg: &Config, body: Bytes, json: bool, code: StatusCode) -> Respo
 
 /// Completes once the server stops.
 fn stopping(state: &State) -> Pin<Box<dyn Future<Output = ()> + Send>> {
-    let token = state.halt.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    let token = state.halt.locked().clone();
     Box::pin(token.cancelled_owned())
 }
 

@@ -8,8 +8,9 @@
 //! costs its client one 404 and a new `initialize`, as the specification intends for a session the
 //! server ended. Only when every session is busy is a new one refused.
 
+use crate::sync::Locked;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use http::header::{ALLOW, HeaderValue};
@@ -54,9 +55,7 @@ pub(super) fn named<B>(
             &msg,
         )));
     }
-    let found = id.to_str().ok().and_then(|id| {
-        state.sessions.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned()
-    });
+    let found = id.to_str().ok().and_then(|id| state.sessions.locked().get(id).cloned());
     match found {
         Some(s) if s.is_open() && s.opened_by(principal) => Ok(Some(s)),
         _ => Err(Box::new(error(
@@ -132,7 +131,7 @@ pub(super) fn admit(
     // Another `initialize` may have taken the room made for this one meanwhile.
     let room = make_room(state, cfg.max_sessions, cfg.idle_timeout);
     {
-        let mut map = state.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut map = state.sessions.locked();
         let stopping = state.stopped.load(Ordering::SeqCst);
         if !room || map.len() >= cfg.max_sessions || stopping {
             drop(map);
@@ -182,7 +181,7 @@ pub(super) async fn sweep_while_alive(state: std::sync::Weak<State>, idle: Durat
 fn expire(state: &State, idle: Duration) {
     let now = Instant::now();
     let gone: Vec<_> = {
-        let mut map = state.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut map = state.sessions.locked();
         let ids: Vec<_> = map
             .iter()
             .filter(|(_, s)| {
@@ -206,12 +205,12 @@ fn expire(state: &State, idle: Duration) {
 /// session is busy (the new one is refused). O(sessions) under the table's lock, and only when
 /// the table is full.
 pub(super) fn make_room(state: &State, max: usize, idle: Option<Duration>) -> bool {
-    let full = || state.sessions.lock().unwrap_or_else(PoisonError::into_inner).len() >= max;
+    let full = || state.sessions.locked().len() >= max;
     if !full() {
         return true;
     }
     expire(state, idle.unwrap_or(Duration::MAX));
-    let mut map = state.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut map = state.sessions.locked();
     let mut gone = Vec::new();
     while map.len() >= max {
         let lru = map

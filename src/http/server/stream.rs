@@ -16,8 +16,9 @@
 //!  POST or GET body ◄── StreamReader::next: the events after its cursor ◄───────────┘
 //! ```
 
+use crate::sync::Locked;
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes, BytesMut};
@@ -162,7 +163,7 @@ impl SseStream {
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        self.state.locked()
     }
 
     /// Adds a message as the stream's next event and wakes its reader; `false` when the stream

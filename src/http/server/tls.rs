@@ -4,8 +4,9 @@
 //! handshakes keeps pushing itself out, while an honest client's handshake (a round trip or
 //! two) completes before its turn to be shed comes.
 
+use crate::sync::Locked;
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::net::TcpStream;
@@ -40,7 +41,7 @@ struct Place<'a> {
 
 impl Drop for Place<'_> {
     fn drop(&mut self) {
-        let mut r = self.of.running.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut r = self.of.running.locked();
         r.queue.retain(|(id, _)| *id != self.id);
     }
 }
@@ -78,7 +79,7 @@ impl Handshakes {
     /// A place among the handshakes in progress; the oldest is shed when they are `max`.
     fn enter(&self) -> Place<'_> {
         let shed = Arc::new(Notify::new());
-        let mut r = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut r = self.running.locked();
         if r.queue.len() >= self.max
             && let Some((_, oldest)) = r.queue.pop_front()
         {

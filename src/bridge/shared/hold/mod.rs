@@ -23,9 +23,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 
 use super::state::Inner;
-use crate::bridge::lock;
 use crate::error::ErrorCode;
 use crate::peer::RpcError;
+use crate::sync::Locked;
 use table::Holding;
 pub(super) use table::{Ask, AskSender, Call, Holds};
 
@@ -133,7 +133,7 @@ fn hold(
 ) -> Result<String, RpcError> {
     let max = inner.config.max_held_calls;
     let holds = &inner.holds;
-    let mut map = lock(&holds.map);
+    let mut map = holds.map.locked();
     if map.len() >= max {
         drop(map);
         inner.counters.held_calls_refused.fetch_add(1, Ordering::Relaxed);
@@ -175,7 +175,7 @@ async fn expire(inner: Weak<Inner>, id: u64, round: u32, timeout: Duration) {
     tokio::time::sleep(timeout).await;
     let Some(inner) = inner.upgrade() else { return };
     let held = {
-        let mut map = lock(&inner.holds.map);
+        let mut map = inner.holds.map.locked();
         match map.get(&id) {
             Some(h) if h.round == round => map.remove(&id),
             _ => None,
@@ -228,7 +228,7 @@ pub(super) fn resume(
             RpcError::invalid_params(format!("mcpwire bridge: inputResponses.{INPUT_KEY} missing"))
         })?
         .to_owned();
-    let mut map = lock(&inner.holds.map);
+    let mut map = inner.holds.map.locked();
     match map.get(&id) {
         Some(h) if u64::from(h.round) == round && h.binding == binding => {}
         _ => return Err(bad("names no held call (answered, expired or given up)")),

@@ -2,9 +2,10 @@
 //! flow is `mod.rs`): the child's requests for a call, the call itself, and the held calls
 //! with the key their `requestState` is sealed with.
 
+use crate::sync::Locked;
 use std::collections::HashMap;
+use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Mutex, PoisonError};
 
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -66,6 +67,6 @@ impl Holds {
 
     /// How many calls are held now.
     pub(in crate::bridge::shared) fn len(&self) -> usize {
-        self.map.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.map.locked().len()
     }
 }

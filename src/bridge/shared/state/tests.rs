@@ -3,8 +3,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::{Config, Flight, Inner, Relation, UNSETTLED};
-use crate::bridge::lock;
 use crate::peer::{Context, PeerHandle};
+use crate::sync::Locked;
 
 fn inner() -> Inner {
     Inner::new(Config {
@@ -40,7 +40,7 @@ fn fly(inner: &Inner, seq: u64, client: u64, settled: u64, answered: bool) {
         asks: None,
         parked: false,
     };
-    lock(&inner.flights).map.insert(seq, flight);
+    inner.flights.locked().map.insert(seq, flight);
 }
 
 fn to(r: &Relation) -> Option<u64> {
@@ -73,7 +73,7 @@ fn only_requests_unanswered_at_the_messages_position_count() {
     assert!(matches!(inner.relate(7, child()), Relation::Ambiguous(2)));
     assert_eq!(to(&inner.relate(8, child())), Some(2));
     // Answered later still: before that answer both count.
-    lock(&inner.flights).map.get(&2).unwrap().settled.store(9, Ordering::Release);
+    inner.flights.locked().map.get(&2).unwrap().settled.store(9, Ordering::Release);
     assert!(matches!(inner.relate(7, child()), Relation::Ambiguous(2)));
     assert_eq!(to(&inner.relate(9, child())), Some(2));
     assert!(matches!(inner.relate(10, child()), Relation::None));
@@ -87,7 +87,7 @@ fn ended_flights_are_forgotten_once_no_message_before_their_end_waits() {
     fly(&inner, 1, 10, 5, true);
     fly(&inner, 2, 20, UNSETTLED, false);
     fly(&inner, 3, 30, 9, false);
-    let mut flights = lock(&inner.flights);
+    let mut flights = inner.flights.locked();
     flights.prune(Some((child(), 5)));
     assert_eq!(flights.map.len(), 3);
     flights.prune(Some((child(), 6)));

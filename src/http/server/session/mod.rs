@@ -15,9 +15,10 @@
 //! [`close_sse_stream`](crate::http::close_sse_stream) reaches the router in line with what the
 //! handler sent before it, as [`Route::CloseStream`].
 
+use crate::sync::Locked;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -60,7 +61,7 @@ struct IdleState {
 
 impl Idle {
     fn lock(&self) -> MutexGuard<'_, IdleState> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        self.state.locked()
     }
 
     /// A waiting peer that is still running.
@@ -331,7 +332,7 @@ impl Session {
     }
 
     pub(crate) fn routes(&self) -> MutexGuard<'_, Routes> {
-        self.routes.lock().unwrap_or_else(PoisonError::into_inner)
+        self.routes.locked()
     }
 
     /// For a new session's `initialize`: whether a result named the protocol version, and
@@ -342,11 +343,11 @@ impl Session {
     }
 
     pub(crate) fn touch(&self) {
-        *self.last_active.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+        *self.last_active.locked() = Instant::now();
     }
 
     pub(crate) fn idle_since(&self) -> Instant {
-        *self.last_active.lock().unwrap_or_else(PoisonError::into_inner)
+        *self.last_active.locked()
     }
 
     /// Registers a POST that waits for the responses to its requests, each given by its id.
@@ -497,7 +498,7 @@ impl Session {
         if let Some(s) = self.routes().stream.take() {
             s.finish();
         }
-        let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let conn = self.conn.locked().take();
         let Some(mut conn) = conn else { return };
         if self.inbox.try_send(None).is_err() {
             conn.close();

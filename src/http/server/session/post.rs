@@ -2,8 +2,9 @@
 //! its messages go (its channels until its answer is decided, its resumable event stream once
 //! it streams), and its receiving end, which builds that stream.
 
+use crate::sync::Locked;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
@@ -43,7 +44,7 @@ pub(crate) enum Note {
 
 impl Post {
     fn route(&self) -> MutexGuard<'_, PostRoute> {
-        self.route.lock().unwrap_or_else(PoisonError::into_inner)
+        self.route.locked()
     }
 
     /// A message sent before the response; `false` when it had to be dropped.

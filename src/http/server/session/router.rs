@@ -1,8 +1,9 @@
 //! The session peer's outlet: each message the peer writes goes to the POST that waits for it,
 //! its event stream, or the session's GET stream, by what the peer says it is.
 
+use crate::sync::Locked;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
@@ -67,7 +68,7 @@ impl Router {
     /// POST waiting forever: the senders are dropped, and a POST that streams gets the error of
     /// an abandoned request as its stream's last event. Done once.
     fn end(&mut self) {
-        let mut r = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut r = self.routes.locked();
         if r.closed {
             return;
         }
@@ -109,7 +110,7 @@ impl Router {
             Route::Request { id, .. } => Some(id),
             _ => None,
         };
-        let mut r = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut r = self.routes.locked();
         let target = match route {
             Route::Response { id, .. } => {
                 if let Some(v) = version {
@@ -211,7 +212,7 @@ impl Router {
     /// waiting out its timeout.
     fn undeliverable(&mut self, id: u64) {
         let Ok(id) = i64::try_from(id) else { return };
-        let single = self.routes.lock().unwrap_or_else(PoisonError::into_inner).single;
+        let single = self.routes.locked().single;
         let msg = if single {
             "Internal error: a stateless (2026-07-28) request's handler cannot send requests"
         } else {
