@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::admission::Admission;
 use super::handshake::Handshake;
-use super::hold::{AskSender, Holds};
+use super::hold::table::{AskSender, Holds};
 use crate::bridge::json;
 use crate::peer::{Context, PeerHandle, RpcError};
 use crate::sync::Locked;

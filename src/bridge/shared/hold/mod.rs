@@ -27,9 +27,9 @@ use crate::error::ErrorCode;
 use crate::peer::RpcError;
 use crate::sync::Locked;
 use table::Holding;
-pub(super) use table::{Ask, AskSender, Call, Holds};
+pub(super) use table::{Ask, AskSender, Call};
 
-mod table;
+pub(super) mod table;
 
 /// The key of the one input request an `input_required` result of the bridge carries.
 pub(super) const INPUT_KEY: &str = "input";
